@@ -1,0 +1,120 @@
+# retargetd -- one non-recursive Makefile, Linux only.
+#   make            build everything into build/ (CUDA backend when nvcc exists)
+#   make test       build and run every test (SANITIZE=1: under ASan+UBSan)
+#   make run        the main job: inspect, offline retarget, then the daemon
+#   make bench      CPU benchmarks;  make gpu-check / bench-gpu on a GPU machine
+#   make fuzz       libFuzzer targets for the readers (FUZZ_SECONDS each)
+#   CUDA=auto|0|1   auto builds CUDA when nvcc is found; 0 forces CPU-only
+CUDA      ?= auto
+SANITIZE  ?= 0
+CUDA_HOME ?= /usr/local/cuda
+FUZZ_SECONDS ?= 60
+NVCC_PATH := $(or $(shell command -v nvcc 2>/dev/null),$(wildcard $(CUDA_HOME)/bin/nvcc))
+
+ifeq ($(CUDA),0)
+WITH_CUDA := 0
+else ifeq ($(CUDA),1)
+ifeq ($(NVCC_PATH),)
+$(error CUDA=1 but nvcc was not found on PATH or in $(CUDA_HOME)/bin)
+endif
+WITH_CUDA := 1
+else
+WITH_CUDA := $(if $(NVCC_PATH),1,0)
+endif
+
+B := build$(if $(filter 1,$(SANITIZE)),/san)$(if $(filter 0,$(CUDA)),/cpu)
+
+CC      := gcc
+CFLAGS  := -std=c11 -O2 -g -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wstrict-prototypes \
+           -Wmissing-prototypes -Wformat=2 -ffp-contract=off -fno-fast-math -MMD -MP
+LDFLAGS := -Wl,--as-needed
+LDLIBS  := -lmicrohttpd -lsqlite3 -lcurl -lcjson -lexpat -llapacke -lopenblas -lpthread -lm
+NVFLAGS := -O2 -std=c++17 -fmad=false -lineinfo -Xcompiler -fno-fast-math,-ffp-contract=off \
+           -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
+ifeq ($(SANITIZE),1)
+SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+CFLAGS   += $(SANFLAGS)
+LDFLAGS  += $(SANFLAGS)
+endif
+
+LIB_SRC := $(wildcard kinematics/*.c) $(wildcard solver/*.c) $(wildcard solver/cpu/*.c) \
+           $(wildcard storage/*.c)
+ifeq ($(WITH_CUDA),1)
+CU_SRC  := $(wildcard solver/cuda/*.cu)
+LDLIBS  += -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lstdc++
+else
+LIB_SRC += solver/cuda/cuda_stub.c
+endif
+SRV_SRC := $(filter-out server/main.c,$(wildcard server/*.c))
+CLI_SRC := $(filter-out clients/retarget.c,$(wildcard clients/*.c))
+LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o) $(CU_SRC:%.cu=$(B)/%.o)
+SRV_OBJ := $(SRV_SRC:%.c=$(B)/%.o)
+CLI_OBJ := $(CLI_SRC:%.c=$(B)/%.o)
+LIB     := $(B)/libretarget.a
+TESTS   := $(patsubst tests/%.c,$(B)/tests/%,$(wildcard tests/test_*.c))
+BENCHES := $(patsubst bench/%.c,$(B)/bench/%,$(wildcard bench/bench_*.c))
+PROGS   := $(B)/retarget $(if $(wildcard server/main.c),$(B)/retargetd)
+STAMP   := $(B)/.config
+
+.PHONY: all deps test run bench bench-gpu gpu-check fuzz clean
+all: $(PROGS) $(TESTS) $(BENCHES)
+
+# The configuration stamp changes only when the configuration does, so that
+# an auto-detected CUDA appearing or vanishing rebuilds everything.
+$(STAMP): FORCE | deps
+	@mkdir -p $(@D)
+	@echo "WITH_CUDA=$(WITH_CUDA) SANITIZE=$(SANITIZE) CFLAGS=$(CFLAGS)" > $@.new
+	@cmp -s $@.new $@ || mv $@.new $@; rm -f $@.new
+FORCE:
+
+deps:
+	@sh deploy/deps.sh
+
+$(B)/%.o: %.c $(STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c $< -o $@
+$(B)/%.o: %.cu $(STAMP)
+	@mkdir -p $(@D)
+	$(NVCC_PATH) $(NVFLAGS) -MMD -MP -c $< -o $@
+$(LIB): $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+$(B)/retarget: $(B)/clients/retarget.o $(CLI_OBJ) $(LIB)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+$(B)/retargetd: $(B)/server/main.o $(SRV_OBJ) $(LIB)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+$(B)/tests/%: $(B)/tests/%.o $(SRV_OBJ) $(CLI_OBJ) $(LIB)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+$(B)/bench/%: $(B)/bench/%.o $(LIB)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+test: all
+	@sh tests/run.sh $(B) $(TESTS)
+
+run: all
+	@sh deploy/run.sh $(B)
+
+bench: all
+	@sh bench/run.sh $(B)
+
+gpu-check: all
+	@sh bench/gpu_check.sh $(B)
+
+bench-gpu: all
+	@sh bench/bench_gpu.sh $(B)
+
+FUZZERS := $(patsubst tests/%.c,build/fuzz/%,$(wildcard tests/fuzz_*.c))
+build/fuzz/%: tests/%.c $(wildcard kinematics/*.c kinematics/*.h)
+	@sh deploy/deps.sh libclang-rt-14-dev
+	@mkdir -p $(@D)
+	clang -std=c11 -D_GNU_SOURCE -g -O1 -ffp-contract=off -fsanitize=fuzzer,address,undefined \
+	  $< $(wildcard kinematics/*.c) -lcjson -lexpat -lm -o $@
+fuzz: $(FUZZERS)
+	@sh tests/fuzz.sh $(FUZZ_SECONDS) $(FUZZERS)
+
+clean:
+	rm -rf build
+
+-include $(LIB_OBJ:.o=.d) $(SRV_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(B)/tests/*.d $(B)/bench/*.d \
+         $(B)/clients/*.d $(B)/server/*.d
+.SECONDARY:

@@ -1,0 +1,169 @@
+/* solver.h -- the public API of the trajectory-IK solver.
+ *
+ * The solver takes a kinematic tree in flat arrays and per-frame link
+ * targets and returns, for every frame of every clip of a batch, the robot's
+ * floating-base pose and joint angles. It knows nothing of URDF, BVH, JSON,
+ * HTTP or SQL (DESIGN.md "Layout"). Formulation: SOLVER.md and
+ * docs/solver.md. Numerical contract: DESIGN.md "The numerical contract":
+ * a clip's result is the same bits solo or batched, run to run, for any
+ * thread count, and (goal) on CPU and CUDA.
+ *
+ * Memory: every pointer in these structs is borrowed; the caller owns the
+ * arrays and keeps them alive for the duration of solver_solve(). Output
+ * arrays are caller-allocated. */
+#ifndef RT_SOLVER_H
+#define RT_SOLVER_H
+
+#include "../kinematics/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum solver_joint_type {
+    SOLVER_JOINT_FIXED = 0,
+    SOLVER_JOINT_REVOLUTE = 1, /* also continuous: revolute without limits */
+    SOLVER_JOINT_PRISMATIC = 2
+};
+
+/* A kinematic tree in flat arrays, links in topological order.
+ *
+ * Invariants: link 0 is the root; parent[i] < i for i > 0 and parent[0] = -1.
+ * Link i's world transform is  T_parent(i) * origin_i * motion_i  where
+ * origin_i = (origin_pos[3i..], origin_rot[9i..] row-major) is the URDF joint
+ * origin and motion_i is a rotation about (revolute) or a translation along
+ * (prismatic) axis[3i..] (unit, in the joint frame) by
+ *     joint_mult[i] * q[joint_index[i]] + joint_offset[i].
+ * Fixed joints have joint_index[i] = -1. Mimic joints point joint_index at
+ * their leader's coordinate with the mimic multiplier and offset; every other
+ * joint has mult 1 and offset 0. The root link's own origin is identity
+ * (origin of link 0 is ignored). With floating_base = 1 the root transform is
+ * the base pose (position, unit quaternion); with 0 it is the identity.
+ * Coordinates: q has n_joints entries, in URDF order of their joints.
+ * Limits: lower[j] <= upper[j]; continuous joints carry -/+ FLT_MAX. */
+struct solver_tree {
+    int n_links;
+    int n_joints;      /* independent coordinates (mimic joints excluded) */
+    int floating_base; /* 1: a 6-dof free base precedes the joints */
+    const int *parent;
+    const int *joint_type;  /* enum solver_joint_type, per link */
+    const int *joint_index; /* per link: coordinate index or -1 */
+    const float *joint_mult;
+    const float *joint_offset;
+    const float *origin_pos; /* [n_links * 3] */
+    const float *origin_rot; /* [n_links * 9] row-major */
+    const float *axis;       /* [n_links * 3] */
+    const float *lower;      /* [n_joints] */
+    const float *upper;      /* [n_joints] */
+};
+
+/* The state of one frame, in Unitree's retargeted-LAFAN1 column order:
+ * root x y z, root quaternion qx qy qz qw, then the n_joints coordinates.
+ * Fixed-base trees still carry the 7 root entries (identity). */
+#define SOLVER_ROOT_COLS 7
+static inline int solver_state_cols(const struct solver_tree *t) { return SOLVER_ROOT_COLS + t->n_joints; }
+/* Tangent dimension per frame: 6 + n_joints with a floating base, else n_joints. */
+static inline int solver_tangent_dim(const struct solver_tree *t) { return (t->floating_base ? 6 : 0) + t->n_joints; }
+
+/* Termination reasons, per clip. */
+enum solver_termination {
+    SOLVER_TERM_NONE = 0,
+    SOLVER_TERM_COST = 1,      /* relative cost decrease below tol_cost */
+    SOLVER_TERM_GRADIENT = 2,  /* gradient norm below tol_grad */
+    SOLVER_TERM_STEP = 3,      /* step norm below tol_step */
+    SOLVER_TERM_MAX_ITERS = 4, /* LM iteration limit reached */
+    SOLVER_TERM_DAMPING = 5    /* damping grew past its ceiling: no descent found */
+};
+const char *solver_termination_str(int term); /* "cost", "gradient", ... never NULL */
+
+enum solver_linear {
+    SOLVER_LINEAR_PCG = 0,   /* block-Jacobi PCG in float (default) */
+    SOLVER_LINEAR_DIRECT = 1 /* banded Cholesky in double (LAPACKE dpbsv); reference */
+};
+
+struct solver_options {
+    int max_lm_iters;  /* LM iterations of the coupled solve */
+    int max_cg_iters;  /* CG budget per LM iteration */
+    float cg_tol;      /* stop CG at ||r|| <= cg_tol * ||g|| */
+    float lambda_init; /* initial LM damping */
+    float tol_cost;    /* stop when relative cost decrease < tol_cost */
+    float tol_grad;    /* stop when ||g||_inf < tol_grad */
+    float tol_step;    /* stop when ||dx|| < tol_step * (||x|| + tol_step) */
+    int init_iters;    /* per-frame independent LM iterations before the coupled solve (0: none) */
+    int threads;       /* CPU worker threads (>= 1); results do not depend on it */
+    int linear;        /* enum solver_linear */
+};
+
+/* Fills `o` with the defaults documented in docs/solver.md. */
+void solver_options_default(struct solver_options *o);
+
+/* A batch of clips sharing one tree, one target layout and one set of weights.
+ *
+ * Frames of all clips are concatenated; clip c owns global frames
+ * [frame_off[c], frame_off[c+1]). frame_off[0] = 0, strictly increasing
+ * (every clip has at least one frame).
+ *
+ * Targets: n_targets mapped links, target_link[k] in [0, n_links). For global
+ * frame f and target k, index i = f * n_targets + k:
+ *   target_pos[3i..3i+2]  world position (m)
+ *   target_rot[4i..4i+3]  world orientation, unit quaternion (x, y, z, w)
+ *   target_wpos[i]        position weight (0: no position target this frame)
+ *   target_wrot[i]        orientation weight (0: no orientation target)
+ * Either target array may be NULL when all its weights are NULL/zero.
+ *
+ * Weights per tangent coordinate (tangent_dim entries: base dp, dphi, then joints):
+ *   w_vel, w_acc: first/second-difference smoothness weights (NULL: 0).
+ * Rest pose per joint: rest[n_joints], w_rest[n_joints] (NULL: 0).
+ *
+ * init: optional initial state [n_frames_total * state_cols]; NULL starts
+ * every frame at the rest pose with the base placed at the root target if
+ * one exists (else the origin). */
+struct solver_batch {
+    const struct solver_tree *tree;
+    int n_clips;
+    const int *frame_off; /* [n_clips + 1] */
+    int n_targets;
+    const int *target_link;
+    const float *target_pos;
+    const float *target_rot;
+    const float *target_wpos;
+    const float *target_wrot;
+    const float *w_vel;
+    const float *w_acc;
+    const float *rest;
+    const float *w_rest;
+    const float *init;
+    struct solver_options opt;
+    /* Optional progress callback, called from the solving thread after each
+     * LM iteration of the batch: (user, lm_iteration, clips_done). */
+    void (*progress)(void *user, int lm_iter, int clips_done);
+    void *progress_user;
+};
+
+struct solver_clip_result {
+    int lm_iters;
+    int cg_iters;        /* summed over LM iterations */
+    int termination;     /* enum solver_termination */
+    float initial_cost;  /* cost at the start of the coupled solve */
+    float final_cost;    /* 0.5 * ||r||^2 at the result */
+    double seconds;      /* wall time of the batch call the clip was in */
+};
+
+struct solver_result {
+    float *state;                       /* [n_frames_total * state_cols], caller-allocated */
+    struct solver_clip_result *clips;   /* [n_clips], caller-allocated */
+};
+
+/* Validates a batch (sizes, offsets, indices, weights finite and >= 0,
+ * options in range). Returns RT_EINVAL with `where` naming the field. */
+enum rt_status solver_batch_check(const struct solver_batch *b, struct rt_err *err);
+
+/* Solves a batch on the CPU backend. `res->state` and `res->clips` must have
+ * room for the whole batch. On failure the output contents are unspecified. */
+enum rt_status solver_solve_cpu(const struct solver_batch *b, struct solver_result *res,
+                                struct rt_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
