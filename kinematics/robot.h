@@ -1,0 +1,110 @@
+/* robot.h -- a robot model read from URDF: links, joints, limits, and its
+ * kinematic tree in flat arrays for the solver; forward kinematics and
+ * geometric Jacobians in double precision for tools, tests and reports.
+ *
+ * Memory: kin_robot_load*() return a robot the caller frees with
+ * kin_robot_free(); every pointer inside it is owned by the robot. */
+#ifndef RT_KIN_ROBOT_H
+#define RT_KIN_ROBOT_H
+
+#include <stddef.h>
+
+#include "../solver/solver.h"
+#include "status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Limits checked while reading, before anything they size is allocated. */
+#define KIN_URDF_MAX_BYTES (16u << 20)
+#define KIN_MAX_LINKS 1024
+#define KIN_MAX_NAME 128
+
+enum kin_joint_type {
+    KIN_JOINT_FIXED = 0,
+    KIN_JOINT_REVOLUTE = 1,
+    KIN_JOINT_CONTINUOUS = 2,
+    KIN_JOINT_PRISMATIC = 3
+};
+
+struct kin_joint {
+    char *name;
+    int type;            /* enum kin_joint_type */
+    int parent, child;   /* link indices (topological order, see below) */
+    double xyz[3], rpy[3];
+    double axis[3];      /* unit; (1,0,0) when the URDF gives none */
+    int has_limits;      /* revolute/prismatic: 1; continuous/fixed: 0 */
+    double lower, upper; /* continuous: -inf, +inf; fixed: 0, 0 */
+    double effort, velocity;
+    int mimic;           /* index of the leader joint (file order) or -1 */
+    double mimic_mult, mimic_offset;
+    int coord;           /* coordinate index in q (movable, non-mimic), else -1 */
+};
+
+struct kin_link {
+    char *name;
+    int parent;       /* parent link index, -1 for the root */
+    int joint;        /* index (file order) of the joint from its parent, -1 for the root */
+};
+
+/* Invariants: links[] is in topological order (link 0 is the root, every
+ * parent index is smaller than its child's); joints[] is in file order;
+ * coordinates (q) are the movable non-mimic joints in file order, so
+ * n_dof == number of joints with coord >= 0. */
+struct kin_robot {
+    char *name;
+    int n_links, n_joints, n_dof;
+    struct kin_link *links;
+    struct kin_joint *joints;
+    int *coord_joint;          /* [n_dof] joint index (file order) of each coordinate */
+    struct solver_tree tree;   /* float flat arrays owned by the robot; floating_base = 1 */
+    void *priv;                /* storage behind `tree` */
+};
+
+/* Parses URDF text. `name` labels errors ("g1.urdf"): errors say
+ * "name:LINE" in `where` and name the element ("joint 'x': missing <limit>").
+ * Rejects: no or several root links, cycles, unknown joint types, revolute or
+ * prismatic joints without <limit>, references to unknown links, duplicate
+ * names, a mimic naming an unknown joint. Visual, collision and inertial
+ * elements are skipped. */
+enum rt_status kin_robot_parse_urdf(const char *text, size_t len, const char *name,
+                                    struct kin_robot **out, struct rt_err *err);
+
+/* Loads a robot by bundled name ("g1", "h1") or by URDF file path. */
+enum rt_status kin_robot_load(const char *name_or_path, struct kin_robot **out, struct rt_err *err);
+
+/* NULL-safe. */
+void kin_robot_free(struct kin_robot *r);
+
+/* Link index (topological order) of the link called `name`, or -1. */
+int kin_robot_link_index(const struct kin_robot *r, const char *name);
+
+/* Joint index (file order) of the joint called `name`, or -1. */
+int kin_robot_joint_index(const struct kin_robot *r, const char *name);
+
+/* Names of the bundled robots, NULL-terminated. */
+const char *const *kin_robot_bundled(void);
+
+/* Forward kinematics in double. `state` is one frame in the solver's column
+ * order (root x y z, qx qy qz qw, then n_dof coordinates); the quaternion is
+ * normalized internally. Writes every link's world position [n_links*3] and
+ * rotation [n_links*9, row-major]. */
+void kin_fk(const struct kin_robot *r, const double *state, double *link_pos, double *link_rot);
+
+/* Geometric Jacobian of link `link` at `state`: 6 rows (world linear
+ * velocity of the link origin, then world angular velocity) by
+ * 6 + n_dof columns (base translation dp, base rotation dphi in the world
+ * frame with R <- Exp(dphi) R, then the coordinates), row-major into J.
+ * Mimic joints contribute to their leader's column with their multiplier. */
+void kin_jacobian(const struct kin_robot *r, const double *state, int link, double *J);
+
+/* JSON summary for `retarget inspect` (malloc'd, caller frees):
+ * {"kind":"robot","name":..,"dof":N,"links":N,"joints":[{"name","type",
+ * "parent","child","axis":[x,y,z],"lower","upper"},...]} in file order. */
+char *kin_robot_inspect_json(const struct kin_robot *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
