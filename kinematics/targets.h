@@ -1,0 +1,56 @@
+/* targets.h -- per-frame link targets for one clip: what a source (a BVH
+ * clip through a profile, or another robot's trajectory) asks of the robot,
+ * in the layout struct solver_batch consumes, plus the per-clip weights.
+ *
+ * Memory: a struct kin_targets owns its arrays; kin_targets_free() releases
+ * them (NULL-safe) and leaves the struct zeroed. */
+#ifndef RT_KIN_TARGETS_H
+#define RT_KIN_TARGETS_H
+
+#include "robot.h"
+#include "status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define KIN_MAX_TARGETS 64
+
+/* Invariants: target_link[k] is a link index (topological order) of the
+ * robot the targets were built for; the frame arrays are indexed
+ * i = frame * n_targets + k exactly as in struct solver_batch; a weight of 0
+ * means "no target this frame". w_vel/w_acc have tangent_dim entries,
+ * rest/w_rest n_dof entries. `init` is NULL or n_frames * state_cols. */
+struct kin_targets {
+    int n_frames, n_targets;
+    double frame_time;   /* seconds between frames */
+    int *target_link;    /* [n_targets] */
+    float *pos;          /* [n_frames * n_targets * 3] */
+    float *rot;          /* [n_frames * n_targets * 4] x y z w */
+    float *wpos;         /* [n_frames * n_targets] */
+    float *wrot;         /* [n_frames * n_targets] */
+    float *w_vel, *w_acc;
+    float *rest, *w_rest;
+    float *init;
+    /* Feet, for the ground and contact figures of the report: link indices
+     * (-1 if unknown) and per-frame contact flags (NULL if not detected). */
+    int foot_link[2];
+    unsigned char *contact; /* [n_frames * 2] */
+};
+
+/* Allocates arrays for n_frames x n_targets (weights zeroed) and the
+ * per-coordinate weight arrays for `r`. RT_ELIMIT / RT_ENOMEM on failure,
+ * leaving `t` zeroed. */
+enum rt_status kin_targets_alloc(struct kin_targets *t, const struct kin_robot *r, int n_frames,
+                                 int n_targets, struct rt_err *err);
+
+void kin_targets_free(struct kin_targets *t);
+
+/* Default per-coordinate weights (smoothness, rest) for robot `r`; see
+ * docs/solver.md. Fills t->w_vel, w_acc, rest, w_rest. */
+void kin_targets_default_weights(struct kin_targets *t, const struct kin_robot *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
