@@ -51,9 +51,11 @@ LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o) $(CU_SRC:%.cu=$(B)/%.o)
 SRV_OBJ := $(SRV_SRC:%.c=$(B)/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(B)/%.o)
 LIB     := $(B)/libretarget.a
+SRV_LIB := $(B)/libretargetd.a
+CLI_LIB := $(B)/libcli.a
 TESTS   := $(patsubst tests/%.c,$(B)/tests/%,$(wildcard tests/test_*.c))
 BENCHES := $(patsubst bench/%.c,$(B)/bench/%,$(wildcard bench/bench_*.c))
-PROGS   := $(B)/retarget $(if $(wildcard server/main.c),$(B)/retargetd)
+PROGS   := $(if $(wildcard clients/retarget.c),$(B)/retarget) $(if $(wildcard server/main.c),$(B)/retargetd)
 STAMP   := $(B)/.config
 
 .PHONY: all deps test run bench bench-gpu gpu-check fuzz clean
@@ -79,11 +81,17 @@ $(B)/%.o: %.cu $(STAMP)
 $(LIB): $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
-$(B)/retarget: $(B)/clients/retarget.o $(CLI_OBJ) $(LIB)
+$(SRV_LIB): $(SRV_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+$(CLI_LIB): $(CLI_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+$(B)/retarget: $(B)/clients/retarget.o $(CLI_LIB) $(LIB)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
-$(B)/retargetd: $(B)/server/main.o $(SRV_OBJ) $(LIB)
+$(B)/retargetd: $(B)/server/main.o $(SRV_LIB) $(LIB)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
-$(B)/tests/%: $(B)/tests/%.o $(SRV_OBJ) $(CLI_OBJ) $(LIB)
+$(B)/tests/%: $(B)/tests/%.o $(SRV_LIB) $(CLI_LIB) $(LIB)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 $(B)/bench/%: $(B)/bench/%.o $(LIB)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@

@@ -1,0 +1,38 @@
+/* report.h -- the NAME.report.json of a solved clip: what was solved, how
+ * the solver did, and the quality figures of the result.
+ *
+ * Memory: kin_report_json() returns a cJSON tree the caller deletes. */
+#ifndef RT_KIN_REPORT_H
+#define RT_KIN_REPORT_H
+
+#include <cjson/cJSON.h>
+
+#include "../solver/solver.h"
+#include "robot.h"
+#include "targets.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Fields of the report that describe the run, not the result. */
+struct kin_report_info {
+    const char *source;     /* source file path */
+    const char *robot;      /* robot name */
+    const char *backend;    /* "cpu", "cuda" */
+    const char *mode;       /* "trajectory" or "per-frame" */
+    int threads;
+    int batch_clips;        /* clips in the solver call */
+};
+
+/* Builds {"frames", "frame_time", "source", "robot", "solver":{...},
+ * "quality":{...}} for one clip. `state` is the clip's n_frames rows. Returns
+ * NULL only when out of memory. */
+cJSON *kin_report_json(const struct kin_report_info *info, const struct kin_robot *r,
+                       const struct kin_targets *t, const float *state,
+                       const struct solver_clip_result *res);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
