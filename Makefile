@@ -39,8 +39,8 @@ endif
 
 LIB_SRC := $(wildcard kinematics/*.c) $(wildcard solver/*.c) $(wildcard solver/cpu/*.c) \
            $(wildcard storage/*.c)
-ifeq ($(WITH_CUDA),1)
-CU_SRC  := $(wildcard solver/cuda/*.cu)
+CU_SRC  := $(if $(filter 1,$(WITH_CUDA)),$(wildcard solver/cuda/*.cu))
+ifneq ($(CU_SRC),)
 LDLIBS  += -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lstdc++
 else
 LIB_SRC += solver/cuda/cuda_stub.c
