@@ -1,0 +1,77 @@
+/* common.cuh -- what every stage of the CUDA backend shares: the CUDA_TRY
+ * error macros and a device buffer that grows with the batch.
+ *
+ * Every CUDA runtime call goes through CUDA_TRY (return on failure) or
+ * CUDA_GOTO (set a status and jump to the function's one cleanup label).
+ * Both turn the failure into RT_EBACKEND with cudaGetErrorString(), the file
+ * and the line in the caller's struct rt_err; neither aborts (STYLE.md
+ * "Errors": ggml's CUDA_CHECK aborts, ours must not). */
+#ifndef RT_CUDA_COMMON_CUH
+#define RT_CUDA_COMMON_CUH
+
+#include <cuda_runtime.h>
+#include <stddef.h>
+
+#include "../../kinematics/status.h"
+
+/* rt_err_set() returns int; C++ wants the enum back. */
+#define CUDA_ERR(...) ((enum rt_status)rt_err_set(__VA_ARGS__))
+
+#define CUDA_TRY(call, err)                                                              \
+    do {                                                                                 \
+        cudaError_t e_ = (call);                                                         \
+        if (e_ != cudaSuccess)                                                           \
+            return CUDA_ERR((err), RT_EBACKEND, "cuda", "%s:%d: %s", __FILE__, __LINE__, \
+                              cudaGetErrorString(e_));                                   \
+    } while (0)
+
+/* Like CUDA_TRY, but stores the status in `st` and jumps to `label`. */
+#define CUDA_GOTO(call, err, st, label)                                                  \
+    do {                                                                                 \
+        cudaError_t e_ = (call);                                                         \
+        if (e_ != cudaSuccess) {                                                         \
+            (st) = CUDA_ERR((err), RT_EBACKEND, "cuda", "%s:%d: %s",   \
+                                              __FILE__, __LINE__, cudaGetErrorString(e_)); \
+            goto label;                                                                  \
+        }                                                                                \
+    } while (0)
+
+/* Checks the launch that just happened (bad configuration, missing image). */
+#define CUDA_TRY_LAUNCH(err) CUDA_TRY(cudaGetLastError(), err)
+
+/* A device allocation that only ever grows. Invariant: ptr == NULL iff
+ * cap == 0; cap is in bytes. Contents are not preserved across growth. */
+struct cuda_buf {
+    void *ptr;
+    size_t cap;
+};
+
+/* Makes `b` hold at least `bytes` bytes (never shrinks). Returns RT_OK or
+ * RT_EBACKEND (the old buffer is then already freed and b is empty). */
+static inline enum rt_status cuda_buf_reserve(struct cuda_buf *b, size_t bytes, struct rt_err *err)
+{
+    if (bytes <= b->cap && b->ptr) return RT_OK;
+    if (b->ptr) cudaFree(b->ptr);
+    b->ptr = NULL;
+    b->cap = 0;
+    if (bytes == 0) bytes = 16;
+    CUDA_TRY(cudaMalloc(&b->ptr, bytes), err);
+    b->cap = bytes;
+    return RT_OK;
+}
+
+static inline void cuda_buf_free(struct cuda_buf *b)
+{
+    if (b->ptr) cudaFree(b->ptr);
+    b->ptr = NULL;
+    b->cap = 0;
+}
+
+/* Blocks of `threads` threads covering n items (n may be 0: one block). */
+static inline unsigned cuda_blocks(size_t n, unsigned threads)
+{
+    size_t g = (n + threads - 1) / threads;
+    return g ? (unsigned)g : 1u;
+}
+
+#endif

@@ -1,0 +1,32 @@
+/* cuda_api.h -- C entry points of the CUDA backend beyond the ops table,
+ * for tests and benchmarks: device description and the device reduction.
+ * Implemented by the .cu files, and by cuda_stub.c (RT_ENODEV "built
+ * without CUDA") when the project is built without nvcc, so that callers
+ * link either way and need no #ifdef. */
+#ifndef RT_SOLVER_CUDA_API_H
+#define RT_SOLVER_CUDA_API_H
+
+#include <stddef.h>
+
+#include "../../kinematics/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Writes "NAME, N SMs, X GiB, cc M.m" of device 0 into buf. Returns RT_OK,
+ * RT_ENODEV ("no CUDA device", "built without CUDA") or RT_EBACKEND. */
+enum rt_status solver_cuda_device_describe(char *buf, size_t cap, struct rt_err *err);
+
+/* Sums x over n_seg segments (segment c = x[seg_off[c] .. seg_off[c+1]),
+ * each non-empty) on the device in the DESIGN.md reduction order, into
+ * out[n_seg] (host). With ms non-NULL, also times the device reduction
+ * alone (median of 21 event-timed runs, milliseconds) into *ms.
+ * Synchronous. Returns RT_OK, RT_ENODEV, RT_ENOMEM or RT_EBACKEND. */
+enum rt_status solver_cuda_sum_segments(const float *x, const size_t *seg_off, int n_seg,
+                                        float *out, float *ms, struct rt_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
