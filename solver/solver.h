@@ -92,6 +92,10 @@ struct solver_options {
     int init_iters;    /* per-frame independent LM iterations before the coupled solve (0: none) */
     int threads;       /* CPU worker threads (>= 1); results do not depend on it */
     int linear;        /* enum solver_linear */
+    int per_frame_damping; /* 1: damping lambda * mu_t * D_t with a per-frame factor mu_t >= 1
+                            * grown where frame t's local model was poor (SOLVER.md remedy 2);
+                            * 0: one lambda for the whole clip */
+    float init_lambda;     /* initial damping of the per-frame initialization solves */
 };
 
 /* Fills `o` with the defaults documented in docs/solver.md. */
@@ -144,8 +148,12 @@ struct solver_clip_result {
     int lm_iters;
     int cg_iters;        /* summed over LM iterations */
     int termination;     /* enum solver_termination */
+    float start_cost;    /* cost of the starting state, before the per-frame initialization */
     float initial_cost;  /* cost at the start of the coupled solve */
     float final_cost;    /* 0.5 * ||r||^2 at the result */
+    float final_lambda;  /* clip damping at the end */
+    int frames_at_bound; /* frames with at least one joint at a limit */
+    int limit_violations;/* joint values outside [lower, upper]: always 0 */
     double seconds;      /* wall time of the batch call the clip was in */
 };
 
@@ -155,7 +163,8 @@ struct solver_result {
 };
 
 /* Validates a batch (sizes, offsets, indices, weights finite and >= 0,
- * options in range). Returns RT_EINVAL with `where` naming the field. */
+ * options in range, tangent_dim <= 64, n_links <= 256). Returns RT_EINVAL
+ * with `where` naming the field. */
 enum rt_status solver_batch_check(const struct solver_batch *b, struct rt_err *err);
 
 /* Solves a batch on the CPU backend. `res->state` and `res->clips` must have

@@ -1,0 +1,304 @@
+/* cpu_cg.c -- the CPU backend's linear algebra over a batch: per-frame
+ * phases run on the thread pool (linearization, preconditioner, PCG) and
+ * the per-clip dot products in the reduce.h order.
+ *
+ * Every phase walks global frames and skips frames of clips whose `sel` is
+ * clear, so a clip that has stopped keeps its vectors bit for bit while its
+ * siblings go on. Per-frame work reads neighbours only within its own clip.
+ * Clip scalars: cpu_dots() reduces the sequence of u_i v_i over the clip's
+ * entries ordered by (frame, coordinate); its first level runs block-parallel
+ * (blocks never straddle clips: they start at the clip's first entry), the
+ * next levels serially per clip. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../frame.h"
+#include "../reduce.h"
+#include "cpu_internal.h"
+
+static float *thread_scratch(struct cpu_ctx *c, int tid) { return c->tscratch + (size_t)tid * c->tscratch_stride; }
+
+/* ---- dots ---------------------------------------------------------- */
+
+static void ph_dots(void *vctx, int tid, size_t begin, size_t end)
+{
+    struct cpu_ctx *c = (struct cpu_ctx *)vctx;
+    float buf[RT_REDUCE_BLOCK];
+    (void)tid;
+    for (size_t i = begin; i < end; i++) {
+        const struct cpu_clip *cl = &c->clip[c->blk_clip[i]];
+        size_t L = (size_t)cl->T * (size_t)c->ph_width, s = c->blk_start[i];
+        size_t base = (size_t)cl->off * (size_t)c->ph_width + s;
+        size_t len = L - s < RT_REDUCE_BLOCK ? L - s : RT_REDUCE_BLOCK;
+        for (int k = 0; k < c->ph_ndot; k++) {
+            const float *u = c->ph_u[k] + base, *v = c->ph_v[k] + base;
+            size_t e = 0;
+            for (; e < len; e++) buf[e] = u[e] * v[e];
+            for (; e < RT_REDUCE_BLOCK; e++) buf[e] = 0.0f;
+            c->blk_part[k][i] = rt_reduce_block512(buf);
+        }
+    }
+}
+
+void cpu_dots(struct cpu_ctx *c, int ndot, const float *const *u, const float *const *v, int width,
+              float out[][3])
+{
+    size_t nb = 0;
+    for (int k = 0; k < c->nc; k++) {
+        const struct cpu_clip *cl = &c->clip[k];
+        if (!cl->sel) continue;
+        size_t L = (size_t)cl->T * (size_t)width;
+        for (size_t s = 0; s < L; s += RT_REDUCE_BLOCK) {
+            c->blk_clip[nb] = k;
+            c->blk_start[nb] = s;
+            nb++;
+        }
+    }
+    c->ph_ndot = ndot;
+    c->ph_width = width;
+    for (int k = 0; k < ndot; k++) { c->ph_u[k] = u[k]; c->ph_v[k] = v[k]; }
+    cpu_pool_run(c->pool, ph_dots, c, nb);
+    /* Next levels: the clip's block partials, in block order. */
+    size_t i = 0;
+    for (int k = 0; k < c->nc; k++) {
+        const struct cpu_clip *cl = &c->clip[k];
+        if (!cl->sel) continue;
+        size_t nbk = rt_reduce_nblocks((size_t)cl->T * (size_t)width);
+        for (int j = 0; j < ndot; j++)
+            out[k][j] = nbk == 1 ? c->blk_part[j][i] : rt_reduce_serial(c->blk_part[j] + i, nbk, c->red_scratch);
+        i += nbk;
+    }
+}
+
+/* ---- linearization ------------------------------------------------- */
+
+static void ph_diff(void *vctx, int tid, size_t begin, size_t end)
+{
+    struct cpu_ctx *c = (struct cpu_ctx *)vctx;
+    (void)tid;
+    for (size_t f = begin; f < end; f++) {
+        const struct cpu_clip *cl = &c->clip[c->clip_of[f]];
+        if (!cl->sel || (int)f - cl->off >= cl->T - 1) continue;
+        frame_diff(c->tr, c->ph_state + f * c->cols, c->ph_state + (f + 1) * c->cols, c->dq + f * c->n);
+    }
+}
+
+static void ph_lin(void *vctx, int tid, size_t begin, size_t end)
+{
+    struct cpu_ctx *c = (struct cpu_ctx *)vctx;
+    float *lk = thread_scratch(c, tid);
+    size_t nn = (size_t)c->n * c->n;
+    for (size_t f = begin; f < end; f++) {
+        const struct cpu_clip *cl = &c->clip[c->clip_of[f]];
+        if (!cl->sel) continue;
+        const float *x = c->ph_state + f * c->cols;
+        int t = (int)f - cl->off;
+        c->part[f] = frame_eval(c->b, (int)f, x, c->dq + (size_t)cl->off * c->n, t, cl->T, lk,
+                                c->B + f * nn, c->g + f * c->n);
+        c->frozen[f] = frame_freeze(c->tr, x, c->B + f * nn, c->g + f * c->n);
+    }
+}
+
+static void ph_cost(void *vctx, int tid, size_t begin, size_t end)
+{
+    struct cpu_ctx *c = (struct cpu_ctx *)vctx;
+    float *lk = thread_scratch(c, tid);
+    for (size_t f = begin; f < end; f++) {
+        const struct cpu_clip *cl = &c->clip[c->clip_of[f]];
+        if (!cl->sel) continue;
+        int t = (int)f - cl->off;
+        c->ph_out[f] = frame_eval(c->b, (int)f, c->ph_state + f * c->cols, c->dq + (size_t)cl->off * c->n, t,
+                                  cl->T, lk, NULL, NULL);
+    }
+}
+
+/* B, g, frozen masks and per-frame costs (c->part) at `state` for the
+ * selected clips. */
+void cpu_linearize(struct cpu_ctx *c, const float *state)
+{
+    c->ph_state = state;
+    cpu_pool_run(c->pool, ph_diff, c, (size_t)c->nf);
+    cpu_pool_run(c->pool, ph_lin, c, (size_t)c->nf);
+}
+
+/* Per-frame costs at `state` into out[] for the selected clips. */
+void cpu_costs(struct cpu_ctx *c, const float *state, float *out);
+void cpu_costs(struct cpu_ctx *c, const float *state, float *out)
+{
+    c->ph_state = state;
+    c->ph_out = out;
+    cpu_pool_run(c->pool, ph_diff, c, (size_t)c->nf);
+    cpu_pool_run(c->pool, ph_cost, c, (size_t)c->nf);
+}
+
+/* ---- preconditioner ------------------------------------------------ */
+
+static void ph_precond(void *vctx, int tid, size_t begin, size_t end)
+{
+    struct cpu_ctx *c = (struct cpu_ctx *)vctx;
+    float *M = thread_scratch(c, tid) + (size_t)c->nl * FRAME_LINK_STRIDE;
+    size_t nn = (size_t)c->n * c->n;
+    for (size_t f = begin; f < end; f++) {
+        const struct cpu_clip *cl = &c->clip[c->clip_of[f]];
+        if (!cl->sel) continue;
+        float lam = cl->lambda * c->mu[f];
+        frame_precond(c->b, c->B + f * nn, c->frozen[f], lam, (int)f - cl->off, cl->T, 1,
+                      c->lamd + f * c->n, M, c->F + f * nn);
+    }
+}
+
+void cpu_precondition(struct cpu_ctx *c) { cpu_pool_run(c->pool, ph_precond, c, (size_t)c->nf); }
+
+/* ---- PCG ----------------------------------------------------------- */
+
+static void ph_cg_init(void *vctx, int tid, size_t begin, size_t end)
+{
+    struct cpu_ctx *c = (struct cpu_ctx *)vctx;
+    size_t n = (size_t)c->n, nn = n * n;
+    (void)tid;
+    for (size_t f = begin; f < end; f++) {
+        const struct cpu_clip *cl = &c->clip[c->clip_of[f]];
+        if (!cl->sel) continue;
+        float *r = c->r + f * n, *z = c->z + f * n, *p = c->p + f * n, *d = c->d + f * n;
+        const float *g = c->g + f * n;
+        for (size_t i = 0; i < n; i++) { r[i] = -g[i]; d[i] = 0.0f; }
+        frame_chol_solve(c->F + f * nn, r, z, (int)n);
+        for (size_t i = 0; i < n; i++) p[i] = z[i];
+    }
+}
+
+/* q = (H + lambda D) p, or with ph_undamped the undamped H d into q plus the
+ * per-frame predicted decrease pred_f = -(g.d) - 0.5 (d.Hd) and the trial
+ * state xt = x (+) d. */
+static void ph_matvec(void *vctx, int tid, size_t begin, size_t end)
+{
+    struct cpu_ctx *c = (struct cpu_ctx *)vctx;
+    size_t n = (size_t)c->n, nn = n * n;
+    (void)tid;
+    for (size_t f = begin; f < end; f++) {
+        const struct cpu_clip *cl = &c->clip[c->clip_of[f]];
+        if (!cl->sel) continue;
+        int t = (int)f - cl->off;
+        if (c->ph_undamped) {
+            float *q = c->q + f * n;
+            const float *d = c->d + f * n;
+            frame_matvec(c->b, c->B + f * nn, NULL, c->frozen[f], c->d + (size_t)cl->off * n, t, cl->T, 1, q);
+            c->pred_f[f] = -frame_dot(c->g + f * n, d, (int)n) - 0.5f * frame_dot(d, q, (int)n);
+            frame_retract(c->tr, c->x + f * c->cols, d, c->xt + f * c->cols);
+        } else {
+            frame_matvec(c->b, c->B + f * nn, c->lamd + f * n, c->frozen[f], c->p + (size_t)cl->off * n, t, cl->T,
+                         1, c->q + f * n);
+        }
+    }
+}
+
+static void ph_cg_update(void *vctx, int tid, size_t begin, size_t end)
+{
+    struct cpu_ctx *c = (struct cpu_ctx *)vctx;
+    size_t n = (size_t)c->n, nn = n * n;
+    (void)tid;
+    for (size_t f = begin; f < end; f++) {
+        const struct cpu_clip *cl = &c->clip[c->clip_of[f]];
+        if (!cl->sel) continue;
+        float a = cl->alpha;
+        float *r = c->r + f * n, *z = c->z + f * n, *p = c->p + f * n, *d = c->d + f * n, *q = c->q + f * n;
+        for (size_t i = 0; i < n; i++) {
+            d[i] = d[i] + a * p[i];
+            r[i] = r[i] - a * q[i];
+        }
+        frame_chol_solve(c->F + f * nn, r, z, (int)n);
+    }
+}
+
+static void ph_cg_p(void *vctx, int tid, size_t begin, size_t end)
+{
+    struct cpu_ctx *c = (struct cpu_ctx *)vctx;
+    size_t n = (size_t)c->n;
+    (void)tid;
+    for (size_t f = begin; f < end; f++) {
+        const struct cpu_clip *cl = &c->clip[c->clip_of[f]];
+        if (!cl->sel) continue;
+        float bt = cl->beta;
+        float *z = c->z + f * n, *p = c->p + f * n;
+        for (size_t i = 0; i < n; i++) p[i] = z[i] + bt * p[i];
+    }
+}
+
+/* Undamped H d, per-frame predicted decrease and trial states for the
+ * selected clips (after the step d is known). */
+void cpu_predict(struct cpu_ctx *c);
+void cpu_predict(struct cpu_ctx *c)
+{
+    c->ph_undamped = 1;
+    cpu_pool_run(c->pool, ph_matvec, c, (size_t)c->nf);
+    c->ph_undamped = 0;
+}
+
+/* Block-Jacobi PCG on (H + lambda D) d = -g for the clips with `sel` set
+ * (they must have been linearized and preconditioned). Each clip stops on
+ * its own at ||r|| <= cg_tol ||g|| or after max_cg_iters; from then on its
+ * vectors are left alone. On return `sel` is restored. */
+void cpu_pcg(struct cpu_ctx *c)
+{
+    const struct solver_options *o = &c->b->opt;
+    float (*s)[3] = (float (*)[3])calloc((size_t)c->nc, sizeof *s);
+    int *was = (int *)calloc((size_t)c->nc, sizeof *was);
+    if (!s || !was) { free(s); free(was); return; } /* caller checked memory up front */
+    for (int k = 0; k < c->nc; k++) was[k] = c->clip[k].sel;
+    cpu_pool_run(c->pool, ph_cg_init, c, (size_t)c->nf);
+    {
+        const float *u[3] = {c->g, c->r, NULL}, *v[3] = {c->g, c->z, NULL};
+        cpu_dots(c, 2, u, v, c->n, s);
+    }
+    int any = 0;
+    for (int k = 0; k < c->nc; k++) {
+        struct cpu_clip *cl = &c->clip[k];
+        if (!cl->sel) continue;
+        cl->gg = s[k][0];
+        cl->rz = s[k][1];
+        cl->cg_it = 0;
+        cl->cg_on = cl->gg > 0.0f;
+        if (!cl->cg_on) cl->sel = 0;
+        any |= cl->cg_on;
+    }
+    while (any) {
+        cpu_pool_run(c->pool, ph_matvec, c, (size_t)c->nf);
+        {
+            const float *u[3] = {c->p, NULL, NULL}, *v[3] = {c->q, NULL, NULL};
+            cpu_dots(c, 1, u, v, c->n, s);
+        }
+        for (int k = 0; k < c->nc; k++) {
+            struct cpu_clip *cl = &c->clip[k];
+            if (!cl->sel) continue;
+            float pq = s[k][0];
+            if (!(pq > 0.0f)) { cl->cg_on = 0; cl->sel = 0; continue; } /* no curvature left */
+            cl->alpha = cl->rz / pq;
+        }
+        cpu_pool_run(c->pool, ph_cg_update, c, (size_t)c->nf);
+        {
+            const float *u[3] = {c->r, c->r, NULL}, *v[3] = {c->r, c->z, NULL};
+            cpu_dots(c, 2, u, v, c->n, s);
+        }
+        any = 0;
+        for (int k = 0; k < c->nc; k++) {
+            struct cpu_clip *cl = &c->clip[k];
+            if (!cl->sel) continue;
+            cl->cg_it++;
+            float rr = s[k][0], rz = s[k][1];
+            float tol = o->cg_tol * sqrtf(cl->gg);
+            if (sqrtf(rr) <= tol || cl->cg_it >= o->max_cg_iters || !(rz > 0.0f)) {
+                cl->cg_on = 0;
+                cl->sel = 0;
+                continue;
+            }
+            cl->beta = rz / cl->rz;
+            cl->rz = rz;
+            any = 1;
+        }
+        if (any) cpu_pool_run(c->pool, ph_cg_p, c, (size_t)c->nf);
+    }
+    for (int k = 0; k < c->nc; k++) c->clip[k].sel = was[k];
+    free(s);
+    free(was);
+}

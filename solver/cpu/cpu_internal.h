@@ -1,0 +1,98 @@
+/* cpu_internal.h -- the CPU backend's internal interfaces: the thread pool,
+ * the host reduction driver, the solver context shared by cpu_lm.c,
+ * cpu_cg.c and cpu_direct.c, and a test hook. Not part of the public API;
+ * tests include it to compare the PCG and the direct linear solves. */
+#ifndef RT_SOLVER_CPU_INTERNAL_H
+#define RT_SOLVER_CPU_INTERNAL_H
+
+#include <stddef.h>
+
+#include "../solver.h"
+
+/* ---- thread pool --------------------------------------------------- */
+/* A fixed set of threads (the caller is thread 0) that runs one task over
+ * items [0, n): thread i gets the contiguous range [i*n/P, (i+1)*n/P).
+ * Results never depend on P because every item writes only its own outputs
+ * (DESIGN.md "The numerical contract" point 2). Created per solve call; no
+ * globals. */
+struct cpu_pool;
+typedef void (*cpu_task_fn)(void *ctx, int tid, size_t begin, size_t end);
+enum rt_status cpu_pool_create(int threads, struct cpu_pool **out, struct rt_err *err);
+void cpu_pool_run(struct cpu_pool *p, cpu_task_fn fn, void *ctx, size_t n_items);
+int cpu_pool_threads(const struct cpu_pool *p);
+void cpu_pool_free(struct cpu_pool *p); /* NULL-safe; joins the threads */
+
+/* ---- reduction driver ---------------------------------------------- */
+/* Sum of x[0..n) in the reduce.h order, executed by length: up to
+ * CPU_REDUCE_SERIAL_BLOCKS blocks on the calling thread in one loop, longer
+ * sequences with the first level's blocks spread over the pool, then the
+ * next levels serially. Same bits either way. `pool` may be NULL. */
+#define CPU_REDUCE_SERIAL_BLOCKS 64
+float cpu_reduce_sum(struct cpu_pool *pool, const float *x, size_t n);
+
+/* ---- test hook ----------------------------------------------------- */
+/* For one linearization of every clip of `b` at `state` (n_frames * cols)
+ * with clip damping `lambda` (per-frame factors 1), writes the PCG step
+ * (b->opt.max_cg_iters, b->opt.cg_tol) into d_pcg and the direct banded
+ * double-precision step into d_direct (each n_frames * tangent_dim floats).
+ * cg_iters (may be NULL) receives the CG iterations of clip 0. */
+enum rt_status solver_cpu_debug_steps(const struct solver_batch *b, const float *state, float lambda,
+                                      float *d_pcg, float *d_direct, int *cg_iters,
+                                      struct rt_err *err);
+
+/* ---- solver context ------------------------------------------------ */
+struct cpu_clip {
+    int off, T;         /* first global frame, frames */
+    int active;         /* LM still running */
+    int sel;            /* selected for the current phase */
+    int cg_on, cg_it;   /* PCG running; iterations this LM step */
+    int need_lin;       /* B, g must be recomputed at x */
+    int lm_iters, cg_total, term;
+    float lambda, nu;
+    float cost, cost_t, pred;
+    float gg, rz, alpha, beta;
+    float start_cost, initial_cost;
+};
+
+struct cpu_ctx {
+    const struct solver_batch *b;
+    const struct solver_tree *tr;
+    int n, cols, nf, nc, nl;
+    struct cpu_pool *pool;
+    int *clip_of;                 /* [nf] */
+    struct cpu_clip *clip;        /* [nc] */
+    float *x, *xt;                /* [nf*cols] state, trial state */
+    float *dq;                    /* [nf*n] forward differences of the state being evaluated */
+    float *B, *F;                 /* [nf*n*n] blocks, factors */
+    float *g, *lamd, *d, *r, *z, *p, *q; /* [nf*n] */
+    unsigned long long *frozen;   /* [nf] */
+    float *mu;                    /* [nf] per-frame damping factor */
+    float *part, *part_t, *pred_f;/* [nf] per-frame cost at x, at xt, predicted decrease */
+    float *tscratch;              /* per thread: links + one n*n block + init scratch */
+    size_t tscratch_stride;
+    /* dot-product blocks (rebuilt per call) */
+    int *blk_clip;
+    size_t *blk_start;
+    float *blk_part[3];
+    size_t blk_cap;
+    float *red_scratch;           /* serial reduction scratch */
+    /* phase arguments */
+    const float *ph_state;
+    float *ph_out;
+    const float *ph_u[3], *ph_v[3];
+    int ph_ndot, ph_width, ph_undamped;
+};
+
+enum rt_status cpu_ctx_init(struct cpu_ctx *c, const struct solver_batch *b, struct rt_err *err);
+void cpu_ctx_free(struct cpu_ctx *c);
+void cpu_linearize(struct cpu_ctx *c, const float *state);
+void cpu_precondition(struct cpu_ctx *c);
+void cpu_pcg(struct cpu_ctx *c);
+enum rt_status cpu_direct(struct cpu_ctx *c, struct rt_err *err);
+/* Per clip c with sel set: out[c] = sum over entries (frame, coordinate) of
+ * u*v for up to 3 pairs (width floats per frame), reduce.h order. */
+void cpu_dots(struct cpu_ctx *c, int ndot, const float *const *u, const float *const *v, int width,
+              float out[][3]);
+void cpu_select_all_active(struct cpu_ctx *c);
+
+#endif

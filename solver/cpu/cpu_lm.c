@@ -1,0 +1,402 @@
+/* cpu_lm.c -- the CPU backend: per-clip Levenberg-Marquardt over a batch
+ * (SOLVER.md, docs/solver.md), solver_solve_cpu() and the test hook.
+ *
+ * Flow of one call:
+ *   1. start state (b->init, or the rest pose with the base at the root
+ *      target), then opt.init_iters independent per-frame LM iterations
+ *      (frame_init_solve, no smoothness, every frame its own damping);
+ *   2. coupled LM, all clips in lock step: linearize (B_t, g_t, frozen
+ *      joints), precondition (damping lambda_clip * mu_t * D_t), solve (PCG
+ *      or the banded direct reference), predict, evaluate the trial state,
+ *      accept or reject per clip, update lambda (Nielsen) and mu_t.
+ * A clip that stops (cost, gradient, step, iterations, damping) is
+ * deselected and its state never changes again. Every clip scalar comes
+ * from reduce.h sums over that clip's own entries: see docs/solver.md
+ * "Reductions" for which sequence each one sums. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../frame.h"
+#include "../reduce.h"
+#include "cpu_internal.h"
+
+void cpu_costs(struct cpu_ctx *c, const float *state, float *out);
+void cpu_predict(struct cpu_ctx *c);
+
+#define MU_MAX 1e6f
+#define LAMBDA_MAX 1e10f
+#define LAMBDA_MIN 1e-9f
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void cpu_ctx_free(struct cpu_ctx *c)
+{
+    if (!c) return;
+    cpu_pool_free(c->pool);
+    free(c->clip_of); free(c->clip);
+    free(c->x); free(c->xt); free(c->dq); free(c->B); free(c->F);
+    free(c->g); free(c->lamd); free(c->d); free(c->r); free(c->z); free(c->p); free(c->q);
+    free(c->frozen); free(c->mu); free(c->part); free(c->part_t); free(c->pred_f);
+    free(c->tscratch); free(c->blk_clip); free(c->blk_start);
+    for (int k = 0; k < 3; k++) free(c->blk_part[k]);
+    free(c->red_scratch);
+    memset(c, 0, sizeof *c);
+}
+
+static void *alloc_arr(size_t a, size_t b, size_t es, int *bad)
+{
+    size_t n, bytes;
+    if (!rt_mul_size(a, b, &n) || !rt_mul_size(n ? n : 1, es, &bytes)) { *bad = 1; return NULL; }
+    void *p = calloc(1, bytes);
+    if (!p) *bad = 1;
+    return p;
+}
+
+/* Allocates everything for batch b (already validated). On failure frees
+ * what it allocated and returns RT_ENOMEM / RT_ELIMIT. */
+enum rt_status cpu_ctx_init(struct cpu_ctx *c, const struct solver_batch *b, struct rt_err *err)
+{
+    int bad = 0;
+    memset(c, 0, sizeof *c);
+    c->b = b;
+    c->tr = b->tree;
+    c->n = solver_tangent_dim(b->tree);
+    c->cols = solver_state_cols(b->tree);
+    c->nf = b->frame_off[b->n_clips];
+    c->nc = b->n_clips;
+    c->nl = b->tree->n_links;
+    size_t nf = (size_t)c->nf, n = (size_t)c->n, nn = n * n;
+    enum rt_status st = cpu_pool_create(b->opt.threads, &c->pool, err);
+    if (st != RT_OK) return st;
+    c->clip_of = (int *)alloc_arr(nf, 1, sizeof(int), &bad);
+    c->clip = (struct cpu_clip *)alloc_arr((size_t)c->nc, 1, sizeof(struct cpu_clip), &bad);
+    c->x = (float *)alloc_arr(nf, (size_t)c->cols, sizeof(float), &bad);
+    c->xt = (float *)alloc_arr(nf, (size_t)c->cols, sizeof(float), &bad);
+    c->dq = (float *)alloc_arr(nf, n, sizeof(float), &bad);
+    c->B = (float *)alloc_arr(nf, nn, sizeof(float), &bad);
+    c->F = (float *)alloc_arr(nf, nn, sizeof(float), &bad);
+    float **vecs[7] = {&c->g, &c->lamd, &c->d, &c->r, &c->z, &c->p, &c->q};
+    for (int k = 0; k < 7; k++) *vecs[k] = (float *)alloc_arr(nf, n, sizeof(float), &bad);
+    c->frozen = (unsigned long long *)alloc_arr(nf, 1, sizeof(unsigned long long), &bad);
+    c->mu = (float *)alloc_arr(nf, 1, sizeof(float), &bad);
+    c->part = (float *)alloc_arr(nf, 1, sizeof(float), &bad);
+    c->part_t = (float *)alloc_arr(nf, 1, sizeof(float), &bad);
+    c->pred_f = (float *)alloc_arr(nf, 1, sizeof(float), &bad);
+    size_t ts = (size_t)c->nl * FRAME_LINK_STRIDE + nn;
+    size_t ti = frame_init_scratch(c->tr);
+    c->tscratch_stride = ts > ti ? ts : ti;
+    c->tscratch = (float *)alloc_arr((size_t)b->opt.threads, c->tscratch_stride, sizeof(float), &bad);
+    /* dot blocks: at most sum_c ceil(T_c * cols / 512) <= nf*cols/512 + nc */
+    c->blk_cap = nf * (size_t)c->cols / RT_REDUCE_BLOCK + (size_t)c->nc + 1;
+    c->blk_clip = (int *)alloc_arr(c->blk_cap, 1, sizeof(int), &bad);
+    c->blk_start = (size_t *)alloc_arr(c->blk_cap, 1, sizeof(size_t), &bad);
+    for (int k = 0; k < 3; k++) c->blk_part[k] = (float *)alloc_arr(c->blk_cap, 1, sizeof(float), &bad);
+    c->red_scratch = (float *)alloc_arr(c->blk_cap + RT_REDUCE_BLOCK + nf, 1, sizeof(float), &bad);
+    if (bad) {
+        cpu_ctx_free(c);
+        return rt_err_set(err, RT_ENOMEM, "solver", "out of memory for %zu frames", nf);
+    }
+    for (int k = 0; k < c->nc; k++) {
+        struct cpu_clip *cl = &c->clip[k];
+        cl->off = b->frame_off[k];
+        cl->T = b->frame_off[k + 1] - b->frame_off[k];
+        for (int t = 0; t < cl->T; t++) c->clip_of[cl->off + t] = k;
+    }
+    for (size_t f = 0; f < nf; f++) c->mu[f] = 1.0f;
+    return RT_OK;
+}
+
+void cpu_select_all_active(struct cpu_ctx *c)
+{
+    for (int k = 0; k < c->nc; k++) c->clip[k].sel = c->clip[k].active;
+}
+
+/* Sum of a per-frame array over each selected clip's frames (reduce.h). */
+static float clip_frame_sum(struct cpu_ctx *c, const struct cpu_clip *cl, const float *a)
+{
+    return rt_reduce_serial(a + cl->off, (size_t)cl->T, c->red_scratch);
+}
+
+/* ---- start state and per-frame initialization ---------------------- */
+
+static void start_state(struct cpu_ctx *c)
+{
+    const struct solver_batch *b = c->b;
+    const struct solver_tree *tr = c->tr;
+    size_t cols = (size_t)c->cols;
+    if (b->init) {
+        memcpy(c->x, b->init, (size_t)c->nf * cols * sizeof(float));
+        for (int f = 0; f < c->nf; f++) {
+            float *x = c->x + (size_t)f * cols;
+            if (tr->floating_base) q_normalize(x + 3);
+            for (int j = 0; j < tr->n_joints; j++)
+                x[SOLVER_ROOT_COLS + j] = rt_clampf(x[SOLVER_ROOT_COLS + j], tr->lower[j], tr->upper[j]);
+        }
+        return;
+    }
+    int root_k = -1;
+    for (int k = 0; k < b->n_targets; k++)
+        if (b->target_link[k] == 0) { root_k = k; break; }
+    for (int f = 0; f < c->nf; f++) {
+        float *x = c->x + (size_t)f * cols;
+        x[0] = x[1] = x[2] = 0.0f;
+        x[3] = x[4] = x[5] = 0.0f;
+        x[6] = 1.0f;
+        if (tr->floating_base && root_k >= 0) {
+            size_t ti = (size_t)f * b->n_targets + (size_t)root_k;
+            if (b->target_pos && b->target_wpos && b->target_wpos[ti] > 0.0f)
+                for (int i = 0; i < 3; i++) x[i] = b->target_pos[3 * ti + i];
+            if (b->target_rot && b->target_wrot && b->target_wrot[ti] > 0.0f) {
+                for (int i = 0; i < 4; i++) x[3 + i] = b->target_rot[4 * ti + i];
+                q_normalize(x + 3);
+            }
+        }
+        for (int j = 0; j < tr->n_joints; j++)
+            x[SOLVER_ROOT_COLS + j] = rt_clampf(b->rest ? b->rest[j] : 0.0f, tr->lower[j], tr->upper[j]);
+    }
+}
+
+static void ph_init(void *vctx, int tid, size_t begin, size_t end)
+{
+    struct cpu_ctx *c = (struct cpu_ctx *)vctx;
+    float *s = c->tscratch + (size_t)tid * c->tscratch_stride;
+    for (size_t f = begin; f < end; f++)
+        frame_init_solve(c->b, (int)f, c->x + f * c->cols, c->b->opt.init_iters, c->b->opt.init_lambda, s);
+}
+
+/* ---- per-frame damping and acceptance ------------------------------ */
+
+/* Per frame of a selected clip: the per-frame damping update (when on) and,
+ * for accepted clips (cl->sel == 2), the copy of the trial state. */
+static void ph_accept(void *vctx, int tid, size_t begin, size_t end)
+{
+    struct cpu_ctx *c = (struct cpu_ctx *)vctx;
+    (void)tid;
+    for (size_t f = begin; f < end; f++) {
+        const struct cpu_clip *cl = &c->clip[c->clip_of[f]];
+        if (!cl->sel) continue;
+        if (c->b->opt.per_frame_damping) {
+            /* The frame's own gain ratio: its partial cost change over its
+             * share of the predicted decrease; only frames carrying at least
+             * 1% of the average share are judged. */
+            float pf = c->pred_f[f], share = 0.01f * cl->pred / (float)cl->T;
+            if (pf > 0.0f && pf > share) {
+                float rho = (c->part[f] - c->part_t[f]) / pf;
+                float m = c->mu[f];
+                if (rho < 0.25f) m = m * 4.0f;
+                else if (rho > 0.75f) m = m / 3.0f;
+                c->mu[f] = rt_clampf(m, 1.0f, MU_MAX);
+            }
+        }
+        if (cl->sel == 2) {
+            memcpy(c->x + f * c->cols, c->xt + f * c->cols, (size_t)c->cols * sizeof(float));
+            c->part[f] = c->part_t[f];
+        }
+    }
+}
+
+/* ---- the solve ----------------------------------------------------- */
+
+static enum rt_status linear_solve(struct cpu_ctx *c, struct rt_err *err)
+{
+    cpu_precondition(c);
+    if (c->b->opt.linear == SOLVER_LINEAR_DIRECT) {
+        for (int k = 0; k < c->nc; k++) c->clip[k].cg_it = 0;
+        return cpu_direct(c, err);
+    }
+    cpu_pcg(c);
+    return RT_OK;
+}
+
+static float max_abs_g(const struct cpu_ctx *c, const struct cpu_clip *cl)
+{
+    float m = 0.0f;
+    size_t n = (size_t)c->n;
+    for (size_t i = (size_t)cl->off * n; i < (size_t)(cl->off + cl->T) * n; i++) {
+        float a = fabsf(c->g[i]);
+        if (a > m) m = a;
+    }
+    return m;
+}
+
+static enum rt_status lm_run(struct cpu_ctx *c, struct rt_err *err)
+{
+    const struct solver_batch *b = c->b;
+    const struct solver_options *o = &b->opt;
+    float (*s)[3] = (float (*)[3])calloc((size_t)c->nc, sizeof *s);
+    if (!s) return rt_err_set(err, RT_ENOMEM, "solver", "out of memory");
+    enum rt_status st = RT_OK;
+
+    for (int k = 0; k < c->nc; k++) {
+        struct cpu_clip *cl = &c->clip[k];
+        cl->active = 1;
+        cl->sel = 1;
+        cl->lambda = o->lambda_init;
+        cl->nu = 2.0f;
+        cl->need_lin = 1;
+    }
+    /* Start cost (before the initialization). */
+    cpu_costs(c, c->x, c->part);
+    for (int k = 0; k < c->nc; k++) c->clip[k].start_cost = clip_frame_sum(c, &c->clip[k], c->part);
+    if (o->init_iters > 0) cpu_pool_run(c->pool, ph_init, c, (size_t)c->nf);
+
+    int first = 1;
+    for (;;) {
+        /* 1. linearize clips that moved */
+        int any = 0;
+        for (int k = 0; k < c->nc; k++) {
+            struct cpu_clip *cl = &c->clip[k];
+            cl->sel = cl->active && cl->need_lin;
+            any |= cl->active;
+        }
+        if (!any) break;
+        cpu_linearize(c, c->x);
+        for (int k = 0; k < c->nc; k++) {
+            struct cpu_clip *cl = &c->clip[k];
+            if (!cl->sel) continue;
+            cl->cost = clip_frame_sum(c, cl, c->part);
+            if (first) cl->initial_cost = cl->cost;
+            cl->need_lin = 0;
+            if (max_abs_g(c, cl) < o->tol_grad) { cl->term = SOLVER_TERM_GRADIENT; cl->active = 0; }
+            else if (!(cl->cost > 0.0f)) { cl->term = SOLVER_TERM_COST; cl->active = 0; }
+            else if (cl->lm_iters >= o->max_lm_iters) { cl->term = SOLVER_TERM_MAX_ITERS; cl->active = 0; }
+        }
+        first = 0;
+        cpu_select_all_active(c);
+        any = 0;
+        for (int k = 0; k < c->nc; k++) any |= c->clip[k].sel;
+        if (!any) break;
+
+        /* 2. step */
+        st = linear_solve(c, err);
+        if (st != RT_OK) goto done;
+        cpu_predict(c);
+        cpu_costs(c, c->xt, c->part_t);
+        {
+            const float *u[3] = {c->d, NULL, NULL}, *v[3] = {c->d, NULL, NULL};
+            cpu_dots(c, 1, u, v, c->n, s);
+        }
+        float (*sx)[3] = (float (*)[3])calloc((size_t)c->nc, sizeof *sx);
+        if (!sx) { st = rt_err_set(err, RT_ENOMEM, "solver", "out of memory"); goto done; }
+        {
+            const float *u[3] = {c->x, NULL, NULL}, *v[3] = {c->x, NULL, NULL};
+            cpu_dots(c, 1, u, v, c->cols, sx);
+        }
+        /* 3. accept or reject, per clip */
+        for (int k = 0; k < c->nc; k++) {
+            struct cpu_clip *cl = &c->clip[k];
+            if (!cl->sel) continue;
+            cl->pred = clip_frame_sum(c, cl, c->pred_f);
+            cl->cost_t = clip_frame_sum(c, cl, c->part_t);
+            cl->cg_total += cl->cg_it;
+            cl->lm_iters++;
+            float rho = cl->pred > 0.0f ? (cl->cost - cl->cost_t) / cl->pred : -1.0f;
+            float dn = sqrtf(s[k][0]), xn = sqrtf(sx[k][0]);
+            if (rho > 0.0f) {
+                float dec = cl->cost - cl->cost_t;
+                float t2 = 2.0f * rho - 1.0f, fct = 1.0f - t2 * t2 * t2;
+                cl->lambda = cl->lambda * (fct > (1.0f / 3.0f) ? fct : (1.0f / 3.0f));
+                if (cl->lambda < LAMBDA_MIN) cl->lambda = LAMBDA_MIN;
+                cl->nu = 2.0f;
+                cl->sel = 2;
+                cl->need_lin = 1;
+                if (dec < o->tol_cost * cl->cost) cl->term = SOLVER_TERM_COST;
+                else if (dn < o->tol_step * (xn + o->tol_step)) cl->term = SOLVER_TERM_STEP;
+                cl->cost = cl->cost_t;
+            } else {
+                cl->lambda = cl->lambda * cl->nu;
+                cl->nu = cl->nu * 2.0f;
+                if (cl->lambda > LAMBDA_MAX) cl->term = SOLVER_TERM_DAMPING;
+            }
+        }
+        free(sx);
+        cpu_pool_run(c->pool, ph_accept, c, (size_t)c->nf);
+        int done_clips = 0;
+        int max_it = 0;
+        for (int k = 0; k < c->nc; k++) {
+            struct cpu_clip *cl = &c->clip[k];
+            if (cl->active && cl->term != SOLVER_TERM_NONE) cl->active = 0;
+            if (cl->active && cl->lm_iters >= o->max_lm_iters) { cl->term = SOLVER_TERM_MAX_ITERS; cl->active = 0; }
+            done_clips += !cl->active;
+            if (cl->lm_iters > max_it) max_it = cl->lm_iters;
+        }
+        if (b->progress) b->progress(b->progress_user, max_it, done_clips);
+    }
+done:
+    free(s);
+    return st;
+}
+
+enum rt_status solver_solve_cpu(const struct solver_batch *b, struct solver_result *res, struct rt_err *err)
+{
+    struct cpu_ctx c;
+    double t0 = now_s();
+    enum rt_status st = solver_batch_check(b, err);
+    if (st != RT_OK) return st;
+    if (!res || !res->state || !res->clips) return rt_err_set(err, RT_EINVAL, "result", "no output arrays");
+    st = cpu_ctx_init(&c, b, err);
+    if (st != RT_OK) return st;
+    start_state(&c);
+    st = lm_run(&c, err);
+    if (st == RT_OK) {
+        double sec = now_s() - t0;
+        const struct solver_tree *tr = c.tr;
+        memcpy(res->state, c.x, (size_t)c.nf * c.cols * sizeof(float));
+        for (int k = 0; k < c.nc; k++) {
+            const struct cpu_clip *cl = &c.clip[k];
+            struct solver_clip_result *r = &res->clips[k];
+            memset(r, 0, sizeof *r);
+            r->lm_iters = cl->lm_iters;
+            r->cg_iters = cl->cg_total;
+            r->termination = cl->term;
+            r->start_cost = cl->start_cost;
+            r->initial_cost = cl->initial_cost;
+            r->final_cost = cl->cost;
+            r->final_lambda = cl->lambda;
+            r->seconds = sec;
+            for (int t = 0; t < cl->T; t++) {
+                const float *x = c.x + (size_t)(cl->off + t) * c.cols + SOLVER_ROOT_COLS;
+                int at = 0;
+                for (int j = 0; j < tr->n_joints; j++) {
+                    if (x[j] < tr->lower[j] || x[j] > tr->upper[j]) r->limit_violations++;
+                    if (x[j] == tr->lower[j] || x[j] == tr->upper[j]) at = 1;
+                }
+                r->frames_at_bound += at;
+            }
+        }
+    }
+    cpu_ctx_free(&c);
+    return st;
+}
+
+enum rt_status solver_cpu_debug_steps(const struct solver_batch *b, const float *state, float lambda,
+                                      float *d_pcg, float *d_direct, int *cg_iters, struct rt_err *err)
+{
+    struct cpu_ctx c;
+    enum rt_status st = solver_batch_check(b, err);
+    if (st != RT_OK) return st;
+    st = cpu_ctx_init(&c, b, err);
+    if (st != RT_OK) return st;
+    memcpy(c.x, state, (size_t)c.nf * c.cols * sizeof(float));
+    for (int k = 0; k < c.nc; k++) {
+        c.clip[k].active = 1;
+        c.clip[k].sel = 1;
+        c.clip[k].lambda = lambda;
+    }
+    cpu_linearize(&c, c.x);
+    cpu_precondition(&c);
+    cpu_pcg(&c);
+    memcpy(d_pcg, c.d, (size_t)c.nf * c.n * sizeof(float));
+    if (cg_iters) *cg_iters = c.clip[0].cg_it;
+    st = cpu_direct(&c, err);
+    if (st == RT_OK) memcpy(d_direct, c.d, (size_t)c.nf * c.n * sizeof(float));
+    cpu_ctx_free(&c);
+    return st;
+}

@@ -1,0 +1,739 @@
+/* frame.h -- the per-frame math of the trajectory-IK solver, written once
+ * for the CPU backend and (next) the CUDA backend.
+ *
+ * Everything here is RT_HD: `static inline` in C, `static __host__
+ * __device__ __forceinline__` under nvcc. Nothing host-only: no malloc, no
+ * libm, no printf; every temporary lives on the stack or in caller scratch.
+ * Bits: DESIGN.md "The numerical contract" point 3. The loops below have one
+ * fixed order that both backends execute unchanged; -ffp-contract=off and
+ * nvcc -fmad=false keep the compilers from fusing; sqrtf and division are
+ * correctly rounded on both; sin, cos, atan2 and acos are the polynomial
+ * versions below (rt_sinf...), never libm's or CUDA's.
+ *
+ * Conventions (SOLVER.md):
+ *   state of a frame  x = (p[3], quat xyzw[4], theta[n_joints])   (solver.h)
+ *   tangent of a frame d = (dp[3], dphi[3], dtheta[n_joints]) with a
+ *     floating base, else dtheta only; dim = solver_tangent_dim()
+ *   retraction        p += dp, R <- Exp(dphi) R (world frame),
+ *                     theta <- clamp(theta + dtheta, lower, upper)
+ *   residuals         tracking: w_p (x_k - xhat_k), w_o Log(R_k Rhat_k^T);
+ *                     rest: w_r (theta - rest); smoothness over neighbours
+ *                     through the forward difference dq_t = q_{t+1} (-) q_t
+ *                     (root rotation Log(R_{t+1} R_t^T)): velocity w_v dq_t,
+ *                     acceleration w_a (dq_t - dq_{t-1}); their Jacobians are
+ *                     +-I (Gauss-Newton), so they couple frames only through
+ *                     scaled identities (the stencil, frame_stencil_apply).
+ *   cost              0.5 * sum r^2.
+ *
+ * Block storage: a frame's block B_t = J_t^T J_t (tracking + rest rows only)
+ * is a full dim x dim row-major float array, symmetric (assembled in the
+ * upper triangle, then mirrored), so that the block product can run as
+ * column axpys whose every output still sums in index order. A Cholesky
+ * factor is stored the same way: F[i][j] = F[j][i] = L[i][j] (j <= i), so
+ * both triangular solves read contiguous rows. */
+#ifndef RT_SOLVER_FRAME_H
+#define RT_SOLVER_FRAME_H
+
+#include <math.h> /* sqrtf only: correctly rounded on host and device */
+
+#include "solver.h"
+#include "reduce.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FRAME_MAX_DIM 64     /* tangent coordinates per frame */
+#define FRAME_MAX_LINKS 256  /* links of a tree */
+#define FRAME_LINK_STRIDE 15 /* per link scratch: pos[3], rot[9], world axis[3] */
+#define FRAME_DMIN 1e-6f     /* Marquardt scaling floor: D = max(diag H, FRAME_DMIN) */
+
+#ifdef __cplusplus
+#define FRAME_STATIC_ASSERT(c, m) static_assert(c, m)
+#else
+#define FRAME_STATIC_ASSERT(c, m) _Static_assert(c, m)
+#endif
+FRAME_STATIC_ASSERT(FRAME_MAX_DIM <= 64, "frozen masks are 64-bit");
+FRAME_STATIC_ASSERT(sizeof(float) == 4 && sizeof(unsigned long long) == 8, "IEEE binary32 floats");
+/* The tree and the batch travel to the device as structs of pointers: the
+ * host and device compilers must agree on their layout. */
+FRAME_STATIC_ASSERT(sizeof(struct solver_tree) == 4 * sizeof(int) + 10 * sizeof(void *) ||
+                        sizeof(struct solver_tree) == 3 * sizeof(int) + 10 * sizeof(void *),
+                    "struct solver_tree layout changed: update the device copy");
+
+/* ------------------------------------------------------------------ */
+/* Deterministic elementary functions (cephes-style minimax polynomials with
+ * Cody-Waite range reduction). Accurate to about 1-2 ulp for |x| < 8192;
+ * beyond that the reduction loses bits but stays deterministic. */
+
+#define RT_PI_F 3.14159265358979f
+#define RT_PI_2_F 1.57079632679490f
+#define RT_PI_4_F 0.785398163397448f
+
+RT_HD void rt_sincosf(float x, float *s_out, float *c_out)
+{
+    float ax = x < 0.0f ? -x : x;
+    float ssign = x < 0.0f ? -1.0f : 1.0f, csign = 1.0f;
+    if (!(ax <= 1.0e7f)) { /* huge, inf or nan: no meaningful result */
+        float nan = (x - x) * 0.0f;
+        *s_out = ax > 1.0e7f && ax - ax == 0.0f ? 0.0f : nan;
+        *c_out = ax > 1.0e7f && ax - ax == 0.0f ? 1.0f : nan;
+        return;
+    }
+    int j = (int)(ax * 1.27323954473516f); /* 4/pi */
+    if (j & 1) j += 1;
+    float y = (float)j;
+    j &= 7;
+    if (j > 3) { ssign = -ssign; csign = -csign; j -= 4; }
+    if (j > 1) csign = -csign;
+    float r = ((ax - y * 0.78515625f) - y * 2.4187564849853515625e-4f) - y * 3.77489497744594108e-8f;
+    float z = r * r;
+    float ps = ((-1.9515295891e-4f * z + 8.3321608736e-3f) * z - 1.6666654611e-1f) * z * r + r;
+    float pc = ((2.443315711809948e-5f * z - 1.388731625493765e-3f) * z + 4.166664568298827e-2f) * z * z;
+    pc = pc - 0.5f * z;
+    pc = pc + 1.0f;
+    if (j == 1 || j == 2) { *s_out = ssign * pc; *c_out = csign * ps; }
+    else { *s_out = ssign * ps; *c_out = csign * pc; }
+}
+
+RT_HD float rt_sinf(float x) { float s, c; rt_sincosf(x, &s, &c); return s; }
+RT_HD float rt_cosf(float x) { float s, c; rt_sincosf(x, &s, &c); return c; }
+
+/* atan for x >= 0 (cephes atanf reduction). */
+RT_HD float rt_atan_pos(float x)
+{
+    float y0 = 0.0f;
+    if (x > 2.414213562373095f) { y0 = RT_PI_2_F; x = -1.0f / x; }
+    else if (x > 0.4142135623730950f) { y0 = RT_PI_4_F; x = (x - 1.0f) / (x + 1.0f); }
+    float z = x * x;
+    float p = (((8.05374449538e-2f * z - 1.38776856032e-1f) * z + 1.99777106478e-1f) * z -
+               3.33329491539e-1f) * z * x + x;
+    return y0 + p;
+}
+
+RT_HD float rt_atanf(float x) { return x < 0.0f ? -rt_atan_pos(-x) : rt_atan_pos(x); }
+
+RT_HD float rt_atan2f(float y, float x)
+{
+    float ay = y < 0.0f ? -y : y, ax = x < 0.0f ? -x : x, a;
+    if (ax == 0.0f && ay == 0.0f) a = 0.0f;
+    else if (ay <= ax) a = rt_atan_pos(ay / ax);
+    else a = RT_PI_2_F - rt_atan_pos(ax / ay);
+    if (x < 0.0f) a = RT_PI_F - a;
+    return y < 0.0f ? -a : a;
+}
+
+RT_HD float rt_acosf(float x)
+{
+    if (x > 1.0f) x = 1.0f;
+    if (x < -1.0f) x = -1.0f;
+    return rt_atan2f(sqrtf((1.0f - x) * (1.0f + x)), x);
+}
+
+RT_HD float rt_clampf(float v, float lo, float hi) { return v < lo ? lo : (v > hi ? hi : v); }
+
+/* ------------------------------------------------------------------ */
+/* Small vectors, rotations and quaternions (x, y, z, w). */
+
+RT_HD float v3_dot(const float *a, const float *b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+
+RT_HD void v3_cross(const float *a, const float *b, float *o)
+{
+    float x = a[1] * b[2] - a[2] * b[1];
+    float y = a[2] * b[0] - a[0] * b[2];
+    float z = a[0] * b[1] - a[1] * b[0];
+    o[0] = x; o[1] = y; o[2] = z;
+}
+
+/* o = A * v, A row-major 3x3. */
+RT_HD void m3_mulv(const float *A, const float *v, float *o)
+{
+    float x = A[0] * v[0] + A[1] * v[1] + A[2] * v[2];
+    float y = A[3] * v[0] + A[4] * v[1] + A[5] * v[2];
+    float z = A[6] * v[0] + A[7] * v[1] + A[8] * v[2];
+    o[0] = x; o[1] = y; o[2] = z;
+}
+
+/* O = A * B (O must not alias A or B). */
+RT_HD void m3_mul(const float *A, const float *B, float *O)
+{
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            O[3 * i + j] = A[3 * i] * B[j] + A[3 * i + 1] * B[3 + j] + A[3 * i + 2] * B[6 + j];
+}
+
+/* O = A * B^T. */
+RT_HD void m3_mul_bt(const float *A, const float *B, float *O)
+{
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            O[3 * i + j] = A[3 * i] * B[3 * j] + A[3 * i + 1] * B[3 * j + 1] + A[3 * i + 2] * B[3 * j + 2];
+}
+
+/* Rotation by angle (sin s, cos c) about unit axis a (Rodrigues). */
+RT_HD void m3_axis_angle(const float *a, float s, float c, float *R)
+{
+    float t = 1.0f - c;
+    float x = a[0], y = a[1], z = a[2];
+    R[0] = t * x * x + c;     R[1] = t * x * y - s * z; R[2] = t * x * z + s * y;
+    R[3] = t * x * y + s * z; R[4] = t * y * y + c;     R[5] = t * y * z - s * x;
+    R[6] = t * x * z - s * y; R[7] = t * y * z + s * x; R[8] = t * z * z + c;
+}
+
+RT_HD void q_normalize(float *q)
+{
+    float n = sqrtf(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+    if (n > 0.0f) {
+        float inv = 1.0f / n;
+        q[0] = q[0] * inv; q[1] = q[1] * inv; q[2] = q[2] * inv; q[3] = q[3] * inv;
+    } else {
+        q[0] = 0.0f; q[1] = 0.0f; q[2] = 0.0f; q[3] = 1.0f;
+    }
+}
+
+/* o = a (x) b (Hamilton product); o may alias a or b. */
+RT_HD void q_mul(const float *a, const float *b, float *o)
+{
+    float w = a[3] * b[3] - a[0] * b[0] - a[1] * b[1] - a[2] * b[2];
+    float x = a[3] * b[0] + a[0] * b[3] + a[1] * b[2] - a[2] * b[1];
+    float y = a[3] * b[1] - a[0] * b[2] + a[1] * b[3] + a[2] * b[0];
+    float z = a[3] * b[2] + a[0] * b[1] - a[1] * b[0] + a[2] * b[3];
+    o[0] = x; o[1] = y; o[2] = z; o[3] = w;
+}
+
+/* Rotation matrix of a unit quaternion. */
+RT_HD void q_to_m3(const float *q, float *R)
+{
+    float x = q[0], y = q[1], z = q[2], w = q[3];
+    R[0] = 1.0f - 2.0f * (y * y + z * z); R[1] = 2.0f * (x * y - z * w); R[2] = 2.0f * (x * z + y * w);
+    R[3] = 2.0f * (x * y + z * w); R[4] = 1.0f - 2.0f * (x * x + z * z); R[5] = 2.0f * (y * z - x * w);
+    R[6] = 2.0f * (x * z - y * w); R[7] = 2.0f * (y * z + x * w); R[8] = 1.0f - 2.0f * (x * x + y * y);
+}
+
+/* Unit quaternion of a rotation matrix (Shepperd's branch on the largest
+ * diagonal term, so no branch divides by a small number). */
+RT_HD void q_from_m3(const float *m, float *q)
+{
+    float tr = m[0] + m[4] + m[8], s;
+    if (tr > 0.0f) {
+        s = sqrtf(tr + 1.0f) * 2.0f;
+        q[3] = 0.25f * s; q[0] = (m[7] - m[5]) / s; q[1] = (m[2] - m[6]) / s; q[2] = (m[3] - m[1]) / s;
+    } else if (m[0] > m[4] && m[0] > m[8]) {
+        s = sqrtf(1.0f + m[0] - m[4] - m[8]) * 2.0f;
+        q[3] = (m[7] - m[5]) / s; q[0] = 0.25f * s; q[1] = (m[1] + m[3]) / s; q[2] = (m[2] + m[6]) / s;
+    } else if (m[4] > m[8]) {
+        s = sqrtf(1.0f + m[4] - m[0] - m[8]) * 2.0f;
+        q[3] = (m[2] - m[6]) / s; q[0] = (m[1] + m[3]) / s; q[1] = 0.25f * s; q[2] = (m[5] + m[7]) / s;
+    } else {
+        s = sqrtf(1.0f + m[8] - m[0] - m[4]) * 2.0f;
+        q[3] = (m[3] - m[1]) / s; q[0] = (m[2] + m[6]) / s; q[1] = (m[5] + m[7]) / s; q[2] = 0.25f * s;
+    }
+}
+
+/* Log of a unit quaternion as a rotation vector (angle in [0, pi]). */
+RT_HD void q_log(const float *qin, float *phi)
+{
+    float x = qin[0], y = qin[1], z = qin[2], w = qin[3];
+    if (w < 0.0f) { x = -x; y = -y; z = -z; w = -w; }
+    float s = sqrtf(x * x + y * y + z * z), k;
+    if (s < 1e-3f) k = (2.0f / w) * (1.0f - (s * s) / (3.0f * w * w));
+    else k = 2.0f * rt_atan2f(s, w) / s;
+    phi[0] = k * x; phi[1] = k * y; phi[2] = k * z;
+}
+
+/* Exp of a rotation vector as a unit quaternion. */
+RT_HD void q_exp(const float *phi, float *q)
+{
+    float t2 = phi[0] * phi[0] + phi[1] * phi[1] + phi[2] * phi[2], k, w;
+    if (t2 < 1e-6f) {
+        k = 0.5f - t2 / 48.0f;
+        w = 1.0f - t2 / 8.0f + (t2 * t2) / 384.0f;
+    } else {
+        float t = sqrtf(t2), s, c;
+        rt_sincosf(0.5f * t, &s, &c);
+        k = s / t;
+        w = c;
+    }
+    q[0] = k * phi[0]; q[1] = k * phi[1]; q[2] = k * phi[2]; q[3] = w;
+}
+
+/* Log of SO(3): rotation vector of R (through its quaternion). */
+RT_HD void m3_log(const float *R, float *phi)
+{
+    float q[4];
+    q_from_m3(R, q);
+    q_log(q, phi);
+}
+
+/* Exp of SO(3) as a matrix. */
+RT_HD void m3_exp(const float *phi, float *R)
+{
+    float q[4];
+    q_exp(phi, q);
+    q_to_m3(q, R);
+}
+
+/* ------------------------------------------------------------------ */
+/* Forward kinematics of one frame. `lk` holds FRAME_LINK_STRIDE floats per
+ * link: world position, world rotation (row-major) and the world joint axis
+ * (zero for fixed joints). Link i = T_parent * origin_i * motion_i
+ * (solver.h). The base quaternion is normalized here. */
+RT_HD void frame_fk(const struct solver_tree *tr, const float *x, float *lk)
+{
+    const float *th = x + SOLVER_ROOT_COLS;
+    if (tr->floating_base) {
+        float q[4] = {x[3], x[4], x[5], x[6]};
+        q_normalize(q);
+        lk[0] = x[0]; lk[1] = x[1]; lk[2] = x[2];
+        q_to_m3(q, lk + 3);
+    } else {
+        for (int i = 0; i < 12; i++) lk[i] = (i >= 3 && (i - 3) % 4 == 0) ? 1.0f : 0.0f;
+    }
+    lk[12] = 0.0f; lk[13] = 0.0f; lk[14] = 0.0f;
+    for (int i = 1; i < tr->n_links; i++) {
+        const float *P = lk + (size_t)tr->parent[i] * FRAME_LINK_STRIDE;
+        float *L = lk + (size_t)i * FRAME_LINK_STRIDE;
+        float Rj[9], o[3];
+        m3_mul(P + 3, tr->origin_rot + 9 * i, Rj);
+        m3_mulv(P + 3, tr->origin_pos + 3 * i, o);
+        o[0] = P[0] + o[0]; o[1] = P[1] + o[1]; o[2] = P[2] + o[2];
+        int type = tr->joint_type[i], ji = tr->joint_index[i];
+        if (type == SOLVER_JOINT_FIXED || ji < 0) {
+            for (int k = 0; k < 9; k++) L[3 + k] = Rj[k];
+            L[0] = o[0]; L[1] = o[1]; L[2] = o[2];
+            L[12] = 0.0f; L[13] = 0.0f; L[14] = 0.0f;
+            continue;
+        }
+        const float *ax = tr->axis + 3 * i;
+        float v = tr->joint_mult[i] * th[ji] + tr->joint_offset[i];
+        m3_mulv(Rj, ax, L + 12);
+        if (type == SOLVER_JOINT_REVOLUTE) {
+            float s, c, Rm[9];
+            rt_sincosf(v, &s, &c);
+            m3_axis_angle(ax, s, c, Rm);
+            m3_mul(Rj, Rm, L + 3);
+            L[0] = o[0]; L[1] = o[1]; L[2] = o[2];
+        } else { /* prismatic */
+            for (int k = 0; k < 9; k++) L[3 + k] = Rj[k];
+            L[0] = o[0] + v * L[12]; L[1] = o[1] + v * L[13]; L[2] = o[2] + v * L[14];
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Smoothness: forward differences and the stencil. */
+
+/* dq = x_b (-) x_a in tangent coordinates: dp, Log(R_b R_a^T), dtheta. */
+RT_HD void frame_diff(const struct solver_tree *tr, const float *xa, const float *xb, float *dq)
+{
+    int ro = 0;
+    if (tr->floating_base) {
+        float qa[4] = {-xa[3], -xa[4], -xa[5], xa[6]}, qr[4];
+        dq[0] = xb[0] - xa[0]; dq[1] = xb[1] - xa[1]; dq[2] = xb[2] - xa[2];
+        q_mul(xb + 3, qa, qr);
+        q_log(qr, dq + 3);
+        ro = 6;
+    }
+    for (int j = 0; j < tr->n_joints; j++)
+        dq[ro + j] = xb[SOLVER_ROOT_COLS + j] - xa[SOLVER_ROOT_COLS + j];
+}
+
+RT_HD float frame_w(const float *w, int c) { return w ? w[c] * w[c] : 0.0f; }
+
+/* Diagonal of the smoothness operator at frame t of T, coordinate c. */
+RT_HD float frame_smooth_diag(const struct solver_batch *b, int c, int t, int T)
+{
+    float wv = frame_w(b->w_vel, c), wa = frame_w(b->w_acc, c);
+    float dv = (float)((t >= 1) + (t <= T - 2));
+    float da = (float)((t - 1 >= 1 && t - 1 <= T - 2) * 1 + (t >= 1 && t <= T - 2) * 4 +
+                       (t + 1 >= 1 && t + 1 <= T - 2) * 1);
+    return wv * dv + wa * da;
+}
+
+/* Second difference at s from forward differences v (stride n, coord c):
+ * a(s) = v_s - v_{s-1}, defined for 1 <= s <= T-2. */
+RT_HD float frame_acc_at(const float *v, int n, int c, int s) { return v[(size_t)s * n + c] - v[(size_t)(s - 1) * n + c]; }
+
+/* Smoothness adjoint at frame t, coordinate c, applied to the forward
+ * differences v (T-1 rows of n, clip-local):
+ *   w_v^2 (v_{t-1} - v_t) + w_a^2 (a_{t-1} - 2 a_t + a_{t+1}),
+ * terms present only where defined. This is D^T (D q) for the gradient
+ * (v = dq) and, with v = differences of a direction, the stencil S x. */
+RT_HD float frame_smooth_adj(const struct solver_batch *b, const float *v, int n, int c, int t, int T)
+{
+    float wv = frame_w(b->w_vel, c), wa = frame_w(b->w_acc, c);
+    float gv = 0.0f, ga = 0.0f;
+    if (t >= 1) gv = gv + v[(size_t)(t - 1) * n + c];
+    if (t <= T - 2) gv = gv - v[(size_t)t * n + c];
+    if (t - 1 >= 1 && t - 1 <= T - 2) ga = ga + frame_acc_at(v, n, c, t - 1);
+    if (t >= 1 && t <= T - 2) ga = ga - 2.0f * frame_acc_at(v, n, c, t);
+    if (t + 1 >= 1 && t + 1 <= T - 2) ga = ga + frame_acc_at(v, n, c, t + 1);
+    return wv * gv + wa * ga;
+}
+
+/* Stencil S x at frame t, coordinate c, for a direction x of the clip
+ * (T rows of n, clip-local): the same adjoint with v_s = x_{s+1} - x_s
+ * computed on the fly, so frames never exchange anything but x. */
+RT_HD float frame_stencil_at(const struct solver_batch *b, const float *x, int n, int c, int t, int T)
+{
+    float wv = frame_w(b->w_vel, c), wa = frame_w(b->w_acc, c);
+    float v[4]; /* v_{t-2}, v_{t-1}, v_t, v_{t+1} */
+    for (int k = 0; k < 4; k++) {
+        int s = t - 2 + k;
+        v[k] = (s >= 0 && s <= T - 2) ? x[(size_t)(s + 1) * n + c] - x[(size_t)s * n + c] : 0.0f;
+    }
+    float gv = 0.0f, ga = 0.0f;
+    if (t >= 1) gv = gv + v[1];
+    if (t <= T - 2) gv = gv - v[2];
+    if (t - 1 >= 1 && t - 1 <= T - 2) ga = ga + (v[1] - v[0]);
+    if (t >= 1 && t <= T - 2) ga = ga - 2.0f * (v[2] - v[1]);
+    if (t + 1 >= 1 && t + 1 <= T - 2) ga = ga + (v[3] - v[2]);
+    return wv * gv + wa * ga;
+}
+
+/* ------------------------------------------------------------------ */
+/* Residuals, Jacobian rows, block and gradient of one frame. */
+
+/* Evaluates frame f (global index; clip-local t of T) at state x.
+ * Returns the frame's partial cost
+ *     0.5 * ((track + vel) + acc)
+ * where track sums, in this order, w_p^2 |e_p|^2 and w_o^2 |e_o|^2 per target
+ * k = 0..K-1 and then w_r^2 (theta_j - rest_j)^2 per joint; vel is
+ * sum_c w_v^2 dq_t^2 (t <= T-2); acc is sum_c w_a^2 (dq_t - dq_{t-1})^2
+ * (1 <= t <= T-2). dq: the clip's forward differences (T-1 rows of dim),
+ * or NULL for no smoothness (independent per-frame solves).
+ * With B non-NULL also writes the block B (dim x dim, symmetric, tracking
+ * and rest rows only) and g = J^T r (all residuals, smoothness included).
+ * Block accumulation order: entry (i, j) sums its per-target contribution
+ * w_p^2 (Jp_i . Jp_j) + w_o^2 (Jo_i . Jo_j) over k ascending, then rest. */
+RT_HD float frame_eval(const struct solver_batch *b, int f, const float *x, const float *dq, int t,
+                       int T, float *lk, float *B, float *g)
+{
+    const struct solver_tree *tr = b->tree;
+    const int n = solver_tangent_dim(tr), ro = tr->floating_base ? 6 : 0;
+    const float *th = x + SOLVER_ROOT_COLS;
+    float track = 0.0f, vel = 0.0f, acc = 0.0f;
+
+    frame_fk(tr, x, lk);
+    if (B) {
+        for (int i = 0; i < n * n; i++) B[i] = 0.0f;
+        for (int i = 0; i < n; i++) g[i] = 0.0f;
+    }
+    for (int k = 0; k < b->n_targets; k++) {
+        size_t ti = (size_t)f * (size_t)b->n_targets + (size_t)k;
+        float wp = b->target_wpos ? b->target_wpos[ti] : 0.0f;
+        float wo = b->target_wrot ? b->target_wrot[ti] : 0.0f;
+        int hp = wp > 0.0f && b->target_pos, ho = wo > 0.0f && b->target_rot;
+        if (!hp && !ho) continue;
+        int link = b->target_link[k];
+        const float *L = lk + (size_t)link * FRAME_LINK_STRIDE;
+        float ep[3] = {0.0f, 0.0f, 0.0f}, eo[3] = {0.0f, 0.0f, 0.0f};
+        float wp2 = wp * wp, wo2 = wo * wo;
+        if (hp) {
+            const float *tp = b->target_pos + 3 * ti;
+            ep[0] = L[0] - tp[0]; ep[1] = L[1] - tp[1]; ep[2] = L[2] - tp[2];
+            track = track + wp2 * v3_dot(ep, ep);
+        }
+        if (ho) {
+            float qt[4] = {b->target_rot[4 * ti], b->target_rot[4 * ti + 1], b->target_rot[4 * ti + 2],
+                           b->target_rot[4 * ti + 3]};
+            float Rt[9], M[9];
+            q_normalize(qt);
+            q_to_m3(qt, Rt);
+            m3_mul_bt(L + 3, Rt, M);
+            m3_log(M, eo);
+            track = track + wo2 * v3_dot(eo, eo);
+        }
+        if (!B) continue;
+
+        /* Jacobian columns of this target, compact: root (6) then the chain. */
+        int cols[FRAME_MAX_DIM], nc = 0;
+        float jp[FRAME_MAX_DIM][3], jo[FRAME_MAX_DIM][3];
+        if (tr->floating_base) {
+            float r[3] = {L[0] - lk[0], L[1] - lk[1], L[2] - lk[2]};
+            for (int c = 0; c < 3; c++) {
+                cols[nc] = c;
+                jp[nc][0] = c == 0 ? 1.0f : 0.0f; jp[nc][1] = c == 1 ? 1.0f : 0.0f; jp[nc][2] = c == 2 ? 1.0f : 0.0f;
+                jo[nc][0] = 0.0f; jo[nc][1] = 0.0f; jo[nc][2] = 0.0f;
+                nc++;
+            }
+            /* e_c x r */
+            cols[nc] = 3; jp[nc][0] = 0.0f; jp[nc][1] = -r[2]; jp[nc][2] = r[1];
+            jo[nc][0] = 1.0f; jo[nc][1] = 0.0f; jo[nc][2] = 0.0f; nc++;
+            cols[nc] = 4; jp[nc][0] = r[2]; jp[nc][1] = 0.0f; jp[nc][2] = -r[0];
+            jo[nc][0] = 0.0f; jo[nc][1] = 1.0f; jo[nc][2] = 0.0f; nc++;
+            cols[nc] = 5; jp[nc][0] = -r[1]; jp[nc][1] = r[0]; jp[nc][2] = 0.0f;
+            jo[nc][0] = 0.0f; jo[nc][1] = 0.0f; jo[nc][2] = 1.0f; nc++;
+        }
+        for (int i = link; i > 0; i = tr->parent[i]) {
+            int ji = tr->joint_index[i], type = tr->joint_type[i];
+            if (ji < 0 || type == SOLVER_JOINT_FIXED) continue;
+            const float *A = lk + (size_t)i * FRAME_LINK_STRIDE;
+            float m = tr->joint_mult[i], cp[3], co[3];
+            if (type == SOLVER_JOINT_REVOLUTE) {
+                float r[3] = {L[0] - A[0], L[1] - A[1], L[2] - A[2]};
+                v3_cross(A + 12, r, cp);
+                cp[0] = m * cp[0]; cp[1] = m * cp[1]; cp[2] = m * cp[2];
+                co[0] = m * A[12]; co[1] = m * A[13]; co[2] = m * A[14];
+            } else {
+                cp[0] = m * A[12]; cp[1] = m * A[13]; cp[2] = m * A[14];
+                co[0] = 0.0f; co[1] = 0.0f; co[2] = 0.0f;
+            }
+            int col = ro + ji, e = 0;
+            while (e < nc && cols[e] != col) e++;
+            if (e == nc) {
+                cols[nc] = col;
+                jp[nc][0] = cp[0]; jp[nc][1] = cp[1]; jp[nc][2] = cp[2];
+                jo[nc][0] = co[0]; jo[nc][1] = co[1]; jo[nc][2] = co[2];
+                nc++;
+            } else { /* a mimic joint shares its leader's column */
+                jp[e][0] = jp[e][0] + cp[0]; jp[e][1] = jp[e][1] + cp[1]; jp[e][2] = jp[e][2] + cp[2];
+                jo[e][0] = jo[e][0] + co[0]; jo[e][1] = jo[e][1] + co[1]; jo[e][2] = jo[e][2] + co[2];
+            }
+        }
+        for (int a = 0; a < nc; a++) {
+            float ga = 0.0f;
+            if (hp) ga = ga + wp2 * v3_dot(jp[a], ep);
+            if (ho) ga = ga + wo2 * v3_dot(jo[a], eo);
+            g[cols[a]] = g[cols[a]] + ga;
+            for (int c2 = 0; c2 < nc; c2++) {
+                if (cols[c2] < cols[a]) continue;
+                float h = 0.0f;
+                if (hp) h = h + wp2 * v3_dot(jp[a], jp[c2]);
+                if (ho) h = h + wo2 * v3_dot(jo[a], jo[c2]);
+                float *e = B + (size_t)cols[a] * n + cols[c2];
+                *e = *e + h;
+            }
+        }
+    }
+    if (b->w_rest) {
+        for (int j = 0; j < tr->n_joints; j++) {
+            float w2 = b->w_rest[j] * b->w_rest[j];
+            float d = th[j] - (b->rest ? b->rest[j] : 0.0f);
+            track = track + w2 * (d * d);
+            if (B) {
+                int c = ro + j;
+                B[(size_t)c * n + c] = B[(size_t)c * n + c] + w2;
+                g[c] = g[c] + w2 * d;
+            }
+        }
+    }
+    if (dq) {
+        for (int c = 0; c < n; c++) {
+            if (t <= T - 2) { float v = dq[(size_t)t * n + c]; vel = vel + frame_w(b->w_vel, c) * (v * v); }
+            if (t >= 1 && t <= T - 2) { float a = frame_acc_at(dq, n, c, t); acc = acc + frame_w(b->w_acc, c) * (a * a); }
+            if (B) g[c] = g[c] + frame_smooth_adj(b, dq, n, c, t, T);
+        }
+    }
+    if (B) /* mirror the upper triangle */
+        for (int i = 0; i < n; i++)
+            for (int j = i + 1; j < n; j++) B[(size_t)j * n + i] = B[(size_t)i * n + j];
+    return 0.5f * ((track + vel) + acc);
+}
+
+/* Joint-limit rule (SOLVER.md "Joint limits"): a joint sitting at a bound
+ * with a gradient pushing outward is frozen for this linearization: its row
+ * and column of B are zeroed, its diagonal set to 1, its gradient zeroed.
+ * Returns the frozen mask (bit c: tangent coordinate c). */
+RT_HD unsigned long long frame_freeze(const struct solver_tree *tr, const float *x, float *B, float *g)
+{
+    const int n = solver_tangent_dim(tr), ro = tr->floating_base ? 6 : 0;
+    unsigned long long mask = 0;
+    for (int j = 0; j < tr->n_joints; j++) {
+        int c = ro + j;
+        float th = x[SOLVER_ROOT_COLS + j];
+        if ((th <= tr->lower[j] && g[c] > 0.0f) || (th >= tr->upper[j] && g[c] < 0.0f)) {
+            mask |= 1ull << c;
+            for (int i = 0; i < n; i++) { B[(size_t)c * n + i] = 0.0f; B[(size_t)i * n + c] = 0.0f; }
+            B[(size_t)c * n + c] = 1.0f;
+            g[c] = 0.0f;
+        }
+    }
+    return mask;
+}
+
+/* x_out = x (+) d: p += dp, q <- normalize(Exp(dphi) q), theta clamped to
+ * the limits. x_out may alias x. */
+RT_HD void frame_retract(const struct solver_tree *tr, const float *x, const float *d, float *xo)
+{
+    int ro = 0;
+    if (tr->floating_base) {
+        float dq[4], q[4] = {x[3], x[4], x[5], x[6]};
+        xo[0] = x[0] + d[0]; xo[1] = x[1] + d[1]; xo[2] = x[2] + d[2];
+        q_exp(d + 3, dq);
+        q_mul(dq, q, q);
+        q_normalize(q);
+        xo[3] = q[0]; xo[4] = q[1]; xo[5] = q[2]; xo[6] = q[3];
+        ro = 6;
+    } else {
+        for (int i = 0; i < SOLVER_ROOT_COLS; i++) xo[i] = x[i];
+    }
+    for (int j = 0; j < tr->n_joints; j++)
+        xo[SOLVER_ROOT_COLS + j] = rt_clampf(x[SOLVER_ROOT_COLS + j] + d[ro + j], tr->lower[j], tr->upper[j]);
+}
+
+/* ------------------------------------------------------------------ */
+/* Dense block algebra (n <= FRAME_MAX_DIM). */
+
+/* y = B x (B full symmetric). Column-axpy order: every y_i sums B_ij x_j
+ * over j ascending, starting from 0 (the same bits as the row form). */
+RT_HD void frame_block_mul(const float *B, const float *x, float *y, int n)
+{
+    for (int i = 0; i < n; i++) y[i] = 0.0f;
+    for (int j = 0; j < n; j++) {
+        const float *row = B + (size_t)j * n;
+        float xj = x[j];
+        for (int i = 0; i < n; i++) y[i] = y[i] + row[i] * xj;
+    }
+}
+
+/* Cholesky of the symmetric positive matrix M into F (F[i][j] = F[j][i] =
+ * L[i][j]). Order: Cholesky-Banachiewicz, row i, column j <= i, products
+ * over k ascending. A pivot that is not above 1e-7 * M_ii (roundoff on a
+ * nearly singular block) is raised to that floor, so the factor always
+ * exists and the preconditioner stays positive. */
+RT_HD void frame_chol(const float *M, float *F, int n)
+{
+    for (int i = 0; i < n; i++) {
+        for (int j = 0; j <= i; j++) {
+            float s = M[(size_t)i * n + j];
+            const float *Fi = F + (size_t)i * n, *Fj = F + (size_t)j * n;
+            for (int k = 0; k < j; k++) s = s - Fi[k] * Fj[k];
+            if (i == j) {
+                float fl = 1e-7f * M[(size_t)i * n + i] + 1e-30f;
+                if (!(s > fl)) s = fl;
+                F[(size_t)i * n + i] = sqrtf(s);
+            } else {
+                float v = s / F[(size_t)j * n + j];
+                F[(size_t)i * n + j] = v;
+                F[(size_t)j * n + i] = v;
+            }
+        }
+    }
+}
+
+/* z = (L L^T)^-1 r with the factor from frame_chol; z may alias r.
+ * Forward: z_j /= L_jj, then z_i -= L_ij z_j for i > j (j ascending);
+ * backward: z_j /= L_jj, then z_i -= L_ji z_j for i < j (j descending).
+ * Each z_i thus subtracts its products in index order, as the row forms do. */
+RT_HD void frame_chol_solve(const float *F, const float *r, float *z, int n)
+{
+    if (z != r)
+        for (int i = 0; i < n; i++) z[i] = r[i];
+    for (int j = 0; j < n; j++) {
+        const float *row = F + (size_t)j * n;
+        float zj = z[j] / row[j];
+        z[j] = zj;
+        for (int i = j + 1; i < n; i++) z[i] = z[i] - row[i] * zj;
+    }
+    for (int j = n - 1; j >= 0; j--) {
+        const float *row = F + (size_t)j * n;
+        float zj = z[j] / row[j];
+        z[j] = zj;
+        for (int i = 0; i < j; i++) z[i] = z[i] - row[i] * zj;
+    }
+}
+
+/* Marquardt scaling of frame t: D_c = max(B_cc + sdiag_c, FRAME_DMIN)
+ * (1 for frozen coordinates), written as lam * D into lamd; also builds the
+ * preconditioner block M = B + diag(lam D + sdiag) (frozen: sdiag 0) and
+ * factors it into F. lam = lambda_clip * mu_frame. M is scratch (n*n). */
+RT_HD void frame_precond(const struct solver_batch *b, const float *B, unsigned long long frozen, float lam,
+                         int t, int T, int smooth, float *lamd, float *M, float *F)
+{
+    const int n = solver_tangent_dim(b->tree);
+    for (int i = 0; i < n * n; i++) M[i] = B[i];
+    for (int c = 0; c < n; c++) {
+        int fz = (int)((frozen >> c) & 1ull);
+        float sd = (smooth && !fz) ? frame_smooth_diag(b, c, t, T) : 0.0f;
+        float D = fz ? 1.0f : B[(size_t)c * n + c] + sd;
+        if (!(D > FRAME_DMIN)) D = FRAME_DMIN;
+        lamd[c] = lam * D;
+        M[(size_t)c * n + c] = (B[(size_t)c * n + c] + lamd[c]) + sd;
+    }
+    frame_chol(M, F, n);
+}
+
+/* (H + lam D) x at frame t, for the clip direction xc (T rows of n,
+ * clip-local): y = B x_t + lamd (.) x_t + S x (stencil), frozen outputs 0.
+ * lamd NULL: undamped H. Per coordinate: ((Bx)_c + lamd_c x_c) + (Sx)_c. */
+RT_HD void frame_matvec(const struct solver_batch *b, const float *B, const float *lamd,
+                        unsigned long long frozen, const float *xc, int t, int T, int smooth, float *y)
+{
+    const int n = solver_tangent_dim(b->tree);
+    const float *x = xc + (size_t)t * n;
+    frame_block_mul(B, x, y, n);
+    for (int c = 0; c < n; c++) {
+        if ((frozen >> c) & 1ull) { y[c] = 0.0f; continue; }
+        float v = y[c];
+        if (lamd) v = v + lamd[c] * x[c];
+        if (smooth) v = v + frame_stencil_at(b, xc, n, c, t, T);
+        y[c] = v;
+    }
+}
+
+/* Sequential dot product (intra-frame quantities only; clip scalars go
+ * through reduce.h). */
+RT_HD float frame_dot(const float *a, const float *b, int n)
+{
+    float s = 0.0f;
+    for (int i = 0; i < n; i++) s = s + a[i] * b[i];
+    return s;
+}
+
+/* ------------------------------------------------------------------ */
+/* Independent per-frame LM (the initialization, no smoothness). */
+
+/* Scratch floats needed by frame_init_solve. */
+RT_HD size_t frame_init_scratch(const struct solver_tree *tr)
+{
+    size_t n = (size_t)solver_tangent_dim(tr);
+    return (size_t)tr->n_links * FRAME_LINK_STRIDE + 3 * n * n + 4 * n + 2 * (size_t)solver_state_cols(tr);
+}
+
+/* Runs `iters` LM iterations on frame f alone (tracking and rest residuals,
+ * no smoothness), its own damping starting at lam0 with the Nielsen update,
+ * from x (updated in place; joints stay within limits). Returns the frame's
+ * final damping. */
+RT_HD float frame_init_solve(const struct solver_batch *b, int f, float *x, int iters, float lam0, float *scratch)
+{
+    const struct solver_tree *tr = b->tree;
+    const int n = solver_tangent_dim(tr), cols = solver_state_cols(tr);
+    float *lk = scratch, *B = lk + (size_t)tr->n_links * FRAME_LINK_STRIDE, *M = B + (size_t)n * n,
+          *F = M + (size_t)n * n, *g = F + (size_t)n * n, *d = g + n, *Bd = d + n, *lamd = Bd + n,
+          *xt = lamd + n;
+    float lam = lam0, nu = 2.0f;
+    float cost = frame_eval(b, f, x, NULL, 0, 1, lk, B, g);
+    unsigned long long fz = frame_freeze(tr, x, B, g);
+    for (int it = 0; it < iters; it++) {
+        frame_precond(b, B, fz, lam, 0, 1, 0, lamd, M, F);
+        frame_chol_solve(F, g, d, n);
+        for (int c = 0; c < n; c++) d[c] = -d[c];
+        frame_block_mul(B, d, Bd, n);
+        float pred = -frame_dot(g, d, n) - 0.5f * frame_dot(d, Bd, n);
+        frame_retract(tr, x, d, xt);
+        float cnew = frame_eval(b, f, xt, NULL, 0, 1, lk, NULL, NULL);
+        float rho = pred > 0.0f ? (cost - cnew) / pred : -1.0f;
+        if (rho > 0.0f) {
+            for (int i = 0; i < cols; i++) x[i] = xt[i];
+            float s = 2.0f * rho - 1.0f, fct = 1.0f - s * s * s;
+            lam = lam * (fct > (1.0f / 3.0f) ? fct : (1.0f / 3.0f));
+            if (lam < 1e-7f) lam = 1e-7f;
+            nu = 2.0f;
+            if (it + 1 < iters) {
+                cost = frame_eval(b, f, x, NULL, 0, 1, lk, B, g);
+                fz = frame_freeze(tr, x, B, g);
+            }
+        } else {
+            lam = lam * nu;
+            nu = nu * 2.0f;
+            if (lam > 1e10f) break;
+        }
+    }
+    return lam;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif
