@@ -167,8 +167,61 @@ static void ph_init(void *vctx, int tid, size_t begin, size_t end)
 {
     struct cpu_ctx *c = (struct cpu_ctx *)vctx;
     float *s = c->tscratch + (size_t)tid * c->tscratch_stride;
-    for (size_t f = begin; f < end; f++)
-        frame_init_solve(c->b, (int)f, c->x + f * c->cols, c->b->opt.init_iters, c->b->opt.init_lambda, s);
+    for (size_t f = begin; f < end; f++) {
+        float *x = c->x + f * c->cols;
+        frame_init_solve(c->b, (int)f, x, c->b->opt.init_iters, c->b->opt.init_lambda, s);
+        c->part[f] = frame_eval(c->b, (int)f, x, NULL, 0, 1, s, NULL, NULL);
+    }
+}
+
+/* One repair round over the independent solutions (read from x, written to
+ * xt, costs from part to part_t): a frame whose tracking cost exceeds
+ * INIT_REPAIR_RATIO times a same-clip neighbour's (plus a floor) restarts
+ * from that neighbour's solution (left neighbour first, then right) and
+ * keeps the result only if it lowers its own cost. Independent solves from
+ * the rest pose can land in another basin (a wrist flipped against its
+ * limits); the neighbour usually sits in the right one. Frame-parallel and
+ * double-buffered, so the result never depends on thread count. */
+#define INIT_REPAIR_RATIO 2.0f
+#define INIT_REPAIR_FLOOR 1e-7f
+#define INIT_REPAIR_ROUNDS 8
+static void ph_repair(void *vctx, int tid, size_t begin, size_t end)
+{
+    struct cpu_ctx *c = (struct cpu_ctx *)vctx;
+    float *s = c->tscratch + (size_t)tid * c->tscratch_stride;
+    float *tmp = s + c->tscratch_stride - (size_t)c->cols; /* frame_init_solve leaves the tail free */
+    size_t cols = (size_t)c->cols;
+    for (size_t f = begin; f < end; f++) {
+        const struct cpu_clip *cl = &c->clip[c->clip_of[f]];
+        float best = c->part[f];
+        memcpy(c->xt + f * cols, c->x + f * cols, cols * sizeof(float));
+        for (int side = 0; side < 2; side++) {
+            long nb = side == 0 ? (long)f - 1 : (long)f + 1;
+            if (nb < cl->off || nb >= cl->off + cl->T) continue;
+            if (!(c->part[f] > INIT_REPAIR_RATIO * c->part[nb] + INIT_REPAIR_FLOOR)) continue;
+            memcpy(tmp, c->x + (size_t)nb * cols, cols * sizeof(float));
+            frame_init_solve(c->b, (int)f, tmp, c->b->opt.init_iters, c->b->opt.init_lambda, s);
+            float ct = frame_eval(c->b, (int)f, tmp, NULL, 0, 1, s, NULL, NULL);
+            if (ct < best) {
+                best = ct;
+                memcpy(c->xt + f * cols, tmp, cols * sizeof(float));
+            }
+        }
+        c->part_t[f] = best;
+    }
+}
+
+static void init_solve(struct cpu_ctx *c)
+{
+    cpu_pool_run(c->pool, ph_init, c, (size_t)c->nf);
+    for (int round = 0; round < INIT_REPAIR_ROUNDS; round++) {
+        cpu_pool_run(c->pool, ph_repair, c, (size_t)c->nf);
+        int changed = 0;
+        for (int f = 0; f < c->nf; f++) changed += c->part_t[f] != c->part[f];
+        float *t = c->x; c->x = c->xt; c->xt = t;
+        t = c->part; c->part = c->part_t; c->part_t = t;
+        if (!changed) break;
+    }
 }
 
 /* ---- per-frame damping and acceptance ------------------------------ */
@@ -245,7 +298,7 @@ static enum rt_status lm_run(struct cpu_ctx *c, struct rt_err *err)
     /* Start cost (before the initialization). */
     cpu_costs(c, c->x, c->part);
     for (int k = 0; k < c->nc; k++) c->clip[k].start_cost = clip_frame_sum(c, &c->clip[k], c->part);
-    if (o->init_iters > 0) cpu_pool_run(c->pool, ph_init, c, (size_t)c->nf);
+    if (o->init_iters > 0) init_solve(c);
 
     int first = 1;
     for (;;) {

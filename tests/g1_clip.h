@@ -1,0 +1,203 @@
+/* g1_clip.h -- the G1 round-trip problem shared by tests/test_solver.c and
+ * bench/bench_solver.c: read the real reference trajectory
+ * (shared/data/reference/g1/dance1_subject1.csv), run double-precision FK
+ * (kin_fk) to get per-frame targets for 14 links, and build a solver batch
+ * that must recover the trajectory from the rest pose.
+ *
+ * Header-only (static functions) so both programs include it; everything it
+ * allocates belongs to `struct g1_clip` and is released by g1_clip_free(). */
+#ifndef RT_TESTS_G1_CLIP_H
+#define RT_TESTS_G1_CLIP_H
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../kinematics/robot.h"
+#include "../solver/solver.h"
+
+#define G1_NT 14
+static const char *const g1_target_names[G1_NT] = {
+    "pelvis", "torso_link",
+    "left_hip_roll_link", "left_knee_link", "left_ankle_roll_link",
+    "left_shoulder_roll_link", "left_elbow_link", "left_wrist_yaw_link",
+    "right_hip_roll_link", "right_knee_link", "right_ankle_roll_link",
+    "right_shoulder_roll_link", "right_elbow_link", "right_wrist_yaw_link"};
+
+struct g1_clip {
+    struct kin_robot *robot;
+    int n_frames, cols, dim;
+    float *truth;       /* [n_frames * cols] the reference trajectory */
+    int target_link[G1_NT];
+    float *tpos, *trot, *wpos, *wrot; /* [n_frames * G1_NT * 3 | 4 | 1] */
+    float *w_vel, *w_acc, *rest, *w_rest;
+};
+
+static void g1_clip_free(struct g1_clip *c)
+{
+    if (!c) return;
+    kin_robot_free(c->robot);
+    free(c->truth); free(c->tpos); free(c->trot); free(c->wpos); free(c->wrot);
+    free(c->w_vel); free(c->w_acc); free(c->rest); free(c->w_rest);
+    memset(c, 0, sizeof *c);
+}
+
+static void g1_quat_from_m3d(const double *m, double *q)
+{
+    double tr = m[0] + m[4] + m[8], s;
+    if (tr > 0) { s = sqrt(tr + 1.0) * 2; q[3] = 0.25 * s; q[0] = (m[7] - m[5]) / s; q[1] = (m[2] - m[6]) / s; q[2] = (m[3] - m[1]) / s; }
+    else if (m[0] > m[4] && m[0] > m[8]) { s = sqrt(1.0 + m[0] - m[4] - m[8]) * 2; q[3] = (m[7] - m[5]) / s; q[0] = 0.25 * s; q[1] = (m[1] + m[3]) / s; q[2] = (m[2] + m[6]) / s; }
+    else if (m[4] > m[8]) { s = sqrt(1.0 + m[4] - m[0] - m[8]) * 2; q[3] = (m[2] - m[6]) / s; q[0] = (m[1] + m[3]) / s; q[1] = 0.25 * s; q[2] = (m[5] + m[7]) / s; }
+    else { s = sqrt(1.0 + m[8] - m[0] - m[4]) * 2; q[3] = (m[3] - m[1]) / s; q[0] = (m[2] + m[6]) / s; q[1] = (m[5] + m[7]) / s; q[2] = 0.25 * s; }
+}
+
+/* Loads at most max_frames frames (0: all). Returns 0 on success, -1 when
+ * the robot or the data is unavailable (message on stderr). */
+static int g1_clip_load(struct g1_clip *c, const char *data_dir, int max_frames)
+{
+    char path[512];
+    struct rt_err err;
+    memset(c, 0, sizeof *c);
+    if (kin_robot_load("g1", &c->robot, &err) != RT_OK) {
+        fprintf(stderr, "g1: %s: %s\n", err.where, err.msg);
+        return -1;
+    }
+    const struct solver_tree *tr = &c->robot->tree;
+    c->cols = solver_state_cols(tr);
+    c->dim = solver_tangent_dim(tr);
+    snprintf(path, sizeof path, "%s/reference/g1/dance1_subject1.csv", data_dir);
+    FILE *fp = fopen(path, "rb");
+    if (!fp) { fprintf(stderr, "g1: cannot open %s\n", path); return -1; }
+    size_t cap = 4096, n = 0;
+    c->truth = (float *)malloc(cap * (size_t)c->cols * sizeof(float));
+    char line[4096];
+    while (fgets(line, sizeof line, fp) && (max_frames <= 0 || (int)n < max_frames)) {
+        char *p = line, *e;
+        if (n == cap) { cap *= 2; c->truth = (float *)realloc(c->truth, cap * (size_t)c->cols * sizeof(float)); }
+        int k;
+        for (k = 0; k < c->cols; k++) {
+            double v = strtod(p, &e);
+            if (e == p) break;
+            c->truth[n * (size_t)c->cols + (size_t)k] = (float)v;
+            p = e;
+            while (*p == ',' || *p == ' ') p++;
+        }
+        if (k == c->cols) n++;
+    }
+    fclose(fp);
+    c->n_frames = (int)n;
+    if (n == 0) { fprintf(stderr, "g1: no frames in %s\n", path); return -1; }
+    for (int k = 0; k < G1_NT; k++) {
+        c->target_link[k] = kin_robot_link_index(c->robot, g1_target_names[k]);
+        if (c->target_link[k] < 0) { fprintf(stderr, "g1: no link %s\n", g1_target_names[k]); return -1; }
+    }
+    c->tpos = (float *)malloc(n * G1_NT * 3 * sizeof(float));
+    c->trot = (float *)malloc(n * G1_NT * 4 * sizeof(float));
+    c->wpos = (float *)malloc(n * G1_NT * sizeof(float));
+    c->wrot = (float *)malloc(n * G1_NT * sizeof(float));
+    int nl = c->robot->tree.n_links;
+    double *st = (double *)malloc((size_t)c->cols * sizeof(double));
+    double *lp = (double *)malloc((size_t)nl * 3 * sizeof(double)), *lr = (double *)malloc((size_t)nl * 9 * sizeof(double));
+    for (size_t f = 0; f < n; f++) {
+        for (int k = 0; k < c->cols; k++) st[k] = c->truth[f * (size_t)c->cols + (size_t)k];
+        kin_fk(c->robot, st, lp, lr);
+        for (int k = 0; k < G1_NT; k++) {
+            size_t i = f * G1_NT + (size_t)k;
+            int l = c->target_link[k];
+            double q[4];
+            for (int a = 0; a < 3; a++) c->tpos[3 * i + a] = (float)lp[3 * l + a];
+            g1_quat_from_m3d(lr + 9 * l, q);
+            for (int a = 0; a < 4; a++) c->trot[4 * i + a] = (float)q[a];
+            c->wpos[i] = 1.0f;
+            c->wrot[i] = 0.3f;
+        }
+    }
+    free(st); free(lp); free(lr);
+    c->w_vel = (float *)malloc((size_t)c->dim * sizeof(float));
+    c->w_acc = (float *)malloc((size_t)c->dim * sizeof(float));
+    c->rest = (float *)calloc((size_t)tr->n_joints, sizeof(float));
+    c->w_rest = (float *)malloc((size_t)tr->n_joints * sizeof(float));
+    for (int k = 0; k < c->dim; k++) { c->w_vel[k] = 0.02f; c->w_acc[k] = 0.05f; }
+    for (int j = 0; j < tr->n_joints; j++) c->w_rest[j] = 1e-3f;
+    return 0;
+}
+
+/* A batch over frames [first, first + len) of the clip for each of n_clips
+ * clips given by (first[k], len[k]); frame_off must have room for n_clips+1.
+ * Targets are views into the clip when the clips are one contiguous cut,
+ * else copied into *owned (caller frees). */
+static void g1_clip_batch(const struct g1_clip *c, int n_clips, const int *first, const int *len,
+                          int *frame_off, float **owned, struct solver_batch *b)
+{
+    int nf = 0;
+    frame_off[0] = 0;
+    for (int k = 0; k < n_clips; k++) { nf += len[k]; frame_off[k + 1] = nf; }
+    float *buf = (float *)malloc((size_t)nf * G1_NT * 9 * sizeof(float));
+    float *tp = buf, *tq = buf + (size_t)nf * G1_NT * 3, *wp = tq + (size_t)nf * G1_NT * 4, *wo = wp + (size_t)nf * G1_NT;
+    for (int k = 0; k < n_clips; k++) {
+        size_t dst = (size_t)frame_off[k] * G1_NT, src = (size_t)first[k] * G1_NT, cnt = (size_t)len[k] * G1_NT;
+        memcpy(tp + 3 * dst, c->tpos + 3 * src, 3 * cnt * sizeof(float));
+        memcpy(tq + 4 * dst, c->trot + 4 * src, 4 * cnt * sizeof(float));
+        memcpy(wp + dst, c->wpos + src, cnt * sizeof(float));
+        memcpy(wo + dst, c->wrot + src, cnt * sizeof(float));
+    }
+    *owned = buf;
+    memset(b, 0, sizeof *b);
+    b->tree = &c->robot->tree;
+    b->n_clips = n_clips;
+    b->frame_off = frame_off;
+    b->n_targets = G1_NT;
+    b->target_link = c->target_link;
+    b->target_pos = tp;
+    b->target_rot = tq;
+    b->target_wpos = wp;
+    b->target_wrot = wo;
+    b->w_vel = c->w_vel;
+    b->w_acc = c->w_acc;
+    b->rest = c->rest;
+    b->w_rest = c->w_rest;
+    solver_options_default(&b->opt);
+}
+
+/* Round-trip errors of a solved state against the targets, with kin_fk:
+ * mean and max link position error (m) over all frames and targets, max
+ * orientation error (rad), and joint-limit violations. */
+static void g1_clip_errors(const struct g1_clip *c, const struct solver_batch *b, const float *state,
+                           double *mean_pos, double *max_pos, double *max_rot, int *violations)
+{
+    const struct solver_tree *tr = b->tree;
+    int nf = b->frame_off[b->n_clips], nl = tr->n_links;
+    double *st = (double *)malloc((size_t)c->cols * sizeof(double));
+    double *lp = (double *)malloc((size_t)nl * 3 * sizeof(double)), *lr = (double *)malloc((size_t)nl * 9 * sizeof(double));
+    double sum = 0, mx = 0, mr = 0;
+    int viol = 0;
+    for (int f = 0; f < nf; f++) {
+        const float *x = state + (size_t)f * c->cols;
+        for (int k = 0; k < c->cols; k++) st[k] = x[k];
+        for (int j = 0; j < tr->n_joints; j++)
+            if (x[7 + j] < tr->lower[j] || x[7 + j] > tr->upper[j]) viol++;
+        kin_fk(c->robot, st, lp, lr);
+        for (int k = 0; k < G1_NT; k++) {
+            size_t i = (size_t)f * G1_NT + (size_t)k;
+            int l = c->target_link[k];
+            double e = 0, q[4], qt[4];
+            for (int a = 0; a < 3; a++) { double d = lp[3 * l + a] - b->target_pos[3 * i + a]; e += d * d; }
+            e = sqrt(e);
+            sum += e;
+            if (e > mx) mx = e;
+            g1_quat_from_m3d(lr + 9 * l, q);
+            for (int a = 0; a < 4; a++) qt[a] = b->target_rot[4 * i + a];
+            double dot = fabs(q[0] * qt[0] + q[1] * qt[1] + q[2] * qt[2] + q[3] * qt[3]);
+            double ang = 2 * acos(dot > 1 ? 1 : dot);
+            if (ang > mr) mr = ang;
+        }
+    }
+    *mean_pos = sum / ((double)nf * G1_NT);
+    *max_pos = mx;
+    *max_rot = mr;
+    *violations = viol;
+    free(st); free(lp); free(lr);
+}
+
+#endif
