@@ -48,6 +48,9 @@ endif
 SRV_SRC := $(filter-out server/main.c,$(wildcard server/*.c))
 CLI_SRC := $(filter-out clients/retarget.c,$(wildcard clients/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o) $(CU_SRC:%.cu=$(B)/%.o)
+# Bundled profiles: profiles/*.json compiled in (kinematics/profile_embed.h).
+PROFILES := $(sort $(wildcard profiles/*.json))
+LIB_OBJ += $(B)/gen/profiles_embed.o
 SRV_OBJ := $(SRV_SRC:%.c=$(B)/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(B)/%.o)
 LIB     := $(B)/libretarget.a
@@ -78,6 +81,11 @@ $(B)/%.o: %.c $(STAMP)
 $(B)/%.o: %.cu $(STAMP)
 	@mkdir -p $(@D)
 	$(NVCC_PATH) $(NVFLAGS) -MMD -MP -c $< -o $@
+$(B)/gen/profiles_embed.c: deploy/embed_profiles.sh $(PROFILES)
+	@mkdir -p $(@D)
+	sh deploy/embed_profiles.sh $@ $(PROFILES)
+$(B)/gen/profiles_embed.o: $(B)/gen/profiles_embed.c $(STAMP)
+	$(CC) $(CFLAGS) -I. -c $< -o $@
 $(LIB): $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^

@@ -1,0 +1,116 @@
+/* bench_retarget.c -- every clip of shared/data/clips onto G1 and H1 through
+ * the detected bundled profile: trajectory solve and (optionally) the
+ * per-frame baseline, with the quality figures of each. Prints one line per
+ * clip, robot and mode; bench/RESULTS.md records the runs.
+ *
+ * Usage: bench_retarget [--per-frame] [--frames N] [--threads N] [CLIP.bvh...]
+ * (default clips: $RT_SHARED_DATA/clips, the six non-edge clips). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../kinematics/bvh.h"
+#include "../kinematics/quality.h"
+#include "../kinematics/retarget.h"
+#include "../kinematics/robot.h"
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void print_q(const char *clip, const char *robot, const char *mode, int frames,
+                    const struct kin_quality *q, double secs)
+{
+    printf("%-22s %-3s %-10s frames %5d  pos mean %.4f p95 %.4f max %.4f m  rot mean %5.2f deg  "
+           "limits %d  pen %.4f m  slide %.3f m  jerk %.1f  maxvel %.2f  %.2f s\n",
+           clip, robot, mode, frames, q->pos_m.mean, q->pos_m.p95, q->pos_m.max, q->rot_deg.mean,
+           q->joint_limit_violations, q->ground_penetration_m, q->foot_slide_m, q->mean_jerk,
+           q->max_joint_velocity, secs);
+}
+
+int main(int argc, char **argv)
+{
+    static const char *const def[] = {"01_01.bvh", "01_03.bvh", "cmu_12_01_walk.bvh",
+                                      "jumping_jacks.bvh", "run_forward.bvh", "jesse_dance.bvh"};
+    static const char *const robots[] = {"g1", "h1"};
+    const char *clips[64];
+    int n_clips = 0, per_frame = 0, max_frames = 0, threads = 8, rc = 0;
+    char paths[6][512];
+    const char *data = getenv("RT_SHARED_DATA");
+    if (!data || !data[0]) data = "../shared/data";
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--per-frame") == 0) per_frame = 1;
+        else if (strcmp(argv[i], "--frames") == 0 && i + 1 < argc) max_frames = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) threads = atoi(argv[++i]);
+        else if (n_clips < 64) clips[n_clips++] = argv[i];
+    }
+    if (!n_clips)
+        for (int i = 0; i < 6; i++) {
+            snprintf(paths[i], sizeof paths[i], "%s/clips/%s", data, def[i]);
+            clips[n_clips++] = paths[i];
+        }
+    for (int r = 0; r < 2; r++) {
+        struct kin_robot *robot = NULL;
+        struct rt_err err;
+        char line[300];
+        if (kin_robot_load(robots[r], &robot, &err)) {
+            fprintf(stderr, "%s\n", rt_err_line(&err, line, sizeof line));
+            return 1;
+        }
+        for (int c = 0; c < n_clips; c++) {
+            struct kin_clip *clip = NULL;
+            struct kin_targets t;
+            struct kin_quality q;
+            struct solver_options opt;
+            const char *base = strrchr(clips[c], '/') ? strrchr(clips[c], '/') + 1 : clips[c];
+            if (kin_bvh_load(clips[c], &clip, &err)) {
+                fprintf(stderr, "%s\n", rt_err_line(&err, line, sizeof line));
+                rc = 1;
+                continue;
+            }
+            if (max_frames > 0 && clip->n_frames > max_frames) clip->n_frames = max_frames;
+            if (kin_targets_from_clip(robot, clip, NULL, &t, &err)) {
+                fprintf(stderr, "%s %s: %s\n", base, robots[r], rt_err_line(&err, line, sizeof line));
+                kin_clip_free(clip);
+                rc = 1;
+                continue;
+            }
+            int cols = solver_state_cols(&robot->tree), off[2] = {0, t.n_frames};
+            float *state = malloc((size_t)t.n_frames * cols * sizeof(float));
+            struct solver_clip_result cr;
+            struct solver_result res = {state, &cr};
+            struct solver_batch b;
+            solver_options_default(&opt);
+            opt.threads = threads;
+            kin_targets_batch(robot, &t, off, &opt, &b);
+            double t0 = now();
+            if (solver_solve_cpu(&b, &res, &err)) {
+                fprintf(stderr, "%s %s: %s\n", base, robots[r], rt_err_line(&err, line, sizeof line));
+                rc = 1;
+            } else {
+                kin_quality_compute(robot, &t, state, t.n_frames, &q, NULL, NULL);
+                print_q(base, robots[r], "trajectory", t.n_frames, &q, now() - t0);
+            }
+            if (per_frame) {
+                t0 = now();
+                if (kin_solve_per_frame(robot, &t, &opt, state, &cr, &err)) {
+                    fprintf(stderr, "%s %s: %s\n", base, robots[r], rt_err_line(&err, line, sizeof line));
+                    rc = 1;
+                } else {
+                    kin_quality_compute(robot, &t, state, t.n_frames, &q, NULL, NULL);
+                    print_q(base, robots[r], "per-frame", t.n_frames, &q, now() - t0);
+                }
+            }
+            fflush(stdout);
+            free(state);
+            kin_targets_free(&t);
+            kin_clip_free(clip);
+        }
+        kin_robot_free(robot);
+    }
+    return rc;
+}

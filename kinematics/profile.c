@@ -1,0 +1,658 @@
+/* profile.c -- parsing retargeting profiles (JSON, through cJSON) into
+ * struct kin_profile, with defaults for every field a profile leaves out and
+ * an error naming the field ("cmu_g1.json:links[3].position_weight") for
+ * every field that is wrong. Unknown keys are errors too: a misspelt
+ * "positon_weight" silently falling back to a default is the kind of bug a
+ * user never finds. The bundled profiles are compiled in (see
+ * profile_embed.h and the Makefile rule that generates their table). */
+#include "profile.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile_embed.h"
+
+/* Parse context: the label for errors and the caller's err. */
+struct pctx {
+    const char *name;
+    struct rt_err *err;
+};
+
+static int perr(struct pctx *c, int code, const char *field, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
+static int perr(struct pctx *c, int code, const char *field, const char *fmt, ...)
+{
+    char where[96], msg[160];
+    va_list ap;
+    snprintf(where, sizeof where, "%s:%s", c->name, field);
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return rt_err_set(c->err, code, where, "%s", msg);
+}
+
+static char *xstrdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d) memcpy(d, s, n);
+    return d;
+}
+
+/* Refuses keys of `obj` not in the NULL-terminated `allowed`. */
+static int check_keys(struct pctx *c, const cJSON *obj, const char *path, const char *const *allowed)
+{
+    const cJSON *it;
+    cJSON_ArrayForEach(it, obj) {
+        int ok = 0;
+        for (const char *const *a = allowed; *a; a++)
+            if (it->string && strcmp(it->string, *a) == 0) ok = 1;
+        if (!ok) {
+            char f[96];
+            snprintf(f, sizeof f, "%s%s%s", path, path[0] ? "." : "", it->string ? it->string : "?");
+            return perr(c, RT_EINVAL, f, "unknown field");
+        }
+    }
+    return RT_OK;
+}
+
+/* A string field: returns RT_OK and sets *out (malloc'd) when present,
+ * leaves *out alone when absent; an error when not a non-empty string. */
+static int get_str(struct pctx *c, const cJSON *obj, const char *key, const char *path, char **out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    char f[96];
+    if (!v) return RT_OK;
+    snprintf(f, sizeof f, "%s%s%s", path, path[0] ? "." : "", key);
+    if (!cJSON_IsString(v) || !v->valuestring[0])
+        return perr(c, RT_EINVAL, f, "expected a non-empty string");
+    if (strlen(v->valuestring) >= KIN_PROFILE_MAX_NAME)
+        return perr(c, RT_EINVAL, f, "longer than %d characters", KIN_PROFILE_MAX_NAME - 1);
+    free(*out);
+    *out = xstrdup(v->valuestring);
+    if (!*out) return perr(c, RT_ENOMEM, f, "out of memory");
+    return RT_OK;
+}
+
+/* A number field in [lo, hi]; absent leaves *out alone. */
+static int get_num(struct pctx *c, const cJSON *obj, const char *key, const char *path, double lo,
+                   double hi, double *out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    char f[96];
+    if (!v) return RT_OK;
+    snprintf(f, sizeof f, "%s%s%s", path, path[0] ? "." : "", key);
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
+        return perr(c, RT_EINVAL, f, "expected a number");
+    if (v->valuedouble < lo || v->valuedouble > hi)
+        return perr(c, RT_EINVAL, f, "%g is out of range [%g, %g]", v->valuedouble, lo, hi);
+    *out = v->valuedouble;
+    return RT_OK;
+}
+
+static int get_int(struct pctx *c, const cJSON *obj, const char *key, const char *path, int lo,
+                   int hi, int *out)
+{
+    double d = *out;
+    int st = get_num(c, obj, key, path, lo, hi, &d);
+    if (st) return st;
+    if (d != floor(d)) {
+        char f[96];
+        snprintf(f, sizeof f, "%s%s%s", path, path[0] ? "." : "", key);
+        return perr(c, RT_EINVAL, f, "expected an integer");
+    }
+    *out = (int)d;
+    return RT_OK;
+}
+
+/* An object field (NULL when absent); error when present but not an object. */
+static int get_obj(struct pctx *c, const cJSON *obj, const char *key, const char *path,
+                   const cJSON **out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    *out = NULL;
+    if (!v) return RT_OK;
+    if (!cJSON_IsObject(v)) {
+        char f[96];
+        snprintf(f, sizeof f, "%s%s%s", path, path[0] ? "." : "", key);
+        return perr(c, RT_EINVAL, f, "expected an object");
+    }
+    *out = v;
+    return RT_OK;
+}
+
+static int parse_units(struct pctx *c, const cJSON *v, double *units)
+{
+    static const struct { const char *name; double m; } tab[] = {
+        {"m", 1.0}, {"cm", 0.01}, {"mm", 0.001}, {"in", 0.0254},
+        /* CMU's ASF/AMC length unit as cgspeed's BVH conversion keeps it:
+         * (1/0.45) inches. */
+        {"cmu", 0.0254 / 0.45},
+    };
+    if (!v) return RT_OK;
+    if (cJSON_IsNumber(v)) {
+        if (!isfinite(v->valuedouble) || v->valuedouble <= 0 || v->valuedouble > 1000)
+            return perr(c, RT_EINVAL, "source.units", "metres per unit must be in (0, 1000]");
+        *units = v->valuedouble;
+        return RT_OK;
+    }
+    if (cJSON_IsString(v)) {
+        if (strcmp(v->valuestring, "auto") == 0) { *units = 0; return RT_OK; }
+        for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
+            if (strcmp(v->valuestring, tab[i].name) == 0) { *units = tab[i].m; return RT_OK; }
+    }
+    return perr(c, RT_EINVAL, "source.units",
+                "expected \"auto\", \"m\", \"cm\", \"mm\", \"in\", \"cmu\" or metres per unit");
+}
+
+static int parse_source(struct pctx *c, const cJSON *src, struct kin_profile *p)
+{
+    static const char *const keys[] = {"kind", "robot", "skeleton", "match", "units", "up", NULL};
+    char *kind = NULL;
+    int st;
+    if (!src) return RT_OK;
+    if ((st = check_keys(c, src, "source", keys))) return st;
+    if ((st = get_str(c, src, "kind", "source", &kind))) return st;
+    if (kind) {
+        if (strcmp(kind, "bvh") == 0) p->source = KIN_SOURCE_BVH;
+        else if (strcmp(kind, "robot") == 0) p->source = KIN_SOURCE_ROBOT;
+        else st = perr(c, RT_EINVAL, "source.kind", "expected \"bvh\" or \"robot\", got \"%s\"", kind);
+        free(kind);
+        if (st) return st;
+    }
+    if ((st = get_str(c, src, "robot", "source", &p->source_robot))) return st;
+    if (p->source == KIN_SOURCE_ROBOT && !p->source_robot)
+        return perr(c, RT_EINVAL, "source.robot", "required when source.kind is \"robot\"");
+    if ((st = get_str(c, src, "skeleton", "source", &p->skeleton))) return st;
+    if ((st = parse_units(c, cJSON_GetObjectItemCaseSensitive(src, "units"), &p->units))) return st;
+    const cJSON *up = cJSON_GetObjectItemCaseSensitive(src, "up");
+    if (up) {
+        if (!cJSON_IsString(up) || (strcmp(up->valuestring, "auto") && strcmp(up->valuestring, "y") &&
+                                    strcmp(up->valuestring, "z")))
+            return perr(c, RT_EINVAL, "source.up", "expected \"auto\", \"y\" or \"z\"");
+        p->up = up->valuestring[0] == 'a' ? 0 : up->valuestring[0];
+    }
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(src, "match");
+    if (m) {
+        int n = cJSON_GetArraySize(m), i = 0;
+        const cJSON *it;
+        if (!cJSON_IsArray(m) || n < 1 || n > KIN_PROFILE_MAX_MATCH)
+            return perr(c, RT_EINVAL, "source.match", "expected an array of 1 to %d joint names",
+                        KIN_PROFILE_MAX_MATCH);
+        p->match = calloc((size_t)n, sizeof *p->match);
+        if (!p->match) return perr(c, RT_ENOMEM, "source.match", "out of memory");
+        cJSON_ArrayForEach(it, m) {
+            char f[32];
+            snprintf(f, sizeof f, "source.match[%d]", i);
+            if (!cJSON_IsString(it) || !it->valuestring[0] ||
+                strlen(it->valuestring) >= KIN_PROFILE_MAX_NAME)
+                return perr(c, RT_EINVAL, f, "expected a joint name");
+            if (!(p->match[i] = xstrdup(it->valuestring))) return perr(c, RT_ENOMEM, f, "out of memory");
+            p->n_match = ++i;
+        }
+    }
+    return RT_OK;
+}
+
+static int parse_frame(struct pctx *c, const cJSON *fr, const char *path, struct kin_profile_frame *f)
+{
+    int n = 0;
+    const cJSON *it;
+    char fp[96];
+    snprintf(fp, sizeof fp, "%s.frame", path);
+    if (cJSON_IsString(fr) && strcmp(fr->valuestring, "source") == 0) {
+        f->source = 1;
+        return RT_OK;
+    }
+    if (!cJSON_IsObject(fr) || cJSON_GetArraySize(fr) != 2)
+        return perr(c, RT_EINVAL, fp, "expected \"source\" or two axes, e.g. {\"y\":[\"RightUpLeg\",\"LeftUpLeg\"],\"z\":[\"Hips\",\"Spine\"]}");
+    cJSON_ArrayForEach(it, fr) {
+        char ap[112];
+        snprintf(ap, sizeof ap, "%s.%s", fp, it->string);
+        if (strcmp(it->string, "x") && strcmp(it->string, "y") && strcmp(it->string, "z"))
+            return perr(c, RT_EINVAL, ap, "unknown axis (x, y or z)");
+        if (!cJSON_IsArray(it) || cJSON_GetArraySize(it) != 2 ||
+            !cJSON_IsString(cJSON_GetArrayItem(it, 0)) || !cJSON_IsString(cJSON_GetArrayItem(it, 1)))
+            return perr(c, RT_EINVAL, ap, "expected [\"from joint\", \"to joint\"]");
+        const char *a = cJSON_GetArrayItem(it, 0)->valuestring, *b = cJSON_GetArrayItem(it, 1)->valuestring;
+        if (!a[0] || !b[0] || strlen(a) >= KIN_PROFILE_MAX_NAME || strlen(b) >= KIN_PROFILE_MAX_NAME ||
+            strcmp(a, b) == 0)
+            return perr(c, RT_EINVAL, ap, "expected two different joint names");
+        f->axis[n] = it->string[0];
+        f->from[n] = xstrdup(a);
+        f->to[n] = xstrdup(b);
+        if (!f->from[n] || !f->to[n]) return perr(c, RT_ENOMEM, ap, "out of memory");
+        n++;
+    }
+    if (f->axis[0] == f->axis[1])
+        return perr(c, RT_EINVAL, fp, "the two axes must differ");
+    return RT_OK;
+}
+
+/* One entry of "links" (or "root" when is_root). */
+static int parse_link(struct pctx *c, const cJSON *o, const char *path, int is_root,
+                      struct kin_profile_link *l, char **parent_name)
+{
+    static const char *const keys[] = {"joint", "link", "parent", "attach", "position_weight",
+                                       "orientation_weight", "frame", "offset", "reference", NULL};
+    int st;
+    char *s = NULL;
+    char f[96];
+    if (!cJSON_IsObject(o)) return perr(c, RT_EINVAL, path, "expected an object");
+    if ((st = check_keys(c, o, path, keys))) return st;
+    if ((st = get_str(c, o, "joint", path, &l->joint))) return st;
+    if ((st = get_str(c, o, "link", path, &l->link))) return st;
+    snprintf(f, sizeof f, "%s.joint", path);
+    if (!l->joint) return perr(c, RT_EINVAL, f, "required (the source joint name)");
+    snprintf(f, sizeof f, "%s.link", path);
+    if (!l->link) return perr(c, RT_EINVAL, f, "required (the robot link name)");
+    if ((st = get_str(c, o, "parent", path, parent_name))) return st;
+    snprintf(f, sizeof f, "%s.parent", path);
+    if (is_root && *parent_name) return perr(c, RT_EINVAL, f, "the root has no parent");
+    l->attach = is_root ? KIN_ATTACH_ROOT : KIN_ATTACH_DIRECTION;
+    l->wpos = 1.0;
+    l->wrot = 0.0;
+    if ((st = get_str(c, o, "attach", path, &s))) return st;
+    if (s) {
+        snprintf(f, sizeof f, "%s.attach", path);
+        if (is_root) st = perr(c, RT_EINVAL, f, "the root is never attached");
+        else if (strcmp(s, "direction") == 0) l->attach = KIN_ATTACH_DIRECTION;
+        else if (strcmp(s, "rigid") == 0) l->attach = KIN_ATTACH_RIGID;
+        else if (strcmp(s, "scaled") == 0) l->attach = KIN_ATTACH_SCALED;
+        else st = perr(c, RT_EINVAL, f, "expected \"direction\", \"rigid\" or \"scaled\", got \"%s\"", s);
+        free(s);
+        s = NULL;
+        if (st) return st;
+    }
+    if ((st = get_num(c, o, "position_weight", path, 0, 1e6, &l->wpos))) return st;
+    if ((st = get_num(c, o, "orientation_weight", path, 0, 1e6, &l->wrot))) return st;
+    const cJSON *fr = cJSON_GetObjectItemCaseSensitive(o, "frame");
+    if (fr && (st = parse_frame(c, fr, path, &l->frame))) return st;
+    snprintf(f, sizeof f, "%s.orientation_weight", path);
+    if (l->wrot > 0 && !l->frame.axis[0] && !l->frame.source)
+        return perr(c, RT_EINVAL, f, "an orientation weight needs a \"frame\"");
+    const cJSON *off = cJSON_GetObjectItemCaseSensitive(o, "offset");
+    snprintf(f, sizeof f, "%s.offset", path);
+    if (off) {
+        if (cJSON_IsString(off) && strcmp(off->valuestring, "auto") == 0) {
+            l->offset_mode = KIN_OFFSET_AUTO;
+        } else if (cJSON_IsString(off) && strcmp(off->valuestring, "identity") == 0) {
+            l->offset_mode = KIN_OFFSET_IDENTITY;
+        } else if (cJSON_IsArray(off) && cJSON_GetArraySize(off) == 4) {
+            double n = 0;
+            for (int i = 0; i < 4; i++) {
+                const cJSON *e = cJSON_GetArrayItem(off, i);
+                if (!cJSON_IsNumber(e) || !isfinite(e->valuedouble))
+                    return perr(c, RT_EINVAL, f, "expected 4 numbers (quaternion x y z w)");
+                l->offset[i] = e->valuedouble;
+                n += e->valuedouble * e->valuedouble;
+            }
+            if (n < 1e-12) return perr(c, RT_EINVAL, f, "zero quaternion");
+            for (int i = 0; i < 4; i++) l->offset[i] /= sqrt(n);
+            l->offset_mode = KIN_OFFSET_GIVEN;
+        } else {
+            return perr(c, RT_EINVAL, f, "expected \"auto\", \"identity\" or [x, y, z, w]");
+        }
+    }
+    if ((st = get_str(c, o, "reference", path, &s))) return st;
+    if (s) {
+        snprintf(f, sizeof f, "%s.reference", path);
+        if (strcmp(s, "contacts") == 0) l->ref_contacts = 1;
+        else if (strcmp(s, "neutral") == 0) l->ref_contacts = 0;
+        else st = perr(c, RT_EINVAL, f, "expected \"neutral\" or \"contacts\", got \"%s\"", s);
+        free(s);
+        if (st) return st;
+    }
+    return RT_OK;
+}
+
+static int parse_links(struct pctx *c, const cJSON *root, const cJSON *links, struct kin_profile *p)
+{
+    int n = links ? cJSON_GetArraySize(links) : 0, st = RT_OK, i;
+    char **parents = NULL;
+    if (!root) return perr(c, RT_EINVAL, "root", "required: {\"joint\": ..., \"link\": ...}");
+    if (links && !cJSON_IsArray(links)) return perr(c, RT_EINVAL, "links", "expected an array");
+    if (n + 1 > KIN_PROFILE_MAX_LINKS)
+        return perr(c, RT_ELIMIT, "links", "%d links; at most %d (root included)", n + 1,
+                    KIN_PROFILE_MAX_LINKS);
+    p->links = calloc((size_t)n + 1, sizeof *p->links);
+    parents = calloc((size_t)n + 1, sizeof *parents);
+    if (!p->links || !parents) { st = perr(c, RT_ENOMEM, "links", "out of memory"); goto fail; }
+    for (i = 0; i <= n; i++) p->links[i].parent = -1;
+    p->n_links = n + 1;
+    if ((st = parse_link(c, root, "root", 1, &p->links[0], &parents[0]))) goto fail;
+    for (i = 0; i < n; i++) {
+        char path[32];
+        snprintf(path, sizeof path, "links[%d]", i);
+        if ((st = parse_link(c, cJSON_GetArrayItem(links, i), path, 0, &p->links[i + 1], &parents[i + 1])))
+            goto fail;
+    }
+    /* Names unique; parents resolve to an earlier entry (default: the root). */
+    for (i = 1; i <= n; i++) {
+        char path[48];
+        for (int k = 0; k < i; k++) {
+            snprintf(path, sizeof path, "links[%d].joint", i - 1);
+            if (strcmp(p->links[k].joint, p->links[i].joint) == 0) {
+                st = perr(c, RT_EINVAL, path, "joint '%s' is mapped twice", p->links[i].joint);
+                goto fail;
+            }
+            snprintf(path, sizeof path, "links[%d].link", i - 1);
+            if (strcmp(p->links[k].link, p->links[i].link) == 0) {
+                st = perr(c, RT_EINVAL, path, "link '%s' is mapped twice", p->links[i].link);
+                goto fail;
+            }
+        }
+        p->links[i].parent = 0;
+        if (parents[i]) {
+            p->links[i].parent = -1;
+            for (int k = 0; k < i; k++)
+                if (strcmp(p->links[k].joint, parents[i]) == 0) p->links[i].parent = k;
+            if (p->links[i].parent < 0) {
+                snprintf(path, sizeof path, "links[%d].parent", i - 1);
+                st = perr(c, RT_EINVAL, path, "'%s' is not the root's or an earlier link's joint",
+                          parents[i]);
+                goto fail;
+            }
+        }
+        if (p->links[i].attach == KIN_ATTACH_RIGID && !p->links[p->links[i].parent].frame.axis[0] &&
+            !p->links[p->links[i].parent].frame.source) {
+            snprintf(path, sizeof path, "links[%d].attach", i - 1);
+            st = perr(c, RT_EINVAL, path, "\"rigid\" needs a parent with a \"frame\"");
+            goto fail;
+        }
+    }
+fail:
+    if (parents)
+        for (i = 0; i <= n; i++) free(parents[i]);
+    free(parents);
+    return st;
+}
+
+static int parse_feet(struct pctx *c, const cJSON *feet, struct kin_profile *p)
+{
+    static const char *const keys[] = {"left", "right", NULL};
+    static const char *const fkeys[] = {"joint", "toe", NULL};
+    int st;
+    if (!feet) return RT_OK;
+    if ((st = check_keys(c, feet, "feet", keys))) return st;
+    for (int s = 0; s < 2; s++) {
+        const char *side = s ? "right" : "left";
+        char path[32], f[48];
+        char *joint = NULL;
+        const cJSON *o;
+        snprintf(path, sizeof path, "feet.%s", side);
+        if ((st = get_obj(c, feet, side, "feet", &o))) return st;
+        if (!o) return perr(c, RT_EINVAL, path, "required when \"feet\" is given");
+        if ((st = check_keys(c, o, path, fkeys))) return st;
+        if ((st = get_str(c, o, "joint", path, &joint))) return st;
+        snprintf(f, sizeof f, "%s.joint", path);
+        if (!joint) return perr(c, RT_EINVAL, f, "required (a mapped source joint)");
+        p->feet[s].link = kin_profile_link_index(p, joint);
+        if (p->feet[s].link < 1) st = perr(c, RT_EINVAL, f, "'%s' is not a mapped non-root joint", joint);
+        free(joint);
+        if (st) return st;
+        if ((st = get_str(c, o, "toe", path, &p->feet[s].toe))) return st;
+    }
+    if (p->feet[0].link == p->feet[1].link)
+        return perr(c, RT_EINVAL, "feet.right.joint", "left and right are the same joint");
+    return RT_OK;
+}
+
+static int parse_ground(struct pctx *c, const cJSON *g, struct kin_profile *p)
+{
+    static const char *const keys[] = {"mode", "sole_offset_m", "contact_height_m",
+                                       "contact_speed_m_s", "min_contact_s", "contact_weight", NULL};
+    char *mode = NULL;
+    int st;
+    if (!g) return RT_OK;
+    if ((st = check_keys(c, g, "ground", keys))) return st;
+    if ((st = get_str(c, g, "mode", "ground", &mode))) return st;
+    if (mode) {
+        if (strcmp(mode, "contacts") == 0) p->ground = KIN_GROUND_CONTACTS;
+        else if (strcmp(mode, "lowest") == 0) p->ground = KIN_GROUND_LOWEST;
+        else if (strcmp(mode, "none") == 0) p->ground = KIN_GROUND_NONE;
+        else st = perr(c, RT_EINVAL, "ground.mode", "expected \"contacts\", \"lowest\" or \"none\", got \"%s\"", mode);
+        free(mode);
+        if (st) return st;
+    }
+    if ((st = get_num(c, g, "sole_offset_m", "ground", 0, 1, &p->sole_offset))) return st;
+    if ((st = get_num(c, g, "contact_height_m", "ground", 0, 1, &p->contact_height))) return st;
+    if ((st = get_num(c, g, "contact_speed_m_s", "ground", 0, 100, &p->contact_speed))) return st;
+    if ((st = get_num(c, g, "min_contact_s", "ground", 0, 10, &p->min_contact))) return st;
+    if ((st = get_num(c, g, "contact_weight", "ground", 0, 1e6, &p->contact_weight))) return st;
+    return RT_OK;
+}
+
+static int parse_tail(struct pctx *c, const cJSON *w, const cJSON *s, struct kin_profile *p)
+{
+    static const char *const wkeys[] = {"velocity", "acceleration", "rest", NULL};
+    static const char *const skeys[] = {"max_lm_iters", "max_cg_iters", "init_iters", "cg_tol", NULL};
+    int st;
+    if (w) {
+        if ((st = check_keys(c, w, "weights", wkeys))) return st;
+        if ((st = get_num(c, w, "velocity", "weights", 0, 1e6, &p->w_vel))) return st;
+        if ((st = get_num(c, w, "acceleration", "weights", 0, 1e6, &p->w_acc))) return st;
+        if ((st = get_num(c, w, "rest", "weights", 0, 1e6, &p->w_rest))) return st;
+    }
+    if (s) {
+        if ((st = check_keys(c, s, "solver", skeys))) return st;
+        if ((st = get_int(c, s, "max_lm_iters", "solver", 1, 10000, &p->max_lm_iters))) return st;
+        if ((st = get_int(c, s, "max_cg_iters", "solver", 1, 10000, &p->max_cg_iters))) return st;
+        if ((st = get_int(c, s, "init_iters", "solver", 0, 10000, &p->init_iters))) return st;
+        if ((st = get_num(c, s, "cg_tol", "solver", 1e-12, 1, &p->cg_tol))) return st;
+    }
+    return RT_OK;
+}
+
+/* Checks that the joints a frame or the feet name are known to the profile
+ * only where they must be: frames may name any source joint (resolved when
+ * the clip is mapped), so nothing to do here beyond the structure. */
+
+enum rt_status kin_profile_parse(const char *text, size_t len, const char *name,
+                                 struct kin_profile **out, struct rt_err *err)
+{
+    static const char *const keys[] = {"name", "robot", "source", "scale", "root", "links",
+                                       "feet", "ground", "weights", "solver", "description", NULL};
+    struct pctx c = {name ? name : "profile", err};
+    struct kin_profile *p = NULL;
+    cJSON *doc = NULL;
+    const char *end = NULL;
+    const cJSON *o;
+    int st = RT_OK;
+    *out = NULL;
+    if (len > KIN_PROFILE_MAX_BYTES) {
+        st = rt_err_set(err, RT_ELIMIT, c.name, "profile is %zu bytes; at most %u", len,
+                        KIN_PROFILE_MAX_BYTES);
+        goto fail;
+    }
+    doc = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+    if (!doc) {
+        size_t off = end && end >= text ? (size_t)(end - text) : 0;
+        size_t line = 1;
+        for (size_t i = 0; i < off && i < len; i++) line += text[i] == '\n';
+        char where[96];
+        snprintf(where, sizeof where, "%s:%zu", c.name, line);
+        st = rt_err_set(err, RT_EPARSE, where, "malformed JSON near byte %zu", off);
+        goto fail;
+    }
+    if (!cJSON_IsObject(doc)) { st = perr(&c, RT_EINVAL, "(top)", "expected a JSON object"); goto fail; }
+    /* cJSON recurses without a depth limit of its own beyond its build
+     * default; profiles are shallow, so refuse deep input explicitly. */
+    {
+        const cJSON *stack[KIN_PROFILE_MAX_DEPTH + 1];
+        int depth = 0;
+        stack[0] = doc;
+        const cJSON *cur = doc->child;
+        while (cur || depth > 0) {
+            if (!cur) { cur = stack[depth--]->next; continue; }
+            if (cur->child) {
+                if (depth + 1 >= KIN_PROFILE_MAX_DEPTH) {
+                    st = perr(&c, RT_ELIMIT, "(top)", "nested deeper than %d", KIN_PROFILE_MAX_DEPTH);
+                    goto fail;
+                }
+                stack[++depth] = cur;
+                cur = cur->child;
+            } else {
+                cur = cur->next;
+            }
+        }
+    }
+    if ((st = check_keys(&c, doc, "", keys))) goto fail;
+    p = calloc(1, sizeof *p);
+    if (!p) { st = rt_err_set(err, RT_ENOMEM, c.name, "out of memory"); goto fail; }
+    p->feet[0].link = p->feet[1].link = -1;
+    p->ground = KIN_GROUND_CONTACTS;
+    p->sole_offset = -1;
+    p->contact_height = 0.06;
+    p->contact_speed = 0.6;
+    p->min_contact = 0.1;
+    p->contact_weight = 5.0;
+    p->w_vel = p->w_acc = p->w_rest = 1.0;
+    p->max_lm_iters = p->max_cg_iters = p->init_iters = -1;
+    p->cg_tol = -1;
+    if ((st = get_str(&c, doc, "name", "", &p->name))) goto fail;
+    if (!p->name) {
+        /* Default: the label without folders and ".json". */
+        const char *b = strrchr(c.name, '/');
+        b = b ? b + 1 : c.name;
+        size_t n = strlen(b);
+        if (n > 5 && strcmp(b + n - 5, ".json") == 0) n -= 5;
+        p->name = malloc(n + 1);
+        if (!p->name) { st = rt_err_set(err, RT_ENOMEM, c.name, "out of memory"); goto fail; }
+        memcpy(p->name, b, n);
+        p->name[n] = 0;
+    }
+    if ((st = get_str(&c, doc, "robot", "", &p->robot))) goto fail;
+    if ((st = get_obj(&c, doc, "source", "", &o))) goto fail;
+    if ((st = parse_source(&c, o, p))) goto fail;
+    {
+        const cJSON *sc = cJSON_GetObjectItemCaseSensitive(doc, "scale");
+        if (sc && !(cJSON_IsString(sc) && strcmp(sc->valuestring, "auto") == 0)) {
+            if (!cJSON_IsNumber(sc) || !isfinite(sc->valuedouble) || sc->valuedouble <= 0 ||
+                sc->valuedouble > 100) {
+                st = perr(&c, RT_EINVAL, "scale", "expected \"auto\" or a number in (0, 100]");
+                goto fail;
+            }
+            p->scale = sc->valuedouble;
+        }
+    }
+    {
+        const cJSON *root = cJSON_GetObjectItemCaseSensitive(doc, "root");
+        const cJSON *links = cJSON_GetObjectItemCaseSensitive(doc, "links");
+        if ((st = parse_links(&c, root, links, p))) goto fail;
+    }
+    if ((st = get_obj(&c, doc, "feet", "", &o))) goto fail;
+    if ((st = parse_feet(&c, o, p))) goto fail;
+    if ((st = get_obj(&c, doc, "ground", "", &o))) goto fail;
+    if ((st = parse_ground(&c, o, p))) goto fail;
+    {
+        const cJSON *w, *s;
+        if ((st = get_obj(&c, doc, "weights", "", &w))) goto fail;
+        if ((st = get_obj(&c, doc, "solver", "", &s))) goto fail;
+        if ((st = parse_tail(&c, w, s, p))) goto fail;
+    }
+    if (p->feet[0].link < 0 && p->ground == KIN_GROUND_CONTACTS) p->ground = KIN_GROUND_LOWEST;
+    *out = p;
+    p = NULL;
+fail:
+    kin_profile_free(p);
+    cJSON_Delete(doc);
+    return st;
+}
+
+enum rt_status kin_profile_load(const char *name_or_path, struct kin_profile **out,
+                                struct rt_err *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    enum rt_status st;
+    size_t n = strlen(name_or_path);
+    *out = NULL;
+    if (strchr(name_or_path, '/') || (n > 5 && strcmp(name_or_path + n - 5, ".json") == 0)) {
+        st = rt_read_file(name_or_path, KIN_PROFILE_MAX_BYTES, &text, &len, err);
+        if (st) return st;
+        st = kin_profile_parse(text, len, name_or_path, out, err);
+        free(text);
+        return st;
+    }
+    const char *t = kin_profile_bundled_text(name_or_path, &len);
+    if (!t) {
+        char list[160];
+        size_t used = 0;
+        list[0] = 0;
+        for (const char *const *b = kin_profile_bundled(); *b && used < sizeof list; b++)
+            used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", used ? ", " : "", *b);
+        return rt_err_set(err, RT_ENOTFOUND, "profile", "no bundled profile '%s' (bundled: %s)",
+                          name_or_path, list);
+    }
+    char label[KIN_PROFILE_MAX_NAME + 8];
+    snprintf(label, sizeof label, "%.*s.json", KIN_PROFILE_MAX_NAME - 1, name_or_path);
+    return kin_profile_parse(t, len, label, out, err);
+}
+
+static void frame_free(struct kin_profile_frame *f)
+{
+    for (int i = 0; i < 2; i++) {
+        free(f->from[i]);
+        free(f->to[i]);
+    }
+}
+
+void kin_profile_free(struct kin_profile *p)
+{
+    if (!p) return;
+    free(p->name);
+    free(p->robot);
+    free(p->skeleton);
+    free(p->source_robot);
+    for (int i = 0; i < p->n_match; i++) free(p->match[i]);
+    free(p->match);
+    if (p->links) {
+        for (int i = 0; i < p->n_links; i++) {
+            free(p->links[i].joint);
+            free(p->links[i].link);
+            frame_free(&p->links[i].frame);
+        }
+    }
+    free(p->links);
+    for (int s = 0; s < 2; s++) free(p->feet[s].toe);
+    free(p);
+}
+
+const char *const *kin_profile_bundled(void)
+{
+    return kin_profile_embedded_names;
+}
+
+const char *kin_profile_bundled_text(const char *name, size_t *len)
+{
+    for (const struct kin_profile_embed *e = kin_profile_embedded; e->name; e++)
+        if (strcmp(e->name, name) == 0) {
+            if (len) *len = e->len;
+            return e->text;
+        }
+    return NULL;
+}
+
+int kin_profile_link_index(const struct kin_profile *p, const char *joint)
+{
+    for (int i = 0; i < p->n_links; i++)
+        if (strcmp(p->links[i].joint, joint) == 0) return i;
+    return -1;
+}
+
+void kin_profile_solver_options(const struct kin_profile *p, struct solver_options *o)
+{
+    if (p->max_lm_iters > 0) o->max_lm_iters = p->max_lm_iters;
+    if (p->max_cg_iters > 0) o->max_cg_iters = p->max_cg_iters;
+    if (p->init_iters >= 0) o->init_iters = p->init_iters;
+    if (p->cg_tol > 0) o->cg_tol = (float)p->cg_tol;
+}

@@ -1,0 +1,236 @@
+/* quality.c -- the quality figures of a solved trajectory (quality.h has the
+ * definitions). Everything is recomputed in double from the float result by
+ * kin_fk(), independently of the solver's own residuals, so that the report
+ * measures what a user of the CSV gets. */
+#include "quality.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rot.h"
+
+double kin_quality_sole_offset(const struct kin_robot *r, int foot_link)
+{
+    const char *n;
+    if (!r || foot_link < 0 || foot_link >= r->n_links) return 0.0;
+    n = r->links[foot_link].name;
+    /* Unitree G1 (23 and 29 dof): four collision spheres of radius 0.005 at
+     * z = -0.03 in the ankle roll link. */
+    if (strstr(n, "ankle_roll_link")) return 0.035;
+    /* Unitree H1: a collision box 0.024 high centred 0.05 below the ankle link. */
+    if (strcmp(n, "left_ankle_link") == 0 || strcmp(n, "right_ankle_link") == 0) return 0.062;
+    return 0.0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Mean, nearest-rank p95 and max of v[0..n); sorts v. */
+static struct kin_quality_stat stat_of(double *v, int n)
+{
+    struct kin_quality_stat s = {0, 0, 0, n};
+    if (n <= 0) return s;
+    double sum = 0;
+    for (int i = 0; i < n; i++) sum += v[i];
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    int r = (int)ceil(0.95 * n) - 1;
+    if (r < 0) r = 0;
+    s.mean = sum / n;
+    s.p95 = v[r];
+    s.max = v[n - 1];
+    return s;
+}
+
+enum rt_status kin_quality_compute(const struct kin_robot *r, const struct kin_targets *t,
+                                   const float *state, int n_frames, struct kin_quality *q,
+                                   struct kin_quality_stat *per_link_pos,
+                                   struct kin_quality_stat *per_link_rot)
+{
+    int nt = t->n_targets, nd = r->n_dof, cols = SOLVER_ROOT_COLS + nd;
+    double *x = NULL, *lp = NULL, *lr = NULL, *ep = NULL, *er = NULL, *buf = NULL;
+    double *foot_prev = NULL;
+    int *np = NULL, *nr = NULL;
+    size_t nft;
+    enum rt_status st = RT_OK;
+    double dt = t->frame_time > 0 ? t->frame_time : 1.0 / 30.0;
+    memset(q, 0, sizeof *q);
+    if (n_frames > t->n_frames) n_frames = t->n_frames;
+    if (n_frames < 1) return RT_OK;
+    if (!rt_mul_size((size_t)n_frames, (size_t)(nt ? nt : 1), &nft) || nft > SIZE_MAX / (2 * sizeof(double)))
+        return RT_ENOMEM;
+    x = malloc((size_t)cols * sizeof *x);
+    lp = malloc((size_t)r->n_links * 3 * sizeof *lp);
+    lr = malloc((size_t)r->n_links * 9 * sizeof *lr);
+    ep = malloc(nft * sizeof *ep); /* errors, target-major: [k * n_frames + f] */
+    er = malloc(nft * sizeof *er);
+    buf = malloc(nft * sizeof *buf);
+    np = calloc((size_t)(nt ? nt : 1), sizeof *np);
+    nr = calloc((size_t)(nt ? nt : 1), sizeof *nr);
+    foot_prev = malloc(6 * sizeof *foot_prev);
+    if (!x || !lp || !lr || !ep || !er || !buf || !np || !nr || !foot_prev) {
+        st = RT_ENOMEM;
+        goto fail;
+    }
+    for (int f = 0; f < n_frames; f++) {
+        const float *s = state + (size_t)f * cols;
+        for (int c = 0; c < cols; c++) x[c] = s[c];
+        kin_fk(r, x, lp, lr);
+        for (int k = 0; k < nt; k++) {
+            size_t i = (size_t)f * nt + k;
+            int l = t->target_link[k];
+            if (t->wpos[i] > 0) {
+                double d = 0;
+                for (int c = 0; c < 3; c++) {
+                    double e = lp[3 * l + c] - t->pos[3 * i + c];
+                    d += e * e;
+                }
+                ep[(size_t)k * n_frames + np[k]++] = sqrt(d);
+            }
+            if (t->wrot[i] > 0) {
+                double qt[4] = {t->rot[4 * i], t->rot[4 * i + 1], t->rot[4 * i + 2], t->rot[4 * i + 3]};
+                double m[9];
+                kin_quat_to_mat(qt, m);
+                er[(size_t)k * n_frames + nr[k]++] = kin_rot_angle(lr + 9 * l, m) * (180.0 / M_PI);
+            }
+        }
+        /* Joint limits. */
+        int at_limit = 0;
+        for (int j = 0; j < nd; j++) {
+            const struct kin_joint *jt = &r->joints[r->coord_joint[j]];
+            double v = s[SOLVER_ROOT_COLS + j];
+            if (!jt->has_limits) continue;
+            if (v < jt->lower - KIN_QUALITY_LIMIT_TOL || v > jt->upper + KIN_QUALITY_LIMIT_TOL)
+                q->joint_limit_violations++;
+            if (v < jt->lower + 1e-4 || v > jt->upper - 1e-4) at_limit = 1;
+        }
+        q->frames_at_limit += at_limit;
+        /* Feet. */
+        for (int side = 0; side < 2; side++) {
+            int l = t->foot_link[side];
+            if (l < 0 || l >= r->n_links) continue;
+            double pen = kin_quality_sole_offset(r, l) - lp[3 * l + 2];
+            if (pen > q->ground_penetration_m) q->ground_penetration_m = pen;
+            int in = t->contact && t->contact[2 * (size_t)f + side];
+            int was = f > 0 && t->contact && t->contact[2 * (size_t)(f - 1) + side];
+            if (in) q->contact_frames++;
+            if (in && was)
+                q->foot_slide_m += hypot(lp[3 * l] - foot_prev[3 * side], lp[3 * l + 1] - foot_prev[3 * side + 1]);
+            for (int c = 0; c < 3; c++) foot_prev[3 * side + c] = lp[3 * l + c];
+        }
+    }
+    /* Joint velocity and jerk over time. */
+    {
+        double jsum = 0;
+        long jn = 0;
+        for (int f = 0; f + 1 < n_frames; f++)
+            for (int j = 0; j < nd; j++) {
+                const float *a = state + (size_t)f * cols + SOLVER_ROOT_COLS;
+                double v = fabs((double)a[cols + j] - (double)a[j]) / dt;
+                if (v > q->max_joint_velocity) q->max_joint_velocity = v;
+                if (f + 3 < n_frames) {
+                    double d3 = (double)a[3 * cols + j] - 3.0 * (double)a[2 * cols + j] +
+                                3.0 * (double)a[cols + j] - (double)a[j];
+                    jsum += fabs(d3);
+                    jn++;
+                }
+            }
+        q->mean_jerk = jn ? jsum / (double)jn / (dt * dt * dt) : 0.0;
+    }
+    /* Statistics: overall from all samples, then per link. */
+    {
+        int m = 0;
+        for (int k = 0; k < nt; k++)
+            for (int i = 0; i < np[k]; i++) buf[m++] = ep[(size_t)k * n_frames + i];
+        q->pos_m = stat_of(buf, m);
+        m = 0;
+        for (int k = 0; k < nt; k++)
+            for (int i = 0; i < nr[k]; i++) buf[m++] = er[(size_t)k * n_frames + i];
+        q->rot_deg = stat_of(buf, m);
+        for (int k = 0; k < nt; k++) {
+            if (per_link_pos) per_link_pos[k] = stat_of(ep + (size_t)k * n_frames, np[k]);
+            if (per_link_rot) per_link_rot[k] = stat_of(er + (size_t)k * n_frames, nr[k]);
+        }
+    }
+fail:
+    free(x);
+    free(lp);
+    free(lr);
+    free(ep);
+    free(er);
+    free(buf);
+    free(np);
+    free(nr);
+    free(foot_prev);
+    return st;
+}
+
+static cJSON *stat_json(const struct kin_quality_stat *s)
+{
+    if (s->n <= 0) return cJSON_CreateNull();
+    cJSON *o = cJSON_CreateObject();
+    if (!o) return NULL;
+    if (!cJSON_AddNumberToObject(o, "mean", s->mean) || !cJSON_AddNumberToObject(o, "p95", s->p95) ||
+        !cJSON_AddNumberToObject(o, "max", s->max)) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
+/* Adds `item` under `key`; on a NULL item (out of memory) returns 0. */
+static int add(cJSON *o, const char *key, cJSON *item)
+{
+    if (!item) return 0;
+    cJSON_AddItemToObject(o, key, item);
+    return 1;
+}
+
+cJSON *kin_quality_json(const struct kin_robot *r, const struct kin_targets *t,
+                        const float *state, int n_frames)
+{
+    struct kin_quality q;
+    struct kin_quality_stat *pl = NULL, *rl = NULL;
+    cJSON *o = NULL, *links;
+    int nt = t->n_targets;
+    pl = calloc((size_t)(nt ? nt : 1), sizeof *pl);
+    rl = calloc((size_t)(nt ? nt : 1), sizeof *rl);
+    if (!pl || !rl) goto fail;
+    if (kin_quality_compute(r, t, state, n_frames, &q, pl, rl) != RT_OK) goto fail;
+    o = cJSON_CreateObject();
+    if (!o) goto fail;
+    if (!add(o, "position_error_m", stat_json(&q.pos_m)) ||
+        !add(o, "rotation_error_deg", stat_json(&q.rot_deg)))
+        goto fail;
+    if (!cJSON_AddNumberToObject(o, "joint_limit_violations", q.joint_limit_violations) ||
+        !cJSON_AddNumberToObject(o, "frames_at_limit", q.frames_at_limit) ||
+        !cJSON_AddNumberToObject(o, "max_joint_velocity_rad_s", q.max_joint_velocity) ||
+        !cJSON_AddNumberToObject(o, "mean_jerk", q.mean_jerk) ||
+        !cJSON_AddNumberToObject(o, "foot_slide_m", q.foot_slide_m) ||
+        !cJSON_AddNumberToObject(o, "ground_penetration_m", q.ground_penetration_m) ||
+        !cJSON_AddNumberToObject(o, "contact_frames", q.contact_frames))
+        goto fail;
+    links = cJSON_AddArrayToObject(o, "links");
+    if (!links) goto fail;
+    for (int k = 0; k < nt; k++) {
+        cJSON *l = cJSON_CreateObject();
+        if (!l) goto fail;
+        cJSON_AddItemToArray(links, l);
+        int li = t->target_link[k];
+        if (!cJSON_AddStringToObject(l, "link", li >= 0 && li < r->n_links ? r->links[li].name : "?") ||
+            !add(l, "position_error_m", stat_json(&pl[k])) ||
+            !add(l, "rotation_error_deg", stat_json(&rl[k])))
+            goto fail;
+    }
+    free(pl);
+    free(rl);
+    return o;
+fail:
+    cJSON_Delete(o);
+    free(pl);
+    free(rl);
+    return NULL;
+}

@@ -1,0 +1,946 @@
+/* retarget.c -- turning a source motion into per-frame robot link targets.
+ *
+ * A source is a set of named points moving over frames, in metres, z up:
+ * the joints of a BVH clip (after unit and up-axis conversion) or the links
+ * of another robot (forward kinematics of its trajectory). A profile maps
+ * some of those points to robot links. The method (docs/profiles.md "How
+ * targets are built"), in order:
+ *
+ *  1. Units and up axis: declared in the profile or detected
+ *     (kin_clip_detect_units).
+ *  2. Contacts: a foot is in contact while its ankle is within
+ *     contact_height of that ankle's ground level (the clip's 5th percentile
+ *     of its height) and moves horizontally slower than contact_speed;
+ *     contacts and gaps shorter than min_contact are dropped or filled.
+ *  3. Scale: robot leg length over source leg length (the mapped
+ *     "direction"/"scaled" segments from each foot up to the root, robot
+ *     lengths at its zero pose, source lengths at frame 0), unless fixed.
+ *  4. Orientation targets: a frame built from source joint positions (two
+ *     axes named by joint pairs), times an offset. The frames are written in
+ *     the robot's convention (x forward, y left, z up for an upright body),
+ *     so the derived ("auto") offset is the link's zero-pose rotation; for
+ *     feet ("reference": "contacts") it is averaged over the contact frames
+ *     with their heading removed, so that a flat source foot is a flat robot
+ *     foot whatever angle the source's ankle-to-toe bone makes with the floor.
+ *     Joint rotations of the source are never used: no rest pose is trusted
+ *     (Rokoko's is not upright).
+ *  5. Positions: the root at scale x source root; a "direction" link at its
+ *     parent's target plus the robot's segment length along the source bone;
+ *     a "rigid" link at its parent's target plus the parent's target rotation
+ *     applied to the robot's zero-pose offset; a "scaled" link at its
+ *     parent's target plus scale x the source offset. Robot-length segments
+ *     make every target reachable, which is what keeps position errors small.
+ *  6. Ground: the clip is moved so that its first root position is above the
+ *     origin and feet in contact have their sole on z = 0 (the median contact
+ *     height of the foot targets becomes sole_offset); no foot target goes
+ *     below sole_offset.
+ *  7. Anchors (SOLVER.md "Foot contact"): over each contact interval the foot
+ *     link's position target is the interval's mean horizontal position at
+ *     sole height, with weight contact_weight, and its orientation target is
+ *     made level (heading kept). */
+#include "retarget.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "quality.h"
+#include "rot.h"
+
+/* ---- small vector helpers ---- */
+
+static void v_sub(const double *a, const double *b, double *o)
+{
+    for (int i = 0; i < 3; i++) o[i] = a[i] - b[i];
+}
+static double v_dot(const double *a, const double *b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+static double v_norm(const double *a) { return sqrt(v_dot(a, a)); }
+static void v_cross(const double *a, const double *b, double *o)
+{
+    o[0] = a[1] * b[2] - a[2] * b[1];
+    o[1] = a[2] * b[0] - a[0] * b[2];
+    o[2] = a[0] * b[1] - a[1] * b[0];
+}
+/* o = a * b (3x3 row-major); o may not alias. */
+static void m_mul(const double *a, const double *b, double *o)
+{
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 3; c++) o[3 * r + c] = a[3 * r] * b[c] + a[3 * r + 1] * b[3 + c] + a[3 * r + 2] * b[6 + c];
+}
+/* o = a^T * b */
+static void m_tmul(const double *a, const double *b, double *o)
+{
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 3; c++) o[3 * r + c] = a[r] * b[c] + a[3 + r] * b[3 + c] + a[6 + r] * b[6 + c];
+}
+static void m_vec(const double *m, const double *v, double *o)
+{
+    for (int r = 0; r < 3; r++) o[r] = m[3 * r] * v[0] + m[3 * r + 1] * v[1] + m[3 * r + 2] * v[2];
+}
+static void m_tvec(const double *m, const double *v, double *o)
+{
+    for (int r = 0; r < 3; r++) o[r] = m[r] * v[0] + m[3 + r] * v[1] + m[6 + r] * v[2];
+}
+static void m_rotz(double yaw, double *o)
+{
+    double c = cos(yaw), s = sin(yaw);
+    o[0] = c; o[1] = -s; o[2] = 0;
+    o[3] = s; o[4] = c;  o[5] = 0;
+    o[6] = 0; o[7] = 0;  o[8] = 1;
+}
+/* Heading of rotation m: the angle of its x axis projected on the ground. */
+static double m_yaw(const double *m) { return atan2(m[3], m[0]); }
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The q-quantile of v[0..n) (sorted copy in `tmp`). */
+static double quantile(const double *v, int n, double q, double *tmp)
+{
+    memcpy(tmp, v, (size_t)n * sizeof *tmp);
+    qsort(tmp, (size_t)n, sizeof *tmp, cmp_double);
+    int i = (int)floor(q * (n - 1) + 0.5);
+    if (i < 0) i = 0;
+    if (i > n - 1) i = n - 1;
+    return tmp[i];
+}
+
+/* ---- sources ---- */
+
+/* A source motion: n_pts named points over n_frames frames, metres, z up.
+ * names[] are borrowed from the clip or robot. */
+struct source {
+    int n_pts, n_frames;
+    double frame_time;
+    const char **names;
+    double *pos;  /* [n_frames * n_pts * 3] */
+    double *rot;  /* [n_frames * n_pts * 9] own rotations, or NULL when unused */
+    double *rot0; /* [n_pts * 9] rotations in the rest / zero pose, or NULL */
+};
+
+static void source_free(struct source *s)
+{
+    free(s->names);
+    free(s->pos);
+    free(s->rot);
+    free(s->rot0);
+    memset(s, 0, sizeof *s);
+}
+
+/* Index of the point called `name`: exact, else a "namespace:name" match. */
+static int source_find(const struct source *s, const char *name)
+{
+    size_t n = strlen(name);
+    for (int i = 0; i < s->n_pts; i++)
+        if (strcmp(s->names[i], name) == 0) return i;
+    for (int i = 0; i < s->n_pts; i++) {
+        const char *c = strrchr(s->names[i], ':');
+        if (c && strlen(c + 1) == n && strcmp(c + 1, name) == 0) return i;
+    }
+    return -1;
+}
+
+static const double *src_at(const struct source *s, int f, int j)
+{
+    return s->pos + ((size_t)f * (size_t)s->n_pts + (size_t)j) * 3;
+}
+
+static enum rt_status source_alloc(struct source *s, int n_pts, int n_frames, int with_rot,
+                                   struct rt_err *err)
+{
+    size_t n, bytes, rbytes;
+    memset(s, 0, sizeof *s);
+    if (n_frames < 1)
+        return rt_err_set(err, RT_EINVAL, "source", "the source has no frames");
+    if (!rt_mul_size((size_t)n_pts, (size_t)n_frames, &n) || !rt_mul_size(n, 3 * sizeof(double), &bytes) ||
+        !rt_mul_size(n, 9 * sizeof(double), &rbytes))
+        return rt_err_set(err, RT_ELIMIT, "source", "too many frames: %d", n_frames);
+    s->names = calloc((size_t)n_pts, sizeof *s->names);
+    s->pos = malloc(bytes);
+    if (with_rot) {
+        s->rot = malloc(rbytes);
+        s->rot0 = malloc((size_t)n_pts * 9 * sizeof(double));
+    }
+    if (!s->names || !s->pos || (with_rot && (!s->rot || !s->rot0))) {
+        source_free(s);
+        return rt_err_set(err, RT_ENOMEM, "source", "out of memory for %d frames", n_frames);
+    }
+    s->n_pts = n_pts;
+    s->n_frames = n_frames;
+    return RT_OK;
+}
+
+static enum rt_status source_from_clip(const struct kin_clip *clip, const struct kin_profile *p,
+                                       struct source *s, struct rt_err *err)
+{
+    struct kin_bvh_convert conv;
+    double *rot = NULL;
+    int n_all = clip->n_joints + clip->n_end_sites;
+    enum rt_status st;
+    if (clip->n_frames < 1)
+        return rt_err_set(err, RT_EINVAL, "clip", "the clip has no frames");
+    if (p->units > 0 && p->up) {
+        conv.scale = p->units;
+        conv.up = p->up;
+    } else {
+        struct rt_err e2;
+        rt_err_clear(&e2);
+        st = kin_clip_detect_units(clip, &conv, NULL, &e2);
+        if (st != RT_OK)
+            return rt_err_set(err, st, "profile:source.units",
+                              "cannot detect the clip's units/up axis (%s); set source.units and source.up",
+                              e2.msg);
+        if (p->units > 0) conv.scale = p->units;
+        if (p->up) conv.up = p->up;
+    }
+    int with_rot = 0;
+    for (int k = 0; k < p->n_links; k++) with_rot |= p->links[k].frame.source;
+    if ((st = source_alloc(s, n_all, clip->n_frames, with_rot, err))) return st;
+    s->frame_time = clip->frame_time;
+    for (int j = 0; j < n_all; j++) s->names[j] = clip->joints[j].name;
+    rot = malloc((size_t)n_all * 9 * sizeof(double));
+    if (!rot) {
+        source_free(s);
+        return rt_err_set(err, RT_ENOMEM, "source", "out of memory");
+    }
+    for (int f = 0; f < clip->n_frames; f++) {
+        double *fr = s->rot ? s->rot + (size_t)f * (size_t)n_all * 9 : rot;
+        kin_clip_global(clip, f, &conv, s->pos + (size_t)f * (size_t)n_all * 3, fr);
+    }
+    /* The rest pose has identity rotations (bvh.h), and so has its
+     * up-axis conversion A I A^T. */
+    for (int j = 0; s->rot0 && j < n_all; j++) {
+        double *m = s->rot0 + 9 * j;
+        for (int i = 0; i < 9; i++) m[i] = (i % 4 == 0);
+    }
+    free(rot);
+    return RT_OK;
+}
+
+static enum rt_status source_from_robot(const struct kin_robot *src, const double *states,
+                                        int n_frames, double frame_time, struct source *s,
+                                        struct rt_err *err)
+{
+    double *rot = NULL;
+    enum rt_status st;
+    int cols = SOLVER_ROOT_COLS + src->n_dof;
+    if ((st = source_alloc(s, src->n_links, n_frames, 1, err))) return st;
+    s->frame_time = frame_time;
+    for (int j = 0; j < src->n_links; j++) s->names[j] = src->links[j].name;
+    rot = calloc((size_t)cols + (size_t)src->n_links * 3, sizeof(double));
+    if (!rot) {
+        source_free(s);
+        return rt_err_set(err, RT_ENOMEM, "source", "out of memory");
+    }
+    for (int f = 0; f < n_frames; f++)
+        kin_fk(src, states + (size_t)f * (size_t)cols, s->pos + (size_t)f * (size_t)src->n_links * 3,
+               s->rot + (size_t)f * (size_t)src->n_links * 9);
+    /* Zero pose: base at the origin, upright, every coordinate 0. */
+    rot[6] = 1.0;
+    kin_fk(src, rot, rot + cols, s->rot0);
+    free(rot);
+    return RT_OK;
+}
+
+/* ---- profile resolution ---- */
+
+/* Source point indices of everything a profile names. */
+struct resolved {
+    int joint[KIN_PROFILE_MAX_LINKS];
+    int frame_pt[KIN_PROFILE_MAX_LINKS][4]; /* from0 to0 from1 to1 */
+    int toe[2];
+    int link[KIN_PROFILE_MAX_LINKS];        /* robot link index */
+};
+
+/* Appends `name` to the comma-separated list `buf` (capacity `cap`) unless
+ * already there; when it does not fit, the list ends in ", ..." once. */
+static void list_add(char *buf, size_t cap, const char *name)
+{
+    size_t n = strlen(name), used = strlen(buf);
+    const char *p = buf;
+    while ((p = strstr(p, name)) != NULL) {
+        if ((p == buf || p[-1] == ' ') && (p[n] == ',' || p[n] == 0)) return;
+        p += n;
+    }
+    if (used >= 5 && strcmp(buf + used - 5, ", ...") == 0) return;
+    if (used + 2 + n + 6 <= cap) {
+        snprintf(buf + used, cap - used, "%s%s", used ? ", " : "", name);
+    } else if (used + 6 <= cap) {
+        snprintf(buf + used, cap - used, ", ...");
+    }
+}
+
+/* Resolves the profile's names against the source (and the robot when not
+ * NULL); returns the number of missing names and lists them. */
+static int resolve(const struct kin_profile *p, const struct source *s, const struct kin_robot *r,
+                   struct resolved *rs, char *missing_joints, size_t cap_j, char *missing_links,
+                   size_t cap_l)
+{
+    int n_missing = 0;
+    for (int k = 0; k < p->n_links; k++) {
+        const struct kin_profile_link *l = &p->links[k];
+        if ((rs->joint[k] = source_find(s, l->joint)) < 0) {
+            list_add(missing_joints, cap_j, l->joint);
+            n_missing++;
+        }
+        for (int a = 0; a < 4; a++) {
+            const char *nm = l->frame.axis[0] ? (a & 1 ? l->frame.to[a / 2] : l->frame.from[a / 2]) : NULL;
+            rs->frame_pt[k][a] = nm ? source_find(s, nm) : -1;
+            if (nm && rs->frame_pt[k][a] < 0) {
+                list_add(missing_joints, cap_j, nm);
+                n_missing++;
+            }
+        }
+        if (r) {
+            if ((rs->link[k] = kin_robot_link_index(r, l->link)) < 0) {
+                list_add(missing_links, cap_l, l->link);
+                n_missing++;
+            }
+        }
+    }
+    for (int f = 0; f < 2; f++) {
+        rs->toe[f] = -1;
+        if (p->feet[f].toe && (rs->toe[f] = source_find(s, p->feet[f].toe)) < 0) {
+            list_add(missing_joints, cap_j, p->feet[f].toe);
+            n_missing++;
+        }
+    }
+    return n_missing;
+}
+
+/* 1 when the profile's robot label fits `robot_name`: equal, or robot_name
+ * starts with it followed by '_' ("g1" fits "g1_29dof_rev_1_0"). */
+static int robot_fits(const char *label, const char *robot_name)
+{
+    size_t n;
+    if (!label || !robot_name) return 0;
+    n = strlen(label);
+    return strncmp(label, robot_name, n) == 0 && (robot_name[n] == 0 || robot_name[n] == '_');
+}
+
+/* A source over a clip's names only (no frames), for detection. */
+static int names_only_source(const struct kin_clip *clip, struct source *s)
+{
+    memset(s, 0, sizeof *s);
+    s->n_pts = clip->n_joints + clip->n_end_sites;
+    s->names = calloc((size_t)(s->n_pts ? s->n_pts : 1), sizeof *s->names);
+    if (!s->names) return -1;
+    for (int j = 0; j < s->n_pts; j++) s->names[j] = clip->joints[j].name;
+    return 0;
+}
+
+/* Scores every bundled BVH profile for `robot_name` (and `robot` when not
+ * NULL): best = a profile with nothing missing and the most links; when none
+ * fits, `closest` is the one missing the fewest names. */
+static enum rt_status detect(const struct kin_clip *clip, const char *robot_name,
+                             const struct kin_robot *robot, const char **best,
+                             const char **closest, char *miss_j, size_t cap_j, char *miss_l,
+                             size_t cap_l)
+{
+    struct source s;
+    int best_links = -1, closest_missing = 1 << 30;
+    *best = *closest = NULL;
+    if (names_only_source(clip, &s)) return RT_ENOMEM;
+    for (const char *const *b = kin_profile_bundled(); *b; b++) {
+        struct kin_profile *p = NULL;
+        struct resolved rs;
+        char mj[160] = "", ml[160] = "";
+        if (kin_profile_load(*b, &p, NULL) != RT_OK) continue;
+        /* With the robot at hand its links decide; by name, the label does. */
+        if (p->source != KIN_SOURCE_BVH || (!robot && !robot_fits(p->robot, robot_name))) {
+            kin_profile_free(p);
+            continue;
+        }
+        int miss = resolve(p, &s, robot, &rs, mj, sizeof mj, ml, sizeof ml);
+        for (int i = 0; i < p->n_match; i++)
+            if (source_find(&s, p->match[i]) < 0) {
+                list_add(mj, sizeof mj, p->match[i]);
+                miss++;
+            }
+        /* Ties go to the profile written for this robot. */
+        int score = 2 * p->n_links + robot_fits(p->robot, robot_name);
+        if (miss == 0 && score > best_links) {
+            best_links = score;
+            *best = *b;
+        }
+        if (miss > 0 && miss < closest_missing) {
+            closest_missing = miss;
+            *closest = *b;
+            snprintf(miss_j, cap_j, "%s", mj);
+            snprintf(miss_l, cap_l, "%s", ml);
+        }
+        kin_profile_free(p);
+    }
+    source_free(&s);
+    return RT_OK;
+}
+
+const char *kin_retarget_detect_profile(const struct kin_clip *clip, const char *robot_name)
+{
+    const char *best, *closest;
+    char mj[8], ml[8];
+    if (!clip || !robot_name) return NULL;
+    if (detect(clip, robot_name, NULL, &best, &closest, mj, sizeof mj, ml, sizeof ml)) return NULL;
+    return best;
+}
+
+enum rt_status kin_retarget_pick_profile(const struct kin_clip *clip, const struct kin_robot *robot,
+                                         struct kin_profile **out, struct rt_err *err)
+{
+    const char *best, *closest;
+    char mj[160] = "", ml[160] = "";
+    *out = NULL;
+    const char *rname = robot->name;
+    /* Bundled robots are named by their URDF; try the short bundled names. */
+    const char *const *bundled = kin_robot_bundled();
+    for (int i = 0; bundled && bundled[i]; i++)
+        if (robot_fits(bundled[i], robot->name)) rname = bundled[i];
+    if (detect(clip, rname, robot, &best, &closest, mj, sizeof mj, ml, sizeof ml))
+        return rt_err_set(err, RT_ENOMEM, "profile", "out of memory");
+    if (!best && !closest)
+        return rt_err_set(err, RT_ENOTFOUND, "profile",
+                          "no bundled profile targets robot '%.40s'; pass --profile FILE", robot->name);
+    if (!best)
+        return rt_err_set(err, RT_ENOTFOUND, "profile",
+                          "no bundled profile fits this skeleton; closest '%s' misses %s%.70s%s%.50s",
+                          closest, mj[0] ? "joints " : "", mj, ml[0] ? "; links " : "", ml);
+    return kin_profile_load(best, out, err);
+}
+
+/* ---- building targets ---- */
+
+/* Builds the source frame of link k at frame f into m (columns = axes).
+ * Returns 0 when degenerate (the caller keeps the previous frame's). */
+static int build_frame(const struct source *s, int f, const struct kin_profile_frame *fr,
+                       const int pts[4], double *m)
+{
+    double a[3], b[3], cols[3][3];
+    int ia = fr->axis[0] - 'x', ib = fr->axis[1] - 'x';
+    v_sub(src_at(s, f, pts[1]), src_at(s, f, pts[0]), a);
+    v_sub(src_at(s, f, pts[3]), src_at(s, f, pts[2]), b);
+    double na = v_norm(a);
+    if (na < 1e-9) return 0;
+    for (int i = 0; i < 3; i++) a[i] /= na;
+    double d = v_dot(a, b);
+    for (int i = 0; i < 3; i++) b[i] -= d * a[i];
+    double nb = v_norm(b);
+    if (nb < 1e-9 * (na + 1)) return 0;
+    for (int i = 0; i < 3; i++) b[i] /= nb;
+    memcpy(cols[ia], a, sizeof a);
+    memcpy(cols[ib], b, sizeof b);
+    int ic = 3 - ia - ib;
+    v_cross(cols[(ic + 1) % 3], cols[(ic + 2) % 3], cols[ic]);
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 3; c++) m[3 * r + c] = cols[c][r];
+    return 1;
+}
+
+/* Projects the (possibly unnormalized) 3x3 matrix onto a rotation through
+ * its quaternion. */
+static void m_orthonormalize(double *m)
+{
+    double q[4];
+    /* Gram-Schmidt on the columns first so that the quaternion is sound. */
+    double x[3] = {m[0], m[3], m[6]}, y[3] = {m[1], m[4], m[7]}, z[3];
+    double n = v_norm(x);
+    for (int i = 0; i < 3; i++) x[i] /= n;
+    double d = v_dot(x, y);
+    for (int i = 0; i < 3; i++) y[i] -= d * x[i];
+    n = v_norm(y);
+    for (int i = 0; i < 3; i++) y[i] /= n;
+    v_cross(x, y, z);
+    double r[9] = {x[0], y[0], z[0], x[1], y[1], z[1], x[2], y[2], z[2]};
+    kin_mat_to_quat(r, q);
+    kin_quat_to_mat(q, m);
+}
+
+/* Marks contacts of foot point `j` into c[0..n) (see the file comment). */
+static void detect_contacts(const struct source *s, int j, const struct kin_profile *p,
+                            unsigned char *c, double *h, double *tmp)
+{
+    int n = s->n_frames;
+    double dt = s->frame_time > 0 ? s->frame_time : 1.0 / 30.0;
+    for (int f = 0; f < n; f++) h[f] = src_at(s, f, j)[2];
+    double floor_h = quantile(h, n, 0.05, tmp);
+    for (int f = 0; f < n; f++) {
+        int a = f > 0 ? f - 1 : f, b = f < n - 1 ? f + 1 : f;
+        double v = 0;
+        if (b > a) {
+            const double *pa = src_at(s, a, j), *pb = src_at(s, b, j);
+            v = hypot(pb[0] - pa[0], pb[1] - pa[1]) / ((b - a) * dt);
+        }
+        c[f] = (h[f] - floor_h < p->contact_height) && v < p->contact_speed;
+    }
+    int min_len = (int)floor(p->min_contact / dt + 0.5);
+    if (min_len < 1) return;
+    /* Fill short gaps between contacts, then drop short contacts. */
+    for (int pass = 0; pass < 2; pass++) {
+        unsigned char want = pass == 0 ? 0 : 1;
+        int f = 0;
+        while (f < n) {
+            if (c[f] != want) { f++; continue; }
+            int e = f;
+            while (e < n && c[e] == want) e++;
+            int interior = pass == 1 || (f > 0 && e < n);
+            if (e - f < min_len && interior)
+                for (int k = f; k < e; k++) c[k] = !want;
+            f = e;
+        }
+    }
+}
+
+static enum rt_status build_targets(const struct kin_robot *robot, const struct source *s,
+                                    const struct kin_profile *p, struct kin_targets *t,
+                                    struct rt_err *err)
+{
+    struct resolved rs;
+    char mj[160] = "", ml[160] = "";
+    int nl = p->n_links, n = s->n_frames;
+    int nd = robot->n_dof, cols = SOLVER_ROOT_COLS + nd;
+    double *zstate = NULL, *P0 = NULL, *M0 = NULL, *h = NULL, *tmp = NULL;
+    double *tp = NULL, *tr = NULL; /* per frame per link target pos [n*nl*3], rot [n*nl*9] */
+    unsigned char *contact = NULL;
+    double off[KIN_PROFILE_MAX_LINKS][9];
+    enum rt_status st = RT_OK;
+    size_t nfl, b3, b9;
+
+    memset(t, 0, sizeof *t);
+    if (resolve(p, s, robot, &rs, mj, sizeof mj, ml, sizeof ml)) {
+        return rt_err_set(err, RT_ENOTFOUND, "profile",
+                          "profile '%.40s' cannot map this source: %s%.60s%s%.50s", p->name,
+                          mj[0] ? "missing joints " : "", mj, ml[0] ? "; robot lacks links " : "", ml);
+    }
+    if (!rt_mul_size((size_t)n, (size_t)nl, &nfl) || !rt_mul_size(nfl, 3 * sizeof(double), &b3) ||
+        !rt_mul_size(nfl, 9 * sizeof(double), &b9))
+        return rt_err_set(err, RT_ELIMIT, "source", "too many frames: %d", n);
+    zstate = calloc((size_t)cols, sizeof *zstate);
+    P0 = malloc((size_t)robot->n_links * 3 * sizeof *P0);
+    M0 = malloc((size_t)robot->n_links * 9 * sizeof *M0);
+    h = malloc((size_t)n * 2 * sizeof *h); /* both feet in the ground step */
+    tmp = malloc((size_t)n * 2 * sizeof *tmp);
+    tp = malloc(b3);
+    tr = malloc(b9);
+    contact = calloc((size_t)n * 2, 1);
+    if (!zstate || !P0 || !M0 || !h || !tmp || !tp || !tr || !contact) {
+        st = rt_err_set(err, RT_ENOMEM, "targets", "out of memory for %d frames", n);
+        goto fail;
+    }
+    /* The robot's zero pose: base at the origin, upright, every coordinate 0. */
+    zstate[6] = 1.0;
+    kin_fk(robot, zstate, P0, M0);
+
+    /* 2. Contacts. */
+    int has_feet = p->feet[0].link > 0 && p->feet[1].link > 0;
+    if (has_feet && p->ground == KIN_GROUND_CONTACTS)
+        for (int side = 0; side < 2; side++) {
+            unsigned char *c1 = contact + (size_t)side * (size_t)n;
+            detect_contacts(s, rs.joint[p->feet[side].link], p, c1, h, tmp);
+        }
+
+    /* The sole's height above the foot link origin: the profile's, else the
+     * robot's known geometry. */
+    double sole = p->sole_offset >= 0 ? p->sole_offset
+                  : has_feet ? kin_quality_sole_offset(robot, rs.link[p->feet[0].link]) : 0.0;
+
+    /* 3. Scale. */
+    double scale = p->scale;
+    if (!(scale > 0)) {
+        double lr = 0, ls = 0;
+        for (int k = 1; k < nl; k++) {
+            int in_leg = !has_feet;
+            for (int side = 0; side < 2 && !in_leg; side++)
+                for (int a = p->feet[side].link; a > 0; a = p->links[a].parent)
+                    if (a == k) in_leg = 1;
+            if (!in_leg || p->links[k].attach == KIN_ATTACH_RIGID) continue;
+            double d[3];
+            int pk = p->links[k].parent;
+            v_sub(P0 + 3 * rs.link[k], P0 + 3 * rs.link[pk], d);
+            lr += v_norm(d);
+            v_sub(src_at(s, 0, rs.joint[k]), src_at(s, 0, rs.joint[pk]), d);
+            ls += v_norm(d);
+        }
+        if (!(ls > 1e-6) || !(lr > 1e-6)) {
+            st = rt_err_set(err, RT_EINVAL, "profile:scale",
+                            "cannot derive the scale (no mapped leg segments); set \"scale\"");
+            goto fail;
+        }
+        scale = lr / ls;
+    }
+
+    /* 4. Orientation frames and their offsets. */
+    for (int k = 0; k < nl; k++) {
+        const struct kin_profile_link *l = &p->links[k];
+        double prev[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+        double *m0 = M0 + 9 * rs.link[k];
+        if (l->frame.source) {
+            /* The source's own rotation; auto offset = its rest/zero-pose
+             * rotation^T x the robot link's zero-pose rotation. */
+            const double *r0 = s->rot0 + 9 * rs.joint[k];
+            if (l->offset_mode == KIN_OFFSET_IDENTITY) {
+                for (int i = 0; i < 9; i++) off[k][i] = (i % 4 == 0);
+            } else if (l->offset_mode == KIN_OFFSET_GIVEN) {
+                kin_quat_to_mat(l->offset, off[k]);
+            } else {
+                m_tmul(r0, m0, off[k]);
+            }
+            for (int f = 0; f < n; f++) {
+                const double *S = s->rot + ((size_t)f * (size_t)s->n_pts + (size_t)rs.joint[k]) * 9;
+                m_mul(S, off[k], tr + ((size_t)f * nl + k) * 9);
+            }
+            continue;
+        }
+        if (!l->frame.axis[0]) {
+            /* No frame: the rotation target is unused (weight 0), but a rigid
+             * child never needs it (the parser refuses that). */
+            for (int f = 0; f < n; f++) memcpy(tr + ((size_t)f * nl + k) * 9, m0, sizeof prev);
+            continue;
+        }
+        for (int f = 0; f < n; f++) {
+            double *m = tr + ((size_t)f * nl + k) * 9;
+            if (!build_frame(s, f, &l->frame, rs.frame_pt[k], m)) memcpy(m, prev, sizeof prev);
+            memcpy(prev, m, sizeof prev);
+        }
+        if (l->offset_mode == KIN_OFFSET_IDENTITY) {
+            static const double id[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+            memcpy(off[k], id, sizeof id);
+        } else if (l->offset_mode == KIN_OFFSET_GIVEN) {
+            kin_quat_to_mat(l->offset, off[k]);
+        } else {
+            memcpy(off[k], m0, sizeof off[k]);
+            int side = p->feet[0].link == k ? 0 : p->feet[1].link == k ? 1 : -1;
+            if (l->ref_contacts && side >= 0) {
+                /* Mean over contact frames of S^T Rz(yaw S) M0: the foot's
+                 * flat pose as the source holds it. */
+                double acc[9] = {0}, a[9], b[9], rz[9];
+                int cnt = 0;
+                const unsigned char *c1 = contact + (size_t)side * (size_t)n;
+                for (int pass = 0; pass < 2 && cnt == 0; pass++) {
+                    /* Pass 1 (no contacts): the lowest tenth of the frames. */
+                    double thr = 0;
+                    if (pass == 1) {
+                        for (int f = 0; f < n; f++) h[f] = src_at(s, f, rs.joint[k])[2];
+                        thr = quantile(h, n, 0.1, tmp);
+                    }
+                    for (int f = 0; f < n; f++) {
+                        if (pass == 0 ? !c1[f] : src_at(s, f, rs.joint[k])[2] > thr) continue;
+                        const double *S = tr + ((size_t)f * nl + k) * 9;
+                        m_rotz(m_yaw(S), rz);
+                        m_tmul(S, rz, a);
+                        m_mul(a, m0, b);
+                        for (int i = 0; i < 9; i++) acc[i] += b[i];
+                        cnt++;
+                    }
+                }
+                if (cnt > 0) {
+                    memcpy(off[k], acc, sizeof acc);
+                    m_orthonormalize(off[k]);
+                }
+            }
+        }
+        for (int f = 0; f < n; f++) {
+            double *m = tr + ((size_t)f * nl + k) * 9, o[9];
+            m_mul(m, off[k], o);
+            memcpy(m, o, sizeof o);
+        }
+    }
+
+    /* 5. Positions. */
+    for (int f = 0; f < n; f++) {
+        double *P = tp + (size_t)f * nl * 3;
+        const double *r0 = src_at(s, f, rs.joint[0]);
+        for (int i = 0; i < 3; i++) P[i] = scale * r0[i];
+        for (int k = 1; k < nl; k++) {
+            int pk = p->links[k].parent;
+            double d[3], e[3];
+            switch (p->links[k].attach) {
+            case KIN_ATTACH_RIGID: {
+                const double *mp = M0 + 9 * rs.link[pk];
+                const double *Rp = tr + ((size_t)f * nl + pk) * 9;
+                v_sub(P0 + 3 * rs.link[k], P0 + 3 * rs.link[pk], d);
+                m_tvec(mp, d, e);  /* offset in the parent link's frame */
+                m_vec(Rp, e, d);
+                break;
+            }
+            case KIN_ATTACH_SCALED:
+                v_sub(src_at(s, f, rs.joint[k]), src_at(s, f, rs.joint[pk]), d);
+                for (int i = 0; i < 3; i++) d[i] *= scale;
+                break;
+            default: {
+                v_sub(P0 + 3 * rs.link[k], P0 + 3 * rs.link[pk], e);
+                double len = v_norm(e);
+                v_sub(src_at(s, f, rs.joint[k]), src_at(s, f, rs.joint[pk]), d);
+                double nd2 = v_norm(d);
+                for (int i = 0; i < 3; i++) d[i] = nd2 > 1e-12 ? d[i] * len / nd2 : 0;
+                break;
+            }
+            }
+            for (int i = 0; i < 3; i++) P[3 * k + i] = P[3 * pk + i] + d[i];
+        }
+    }
+
+    /* 6. Ground and origin. */
+    {
+        double dz = 0, dx = tp[0], dy = tp[1];
+        if (p->ground != KIN_GROUND_NONE) {
+            int have = 0;
+            if (has_feet && p->ground == KIN_GROUND_CONTACTS) {
+                int m = 0;
+                for (int side = 0; side < 2; side++)
+                    for (int f = 0; f < n; f++)
+                        if (contact[(size_t)side * n + f]) h[m++] = tp[((size_t)f * nl + p->feet[side].link) * 3 + 2];
+                if (m > 0) {
+                    dz = sole - quantile(h, m, 0.5, tmp);
+                    have = 1;
+                }
+            }
+            if (!have) {
+                /* Lowest point of the feet (or of every target without feet). */
+                double lo = INFINITY;
+                for (int f = 0; f < n; f++)
+                    for (int k = 0; k < nl; k++) {
+                        if (has_feet && k != p->feet[0].link && k != p->feet[1].link) continue;
+                        double z = tp[((size_t)f * nl + k) * 3 + 2];
+                        if (z < lo) lo = z;
+                    }
+                dz = sole - lo;
+            }
+        }
+        for (size_t i = 0; i < nfl; i++) {
+            tp[3 * i] -= dx;
+            tp[3 * i + 1] -= dy;
+            tp[3 * i + 2] += dz;
+        }
+    }
+
+    /* Allocate the output now that every step that can fail on input passed. */
+    if ((st = kin_targets_alloc(t, robot, n, nl, err))) goto fail;
+    t->frame_time = s->frame_time > 0 ? s->frame_time : 1.0 / 30.0;
+    kin_targets_default_weights(t, robot);
+    for (int i = 0; i < solver_tangent_dim(&robot->tree); i++) {
+        t->w_vel[i] *= (float)p->w_vel;
+        t->w_acc[i] *= (float)p->w_acc;
+    }
+    for (int j = 0; j < nd; j++) t->w_rest[j] *= (float)p->w_rest;
+    for (int k = 0; k < nl; k++) t->target_link[k] = rs.link[k];
+
+    /* 7. Anchors, level feet in contact, nothing below the ground. */
+    if (has_feet && p->ground != KIN_GROUND_NONE) {
+        for (int side = 0; side < 2; side++) {
+            int k = p->feet[side].link;
+            const unsigned char *c1 = contact + (size_t)side * n;
+            int f = 0;
+            while (f < n) {
+                if (!c1[f]) {
+                    double *z = &tp[((size_t)f * nl + k) * 3 + 2];
+                    if (*z < sole) *z = sole;
+                    f++;
+                    continue;
+                }
+                int e = f;
+                double mx = 0, my = 0;
+                while (e < n && c1[e]) {
+                    mx += tp[((size_t)e * nl + k) * 3];
+                    my += tp[((size_t)e * nl + k) * 3 + 1];
+                    e++;
+                }
+                mx /= (e - f);
+                my /= (e - f);
+                for (int g = f; g < e; g++) {
+                    double *P = &tp[((size_t)g * nl + k) * 3];
+                    double *R = tr + ((size_t)g * nl + k) * 9, rz[9], m0l[9];
+                    P[0] = mx;
+                    P[1] = my;
+                    P[2] = sole;
+                    /* Level: keep the heading relative to the zero pose. */
+                    const double *m0 = M0 + 9 * rs.link[k];
+                    double yaw = m_yaw(R) - m_yaw(m0);
+                    m_rotz(yaw, rz);
+                    m_mul(rz, m0, m0l);
+                    memcpy(R, m0l, sizeof m0l);
+                }
+                f = e;
+            }
+        }
+    }
+
+    for (int f = 0; f < n; f++)
+        for (int k = 0; k < nl; k++) {
+            size_t i = (size_t)f * nl + k;
+            double q[4];
+            for (int c = 0; c < 3; c++) t->pos[3 * i + c] = (float)tp[3 * i + c];
+            kin_mat_to_quat(tr + 9 * i, q);
+            for (int c = 0; c < 4; c++) t->rot[4 * i + c] = (float)q[c];
+            t->wpos[i] = (float)p->links[k].wpos;
+            t->wrot[i] = (float)p->links[k].wrot;
+            int side = k == p->feet[0].link ? 0 : k == p->feet[1].link ? 1 : -1;
+            if (side >= 0 && p->ground == KIN_GROUND_CONTACTS && contact[(size_t)side * n + f])
+                t->wpos[i] = (float)p->contact_weight;
+        }
+
+    /* Initial state: base on the root target, rest pose elsewhere. */
+    {
+        size_t ni;
+        if (!rt_mul_size((size_t)n, (size_t)cols * sizeof(float), &ni)) {
+            st = rt_err_set(err, RT_ELIMIT, "targets", "too many frames: %d", n);
+            goto fail;
+        }
+        t->init = malloc(ni);
+        if (!t->init) {
+            st = rt_err_set(err, RT_ENOMEM, "targets", "out of memory");
+            goto fail;
+        }
+        for (int f = 0; f < n; f++) {
+            float *x = t->init + (size_t)f * cols;
+            double q[4], mt[9];
+            const double *m0 = M0 + 9 * rs.link[0];
+            const double *Rt = tr + (size_t)f * nl * 9;
+            /* Base rotation = root target rotation x (root link zero-pose rotation)^T. */
+            for (int r = 0; r < 3; r++)
+                for (int c = 0; c < 3; c++)
+                    mt[3 * r + c] = Rt[3 * r] * m0[3 * c] + Rt[3 * r + 1] * m0[3 * c + 1] + Rt[3 * r + 2] * m0[3 * c + 2];
+            kin_mat_to_quat(mt, q);
+            for (int c = 0; c < 3; c++) x[c] = t->pos[(size_t)f * nl * 3 + c];
+            for (int c = 0; c < 4; c++) x[3 + c] = (float)q[c];
+            for (int j = 0; j < nd; j++) x[SOLVER_ROOT_COLS + j] = t->rest[j];
+        }
+    }
+    if (has_feet) {
+        t->foot_link[0] = rs.link[p->feet[0].link];
+        t->foot_link[1] = rs.link[p->feet[1].link];
+        if (p->ground == KIN_GROUND_CONTACTS) {
+            /* kin_targets stores contacts frame-major: [frame * 2 + side]. */
+            t->contact = malloc((size_t)n * 2);
+            if (!t->contact) {
+                st = rt_err_set(err, RT_ENOMEM, "targets", "out of memory");
+                goto fail;
+            }
+            for (int f = 0; f < n; f++)
+                for (int side = 0; side < 2; side++)
+                    t->contact[2 * (size_t)f + side] = contact[(size_t)side * n + f];
+        }
+    }
+fail:
+    if (st != RT_OK) kin_targets_free(t);
+    free(zstate);
+    free(P0);
+    free(M0);
+    free(h);
+    free(tmp);
+    free(tp);
+    free(tr);
+    free(contact);
+    return st;
+}
+
+enum rt_status kin_targets_from_clip(const struct kin_robot *robot, const struct kin_clip *clip,
+                                     const struct kin_profile *profile, struct kin_targets *t,
+                                     struct rt_err *err)
+{
+    struct kin_profile *picked = NULL;
+    struct source s;
+    enum rt_status st;
+    memset(t, 0, sizeof *t);
+    memset(&s, 0, sizeof s);
+    if (!profile) {
+        if ((st = kin_retarget_pick_profile(clip, robot, &picked, err))) return st;
+        profile = picked;
+    }
+    if (profile->source != KIN_SOURCE_BVH) {
+        st = rt_err_set(err, RT_EINVAL, "profile:source.kind",
+                        "profile '%.40s' maps a robot trajectory, not a BVH clip", profile->name);
+        goto fail;
+    }
+    if ((st = source_from_clip(clip, profile, &s, err))) goto fail;
+    st = build_targets(robot, &s, profile, t, err);
+fail:
+    source_free(&s);
+    kin_profile_free(picked);
+    return st;
+}
+
+enum rt_status kin_targets_from_robot_traj(const struct kin_robot *robot,
+                                           const struct kin_robot *src, const double *states,
+                                           int n_frames, double frame_time,
+                                           const struct kin_profile *profile,
+                                           struct kin_targets *t, struct rt_err *err)
+{
+    struct source s;
+    enum rt_status st;
+    memset(t, 0, sizeof *t);
+    if (profile->source != KIN_SOURCE_ROBOT)
+        return rt_err_set(err, RT_EINVAL, "profile:source.kind",
+                          "profile '%.40s' maps a BVH skeleton, not a robot trajectory", profile->name);
+    if ((st = source_from_robot(src, states, n_frames, frame_time, &s, err))) return st;
+    st = build_targets(robot, &s, profile, t, err);
+    source_free(&s);
+    return st;
+}
+
+void kin_targets_batch(const struct kin_robot *robot, const struct kin_targets *t,
+                       const int frame_off[2], const struct solver_options *opt,
+                       struct solver_batch *b)
+{
+    memset(b, 0, sizeof *b);
+    b->tree = &robot->tree;
+    b->n_clips = 1;
+    b->frame_off = frame_off;
+    b->n_targets = t->n_targets;
+    b->target_link = t->target_link;
+    b->target_pos = t->pos;
+    b->target_rot = t->rot;
+    b->target_wpos = t->wpos;
+    b->target_wrot = t->wrot;
+    b->w_vel = t->w_vel;
+    b->w_acc = t->w_acc;
+    b->rest = t->rest;
+    b->w_rest = t->w_rest;
+    b->init = t->init;
+    b->opt = *opt;
+}
+
+enum rt_status kin_solve_per_frame(const struct kin_robot *robot, const struct kin_targets *t,
+                                   const struct solver_options *opt, float *state,
+                                   struct solver_clip_result *res, struct rt_err *err)
+{
+    static const int one[2] = {0, 1};
+    int cols = solver_state_cols(&robot->tree), nt = t->n_targets;
+    struct solver_clip_result acc, cr;
+    struct solver_batch b;
+    struct timespec t0, t1;
+    enum rt_status st = RT_OK;
+    memset(&acc, 0, sizeof acc);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int f = 0; f < t->n_frames; f++) {
+        size_t i = (size_t)f * (size_t)nt;
+        struct solver_result r = {state + (size_t)f * cols, &cr};
+        kin_targets_batch(robot, t, one, opt, &b);
+        b.target_pos = t->pos + 3 * i;
+        b.target_rot = t->rot + 4 * i;
+        b.target_wpos = t->wpos + i;
+        b.target_wrot = t->wrot + i;
+        b.w_vel = b.w_acc = NULL; /* smoothness off: each frame on its own */
+        b.opt.init_iters = 0;
+        b.init = f > 0 ? state + (size_t)(f - 1) * cols : (t->init ? t->init : NULL);
+        memset(&cr, 0, sizeof cr);
+        if ((st = solver_solve_cpu(&b, &r, err))) {
+            char where[96];
+            snprintf(where, sizeof where, "per-frame:%d", f);
+            if (err) snprintf(err->where, sizeof err->where, "%s", where);
+            return st;
+        }
+        acc.lm_iters += cr.lm_iters;
+        acc.cg_iters += cr.cg_iters;
+        acc.initial_cost += cr.initial_cost;
+        acc.final_cost += cr.final_cost;
+        acc.termination = cr.termination;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    acc.seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    if (res) *res = acc;
+    return st;
+}

@@ -1,0 +1,81 @@
+/* retarget.h -- from a source motion (a BVH clip, or another robot's
+ * trajectory) to per-frame link targets for a robot, through a profile:
+ * skeleton recognition, units and up axis, scale, orientation frames and
+ * their offsets, ground placement, foot contacts and their anchors. Also the
+ * per-frame baseline solve (`--per-frame`). The method is documented in
+ * docs/profiles.md ("How targets are built").
+ *
+ * Memory: targets built here are owned by the caller's struct kin_targets
+ * and released with kin_targets_free(); profiles returned are freed with
+ * kin_profile_free(). */
+#ifndef RT_KIN_RETARGET_H
+#define RT_KIN_RETARGET_H
+
+#include "bvh.h"
+#include "profile.h"
+#include "robot.h"
+#include "status.h"
+#include "targets.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Recognizes a clip's skeleton by its joint names: returns the name of the
+ * bundled profile (static string) for robot `robot_name` ("g1", "h1"; a
+ * URDF robot name such as "g1_29dof_rev_1_0" matches the profile robot
+ * "g1") whose every referenced joint the clip has, or NULL. Joint names
+ * match exactly or after a "namespace:" prefix ("mixamorig:Hips"). When
+ * several fit, the one referencing the most joints wins. */
+const char *kin_retarget_detect_profile(const struct kin_clip *clip, const char *robot_name);
+
+/* As kin_retarget_detect_profile(), but also checks the robot's links and
+ * loads the profile. Fails with RT_ENOTFOUND when none fits; the message
+ * names the closest profile and the joints (or links) it misses:
+ * "no bundled profile fits this skeleton; closest 'cmu_g1' misses joints
+ * LHipJoint, LeftUpLeg". */
+enum rt_status kin_retarget_pick_profile(const struct kin_clip *clip, const struct kin_robot *robot,
+                                         struct kin_profile **out, struct rt_err *err);
+
+/* Builds targets for `robot` from a BVH clip through `profile` (NULL: the
+ * detected bundled profile). On success `t` holds n_frames = clip frames,
+ * one target per profile link, weights, the initial state, foot links and
+ * contact flags. Failures: RT_ENOTFOUND listing missing joints or links,
+ * RT_EINVAL for a clip whose units or up axis cannot be detected (the
+ * message says which field of the profile to set), RT_ENOMEM, RT_ELIMIT.
+ * On failure `t` is left zeroed. The clip needs at least one frame. */
+enum rt_status kin_targets_from_clip(const struct kin_robot *robot, const struct kin_clip *clip,
+                                     const struct kin_profile *profile, struct kin_targets *t,
+                                     struct rt_err *err);
+
+/* Builds targets for `robot` from a trajectory of robot `src` (n_frames rows
+ * of 7 + src->n_dof doubles, the CSV layout) through a profile whose source
+ * joints are `src`'s link names (source.kind "robot"), e.g. g1_to_h1.
+ * Same contract as kin_targets_from_clip(). */
+enum rt_status kin_targets_from_robot_traj(const struct kin_robot *robot,
+                                           const struct kin_robot *src, const double *states,
+                                           int n_frames, double frame_time,
+                                           const struct kin_profile *profile,
+                                           struct kin_targets *t, struct rt_err *err);
+
+/* The per-frame baseline (`retarget solve --per-frame`): solves every frame
+ * on its own with solver_solve_cpu() as a one-frame clip, smoothness off,
+ * frame 0 started from t->init (or the solver's default) and every later
+ * frame warm-started from the previous frame's result, as per-frame IK
+ * tools do. `opt` gives the LM/CG budget per frame (init_iters is ignored).
+ * Writes n_frames * state_cols floats to `state`; `res` (may be NULL) gets
+ * the summed LM and CG iterations, the summed initial and final costs, the
+ * last frame's termination and the wall time. */
+enum rt_status kin_solve_per_frame(const struct kin_robot *robot, const struct kin_targets *t,
+                                   const struct solver_options *opt, float *state,
+                                   struct solver_clip_result *res, struct rt_err *err);
+
+/* Fills a one-clip solver batch for `t` (pointers borrowed from `t`). */
+void kin_targets_batch(const struct kin_robot *robot, const struct kin_targets *t,
+                       const int frame_off[2], const struct solver_options *opt,
+                       struct solver_batch *b);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
