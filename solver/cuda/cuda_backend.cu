@@ -6,6 +6,7 @@
  * capacity) and are freed in destroy. Initialization never aborts: a
  * machine without a usable device (no driver, no GPU) gets RT_ENODEV
  * "no CUDA device", so that "auto" falls back to the CPU backend. */
+#include "frame_dev.cuh"
 #include "../backend.h"
 #include "common.cuh"
 #include "cuda_api.h"

@@ -1,17 +1,477 @@
-/* lm.cu -- placeholder until the CPU LM lands (see lm.cuh). */
+/* lm.cu -- the host side of the CUDA backend's Levenberg-Marquardt (see
+ * lm.cuh): batch upload, device arena, and the LM loop of
+ * solver/cpu/cpu_lm.c's lm_run() line for line.
+ *
+ * Division of labour: every per-frame computation and the whole PCG run on
+ * the device (lin.cu, cg.cu); every clip scalar is reduced on the device in
+ * the DESIGN.md order (reduce.cuh); the per-clip LM decisions (acceptance,
+ * lambda, stopping) run here on the host on those few floats, in the same
+ * C expressions as the CPU backend, so that they are the same bits (this
+ * file is compiled with -ffp-contract=off like the C code). One round trip
+ * per LM phase (two per iteration), none inside the PCG. */
 #include "lm.cuh"
+#include "cg.cuh"
+#include "lin.cuh"
 
+#include <math.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
-struct cuda_lm {
-    int unused;
+#define LAMBDA_MAX 1e10f /* solver/cpu/cpu_lm.c */
+#define LAMBDA_MIN 1e-9f
+
+struct host_clip { /* struct cpu_clip's LM fields */
+    int off, T, active, sel, need_lin, lm_iters, cg_total, term;
+    float lambda, nu, cost, cost_t, pred, start_cost, initial_cost;
 };
 
-enum rt_status cuda_lm_solve(struct cuda_lm **lm, const struct solver_batch *b,
-                             struct solver_result *res, cudaStream_t stream, struct rt_err *err)
+static double now_s(void)
 {
-    (void)lm, (void)b, (void)res, (void)stream;
-    return CUDA_ERR(err, RT_EBACKEND, "backend", "CUDA solve not implemented yet");
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-void cuda_lm_free(struct cuda_lm *lm) { free(lm); }
+/* ---- device memory -------------------------------------------------- */
+
+struct carver {
+    char *base;
+    size_t used;
+};
+static size_t carve_at(struct carver *c, size_t bytes)
+{
+    size_t at = (c->used + 255) & ~(size_t)255;
+    c->used = at + bytes;
+    return at;
+}
+static void *carve(struct carver *c, size_t bytes)
+{
+    size_t at = carve_at(c, bytes);
+    return c->base ? c->base + at : NULL;
+}
+
+/* Lays the per-frame and per-clip arrays over the arena (base NULL: just
+ * measures). */
+static size_t lay_out(struct cuda_lm *L, char *base)
+{
+    struct carver c = {base, 0};
+    size_t nf = (size_t)L->nf, n = (size_t)L->n, nc = (size_t)L->nc;
+    L->clip_of = (int *)carve(&c, nf * sizeof(int));
+    L->x = (float *)carve(&c, nf * L->cols * sizeof(float));
+    L->xt = (float *)carve(&c, nf * L->cols * sizeof(float));
+    L->dq = (float *)carve(&c, nf * n * sizeof(float));
+    L->B = (float *)carve(&c, nf * n * n * sizeof(float));
+    L->F = (float *)carve(&c, nf * n * n * sizeof(float));
+    L->scr = (float *)carve(&c, (size_t)L->n_slots * L->slot_stride * sizeof(float));
+    float **vec[7] = {&L->g, &L->lamd, &L->d, &L->r, &L->z, &L->p, &L->q};
+    for (int k = 0; k < 7; k++) *vec[k] = (float *)carve(&c, nf * n * sizeof(float));
+    L->frozen = (unsigned long long *)carve(&c, nf * sizeof(unsigned long long));
+    float **pf[4] = {&L->mu, &L->part, &L->part_t, &L->pred_f};
+    for (int k = 0; k < 4; k++) *pf[k] = (float *)carve(&c, nf * sizeof(float));
+    L->off = (int *)carve(&c, (nc + 1) * sizeof(int));
+    int **pi[3] = {&L->sel, &L->cg_on, &L->cg_it};
+    for (int k = 0; k < 3; k++) *pi[k] = (int *)carve(&c, nc * sizeof(int));
+    float **pc[12] = {&L->lambda, &L->pred, &L->gg, &L->rz, &L->alpha, &L->beta,
+                      &L->cost, &L->gmax, &L->sum_pred, &L->cost_t, &L->dd, &L->xx};
+    for (int k = 0; k < 12; k++) *pc[k] = (float *)carve(&c, nc * sizeof(float));
+    return c.used;
+}
+
+/* Copies the batch's input arrays into L->in and points L->bd at them. */
+static enum rt_status upload_batch(struct cuda_lm *L, const struct solver_batch *b, cudaStream_t s,
+                                   struct rt_err *err)
+{
+    const struct solver_tree *t = b->tree;
+    size_t nl = (size_t)t->n_links, nj = (size_t)t->n_joints, nt = (size_t)b->n_targets;
+    size_t nft = (size_t)L->nf * nt, n = (size_t)L->n;
+    struct up_item { const void *src; size_t bytes; const void **dst; };
+    enum { NIT = 19 };
+    const struct up_item it[NIT] = {
+        {t->parent, nl * sizeof(int), (const void **)&L->bd.tree},
+        {t->joint_type, nl * sizeof(int), NULL},
+        {t->joint_index, nl * sizeof(int), NULL},
+        {t->joint_mult, nl * sizeof(float), NULL},
+        {t->joint_offset, nl * sizeof(float), NULL},
+        {t->origin_pos, 3 * nl * sizeof(float), NULL},
+        {t->origin_rot, 9 * nl * sizeof(float), NULL},
+        {t->axis, 3 * nl * sizeof(float), NULL},
+        {t->lower, nj * sizeof(float), NULL},
+        {t->upper, nj * sizeof(float), NULL},
+        {b->target_link, nt * sizeof(int), (const void **)&L->bd.target_link},
+        {b->target_pos, 3 * nft * sizeof(float), (const void **)&L->bd.target_pos},
+        {b->target_rot, 4 * nft * sizeof(float), (const void **)&L->bd.target_rot},
+        {b->target_wpos, nft * sizeof(float), (const void **)&L->bd.target_wpos},
+        {b->target_wrot, nft * sizeof(float), (const void **)&L->bd.target_wrot},
+        {b->w_vel, n * sizeof(float), (const void **)&L->bd.w_vel},
+        {b->w_acc, n * sizeof(float), (const void **)&L->bd.w_acc},
+        {b->rest, nj * sizeof(float), (const void **)&L->bd.rest},
+        {b->w_rest, nj * sizeof(float), (const void **)&L->bd.w_rest},
+    };
+    struct carver c = {NULL, 0};
+    size_t at[NIT];
+    size_t tree_at = carve_at(&c, sizeof(struct solver_tree));
+    for (int i = 0; i < NIT; i++) at[i] = carve_at(&c, it[i].bytes ? it[i].bytes : 1);
+    enum rt_status st = cuda_buf_reserve(&L->in, c.used, err);
+    if (st != RT_OK) return st;
+    char *base = (char *)L->in.ptr;
+    void *dptr[NIT];
+    for (int i = 0; i < NIT; i++) {
+        dptr[i] = it[i].src ? base + at[i] : NULL;
+        if (it[i].src && it[i].bytes)
+            CUDA_TRY(cudaMemcpyAsync(dptr[i], it[i].src, it[i].bytes, cudaMemcpyHostToDevice, s), err);
+    }
+    struct solver_tree td = *t;
+    td.parent = (const int *)dptr[0];
+    td.joint_type = (const int *)dptr[1];
+    td.joint_index = (const int *)dptr[2];
+    td.joint_mult = (const float *)dptr[3];
+    td.joint_offset = (const float *)dptr[4];
+    td.origin_pos = (const float *)dptr[5];
+    td.origin_rot = (const float *)dptr[6];
+    td.axis = (const float *)dptr[7];
+    td.lower = (const float *)dptr[8];
+    td.upper = (const float *)dptr[9];
+    L->tree_d = (struct solver_tree *)(base + tree_at);
+    CUDA_TRY(cudaMemcpyAsync(L->tree_d, &td, sizeof td, cudaMemcpyHostToDevice, s), err);
+    L->bd = *b;
+    L->bd.tree = L->tree_d;
+    L->bd.init = NULL;
+    L->bd.progress = NULL;
+    L->bd.progress_user = NULL;
+    for (int i = 10; i < NIT; i++) *it[i].dst = dptr[i];
+    CUDA_TRY(cudaStreamSynchronize(s), err); /* the temporary `td` leaves scope */
+    return RT_OK;
+}
+
+static enum rt_status prepare(struct cuda_lm *L, const struct solver_batch *b, cudaStream_t s, struct rt_err *err)
+{
+    const struct solver_tree *t = b->tree;
+    L->nf = b->frame_off[b->n_clips];
+    L->nc = b->n_clips;
+    L->n = solver_tangent_dim(t);
+    L->cols = solver_state_cols(t);
+    L->nl = t->n_links;
+    {
+        size_t want = (size_t)L->n_sm * 1024;
+        if (want > (size_t)L->nf) want = (size_t)L->nf;
+        L->n_slots = (int)(cuda_blocks(want, CUDA_FRAME_THREADS) * CUDA_FRAME_THREADS);
+        size_t a = (size_t)L->nl * FRAME_LINK_STRIDE + (size_t)L->n * L->n;
+        size_t i = frame_init_scratch(t);
+        L->slot_stride = a > i ? a : i;
+    }
+    enum rt_status st;
+    if ((st = cuda_buf_reserve(&L->arena, lay_out(L, NULL), err)) != RT_OK) return st;
+    lay_out(L, (char *)L->arena.ptr);
+    if ((st = upload_batch(L, b, s, err)) != RT_OK) return st;
+    /* reduction plans: widths n, 1 and cols per frame */
+    size_t *so = (size_t *)malloc(((size_t)L->nc + 1) * sizeof *so);
+    int *clip_of = (int *)malloc((size_t)L->nf * sizeof *clip_of);
+    if (!so || !clip_of) { free(so); free(clip_of); return CUDA_ERR(err, RT_ENOMEM, "solver", "out of memory"); }
+    int w[3] = {L->n, 1, L->cols};
+    struct cuda_reduce_plan *pl[3] = {&L->plan_n, &L->plan_1, &L->plan_cols};
+    for (int k = 0; k < 3 && st == RT_OK; k++) {
+        for (int c = 0; c <= L->nc; c++) so[c] = (size_t)b->frame_off[c] * (size_t)w[k];
+        st = cuda_reduce_plan_build(pl[k], so, L->nc, s, err);
+    }
+    free(so);
+    for (int c = 0; c < L->nc && st == RT_OK; c++)
+        for (int f = b->frame_off[c]; f < b->frame_off[c + 1]; f++) clip_of[f] = c;
+    if (st == RT_OK) {
+        cudaError_t e = cudaMemcpyAsync(L->clip_of, clip_of, (size_t)L->nf * sizeof(int), cudaMemcpyHostToDevice, s);
+        if (e == cudaSuccess)
+            e = cudaMemcpyAsync(L->off, b->frame_off, ((size_t)L->nc + 1) * sizeof(int), cudaMemcpyHostToDevice, s);
+        if (e == cudaSuccess) e = cudaStreamSynchronize(s);
+        if (e != cudaSuccess) st = CUDA_ERR(err, RT_EBACKEND, "cuda", "%s:%d: %s", __FILE__, __LINE__, cudaGetErrorString(e));
+    }
+    free(clip_of);
+    cuda_pcg_reset(L); /* kernel arguments changed */
+    /* pinned staging: 8 per-clip arrays of 4 bytes */
+    size_t pin = (size_t)8 * L->nc * 4;
+    if (st == RT_OK && pin > L->h_pin_cap) {
+        if (L->h_pin) cudaFreeHost(L->h_pin);
+        L->h_pin = NULL;
+        L->h_pin_cap = 0;
+        cudaError_t e = cudaMallocHost(&L->h_pin, pin);
+        if (e != cudaSuccess) return CUDA_ERR(err, RT_EBACKEND, "cuda", "%s:%d: %s", __FILE__, __LINE__, cudaGetErrorString(e));
+        L->h_pin_cap = pin;
+    }
+    return st;
+}
+
+/* ---- start state: solver/cpu/cpu_lm.c start_state() ------------------- */
+
+static void start_state(const struct solver_batch *b, float *xs, int nf)
+{
+    const struct solver_tree *tr = b->tree;
+    size_t cols = (size_t)solver_state_cols(tr);
+    if (b->init) {
+        memcpy(xs, b->init, (size_t)nf * cols * sizeof(float));
+        for (int f = 0; f < nf; f++) {
+            float *x = xs + (size_t)f * cols;
+            if (tr->floating_base) q_normalize(x + 3);
+            for (int j = 0; j < tr->n_joints; j++)
+                x[SOLVER_ROOT_COLS + j] = rt_clampf(x[SOLVER_ROOT_COLS + j], tr->lower[j], tr->upper[j]);
+        }
+        return;
+    }
+    int root_k = -1;
+    for (int k = 0; k < b->n_targets; k++)
+        if (b->target_link[k] == 0) { root_k = k; break; }
+    for (int f = 0; f < nf; f++) {
+        float *x = xs + (size_t)f * cols;
+        x[0] = x[1] = x[2] = 0.0f;
+        x[3] = x[4] = x[5] = 0.0f;
+        x[6] = 1.0f;
+        if (tr->floating_base && root_k >= 0) {
+            size_t ti = (size_t)f * b->n_targets + (size_t)root_k;
+            if (b->target_pos && b->target_wpos && b->target_wpos[ti] > 0.0f)
+                for (int i = 0; i < 3; i++) x[i] = b->target_pos[3 * ti + i];
+            if (b->target_rot && b->target_wrot && b->target_wrot[ti] > 0.0f) {
+                for (int i = 0; i < 4; i++) x[3 + i] = b->target_rot[4 * ti + i];
+                q_normalize(x + 3);
+            }
+        }
+        for (int j = 0; j < tr->n_joints; j++)
+            x[SOLVER_ROOT_COLS + j] = rt_clampf(b->rest ? b->rest[j] : 0.0f, tr->lower[j], tr->upper[j]);
+    }
+}
+
+/* ---- small transfers ------------------------------------------------ */
+
+#define TRY(x) do { if ((st = (x)) != RT_OK) goto done; } while (0)
+#define CTRY(x) CUDA_GOTO(x, err, st, done)
+
+static enum rt_status sum_frames(struct cuda_lm *L, const float *a, const float *b2, float *o1, float *o2,
+                                 cudaStream_t s, struct rt_err *err)
+{
+    if (b2) {
+        cuda_reduce_src<2> src = {{a, b2}, {NULL, NULL}};
+        cuda_reduce_dst<2> dst = {{o1, o2}};
+        return cuda_reduce_run<2>(&L->plan_1, src, dst, cuda_reduce_nofin(), s, err);
+    }
+    cuda_reduce_src<1> src = {{a}, {NULL}};
+    cuda_reduce_dst<1> dst = {{o1}};
+    return cuda_reduce_run<1>(&L->plan_1, src, dst, cuda_reduce_nofin(), s, err);
+}
+
+static enum rt_status dot_self(struct cuda_reduce_plan *p, const float *a, float *o, cudaStream_t s, struct rt_err *err)
+{
+    cuda_reduce_src<1> src = {{a}, {a}};
+    cuda_reduce_dst<1> dst = {{o}};
+    return cuda_reduce_run<1>(p, src, dst, cuda_reduce_nofin(), s, err);
+}
+
+static __global__ void fill_kernel(float *a, size_t n, float v)
+{
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) a[i] = v;
+}
+
+enum rt_status cuda_lm_solve(struct cuda_lm **lmp, const struct solver_batch *b, struct solver_result *res,
+                             cudaStream_t s, struct rt_err *err)
+{
+    double t0 = now_s();
+    const struct solver_options *o = &b->opt;
+    enum rt_status st = RT_OK;
+    struct host_clip *cl = NULL;
+    float *xh = NULL;
+    if (!res || !res->state || !res->clips) return CUDA_ERR(err, RT_EINVAL, "result", "no output arrays");
+    if (o->linear == SOLVER_LINEAR_DIRECT)
+        return CUDA_ERR(err, RT_EINVAL, "options.linear", "the direct reference solver runs on the CPU backend only");
+    if (!*lmp) {
+        struct cuda_lm *L = (struct cuda_lm *)calloc(1, sizeof *L);
+        if (!L) return CUDA_ERR(err, RT_ENOMEM, "solver", "out of memory");
+        CUDA_TRY(cudaGetDevice(&L->device), err);
+        CUDA_TRY(cudaDeviceGetAttribute(&L->n_sm, cudaDevAttrMultiProcessorCount, L->device), err);
+        *lmp = L;
+    }
+    struct cuda_lm *L = *lmp;
+    int nc, nf;
+    TRY(prepare(L, b, s, err));
+    nc = L->nc;
+    nf = L->nf;
+    cl = (struct host_clip *)calloc((size_t)nc, sizeof *cl);
+    xh = (float *)malloc((size_t)nf * L->cols * sizeof(float));
+    if (!cl || !xh) { st = CUDA_ERR(err, RT_ENOMEM, "solver", "out of memory"); goto done; }
+    {
+        int *h_sel = (int *)L->h_pin;
+        float *h_lam = (float *)L->h_pin + nc, *h_a = (float *)L->h_pin + 2 * nc, *h_b = (float *)L->h_pin + 3 * nc;
+        float *h_c = (float *)L->h_pin + 4 * nc, *h_d = (float *)L->h_pin + 5 * nc;
+        int *h_it = (int *)L->h_pin + 6 * nc;
+        float *h_pred = (float *)L->h_pin + 7 * nc;
+        size_t cb = (size_t)nc * 4;
+
+        start_state(b, xh, nf);
+        CTRY(cudaMemcpyAsync(L->x, xh, (size_t)nf * L->cols * sizeof(float), cudaMemcpyHostToDevice, s));
+        fill_kernel<<<cuda_blocks((size_t)nf, 256), 256, 0, s>>>(L->mu, (size_t)nf, 1.0f);
+        CTRY(cudaGetLastError());
+        for (int k = 0; k < nc; k++) {
+            cl[k].off = b->frame_off[k];
+            cl[k].T = b->frame_off[k + 1] - b->frame_off[k];
+            cl[k].active = 1;
+            cl[k].sel = 1;
+            cl[k].lambda = o->lambda_init;
+            cl[k].nu = 2.0f;
+            cl[k].need_lin = 1;
+            h_sel[k] = 1;
+        }
+        CTRY(cudaMemcpyAsync(L->sel, h_sel, cb, cudaMemcpyHostToDevice, s));
+        TRY(cuda_costs(L, L->x, L->part, L->sel, s, err));
+        TRY(sum_frames(L, L->part, NULL, L->cost, NULL, s, err));
+        CTRY(cudaMemcpyAsync(h_a, L->cost, cb, cudaMemcpyDeviceToHost, s));
+        CTRY(cudaStreamSynchronize(s));
+        for (int k = 0; k < nc; k++) cl[k].start_cost = h_a[k];
+        if (o->init_iters > 0) TRY(cuda_init_solves(L, s, err));
+
+        int first = 1;
+        for (;;) {
+            /* 1. linearize clips that moved */
+            int any = 0;
+            for (int k = 0; k < nc; k++) {
+                cl[k].sel = cl[k].active && cl[k].need_lin;
+                h_sel[k] = cl[k].sel;
+                any |= cl[k].active;
+            }
+            if (!any) break;
+            CTRY(cudaMemcpyAsync(L->sel, h_sel, cb, cudaMemcpyHostToDevice, s));
+            TRY(cuda_linearize(L, L->x, L->sel, s, err));
+            TRY(sum_frames(L, L->part, NULL, L->cost, NULL, s, err));
+            TRY(cuda_grad_max(L, s, err));
+            CTRY(cudaMemcpyAsync(h_a, L->cost, cb, cudaMemcpyDeviceToHost, s));
+            CTRY(cudaMemcpyAsync(h_b, L->gmax, cb, cudaMemcpyDeviceToHost, s));
+            CTRY(cudaStreamSynchronize(s));
+            for (int k = 0; k < nc; k++) {
+                struct host_clip *c = &cl[k];
+                if (!c->sel) continue;
+                c->cost = h_a[k];
+                if (first) c->initial_cost = c->cost;
+                c->need_lin = 0;
+                if (h_b[k] < o->tol_grad) { c->term = SOLVER_TERM_GRADIENT; c->active = 0; }
+                else if (!(c->cost > 0.0f)) { c->term = SOLVER_TERM_COST; c->active = 0; }
+                else if (c->lm_iters >= o->max_lm_iters) { c->term = SOLVER_TERM_MAX_ITERS; c->active = 0; }
+            }
+            first = 0;
+            any = 0;
+            for (int k = 0; k < nc; k++) {
+                cl[k].sel = cl[k].active;
+                h_sel[k] = cl[k].sel;
+                h_lam[k] = cl[k].lambda;
+                any |= cl[k].sel;
+            }
+            if (!any) break;
+
+            /* 2. step */
+            CTRY(cudaMemcpyAsync(L->sel, h_sel, cb, cudaMemcpyHostToDevice, s));
+            CTRY(cudaMemcpyAsync(L->lambda, h_lam, cb, cudaMemcpyHostToDevice, s));
+            TRY(cuda_precondition(L, L->sel, s, err));
+            TRY(cuda_pcg(L, s, err));
+            TRY(cuda_predict(L, s, err));
+            TRY(cuda_costs(L, L->xt, L->part_t, L->sel, s, err));
+            TRY(dot_self(&L->plan_n, L->d, L->dd, s, err));
+            TRY(dot_self(&L->plan_cols, L->x, L->xx, s, err));
+            TRY(sum_frames(L, L->pred_f, L->part_t, L->sum_pred, L->cost_t, s, err));
+            CTRY(cudaMemcpyAsync(h_a, L->dd, cb, cudaMemcpyDeviceToHost, s));
+            CTRY(cudaMemcpyAsync(h_b, L->xx, cb, cudaMemcpyDeviceToHost, s));
+            CTRY(cudaMemcpyAsync(h_c, L->sum_pred, cb, cudaMemcpyDeviceToHost, s));
+            CTRY(cudaMemcpyAsync(h_d, L->cost_t, cb, cudaMemcpyDeviceToHost, s));
+            CTRY(cudaMemcpyAsync(h_it, L->cg_it, cb, cudaMemcpyDeviceToHost, s));
+            CTRY(cudaStreamSynchronize(s));
+
+            /* 3. accept or reject, per clip (cpu_lm.c, same expressions) */
+            for (int k = 0; k < nc; k++) {
+                struct host_clip *c = &cl[k];
+                if (!c->sel) continue;
+                c->pred = h_c[k];
+                c->cost_t = h_d[k];
+                c->cg_total += h_it[k];
+                c->lm_iters++;
+                float rho = c->pred > 0.0f ? (c->cost - c->cost_t) / c->pred : -1.0f;
+                float dn = sqrtf(h_a[k]), xn = sqrtf(h_b[k]);
+                if (rho > 0.0f) {
+                    float dec = c->cost - c->cost_t;
+                    float t2 = 2.0f * rho - 1.0f, fct = 1.0f - t2 * t2 * t2;
+                    c->lambda = c->lambda * (fct > (1.0f / 3.0f) ? fct : (1.0f / 3.0f));
+                    if (c->lambda < LAMBDA_MIN) c->lambda = LAMBDA_MIN;
+                    c->nu = 2.0f;
+                    c->sel = 2;
+                    c->need_lin = 1;
+                    if (dec < o->tol_cost * c->cost) c->term = SOLVER_TERM_COST;
+                    else if (dn < o->tol_step * (xn + o->tol_step)) c->term = SOLVER_TERM_STEP;
+                    c->cost = c->cost_t;
+                } else {
+                    c->lambda = c->lambda * c->nu;
+                    c->nu = c->nu * 2.0f;
+                    if (c->lambda > LAMBDA_MAX) c->term = SOLVER_TERM_DAMPING;
+                    else if (dn < o->tol_step * (xn + o->tol_step)) c->term = SOLVER_TERM_STEP;
+                }
+            }
+            for (int k = 0; k < nc; k++) {
+                h_sel[k] = cl[k].sel;
+                h_pred[k] = cl[k].pred;
+            }
+            CTRY(cudaMemcpyAsync(L->sel, h_sel, cb, cudaMemcpyHostToDevice, s));
+            CTRY(cudaMemcpyAsync(L->pred, h_pred, cb, cudaMemcpyHostToDevice, s));
+            TRY(cuda_accept(L, s, err));
+            int done_clips = 0, max_it = 0;
+            for (int k = 0; k < nc; k++) {
+                struct host_clip *c = &cl[k];
+                if (c->active && c->term != SOLVER_TERM_NONE) c->active = 0;
+                if (c->active && c->lm_iters >= o->max_lm_iters && !c->need_lin) {
+                    c->term = SOLVER_TERM_MAX_ITERS;
+                    c->active = 0;
+                }
+                if (c->active && c->lm_iters >= o->max_lm_iters) { c->term = SOLVER_TERM_MAX_ITERS; c->active = 0; }
+                done_clips += !c->active;
+                if (c->lm_iters > max_it) max_it = c->lm_iters;
+            }
+            if (b->progress) b->progress(b->progress_user, max_it, done_clips);
+        }
+    }
+    CTRY(cudaMemcpyAsync(xh, L->x, (size_t)nf * L->cols * sizeof(float), cudaMemcpyDeviceToHost, s));
+    CTRY(cudaStreamSynchronize(s));
+    {
+        double sec = now_s() - t0;
+        const struct solver_tree *tr = b->tree;
+        memcpy(res->state, xh, (size_t)nf * L->cols * sizeof(float));
+        for (int k = 0; k < nc; k++) {
+            const struct host_clip *c = &cl[k];
+            struct solver_clip_result *r = &res->clips[k];
+            memset(r, 0, sizeof *r);
+            r->lm_iters = c->lm_iters;
+            r->cg_iters = c->cg_total;
+            r->termination = c->term;
+            r->start_cost = c->start_cost;
+            r->initial_cost = c->initial_cost;
+            r->final_cost = c->cost;
+            r->final_lambda = c->lambda;
+            r->seconds = sec;
+            for (int t = 0; t < c->T; t++) {
+                const float *x = xh + (size_t)(c->off + t) * L->cols + SOLVER_ROOT_COLS;
+                int at = 0;
+                for (int j = 0; j < tr->n_joints; j++) {
+                    if (x[j] < tr->lower[j] || x[j] > tr->upper[j]) r->limit_violations++;
+                    if (x[j] == tr->lower[j] || x[j] == tr->upper[j]) at = 1;
+                }
+                r->frames_at_bound += at;
+            }
+        }
+    }
+done:
+    free(cl);
+    free(xh);
+    return st;
+}
+
+void cuda_lm_free(struct cuda_lm *L)
+{
+    if (!L) return;
+    cuda_pcg_reset(L);
+    cuda_reduce_plan_free(&L->plan_n);
+    cuda_reduce_plan_free(&L->plan_1);
+    cuda_reduce_plan_free(&L->plan_cols);
+    cuda_buf_free(&L->arena);
+    cuda_buf_free(&L->in);
+    if (L->h_pin) cudaFreeHost(L->h_pin);
+    free(L);
+}

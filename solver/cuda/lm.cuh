@@ -8,7 +8,7 @@
 #ifndef RT_CUDA_LM_CUH
 #define RT_CUDA_LM_CUH
 
-#include "../solver.h"
+#include "frame_dev.cuh"
 #include "common.cuh"
 
 struct cuda_lm;

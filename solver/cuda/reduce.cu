@@ -10,7 +10,7 @@
  * segment is a literal +0.0f, as on the CPU (it turns a -0 sum into +0
  * exactly where the CPU does).
  *
- * Levels: level 0 reads the input (through a loader: x[i], or a[i] * b[i]);
+ * Levels: level 0 reads the input (x[i], or a[i] * b[i] rounded to float);
  * level k >= 1 reads the partials of level k - 1, whose segment c is
  * contiguous. A segment that already has one partial is copied, not reduced
  * again, because the specification stops a sequence once it has one entry.
@@ -21,51 +21,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-
-#define WARPS_PER_BLOCK 8
-
-struct load_plain {
-    const float *x;
-    __device__ __forceinline__ float operator()(size_t i) const { return x[i]; }
-};
-struct load_dot {
-    const float *a, *b;
-    __device__ __forceinline__ float operator()(size_t i) const { return a[i] * b[i]; }
-};
-
-template <class Load>
-static __global__ void __launch_bounds__(WARPS_PER_BLOCK * 32)
-reduce_level_kernel(Load load, const size_t *in_off, const size_t *out_off, const int *blk_seg,
-                    float *out, size_t n_blocks, int pass_single)
-{
-    size_t gb = (size_t)blockIdx.x * WARPS_PER_BLOCK + (threadIdx.x >> 5);
-    if (gb >= n_blocks) return; /* uniform per warp */
-    unsigned lane = threadIdx.x & 31u;
-    int c = blk_seg[gb];
-    size_t base = in_off[c], len = in_off[c + 1] - base;
-    if (pass_single && len == 1) {
-        if (lane == 0) out[gb] = load(base);
-        return;
-    }
-    size_t e0 = (gb - out_off[c]) * 512 + lane;
-    float v[16];
-#pragma unroll
-    for (int k = 0; k < 16; k++) {
-        size_t e = e0 + 32 * (size_t)k;
-        v[k] = e < len ? load(base + e) : 0.0f;
-    }
-#pragma unroll
-    for (int s = 8; s >= 1; s >>= 1)
-#pragma unroll
-        for (int k = 0; k < s; k++) v[k] = v[k] + v[k + s];
-    float acc = v[0];
-#pragma unroll
-    for (int s = 16; s >= 1; s >>= 1) {
-        float o = __shfl_down_sync(0xffffffffu, acc, s);
-        if (lane < (unsigned)s) acc = acc + o;
-    }
-    if (lane == 0) out[gb] = acc;
-}
 
 enum rt_status cuda_reduce_plan_build(struct cuda_reduce_plan *p, const size_t *seg_off, int n_seg,
                                       cudaStream_t stream, struct rt_err *err)
@@ -129,23 +84,20 @@ enum rt_status cuda_reduce_plan_build(struct cuda_reduce_plan *p, const size_t *
     }
     enum rt_status st = cuda_buf_reserve(&p->meta, bytes, err);
     if (st != RT_OK) return st;
-    st = cuda_buf_reserve(&p->part, n_part * sizeof(float), err);
+    st = cuda_buf_reserve(&p->part, (size_t)CUDA_REDUCE_MAX_K * n_part * sizeof(float), err);
     if (st != RT_OK) return st;
     CUDA_TRY(cudaMemcpyAsync(p->meta.ptr, p->host, bytes, cudaMemcpyHostToDevice, stream), err);
     CUDA_TRY(cudaStreamSynchronize(stream), err);
     size_t *d_offs = (size_t *)p->meta.ptr;
     int *d_maps = (int *)(d_offs + (size_t)(n_levels + 1) * n1);
-    float *d_part = (float *)p->part.ptr;
     p->n_seg = n_seg;
     p->n_levels = n_levels;
     for (int k = 0; k < n_levels; k++) {
         p->lv[k].in_off = d_offs + (size_t)k * n1;
         p->lv[k].out_off = d_offs + (size_t)(k + 1) * n1;
         p->lv[k].blk_seg = d_maps;
-        p->lv[k].out = k + 1 < n_levels ? d_part : NULL;
         p->lv[k].n_blocks = nb[k];
         d_maps += nb[k];
-        if (k + 1 < n_levels) d_part += nb[k];
     }
     return RT_OK;
 }
@@ -161,38 +113,15 @@ void cuda_reduce_plan_free(struct cuda_reduce_plan *p)
     p->n_levels = 0;
 }
 
-template <class Load>
-static enum rt_status reduce_run(const struct cuda_reduce_plan *p, Load load, float *out,
-                                 cudaStream_t stream, struct rt_err *err)
-{
-    for (int k = 0; k < p->n_levels; k++) {
-        const struct cuda_reduce_level *l = &p->lv[k];
-        float *dst = k + 1 < p->n_levels ? l->out : out;
-        unsigned grid = cuda_blocks(l->n_blocks, WARPS_PER_BLOCK);
-        if (k == 0)
-            reduce_level_kernel<Load><<<grid, WARPS_PER_BLOCK * 32, 0, stream>>>(
-                load, l->in_off, l->out_off, l->blk_seg, dst, l->n_blocks, 0);
-        else
-            reduce_level_kernel<load_plain><<<grid, WARPS_PER_BLOCK * 32, 0, stream>>>(
-                load_plain{p->lv[k - 1].out}, l->in_off, l->out_off, l->blk_seg, dst, l->n_blocks, 1);
-        CUDA_TRY_LAUNCH(err);
-    }
-    return RT_OK;
-}
-
-enum rt_status cuda_reduce_sum(const struct cuda_reduce_plan *p, const float *x, float *out,
-                               cudaStream_t stream, struct rt_err *err)
-{
-    return reduce_run(p, load_plain{x}, out, stream, err);
-}
-
-enum rt_status cuda_reduce_dot(const struct cuda_reduce_plan *p, const float *a, const float *b,
-                               float *out, cudaStream_t stream, struct rt_err *err)
-{
-    return reduce_run(p, load_dot{a, b}, out, stream, err);
-}
-
 /* ---- C entry for tests and benchmarks (cuda_api.h) ---- */
+
+static enum rt_status sum_once(const struct cuda_reduce_plan *p, const float *x, float *out,
+                               cudaStream_t s, struct rt_err *err)
+{
+    cuda_reduce_src<1> src = {{x}, {NULL}};
+    cuda_reduce_dst<1> dst = {{out}};
+    return cuda_reduce_run<1>(p, src, dst, cuda_reduce_nofin(), s, err);
+}
 
 extern "C" enum rt_status solver_cuda_sum_segments(const float *x, const size_t *seg_off, int n_seg,
                                                    float *out, float *ms, struct rt_err *err)
@@ -209,7 +138,7 @@ extern "C" enum rt_status solver_cuda_sum_segments(const float *x, const size_t 
     CUDA_GOTO(cudaMalloc((void **)&d_out, (size_t)n_seg * sizeof(float)), err, st, fail);
     CUDA_GOTO(cudaMemcpyAsync(d_x, x, n * sizeof(float), cudaMemcpyHostToDevice, s), err, st, fail);
     if ((st = cuda_reduce_plan_build(&plan, seg_off, n_seg, s, err)) != RT_OK) goto fail;
-    if ((st = cuda_reduce_sum(&plan, d_x, d_out, s, err)) != RT_OK) goto fail;
+    if ((st = sum_once(&plan, d_x, d_out, s, err)) != RT_OK) goto fail;
     CUDA_GOTO(cudaMemcpyAsync(out, d_out, (size_t)n_seg * sizeof(float), cudaMemcpyDeviceToHost, s),
               err, st, fail);
     CUDA_GOTO(cudaStreamSynchronize(s), err, st, fail);
@@ -220,7 +149,7 @@ extern "C" enum rt_status solver_cuda_sum_segments(const float *x, const size_t 
         CUDA_GOTO(cudaEventCreate(&e1), err, st, fail);
         for (int r = 0; r < REPS; r++) {
             CUDA_GOTO(cudaEventRecord(e0, s), err, st, fail);
-            if ((st = cuda_reduce_sum(&plan, d_x, d_out, s, err)) != RT_OK) goto fail;
+            if ((st = sum_once(&plan, d_x, d_out, s, err)) != RT_OK) goto fail;
             CUDA_GOTO(cudaEventRecord(e1, s), err, st, fail);
             CUDA_GOTO(cudaEventSynchronize(e1), err, st, fail);
             CUDA_GOTO(cudaEventElapsedTime(&t[r], e0, e1), err, st, fail);

@@ -1,0 +1,53 @@
+/* state.cuh -- the device state of one CUDA solve, shared by the stages
+ * (lin.cu: per-frame linearization kernels; cg.cu: PCG and prediction;
+ * lm.cu: the host LM driver). It mirrors struct cpu_ctx of
+ * solver/cpu/cpu_internal.h array for array, so that every kernel is the
+ * CPU phase of the same name executed per frame on the device.
+ *
+ * Invariants: every per-frame array has nf rows; per-clip arrays nc rows;
+ * the arena grows to the largest batch seen and is never sized by a
+ * capacity constant. Kernels gate each frame on a per-clip flag (sel or
+ * cg_on), so a clip that is not selected keeps its vectors bit for bit. */
+#ifndef RT_CUDA_STATE_CUH
+#define RT_CUDA_STATE_CUH
+
+#include "frame_dev.cuh"
+#include "common.cuh"
+#include "reduce.cuh"
+
+struct cuda_lm {
+    int device, n_sm;
+    /* sizes of the current batch */
+    int nf, nc, n, cols, nl, n_slots;
+    size_t slot_stride; /* floats of scratch per thread slot */
+    /* the batch on the device: bd's pointers are device pointers, bd.tree
+     * points at tree_d (device) */
+    struct solver_batch bd;
+    struct solver_tree *tree_d;
+    struct cuda_buf in;    /* tree, targets, weights */
+    struct cuda_buf arena; /* everything below */
+    /* per frame */
+    int *clip_of;
+    float *x, *xt, *dq, *B, *F, *scr;
+    float *g, *lamd, *d, *r, *z, *p, *q;
+    unsigned long long *frozen;
+    float *mu, *part, *part_t, *pred_f;
+    /* per clip */
+    int *off; /* [nc + 1] frame offsets */
+    int *sel, *cg_on, *cg_it;
+    float *lambda, *pred, *gg, *rz, *alpha, *beta;
+    float *cost, *gmax, *sum_pred, *cost_t, *dd, *xx;
+    /* reduction plans: entries of width n, 1 and cols per frame */
+    struct cuda_reduce_plan plan_n, plan_1, plan_cols;
+    /* the PCG of one LM step as a graph (rebuilt per batch) */
+    cudaGraphExec_t cg_exec;
+    int cg_iters_built;
+    /* host staging (pinned) for per-clip scalars */
+    void *h_pin;
+    size_t h_pin_cap;
+};
+
+/* Threads per block of the per-frame kernels. */
+#define CUDA_FRAME_THREADS 128
+
+#endif
