@@ -3,7 +3,7 @@
  * per-frame baseline, with the quality figures of each. Prints one line per
  * clip, robot and mode; bench/RESULTS.md records the runs.
  *
- * Usage: bench_retarget [--per-frame] [--frames N] [--threads N] [CLIP.bvh...]
+ * Usage: bench_retarget [--per-frame] [--json] [--frames N] [--threads N] [CLIP.bvh...]
  * (default clips: $RT_SHARED_DATA/clips, the six non-edge clips). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,12 +38,13 @@ int main(int argc, char **argv)
                                       "jumping_jacks.bvh", "run_forward.bvh", "jesse_dance.bvh"};
     static const char *const robots[] = {"g1", "h1"};
     const char *clips[64];
-    int n_clips = 0, per_frame = 0, max_frames = 0, threads = 8, rc = 0;
+    int n_clips = 0, per_frame = 0, dump = 0, max_frames = 0, threads = 8, rc = 0;
     char paths[6][512];
     const char *data = getenv("RT_SHARED_DATA");
     if (!data || !data[0]) data = "../shared/data";
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--per-frame") == 0) per_frame = 1;
+        else if (strcmp(argv[i], "--json") == 0) dump = 1;
         else if (strcmp(argv[i], "--frames") == 0 && i + 1 < argc) max_frames = atoi(argv[++i]);
         else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) threads = atoi(argv[++i]);
         else if (n_clips < 64) clips[n_clips++] = argv[i];
@@ -94,6 +95,34 @@ int main(int argc, char **argv)
             } else {
                 kin_quality_compute(robot, &t, state, t.n_frames, &q, NULL, NULL);
                 print_q(base, robots[r], "trajectory", t.n_frames, &q, now() - t0);
+                if (dump) {
+                    cJSON *j = kin_quality_json(robot, &t, state, t.n_frames);
+                    char *txt = j ? cJSON_Print(j) : NULL;
+                    if (txt) printf("%s\n", txt);
+                    free(txt);
+                    cJSON_Delete(j);
+                    /* Where the feet go deepest. */
+                    double *x = malloc((size_t)cols * sizeof *x), *lp = malloc((size_t)robot->n_links * 3 * sizeof *lp),
+                           *lr = malloc((size_t)robot->n_links * 9 * sizeof *lr);
+                    for (int f = 0; f < t.n_frames; f++) {
+                        for (int cc = 0; cc < cols; cc++) x[cc] = state[(size_t)f * cols + cc];
+                        kin_fk(robot, x, lp, lr);
+                        for (int sd = 0; sd < 2; sd++) {
+                            int l = t.foot_link[sd];
+                            double pen = kin_quality_sole_offset(robot, l) - lp[3 * l + 2];
+                            if (pen > 0.008) {
+                                int k = 0;
+                                while (t.target_link[k] != l) k++;
+                                size_t i = (size_t)f * t.n_targets + k;
+                                printf("  pen %.4f frame %d foot %d contact %d target z %.4f w %.1f\n", pen, f, sd,
+                                       t.contact ? t.contact[2 * f + sd] : -1, t.pos[3 * i + 2], t.wpos[i]);
+                            }
+                        }
+                    }
+                    free(x);
+                    free(lp);
+                    free(lr);
+                }
             }
             if (per_frame) {
                 t0 = now();

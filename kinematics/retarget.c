@@ -32,8 +32,9 @@
  *     make every target reachable, which is what keeps position errors small.
  *  6. Ground: the clip is moved so that its first root position is above the
  *     origin and feet in contact have their sole on z = 0 (the median contact
- *     height of the foot targets becomes sole_offset); no foot target goes
- *     below sole_offset.
+ *     height of the foot targets becomes sole_offset); a frame whose foot
+ *     target would still be below sole_offset is lifted whole (every target
+ *     of that frame), so no foot target goes below the ground.
  *  7. Anchors (SOLVER.md "Foot contact"): over each contact interval the foot
  *     link's position target is the interval's mean horizontal position at
  *     sole height, with weight contact_weight, and its orientation target is
@@ -716,6 +717,18 @@ static enum rt_status build_targets(const struct kin_robot *robot, const struct 
             tp[3 * i + 2] += dz;
         }
     }
+
+    /* A frame whose foot would go below the sole is lifted whole, so that the
+     * legs keep their source shape rather than folding around a clamped foot. */
+    if (has_feet && p->ground != KIN_GROUND_NONE)
+        for (int f = 0; f < n; f++) {
+            double lift = 0;
+            for (int side = 0; side < 2; side++) {
+                double z = tp[((size_t)f * nl + p->feet[side].link) * 3 + 2];
+                if (sole - z > lift) lift = sole - z;
+            }
+            for (int k = 0; lift > 0 && k < nl; k++) tp[((size_t)f * nl + k) * 3 + 2] += lift;
+        }
 
     /* Allocate the output now that every step that can fail on input passed. */
     if ((st = kin_targets_alloc(t, robot, n, nl, err))) goto fail;
