@@ -48,6 +48,9 @@ endif
 SRV_SRC := $(filter-out server/main.c,$(wildcard server/*.c))
 CLI_SRC := $(filter-out clients/retarget.c,$(wildcard clients/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o) $(CU_SRC:%.cu=$(B)/%.o)
+# robots/*.urdf compiled in (deploy/embed.sh), so kin_robot_load("g1") works anywhere.
+BUNDLED := $(B)/gen/bundled_robots.c
+LIB_OBJ += $(BUNDLED:.c=.o)
 # Bundled profiles: profiles/*.json compiled in (kinematics/profile_embed.h).
 PROFILES := $(sort $(wildcard profiles/*.json))
 LIB_OBJ += $(B)/gen/profiles_embed.o
@@ -86,6 +89,11 @@ $(B)/gen/profiles_embed.c: deploy/embed_profiles.sh $(PROFILES)
 	sh deploy/embed_profiles.sh $@ $(PROFILES)
 $(B)/gen/profiles_embed.o: $(B)/gen/profiles_embed.c $(STAMP)
 	$(CC) $(CFLAGS) -I. -c $< -o $@
+$(BUNDLED): deploy/embed.sh $(wildcard robots/*.urdf)
+	@mkdir -p $(@D)
+	sh deploy/embed.sh $@ $(wildcard robots/*.urdf)
+$(BUNDLED:.c=.o): $(BUNDLED) $(STAMP)
+	$(CC) $(CFLAGS) -I. -c $< -o $@
 $(LIB): $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
@@ -120,11 +128,16 @@ bench-gpu: all
 	@sh bench/bench_gpu.sh $(B)
 
 FUZZERS := $(patsubst tests/%.c,build/fuzz/%,$(wildcard tests/fuzz_*.c))
-build/fuzz/%: tests/%.c $(wildcard kinematics/*.c kinematics/*.h)
+FUZZ_CC  := clang -std=c11 -D_GNU_SOURCE -g -O1 -ffp-contract=off -I$(CURDIR)
+FUZZ_SRC := $(wildcard kinematics/*.c) $(BUNDLED) $(B)/gen/profiles_embed.c
+# kinematics/ as an archive, so that each fuzzer links only the objects it uses.
+build/fuzz/libkin.a: $(FUZZ_SRC) $(wildcard kinematics/*.h)
 	@sh deploy/deps.sh libclang-rt-14-dev
-	@mkdir -p $(@D)
-	clang -std=c11 -D_GNU_SOURCE -g -O1 -ffp-contract=off -fsanitize=fuzzer,address,undefined \
-	  $< $(wildcard kinematics/*.c) -lcjson -lexpat -lm -o $@
+	@rm -rf build/fuzz/obj && mkdir -p build/fuzz/obj
+	cd build/fuzz/obj && $(FUZZ_CC) -fsanitize=fuzzer-no-link,address,undefined -c $(abspath $(FUZZ_SRC))
+	ar rcs $@ build/fuzz/obj/*.o
+build/fuzz/%: tests/%.c build/fuzz/libkin.a
+	$(FUZZ_CC) -fsanitize=fuzzer,address,undefined $^ -lcjson -lexpat -lm -o $@
 fuzz: $(FUZZERS)
 	@sh tests/fuzz.sh $(FUZZ_SECONDS) $(FUZZERS)
 

@@ -1,0 +1,1149 @@
+/* urdf.c -- the URDF reader, the robot model built from it, and forward
+ * kinematics and geometric Jacobians in double precision (robot.h).
+ *
+ * Reading happens in two stages. Expat streams the XML and the handlers
+ * below copy what matters into plain "source" records in file order: the
+ * <link> names and, for every <joint> that is a direct child of <robot>, its
+ * type, <parent>, <child>, <origin>, <axis>, <limit> and <mimic>. Everything
+ * else (visual, collision, inertial, gazebo, transmission, material, unknown
+ * elements) is skipped without comment. The second stage resolves names,
+ * checks the structure (one root, no cycle, one parent joint per link,
+ * limits where the type needs them, mimic leaders that exist and move) and
+ * builds the robot: links in depth-first order from the root with siblings
+ * in file order, joints in file order, coordinates for the movable non-mimic
+ * joints in file order, and the float struct solver_tree.
+ *
+ * Every error names the element and the line ("g1.urdf:120"). Input is
+ * untrusted: counts are checked against KIN_MAX_LINKS and names against
+ * KIN_MAX_NAME before anything they size is allocated, numbers must be
+ * finite and complete, and a DOCTYPE (the door to entity expansion) is
+ * refused. */
+#include "robot.h"
+#include "urdf.h"
+
+#include <assert.h>
+#include <cjson/cJSON.h>
+#include <expat.h>
+#include <float.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------------------
+ * Source records: what the XML said, in file order, before any checking
+ * that needs the whole file. Strings are malloc'd and owned by the parse. */
+
+struct urdf_link_src {
+    char *name;
+    long line;
+};
+
+struct urdf_joint_src {
+    char *name;
+    long line;
+    int type; /* enum kin_joint_type */
+    char *parent, *child, *mimic;
+    long parent_line, child_line, mimic_line;
+    int has_origin, has_axis, has_limit;
+    double xyz[3], rpy[3], axis[3];
+    double lower, upper, effort, velocity;
+    double mimic_mult, mimic_offset;
+};
+
+struct urdf_parse {
+    XML_Parser xp;
+    const char *label; /* names the input in `where` */
+    struct rt_err *err;
+    int status;  /* first failure, RT_OK while all is well */
+    int depth;   /* element depth: <robot> is 1 */
+    int joint;   /* index of the <joint> being read (depth >= 2), or -1 */
+    char *robot_name;
+    struct urdf_link_src *links;
+    struct urdf_joint_src *joints;
+    int n_links, cap_links, n_joints, cap_joints;
+};
+
+/* Storage behind kin_robot.tree, and the same per-link quantities in double
+ * for kin_fk/kin_jacobian. Per link i in topological order; entries of link 0
+ * (the root) are identity/unused. */
+struct kin_robot_priv {
+    int *parent, *joint_type, *joint_index;
+    float *joint_mult, *joint_offset, *origin_pos, *origin_rot, *axis;
+    float *lower, *upper; /* [n_dof] */
+    double *d_pos, *d_rot, *d_axis, *d_mult, *d_offset;
+};
+
+/* ---------------------------------------------------------------------------
+ * Small rotation helpers (double, row-major 3x3). */
+
+/* URDF convention: R = Rz(yaw) Ry(pitch) Rx(roll). */
+static void rot_from_rpy(const double rpy[3], double R[9])
+{
+    double cr = cos(rpy[0]), sr = sin(rpy[0]);
+    double cp = cos(rpy[1]), sp = sin(rpy[1]);
+    double cy = cos(rpy[2]), sy = sin(rpy[2]);
+    R[0] = cy * cp; R[1] = cy * sp * sr - sy * cr; R[2] = cy * sp * cr + sy * sr;
+    R[3] = sy * cp; R[4] = sy * sp * sr + cy * cr; R[5] = sy * sp * cr - cy * sr;
+    R[6] = -sp;     R[7] = cp * sr;                R[8] = cp * cr;
+}
+
+/* Rotation by `theta` about the unit axis `a` (Rodrigues). */
+static void rot_from_axis_angle(const double a[3], double theta, double R[9])
+{
+    double c = cos(theta), s = sin(theta), t = 1.0 - c;
+    R[0] = c + a[0] * a[0] * t;        R[1] = a[0] * a[1] * t - a[2] * s; R[2] = a[0] * a[2] * t + a[1] * s;
+    R[3] = a[0] * a[1] * t + a[2] * s; R[4] = c + a[1] * a[1] * t;        R[5] = a[1] * a[2] * t - a[0] * s;
+    R[6] = a[0] * a[2] * t - a[1] * s; R[7] = a[1] * a[2] * t + a[0] * s; R[8] = c + a[2] * a[2] * t;
+}
+
+/* Unit quaternion (x, y, z, w), normalized here; a zero quaternion is read
+ * as the identity rather than producing NaNs. */
+static void rot_from_quat(const double q[4], double R[9])
+{
+    double n = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+    double x = 0, y = 0, z = 0, w = 1;
+    if (n > 0 && isfinite(n)) { x = q[0] / n; y = q[1] / n; z = q[2] / n; w = q[3] / n; }
+    R[0] = 1 - 2 * (y * y + z * z); R[1] = 2 * (x * y - z * w);     R[2] = 2 * (x * z + y * w);
+    R[3] = 2 * (x * y + z * w);     R[4] = 1 - 2 * (x * x + z * z); R[5] = 2 * (y * z - x * w);
+    R[6] = 2 * (x * z - y * w);     R[7] = 2 * (y * z + x * w);     R[8] = 1 - 2 * (x * x + y * y);
+}
+
+static void mat_mul(const double A[9], const double B[9], double C[9])
+{
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            C[3 * i + j] = A[3 * i] * B[j] + A[3 * i + 1] * B[3 + j] + A[3 * i + 2] * B[6 + j];
+}
+
+static void mat_vec(const double A[9], const double v[3], double out[3])
+{
+    for (int i = 0; i < 3; i++) out[i] = A[3 * i] * v[0] + A[3 * i + 1] * v[1] + A[3 * i + 2] * v[2];
+}
+
+static void cross(const double a[3], const double b[3], double out[3])
+{
+    out[0] = a[1] * b[2] - a[2] * b[1];
+    out[1] = a[2] * b[0] - a[0] * b[2];
+    out[2] = a[0] * b[1] - a[1] * b[0];
+}
+
+/* ---------------------------------------------------------------------------
+ * Errors. Only the first failure is kept; later handler calls see
+ * ps->status != RT_OK and do nothing. */
+
+static void urdf_fail(struct urdf_parse *ps, int code, long line, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
+static void urdf_fail(struct urdf_parse *ps, int code, long line, const char *fmt, ...)
+{
+    char where[96], msg[160];
+    va_list ap;
+    if (ps->status != RT_OK) return;
+    ps->status = code;
+    if (line > 0) snprintf(where, sizeof where, "%s:%ld", ps->label, line);
+    else snprintf(where, sizeof where, "%s", ps->label);
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    rt_err_set(ps->err, code, where, "%s", msg);
+    if (ps->xp) XML_StopParser(ps->xp, XML_FALSE);
+}
+
+static const char *attr_get(const char **atts, const char *key)
+{
+    for (int i = 0; atts[i]; i += 2)
+        if (strcmp(atts[i], key) == 0) return atts[i + 1];
+    return NULL;
+}
+
+/* Parses exactly n finite decimal numbers separated by white space. Refuses
+ * "inf", "nan", hex floats' friends and trailing junk; returns 1 on success. */
+static int parse_numbers(const char *s, double *out, int n)
+{
+    const char *p = s;
+    for (int i = 0; i < n; i++) {
+        char *end;
+        while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
+        if (!((*p >= '0' && *p <= '9') || *p == '-' || *p == '+' || *p == '.')) return 0;
+        out[i] = strtod(p, &end);
+        if (end == p || !isfinite(out[i])) return 0;
+        if (*end && *end != ' ' && *end != '\t' && *end != '\n' && *end != '\r') return 0;
+        p = end;
+    }
+    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
+    return *p == 0;
+}
+
+/* Reads attribute `key` of element `elem` into n numbers; an absent
+ * attribute leaves `out` alone. Returns 0 after reporting a malformed one. */
+static int attr_numbers(struct urdf_parse *ps, const char **atts, const char *key, double *out,
+                        int n, const char *elem, long line)
+{
+    const char *v = attr_get(atts, key);
+    double tmp[3];
+    assert(n <= 3);
+    if (!v) return 1;
+    if (!parse_numbers(v, tmp, n)) {
+        struct urdf_joint_src *j = &ps->joints[ps->joint];
+        urdf_fail(ps, RT_EPARSE, line, "joint '%.40s': <%s> %s: expected %d number%s, got '%.32s'",
+                  j->name, elem, key, n, n > 1 ? "s" : "", v);
+        return 0;
+    }
+    memcpy(out, tmp, (size_t)n * sizeof *out);
+    return 1;
+}
+
+/* Copies a name attribute, checking it is present, non-empty and within
+ * KIN_MAX_NAME - 1 bytes. Returns NULL after reporting. */
+static char *name_dup(struct urdf_parse *ps, const char *v, const char *what, long line)
+{
+    char *s;
+    size_t n;
+    if (!v || !v[0]) {
+        urdf_fail(ps, RT_EPARSE, line, "%s without a name", what);
+        return NULL;
+    }
+    n = strlen(v);
+    if (n >= KIN_MAX_NAME) {
+        urdf_fail(ps, RT_ELIMIT, line, "%s name longer than %d bytes: '%.32s...'", what,
+                  KIN_MAX_NAME - 1, v);
+        return NULL;
+    }
+    s = malloc(n + 1);
+    if (!s) {
+        urdf_fail(ps, RT_ENOMEM, line, "out of memory");
+        return NULL;
+    }
+    memcpy(s, v, n + 1);
+    return s;
+}
+
+/* Grows *arr (elements of `size` bytes) to hold one more than *n, within
+ * KIN_MAX_LINKS elements. Returns RT_OK, RT_ELIMIT or RT_ENOMEM. */
+static int grow(void **arr, int *cap, int n, size_t size)
+{
+    size_t bytes;
+    int ncap;
+    void *p;
+    if (n < *cap) return RT_OK;
+    if (n >= KIN_MAX_LINKS) return RT_ELIMIT;
+    ncap = *cap ? *cap * 2 : 16;
+    if (ncap > KIN_MAX_LINKS) ncap = KIN_MAX_LINKS;
+    if (!rt_mul_size((size_t)ncap, size, &bytes)) return RT_ENOMEM;
+    p = realloc(*arr, bytes);
+    if (!p) return RT_ENOMEM;
+    *arr = p;
+    *cap = ncap;
+    return RT_OK;
+}
+
+static int joint_type_from(const char *s)
+{
+    if (!strcmp(s, "revolute")) return KIN_JOINT_REVOLUTE;
+    if (!strcmp(s, "continuous")) return KIN_JOINT_CONTINUOUS;
+    if (!strcmp(s, "prismatic")) return KIN_JOINT_PRISMATIC;
+    if (!strcmp(s, "fixed")) return KIN_JOINT_FIXED;
+    return -1;
+}
+
+static const char *joint_type_name(int t)
+{
+    switch (t) {
+    case KIN_JOINT_REVOLUTE: return "revolute";
+    case KIN_JOINT_CONTINUOUS: return "continuous";
+    case KIN_JOINT_PRISMATIC: return "prismatic";
+    default: return "fixed";
+    }
+}
+
+/* ---------------------------------------------------------------------------
+ * Expat handlers: stage one. */
+
+static void on_link(struct urdf_parse *ps, const char **atts, long line)
+{
+    int st = grow((void **)&ps->links, &ps->cap_links, ps->n_links, sizeof *ps->links);
+    char *name;
+    if (st == RT_ELIMIT) {
+        urdf_fail(ps, RT_ELIMIT, line, "more than %d links", KIN_MAX_LINKS);
+        return;
+    }
+    if (st != RT_OK) {
+        urdf_fail(ps, RT_ENOMEM, line, "out of memory");
+        return;
+    }
+    if (!(name = name_dup(ps, attr_get(atts, "name"), "<link>", line))) return;
+    ps->links[ps->n_links].name = name;
+    ps->links[ps->n_links].line = line;
+    ps->n_links++;
+}
+
+static void on_joint(struct urdf_parse *ps, const char **atts, long line)
+{
+    int st = grow((void **)&ps->joints, &ps->cap_joints, ps->n_joints, sizeof *ps->joints);
+    struct urdf_joint_src *j;
+    const char *type;
+    if (st == RT_ELIMIT) {
+        urdf_fail(ps, RT_ELIMIT, line, "more than %d joints", KIN_MAX_LINKS);
+        return;
+    }
+    if (st != RT_OK) {
+        urdf_fail(ps, RT_ENOMEM, line, "out of memory");
+        return;
+    }
+    j = &ps->joints[ps->n_joints];
+    memset(j, 0, sizeof *j);
+    j->line = line;
+    j->axis[0] = 1;
+    j->mimic_mult = 1;
+    if (!(j->name = name_dup(ps, attr_get(atts, "name"), "<joint>", line))) return;
+    ps->joint = ps->n_joints++; /* counted now so that the name is freed */
+    type = attr_get(atts, "type");
+    if (!type) {
+        urdf_fail(ps, RT_EPARSE, line, "joint '%.40s': missing type", j->name);
+        return;
+    }
+    j->type = joint_type_from(type);
+    if (j->type < 0) {
+        if (!strcmp(type, "floating") || !strcmp(type, "planar"))
+            urdf_fail(ps, RT_EPARSE, line, "joint '%.40s': unsupported joint type '%s' (the base is always floating)",
+                      j->name, type);
+        else
+            urdf_fail(ps, RT_EPARSE, line, "joint '%.40s': unknown joint type '%.32s'", j->name, type);
+    }
+}
+
+/* A child element of the current <joint>. */
+static void on_joint_child(struct urdf_parse *ps, const char *el, const char **atts, long line)
+{
+    struct urdf_joint_src *j = &ps->joints[ps->joint];
+    if (!strcmp(el, "parent") || !strcmp(el, "child")) {
+        int is_parent = el[0] == 'p';
+        char **slot = is_parent ? &j->parent : &j->child;
+        const char *v = attr_get(atts, "link");
+        if (*slot) {
+            urdf_fail(ps, RT_EPARSE, line, "joint '%.40s': more than one <%s>", j->name, el);
+            return;
+        }
+        if (!v || !v[0]) {
+            urdf_fail(ps, RT_EPARSE, line, "joint '%.40s': <%s> without a link", j->name, el);
+            return;
+        }
+        if (!(*slot = strdup(v))) {
+            urdf_fail(ps, RT_ENOMEM, line, "out of memory");
+            return;
+        }
+        if (is_parent) j->parent_line = line;
+        else j->child_line = line;
+    } else if (!strcmp(el, "origin")) {
+        if (j->has_origin) {
+            urdf_fail(ps, RT_EPARSE, line, "joint '%.40s': more than one <origin>", j->name);
+            return;
+        }
+        j->has_origin = 1;
+        if (!attr_numbers(ps, atts, "xyz", j->xyz, 3, el, line)) return;
+        attr_numbers(ps, atts, "rpy", j->rpy, 3, el, line);
+    } else if (!strcmp(el, "axis")) {
+        if (j->has_axis) {
+            urdf_fail(ps, RT_EPARSE, line, "joint '%.40s': more than one <axis>", j->name);
+            return;
+        }
+        j->has_axis = 1;
+        if (!attr_numbers(ps, atts, "xyz", j->axis, 3, el, line)) return;
+        if (j->type != KIN_JOINT_FIXED) {
+            double n = sqrt(j->axis[0] * j->axis[0] + j->axis[1] * j->axis[1] + j->axis[2] * j->axis[2]);
+            if (!(n > 1e-12) || !isfinite(n)) {
+                urdf_fail(ps, RT_EPARSE, line, "joint '%.40s': <axis> has zero length", j->name);
+                return;
+            }
+        }
+    } else if (!strcmp(el, "limit")) {
+        if (j->has_limit) {
+            urdf_fail(ps, RT_EPARSE, line, "joint '%.40s': more than one <limit>", j->name);
+            return;
+        }
+        j->has_limit = 1;
+        if (!attr_numbers(ps, atts, "lower", &j->lower, 1, el, line)) return;
+        if (!attr_numbers(ps, atts, "upper", &j->upper, 1, el, line)) return;
+        if (!attr_numbers(ps, atts, "effort", &j->effort, 1, el, line)) return;
+        if (!attr_numbers(ps, atts, "velocity", &j->velocity, 1, el, line)) return;
+        if ((j->type == KIN_JOINT_REVOLUTE || j->type == KIN_JOINT_PRISMATIC) && j->lower > j->upper)
+            urdf_fail(ps, RT_EPARSE, line, "joint '%.40s': <limit> lower %g > upper %g", j->name,
+                      j->lower, j->upper);
+    } else if (!strcmp(el, "mimic")) {
+        const char *v = attr_get(atts, "joint");
+        if (j->mimic) {
+            urdf_fail(ps, RT_EPARSE, line, "joint '%.40s': more than one <mimic>", j->name);
+            return;
+        }
+        if (!v || !v[0]) {
+            urdf_fail(ps, RT_EPARSE, line, "joint '%.40s': <mimic> without a joint", j->name);
+            return;
+        }
+        if (!(j->mimic = strdup(v))) {
+            urdf_fail(ps, RT_ENOMEM, line, "out of memory");
+            return;
+        }
+        j->mimic_line = line;
+        if (!attr_numbers(ps, atts, "multiplier", &j->mimic_mult, 1, el, line)) return;
+        attr_numbers(ps, atts, "offset", &j->mimic_offset, 1, el, line);
+    }
+    /* calibration, dynamics, safety_controller and the rest: not ours. */
+}
+
+/* </joint>: checks that need the whole element. */
+static void on_joint_end(struct urdf_parse *ps)
+{
+    struct urdf_joint_src *j = &ps->joints[ps->joint];
+    if (!j->parent)
+        urdf_fail(ps, RT_EPARSE, j->line, "joint '%.40s': missing <parent>", j->name);
+    else if (!j->child)
+        urdf_fail(ps, RT_EPARSE, j->line, "joint '%.40s': missing <child>", j->name);
+    else if ((j->type == KIN_JOINT_REVOLUTE || j->type == KIN_JOINT_PRISMATIC) && !j->has_limit)
+        urdf_fail(ps, RT_EPARSE, j->line, "joint '%.40s': %s joint without <limit>", j->name,
+                  joint_type_name(j->type));
+}
+
+static void XMLCALL on_start(void *ud, const XML_Char *el, const XML_Char **atts)
+{
+    struct urdf_parse *ps = ud;
+    long line;
+    if (ps->status != RT_OK) return;
+    ps->depth++;
+    line = (long)XML_GetCurrentLineNumber(ps->xp);
+    if (ps->depth == 1) {
+        const char *name = attr_get(atts, "name");
+        if (strcmp(el, "robot") != 0) {
+            urdf_fail(ps, RT_EPARSE, line, "root element is <%.32s>, expected <robot>", el);
+            return;
+        }
+        if (name && name[0]) ps->robot_name = name_dup(ps, name, "<robot>", line);
+    } else if (ps->depth == 2) {
+        if (!strcmp(el, "link")) on_link(ps, atts, line);
+        else if (!strcmp(el, "joint")) on_joint(ps, atts, line);
+    } else if (ps->depth == 3 && ps->joint >= 0) {
+        on_joint_child(ps, el, atts, line);
+    }
+}
+
+static void XMLCALL on_end(void *ud, const XML_Char *el)
+{
+    struct urdf_parse *ps = ud;
+    (void)el;
+    if (ps->status != RT_OK) return;
+    if (ps->depth == 2 && ps->joint >= 0) {
+        on_joint_end(ps);
+        ps->joint = -1;
+    }
+    ps->depth--;
+}
+
+static void XMLCALL on_doctype(void *ud, const XML_Char *name, const XML_Char *sysid,
+                               const XML_Char *pubid, int has_internal_subset)
+{
+    struct urdf_parse *ps = ud;
+    (void)name, (void)sysid, (void)pubid, (void)has_internal_subset;
+    urdf_fail(ps, RT_EPARSE, (long)XML_GetCurrentLineNumber(ps->xp),
+              "<!DOCTYPE> is not accepted in URDF");
+}
+
+static void parse_free(struct urdf_parse *ps)
+{
+    for (int i = 0; i < ps->n_links; i++) free(ps->links[i].name);
+    for (int i = 0; i < ps->n_joints; i++) {
+        free(ps->joints[i].name);
+        free(ps->joints[i].parent);
+        free(ps->joints[i].child);
+        free(ps->joints[i].mimic);
+    }
+    free(ps->links);
+    free(ps->joints);
+    free(ps->robot_name);
+    if (ps->xp) XML_ParserFree(ps->xp);
+}
+
+/* ---------------------------------------------------------------------------
+ * Name lookup: open addressing over an array of names, FNV-1a. */
+
+struct name_index {
+    const char *const *names;
+    int *slot; /* index + 1, 0 = empty */
+    size_t mask;
+};
+
+static size_t name_hash(const char *s)
+{
+    size_t h = 2166136261u;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+/* Builds the index over names[0..n). On a duplicate stores the index of
+ * the later name in *dup and of the earlier one in *first; else *dup = -1. */
+static int name_index_build(struct name_index *ix, const char *const *names, int n, int *dup,
+                            int *first)
+{
+    size_t cap = 16, bytes;
+    while (cap < (size_t)n * 2) cap *= 2;
+    *dup = *first = -1;
+    ix->names = names;
+    ix->mask = cap - 1;
+    if (!rt_mul_size(cap, sizeof *ix->slot, &bytes)) return RT_ENOMEM;
+    if (!(ix->slot = calloc(1, bytes))) return RT_ENOMEM;
+    for (int i = 0; i < n; i++) {
+        size_t h = name_hash(names[i]) & ix->mask;
+        while (ix->slot[h]) {
+            if (!strcmp(names[ix->slot[h] - 1], names[i])) {
+                *dup = i;
+                *first = ix->slot[h] - 1;
+                return RT_OK;
+            }
+            h = (h + 1) & ix->mask;
+        }
+        ix->slot[h] = i + 1;
+    }
+    return RT_OK;
+}
+
+static int name_index_find(const struct name_index *ix, const char *s)
+{
+    size_t h = name_hash(s) & ix->mask;
+    while (ix->slot[h]) {
+        if (!strcmp(ix->names[ix->slot[h] - 1], s)) return ix->slot[h] - 1;
+        h = (h + 1) & ix->mask;
+    }
+    return -1;
+}
+
+/* ---------------------------------------------------------------------------
+ * Stage two: resolve, check, build. */
+
+static void *alloc_array(size_t n, size_t size)
+{
+    size_t bytes;
+    if (!rt_mul_size(n ? n : 1, size, &bytes)) return NULL;
+    return calloc(1, bytes);
+}
+
+/* Resolves links and joints of a complete parse and builds the robot into
+ * *out. Reports through urdf_fail; returns ps->status. */
+static int build_robot(struct urdf_parse *ps, struct kin_robot **out)
+{
+    int nl = ps->n_links, nj = ps->n_joints, dup, first, n_roots = 0, root = -1;
+    struct name_index lix = {0}, jix = {0};
+    const char **lnames = NULL, **jnames = NULL;
+    int *parent_joint = NULL; /* per link (file order): joint index or -1 */
+    int *jparent = NULL, *jchild = NULL, *leader = NULL;
+    int *child_start = NULL, *child_list = NULL, *stack = NULL, *topo = NULL, *pos = NULL;
+    struct kin_robot *r = NULL;
+    struct kin_robot_priv *pv;
+
+    if (nl == 0) {
+        urdf_fail(ps, RT_EPARSE, 0, "no <link> elements");
+        goto fail;
+    }
+    lnames = alloc_array((size_t)nl, sizeof *lnames);
+    jnames = alloc_array((size_t)nj, sizeof *jnames);
+    parent_joint = alloc_array((size_t)nl, sizeof *parent_joint);
+    jparent = alloc_array((size_t)nj, sizeof *jparent);
+    jchild = alloc_array((size_t)nj, sizeof *jchild);
+    leader = alloc_array((size_t)nj, sizeof *leader);
+    child_start = alloc_array((size_t)nl + 1, sizeof *child_start);
+    child_list = alloc_array((size_t)nj, sizeof *child_list);
+    stack = alloc_array((size_t)nl, sizeof *stack);
+    topo = alloc_array((size_t)nl, sizeof *topo);
+    pos = alloc_array((size_t)nl, sizeof *pos);
+    if (!lnames || !jnames || !parent_joint || !jparent || !jchild || !leader || !child_start ||
+        !child_list || !stack || !topo || !pos) {
+        urdf_fail(ps, RT_ENOMEM, 0, "out of memory");
+        goto fail;
+    }
+
+    /* Names: unique links, unique joints. */
+    for (int i = 0; i < nl; i++) lnames[i] = ps->links[i].name;
+    for (int i = 0; i < nj; i++) jnames[i] = ps->joints[i].name;
+    if (name_index_build(&lix, lnames, nl, &dup, &first) != RT_OK) {
+        urdf_fail(ps, RT_ENOMEM, 0, "out of memory");
+        goto fail;
+    }
+    if (dup >= 0) {
+        urdf_fail(ps, RT_EPARSE, ps->links[dup].line, "duplicate link name '%.40s' (first at line %ld)",
+                  lnames[dup], ps->links[first].line);
+        goto fail;
+    }
+    if (name_index_build(&jix, jnames, nj, &dup, &first) != RT_OK) {
+        urdf_fail(ps, RT_ENOMEM, 0, "out of memory");
+        goto fail;
+    }
+    if (dup >= 0) {
+        urdf_fail(ps, RT_EPARSE, ps->joints[dup].line, "duplicate joint name '%.40s' (first at line %ld)",
+                  jnames[dup], ps->joints[first].line);
+        goto fail;
+    }
+
+    /* Links of each joint; one parent joint per link. */
+    for (int i = 0; i < nl; i++) parent_joint[i] = -1;
+    for (int j = 0; j < nj; j++) {
+        struct urdf_joint_src *js = &ps->joints[j];
+        jparent[j] = name_index_find(&lix, js->parent);
+        jchild[j] = name_index_find(&lix, js->child);
+        if (jparent[j] < 0) {
+            urdf_fail(ps, RT_EPARSE, js->parent_line, "joint '%.40s': <parent> names unknown link '%.40s'",
+                      js->name, js->parent);
+            goto fail;
+        }
+        if (jchild[j] < 0) {
+            urdf_fail(ps, RT_EPARSE, js->child_line, "joint '%.40s': <child> names unknown link '%.40s'",
+                      js->name, js->child);
+            goto fail;
+        }
+        if (parent_joint[jchild[j]] >= 0) {
+            urdf_fail(ps, RT_EPARSE, js->child_line, "link '%.40s' has two parent joints: '%.32s' and '%.32s'",
+                      js->child, ps->joints[parent_joint[jchild[j]]].name, js->name);
+            goto fail;
+        }
+        parent_joint[jchild[j]] = j;
+    }
+
+    /* Mimic leaders: an existing joint that owns a coordinate. A mimic on a
+     * fixed joint has nothing to follow and is ignored. */
+    for (int j = 0; j < nj; j++) {
+        struct urdf_joint_src *js = &ps->joints[j];
+        int l;
+        leader[j] = -1;
+        if (!js->mimic || js->type == KIN_JOINT_FIXED) continue;
+        l = name_index_find(&jix, js->mimic);
+        if (l < 0) {
+            urdf_fail(ps, RT_EPARSE, js->mimic_line, "joint '%.40s': <mimic> names unknown joint '%.40s'",
+                      js->name, js->mimic);
+            goto fail;
+        }
+        if (ps->joints[l].type == KIN_JOINT_FIXED || ps->joints[l].mimic) {
+            urdf_fail(ps, RT_EPARSE, js->mimic_line,
+                      "joint '%.40s': <mimic> leader '%.40s' is %s; it must be a movable joint that is not itself a mimic",
+                      js->name, js->mimic, ps->joints[l].mimic ? "a mimic" : "fixed");
+            goto fail;
+        }
+        leader[j] = l;
+    }
+
+    /* One root. */
+    for (int i = 0; i < nl; i++) {
+        if (parent_joint[i] >= 0) continue;
+        if (++n_roots == 2) {
+            urdf_fail(ps, RT_EPARSE, ps->links[i].line,
+                      "multiple root links: '%.40s' (line %ld) and '%.40s' have no parent joint",
+                      lnames[root], ps->links[root].line, lnames[i]);
+            goto fail;
+        }
+        root = i;
+    }
+
+    /* Children in joint file order, then a depth-first walk from the root.
+     * Every link has at most one parent, so the walk never meets a link
+     * twice; a link it does not reach hangs below a cycle. */
+    for (int j = 0; j < nj; j++) child_start[jparent[j] + 1]++;
+    for (int i = 0; i < nl; i++) child_start[i + 1] += child_start[i];
+    {
+        int *fill = pos; /* borrowed as a cursor; pos is rewritten below */
+        for (int i = 0; i < nl; i++) fill[i] = child_start[i];
+        for (int j = 0; j < nj; j++) child_list[fill[jparent[j]]++] = jchild[j];
+    }
+    int n_topo = 0, sp = 0;
+    if (root >= 0) stack[sp++] = root;
+    while (sp > 0) {
+        int l = stack[--sp];
+        topo[n_topo++] = l;
+        for (int c = child_start[l + 1] - 1; c >= child_start[l]; c--) stack[sp++] = child_list[c];
+    }
+    for (int i = 0; i < nl; i++) pos[i] = -1;
+    for (int k = 0; k < n_topo; k++) pos[topo[k]] = k;
+    if (n_topo < nl) {
+        int l = 0;
+        while (pos[l] >= 0) l++;
+        /* Walking up nl steps from an unreached link lands inside the cycle. */
+        for (int s = 0; s < nl; s++) l = jparent[parent_joint[l]];
+        const struct urdf_joint_src *js = &ps->joints[parent_joint[l]];
+        urdf_fail(ps, RT_EPARSE, js->line, "joint '%.40s' closes a cycle through link '%.40s'", js->name,
+                  lnames[l]);
+        goto fail;
+    }
+
+    /* The robot. */
+    if (!(r = calloc(1, sizeof *r)) || !(r->priv = pv = calloc(1, sizeof *pv))) {
+        urdf_fail(ps, RT_ENOMEM, 0, "out of memory");
+        goto fail;
+    }
+    r->n_links = nl;
+    r->n_joints = nj;
+    r->name = strdup(ps->robot_name ? ps->robot_name : ps->label);
+    r->links = alloc_array((size_t)nl, sizeof *r->links);
+    r->joints = alloc_array((size_t)nj, sizeof *r->joints);
+    if (!r->name || !r->links || !r->joints) {
+        urdf_fail(ps, RT_ENOMEM, 0, "out of memory");
+        goto fail;
+    }
+    for (int j = 0; j < nj; j++) {
+        const struct urdf_joint_src *js = &ps->joints[j];
+        struct kin_joint *kj = &r->joints[j];
+        double n = sqrt(js->axis[0] * js->axis[0] + js->axis[1] * js->axis[1] + js->axis[2] * js->axis[2]);
+        if (!(kj->name = strdup(js->name))) {
+            urdf_fail(ps, RT_ENOMEM, 0, "out of memory");
+            goto fail;
+        }
+        kj->type = js->type;
+        kj->parent = pos[jparent[j]];
+        kj->child = pos[jchild[j]];
+        memcpy(kj->xyz, js->xyz, sizeof kj->xyz);
+        memcpy(kj->rpy, js->rpy, sizeof kj->rpy);
+        if (n > 1e-12 && isfinite(n)) {
+            for (int k = 0; k < 3; k++) kj->axis[k] = js->axis[k] / n;
+        } else { /* only a fixed joint gets here */
+            kj->axis[0] = 1, kj->axis[1] = 0, kj->axis[2] = 0;
+        }
+        kj->has_limits = js->type == KIN_JOINT_REVOLUTE || js->type == KIN_JOINT_PRISMATIC;
+        if (kj->has_limits) {
+            kj->lower = js->lower;
+            kj->upper = js->upper;
+        } else if (js->type == KIN_JOINT_CONTINUOUS) {
+            kj->lower = -INFINITY;
+            kj->upper = INFINITY;
+        }
+        kj->effort = js->effort;
+        kj->velocity = js->velocity;
+        kj->mimic = leader[j];
+        kj->mimic_mult = leader[j] >= 0 ? js->mimic_mult : 1.0;
+        kj->mimic_offset = leader[j] >= 0 ? js->mimic_offset : 0.0;
+        kj->coord = (js->type != KIN_JOINT_FIXED && leader[j] < 0) ? r->n_dof++ : -1;
+    }
+    for (int k = 0; k < nl; k++) {
+        int l = topo[k];
+        if (!(r->links[k].name = strdup(lnames[l]))) {
+            urdf_fail(ps, RT_ENOMEM, 0, "out of memory");
+            goto fail;
+        }
+        r->links[k].joint = parent_joint[l];
+        r->links[k].parent = parent_joint[l] >= 0 ? pos[jparent[parent_joint[l]]] : -1;
+    }
+
+    /* Flat arrays: float for the solver, double for kin_fk. */
+    r->coord_joint = alloc_array((size_t)r->n_dof, sizeof *r->coord_joint);
+    pv->parent = alloc_array((size_t)nl, sizeof *pv->parent);
+    pv->joint_type = alloc_array((size_t)nl, sizeof *pv->joint_type);
+    pv->joint_index = alloc_array((size_t)nl, sizeof *pv->joint_index);
+    pv->joint_mult = alloc_array((size_t)nl, sizeof *pv->joint_mult);
+    pv->joint_offset = alloc_array((size_t)nl, sizeof *pv->joint_offset);
+    pv->origin_pos = alloc_array((size_t)nl * 3, sizeof *pv->origin_pos);
+    pv->origin_rot = alloc_array((size_t)nl * 9, sizeof *pv->origin_rot);
+    pv->axis = alloc_array((size_t)nl * 3, sizeof *pv->axis);
+    pv->lower = alloc_array((size_t)r->n_dof, sizeof *pv->lower);
+    pv->upper = alloc_array((size_t)r->n_dof, sizeof *pv->upper);
+    pv->d_pos = alloc_array((size_t)nl * 3, sizeof *pv->d_pos);
+    pv->d_rot = alloc_array((size_t)nl * 9, sizeof *pv->d_rot);
+    pv->d_axis = alloc_array((size_t)nl * 3, sizeof *pv->d_axis);
+    pv->d_mult = alloc_array((size_t)nl, sizeof *pv->d_mult);
+    pv->d_offset = alloc_array((size_t)nl, sizeof *pv->d_offset);
+    if (!r->coord_joint || !pv->parent || !pv->joint_type || !pv->joint_index || !pv->joint_mult ||
+        !pv->joint_offset || !pv->origin_pos || !pv->origin_rot || !pv->axis || !pv->lower ||
+        !pv->upper || !pv->d_pos || !pv->d_rot || !pv->d_axis || !pv->d_mult || !pv->d_offset) {
+        urdf_fail(ps, RT_ENOMEM, 0, "out of memory");
+        goto fail;
+    }
+    for (int j = 0; j < nj; j++) {
+        const struct kin_joint *kj = &r->joints[j];
+        if (kj->coord < 0) continue;
+        r->coord_joint[kj->coord] = j;
+        if (kj->type == KIN_JOINT_CONTINUOUS) {
+            pv->lower[kj->coord] = -FLT_MAX;
+            pv->upper[kj->coord] = FLT_MAX;
+        } else { /* clamp so that a huge double limit stays a finite float */
+            pv->lower[kj->coord] = (float)fmax(fmin(kj->lower, FLT_MAX), -FLT_MAX);
+            pv->upper[kj->coord] = (float)fmax(fmin(kj->upper, FLT_MAX), -FLT_MAX);
+        }
+    }
+    for (int k = 0; k < nl; k++) {
+        int j = r->links[k].joint;
+        const struct kin_joint *kj = j >= 0 ? &r->joints[j] : NULL;
+        double *R = pv->d_rot + 9 * k;
+        pv->parent[k] = r->links[k].parent;
+        pv->d_mult[k] = 1.0;
+        if (!kj) { /* the root: identity origin, no motion */
+            pv->joint_type[k] = SOLVER_JOINT_FIXED;
+            pv->joint_index[k] = -1;
+            R[0] = R[4] = R[8] = 1.0;
+            pv->d_axis[3 * k] = 1.0;
+        } else {
+            pv->joint_type[k] = kj->type == KIN_JOINT_FIXED       ? SOLVER_JOINT_FIXED
+                                : kj->type == KIN_JOINT_PRISMATIC ? SOLVER_JOINT_PRISMATIC
+                                                                  : SOLVER_JOINT_REVOLUTE;
+            if (kj->type == KIN_JOINT_FIXED) {
+                pv->joint_index[k] = -1;
+            } else if (kj->mimic >= 0) {
+                pv->joint_index[k] = r->joints[kj->mimic].coord;
+                pv->d_mult[k] = kj->mimic_mult;
+                pv->d_offset[k] = kj->mimic_offset;
+            } else {
+                pv->joint_index[k] = kj->coord;
+            }
+            rot_from_rpy(kj->rpy, R);
+            memcpy(pv->d_pos + 3 * k, kj->xyz, sizeof kj->xyz);
+            memcpy(pv->d_axis + 3 * k, kj->axis, sizeof kj->axis);
+        }
+        pv->joint_mult[k] = (float)pv->d_mult[k];
+        pv->joint_offset[k] = (float)pv->d_offset[k];
+        for (int i = 0; i < 3; i++) pv->origin_pos[3 * k + i] = (float)pv->d_pos[3 * k + i];
+        for (int i = 0; i < 3; i++) pv->axis[3 * k + i] = (float)pv->d_axis[3 * k + i];
+        for (int i = 0; i < 9; i++) pv->origin_rot[9 * k + i] = (float)R[i];
+    }
+    r->tree.n_links = nl;
+    r->tree.n_joints = r->n_dof;
+    r->tree.floating_base = 1;
+    r->tree.parent = pv->parent;
+    r->tree.joint_type = pv->joint_type;
+    r->tree.joint_index = pv->joint_index;
+    r->tree.joint_mult = pv->joint_mult;
+    r->tree.joint_offset = pv->joint_offset;
+    r->tree.origin_pos = pv->origin_pos;
+    r->tree.origin_rot = pv->origin_rot;
+    r->tree.axis = pv->axis;
+    r->tree.lower = pv->lower;
+    r->tree.upper = pv->upper;
+    *out = r;
+    r = NULL;
+
+fail:
+    kin_robot_free(r);
+    free(lix.slot);
+    free(jix.slot);
+    free(lnames);
+    free(jnames);
+    free(parent_joint);
+    free(jparent);
+    free(jchild);
+    free(leader);
+    free(child_start);
+    free(child_list);
+    free(stack);
+    free(topo);
+    free(pos);
+    return ps->status;
+}
+
+/* Parses `len` bytes of URDF text (no NUL needed) into a new robot in *out
+ * (robot.h). On failure *out is NULL, nothing is left allocated, and `err`
+ * says "name:LINE" and what is wrong; RT_EPARSE for bad input, RT_ELIMIT
+ * past KIN_URDF_MAX_BYTES, KIN_MAX_LINKS links or joints, or KIN_MAX_NAME. */
+enum rt_status kin_robot_parse_urdf(const char *text, size_t len, const char *name,
+                                    struct kin_robot **out, struct rt_err *err)
+{
+    struct urdf_parse ps;
+    memset(&ps, 0, sizeof ps);
+    ps.label = name && name[0] ? name : "urdf";
+    ps.err = err;
+    ps.joint = -1;
+    *out = NULL;
+    if (!text && len) return rt_err_set(err, RT_EINVAL, ps.label, "no URDF text");
+    if (len > KIN_URDF_MAX_BYTES)
+        return rt_err_set(err, RT_ELIMIT, ps.label, "URDF larger than %u bytes", KIN_URDF_MAX_BYTES);
+    if (!(ps.xp = XML_ParserCreate(NULL))) return rt_err_set(err, RT_ENOMEM, ps.label, "out of memory");
+    XML_SetUserData(ps.xp, &ps);
+    XML_SetElementHandler(ps.xp, on_start, on_end);
+    XML_SetStartDoctypeDeclHandler(ps.xp, on_doctype);
+    if (XML_Parse(ps.xp, text ? text : "", (int)len, XML_TRUE) != XML_STATUS_OK && ps.status == RT_OK) {
+        enum XML_Error code = XML_GetErrorCode(ps.xp);
+        urdf_fail(&ps, code == XML_ERROR_NO_MEMORY ? RT_ENOMEM : RT_EPARSE,
+                  (long)XML_GetCurrentLineNumber(ps.xp), "XML: %s", XML_ErrorString(code));
+    }
+    XML_ParserFree(ps.xp);
+    ps.xp = NULL;
+    if (ps.status == RT_OK) build_robot(&ps, out);
+    parse_free(&ps);
+    return ps.status;
+}
+
+/* A bundled name is one without '/' that does not end in ".urdf"; an
+ * unknown one is RT_ENOTFOUND with the bundled names listed. Anything else
+ * is a file path, read whole (RT_EIO, RT_ELIMIT) and parsed with the path as
+ * the label of its errors. *out is NULL on failure. */
+enum rt_status kin_robot_load(const char *name_or_path, struct kin_robot **out, struct rt_err *err)
+{
+    const char *s = name_or_path;
+    size_t n;
+    char *text = NULL;
+    size_t len = 0;
+    enum rt_status st;
+    *out = NULL;
+    if (!s || !s[0]) return rt_err_set(err, RT_EINVAL, "robot", "no robot name or path");
+    n = strlen(s);
+    if (!strchr(s, '/') && !(n >= 5 && !strcmp(s + n - 5, ".urdf"))) {
+        char list[96] = "";
+        for (int i = 0; kin_bundled_names[i]; i++) {
+            if (!strcmp(kin_bundled_names[i], s))
+                return kin_robot_parse_urdf((const char *)kin_bundled_data[i], kin_bundled_len[i], s, out,
+                                            err);
+            size_t used = strlen(list);
+            snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", kin_bundled_names[i]);
+        }
+        return rt_err_set(err, RT_ENOTFOUND, s, "unknown robot '%.40s' (bundled: %s; or give a .urdf path)",
+                          s, list);
+    }
+    st = rt_read_file(s, KIN_URDF_MAX_BYTES, &text, &len, err);
+    if (st != RT_OK) return st;
+    st = kin_robot_parse_urdf(text, len, s, out, err);
+    free(text);
+    return st;
+}
+
+/* Frees the robot and everything it owns; NULL-safe. Also frees a robot
+ * that build_robot() left half-built (NULL members are skipped). */
+void kin_robot_free(struct kin_robot *r)
+{
+    struct kin_robot_priv *pv;
+    if (!r) return;
+    pv = r->priv;
+    if (pv) {
+        free(pv->parent);
+        free(pv->joint_type);
+        free(pv->joint_index);
+        free(pv->joint_mult);
+        free(pv->joint_offset);
+        free(pv->origin_pos);
+        free(pv->origin_rot);
+        free(pv->axis);
+        free(pv->lower);
+        free(pv->upper);
+        free(pv->d_pos);
+        free(pv->d_rot);
+        free(pv->d_axis);
+        free(pv->d_mult);
+        free(pv->d_offset);
+        free(pv);
+    }
+    if (r->links)
+        for (int i = 0; i < r->n_links; i++) free(r->links[i].name);
+    if (r->joints)
+        for (int i = 0; i < r->n_joints; i++) free(r->joints[i].name);
+    free(r->links);
+    free(r->joints);
+    free(r->coord_joint);
+    free(r->name);
+    free(r);
+}
+
+/* Linear search: these run once per name while setting up, never per frame. */
+int kin_robot_link_index(const struct kin_robot *r, const char *name)
+{
+    for (int i = 0; i < r->n_links; i++)
+        if (!strcmp(r->links[i].name, name)) return i;
+    return -1;
+}
+
+/* As kin_robot_link_index(), over joints in file order. */
+int kin_robot_joint_index(const struct kin_robot *r, const char *name)
+{
+    for (int i = 0; i < r->n_joints; i++)
+        if (!strcmp(r->joints[i].name, name)) return i;
+    return -1;
+}
+
+/* The generated table (urdf.h); static, never NULL. */
+const char *const *kin_robot_bundled(void)
+{
+    return kin_bundled_names;
+}
+
+/* ---------------------------------------------------------------------------
+ * Kinematics in double. */
+
+/* World pose of link k from its parent's pose: T_k = T_parent * origin_k *
+ * motion_k. `q` holds the coordinates. */
+static void link_step(const struct kin_robot_priv *pv, int k, const double *q, const double *p_par,
+                      const double *R_par, double *p, double *R)
+{
+    double Ro[9], t[3];
+    int idx = pv->joint_index[k];
+    double v = idx >= 0 ? pv->d_mult[k] * q[idx] + pv->d_offset[k] : 0.0;
+    const double *a = pv->d_axis + 3 * k;
+    mat_mul(R_par, pv->d_rot + 9 * k, Ro);
+    mat_vec(R_par, pv->d_pos + 3 * k, t);
+    for (int i = 0; i < 3; i++) p[i] = p_par[i] + t[i];
+    if (idx >= 0 && pv->joint_type[k] == SOLVER_JOINT_REVOLUTE) {
+        double M[9];
+        rot_from_axis_angle(a, v, M);
+        mat_mul(Ro, M, R);
+    } else {
+        memcpy(R, Ro, sizeof Ro);
+        if (idx >= 0 && pv->joint_type[k] == SOLVER_JOINT_PRISMATIC) {
+            mat_vec(Ro, a, t);
+            for (int i = 0; i < 3; i++) p[i] += t[i] * v;
+        }
+    }
+}
+
+/* Links in topological order, so each parent's pose is ready before its
+ * children's. The caller provides state[7 + n_dof], link_pos[3 n_links] and
+ * link_rot[9 n_links]. */
+void kin_fk(const struct kin_robot *r, const double *state, double *link_pos, double *link_rot)
+{
+    const struct kin_robot_priv *pv = r->priv;
+    const double *q = state + SOLVER_ROOT_COLS;
+    memcpy(link_pos, state, 3 * sizeof *link_pos);
+    rot_from_quat(state + 3, link_rot);
+    for (int k = 1; k < r->n_links; k++) {
+        int p = pv->parent[k];
+        link_step(pv, k, q, link_pos + 3 * p, link_rot + 9 * p, link_pos + 3 * k, link_rot + 9 * k);
+    }
+}
+
+/* Geometric Jacobian of `link` (robot.h for the column convention). Walks
+ * only the path from the root to the link, twice: once for the link's
+ * position, once for the columns, so it needs no scratch beyond the path.
+ * The caller provides J[6 * (6 + n_dof)] and 0 <= link < n_links. */
+void kin_jacobian(const struct kin_robot *r, const double *state, int link, double *J)
+{
+    const struct kin_robot_priv *pv = r->priv;
+    const double *q = state + SOLVER_ROOT_COLS;
+    int path[KIN_MAX_LINKS], n_path = 0, cols = 6 + r->n_dof;
+    double p[3], R[9], x[3], d[3];
+    assert(link >= 0 && link < r->n_links);
+    memset(J, 0, (size_t)6 * (size_t)cols * sizeof *J);
+    for (int k = link; k > 0; k = pv->parent[k]) path[n_path++] = k;
+
+    /* Pass 1: the link's world position x. */
+    memcpy(p, state, sizeof p);
+    rot_from_quat(state + 3, R);
+    for (int s = n_path - 1; s >= 0; s--) {
+        double pn[3], Rn[9];
+        link_step(pv, path[s], q, p, R, pn, Rn);
+        memcpy(p, pn, sizeof p);
+        memcpy(R, Rn, sizeof R);
+    }
+    memcpy(x, p, sizeof x);
+
+    /* Base: dp moves every link by dp; dphi (world frame, R <- Exp(dphi) R)
+     * rotates every link about the root origin: dx = dphi x (x - p_root). */
+    for (int i = 0; i < 3; i++) {
+        J[i * cols + i] = 1.0;
+        J[(3 + i) * cols + 3 + i] = 1.0;
+        d[i] = x[i] - state[i];
+    }
+    J[0 * cols + 4] = d[2];  J[0 * cols + 5] = -d[1];
+    J[1 * cols + 3] = -d[2]; J[1 * cols + 5] = d[0];
+    J[2 * cols + 3] = d[1];  J[2 * cols + 4] = -d[0];
+
+    /* Pass 2: each moving joint on the path, in its coordinate's column.
+     * The joint axis in the world is R_k a (a revolute motion leaves its own
+     * axis fixed); the joint sits at the child link's origin. Mimic joints
+     * add to their leader's column, scaled by their multiplier. */
+    memcpy(p, state, sizeof p);
+    rot_from_quat(state + 3, R);
+    for (int s = n_path - 1; s >= 0; s--) {
+        int k = path[s], idx = pv->joint_index[k];
+        double pn[3], Rn[9], w[3], c[3];
+        link_step(pv, k, q, p, R, pn, Rn);
+        memcpy(p, pn, sizeof p);
+        memcpy(R, Rn, sizeof R);
+        if (idx < 0) continue;
+        mat_vec(R, pv->d_axis + 3 * k, w);
+        double m = pv->d_mult[k];
+        int col = 6 + idx;
+        if (pv->joint_type[k] == SOLVER_JOINT_REVOLUTE) {
+            for (int i = 0; i < 3; i++) d[i] = x[i] - p[i];
+            cross(w, d, c);
+            for (int i = 0; i < 3; i++) {
+                J[i * cols + col] += m * c[i];
+                J[(3 + i) * cols + col] += m * w[i];
+            }
+        } else {
+            for (int i = 0; i < 3; i++) J[i * cols + col] += m * w[i];
+        }
+    }
+}
+
+/* ---------------------------------------------------------------------------
+ * JSON summary. */
+
+/* A number that reads back to exactly `v`: the shortest of %.15g..%.17g
+ * that round-trips (cJSON's own printer accepts an error of one ulp).
+ * Non-finite values become null. */
+static cJSON *json_number(double v)
+{
+    char buf[40];
+    if (!isfinite(v)) return cJSON_CreateNull();
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(buf, sizeof buf, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v) break;
+    }
+    return cJSON_CreateRaw(buf);
+}
+
+/* Adds `item` to `obj` under `key`; a NULL item (failed allocation) makes
+ * *ok 0 so that the caller checks once at the end. */
+static void json_add(cJSON *obj, const char *key, cJSON *item, int *ok)
+{
+    if (!item) { *ok = 0; return; }
+    if (key) cJSON_AddItemToObject(obj, key, item);
+    else cJSON_AddItemToArray(obj, item);
+}
+
+/* The `retarget inspect` summary (robot.h), plus "effort" and "velocity"
+ * for movable joints and "mimic" {joint, multiplier, offset} for mimic
+ * joints. Limits are null for continuous and fixed joints. Returns a
+ * malloc'd string the caller frees, or NULL when out of memory. */
+char *kin_robot_inspect_json(const struct kin_robot *r)
+{
+    int ok = 1;
+    char *text = NULL;
+    cJSON *root = cJSON_CreateObject(), *joints = cJSON_CreateArray();
+    if (!root || !joints) {
+        cJSON_Delete(root);
+        cJSON_Delete(joints);
+        return NULL;
+    }
+    json_add(root, "kind", cJSON_CreateString("robot"), &ok);
+    json_add(root, "name", cJSON_CreateString(r->name), &ok);
+    json_add(root, "dof", cJSON_CreateNumber(r->n_dof), &ok);
+    json_add(root, "links", cJSON_CreateNumber(r->n_links), &ok);
+    cJSON_AddItemToObject(root, "joints", joints);
+    for (int j = 0; j < r->n_joints && ok; j++) {
+        const struct kin_joint *kj = &r->joints[j];
+        cJSON *o = cJSON_CreateObject(), *axis = cJSON_CreateArray();
+        if (!o || !axis) {
+            cJSON_Delete(o);
+            cJSON_Delete(axis);
+            goto fail;
+        }
+        cJSON_AddItemToArray(joints, o);
+        json_add(o, "name", cJSON_CreateString(kj->name), &ok);
+        json_add(o, "type", cJSON_CreateString(joint_type_name(kj->type)), &ok);
+        json_add(o, "parent", cJSON_CreateString(r->links[kj->parent].name), &ok);
+        json_add(o, "child", cJSON_CreateString(r->links[kj->child].name), &ok);
+        for (int i = 0; i < 3; i++) json_add(axis, NULL, json_number(kj->axis[i]), &ok);
+        cJSON_AddItemToObject(o, "axis", axis);
+        json_add(o, "lower", kj->has_limits ? json_number(kj->lower) : cJSON_CreateNull(), &ok);
+        json_add(o, "upper", kj->has_limits ? json_number(kj->upper) : cJSON_CreateNull(), &ok);
+        if (kj->type != KIN_JOINT_FIXED) {
+            json_add(o, "effort", json_number(kj->effort), &ok);
+            json_add(o, "velocity", json_number(kj->velocity), &ok);
+        }
+        if (kj->mimic >= 0) {
+            cJSON *m = cJSON_CreateObject();
+            if (!m) goto fail;
+            cJSON_AddItemToObject(o, "mimic", m);
+            json_add(m, "joint", cJSON_CreateString(r->joints[kj->mimic].name), &ok);
+            json_add(m, "multiplier", json_number(kj->mimic_mult), &ok);
+            json_add(m, "offset", json_number(kj->mimic_offset), &ok);
+        }
+    }
+    if (ok) text = cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    return text;
+
+fail: /* `joints` belongs to `root` by now */
+    cJSON_Delete(root);
+    return NULL;
+}

@@ -1,0 +1,41 @@
+#!/bin/sh
+# fuzz.sh SECONDS FUZZER... -- runs each libFuzzer binary for SECONDS with a
+# seed corpus and prints one summary line per fuzzer:
+#   NAME: SECONDS s, EXECUTIONS executions, CRASHES crashes (artifacts: DIR)
+# Seeds: fuzz_urdf gets the shared robot files (robots/*.urdf), fuzz_bvh the
+# shared clips (clips/**/*.bvh), copied into build/fuzz/corpus_NAME, which
+# keeps what the fuzzer finds between runs. tests/NAME.dict is passed as a
+# dictionary when it exists. Crash, leak, timeout and OOM inputs are written
+# to build/fuzz/artifacts_NAME/. Exits non-zero when any fuzzer found one.
+# The shared data folder is $RT_SHARED_DATA or ../shared/data.
+set -u
+[ $# -ge 2 ] || { echo "usage: fuzz.sh SECONDS FUZZER..." >&2; exit 2; }
+secs=$1; shift
+case $secs in '' | *[!0-9]*) echo "fuzz.sh: SECONDS must be a number" >&2; exit 2 ;; esac
+data=${RT_SHARED_DATA:-../shared/data}
+status=0
+for f in "$@"; do
+    name=$(basename "$f")
+    corpus=build/fuzz/corpus_$name
+    art=build/fuzz/artifacts_$name
+    log=build/fuzz/$name.log
+    mkdir -p "$corpus" "$art"
+    case $name in
+    fuzz_urdf) [ -d "$data/robots" ] && find "$data/robots" -name '*.urdf' -exec cp {} "$corpus"/ \; ;;
+    fuzz_bvh) [ -d "$data/clips" ] && find "$data/clips" -name '*.bvh' -exec cp {} "$corpus"/ \; ;;
+    esac
+    dict=""
+    [ -f "tests/$name.dict" ] && dict="-dict=tests/$name.dict"
+    before=$(ls "$art" | wc -l)
+    # -print_final_stats prints stat::number_of_executed_units at the end.
+    "$f" -max_total_time="$secs" -print_final_stats=1 -artifact_prefix="$art/" $dict "$corpus" \
+        >"$log" 2>&1
+    rc=$?
+    execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
+    [ -n "$execs" ] || execs=$(sed -n 's/^#\([0-9]*\).*/\1/p' "$log" | tail -n 1)
+    crashes=$(( $(ls "$art" | wc -l) - before ))
+    if [ $rc -ne 0 ] && [ $crashes -eq 0 ]; then crashes=1; fi # died without an artifact
+    echo "$name: $secs s, ${execs:-0} executions, $crashes crashes (artifacts: $art, log: $log)"
+    [ $crashes -eq 0 ] || status=1
+done
+exit $status
