@@ -6,10 +6,21 @@
  *   - the device reduction against solver/reduce.h's serial executor, bit
  *     for bit, at segment lengths around every block and level boundary,
  *     batched (many segments in one plan) against solo, run against run;
- *   - the solver (when the CUDA solve exists): see solver_checks(). */
+ *   - the solver on the real G1 trajectory (tests/g1_clip.h), default
+ *     options: GPU == CPU bit for bit on a batch of cuts (1, 2, 511, 512,
+ *     513, 3,188 frames) and on the whole 3,945-frame clip; batched == solo
+ *     for every clip of the batch and for a 70,000-frame clip (ping-pong
+ *     tiled); run == run. Where bits differ it prints the largest
+ *     difference and where it first appears.
+ * RT_CUDA_QUICK=1 (for compute-sanitizer) runs only a small batch. */
+#include "../solver/backend.h"
 #include "../solver/cuda/cuda_api.h"
 #include "../solver/reduce.h"
+#include "g1_tiled.h"
 #include "test.h"
+
+#include <time.h>
+#include <unistd.h>
 
 #include <stdint.h>
 
@@ -91,6 +102,169 @@ static void reduce_checks(void)
     free(x), free(want), free(got), free(again);
 }
 
+
+static struct solver_backend gpu;
+static void (*const unused_batch_fn)(const struct g1_clip *, int, const int *, const int *, int *, float **,
+                                     struct solver_batch *) = g1_clip_batch;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Solves `t` on the GPU (cpu_threads == 0) or the CPU into a new state. */
+static float *solve(struct g1_tiled *t, int cols, int cpu_threads, struct solver_clip_result *cr, double *sec)
+{
+    struct rt_err err;
+    float *st = (float *)malloc((size_t)t->nf * cols * sizeof(float));
+    struct solver_result r = {st, cr};
+    double t0 = now_s();
+    enum rt_status rc;
+    if (cpu_threads) {
+        t->b.opt.threads = cpu_threads;
+        rc = solver_solve_cpu(&t->b, &r, &err);
+    } else {
+        rc = solver_backend_solve(&gpu, &t->b, &r, &err);
+    }
+    if (sec) *sec = now_s() - t0;
+    CHECK_EQ_INT(rc, RT_OK);
+    if (rc != RT_OK) {
+        fprintf(stderr, "solve (%s): %s: %s\n", cpu_threads ? "cpu" : "gpu", err.where, err.msg);
+        free(st);
+        return NULL;
+    }
+    return st;
+}
+
+static void clip_eq(const char *what, int k, const struct solver_clip_result *a, const struct solver_clip_result *b)
+{
+    int ok = a->lm_iters == b->lm_iters && a->cg_iters == b->cg_iters && a->termination == b->termination &&
+             !memcmp(&a->initial_cost, &b->initial_cost, 4) && !memcmp(&a->final_cost, &b->final_cost, 4) &&
+             !memcmp(&a->final_lambda, &b->final_lambda, 4) && !memcmp(&a->start_cost, &b->start_cost, 4);
+    CHECK(ok);
+    if (!ok)
+        fprintf(stderr, "  %s clip %d: lm %d/%d cg %d/%d term %d/%d cost %.9g/%.9g start %.9g/%.9g\n", what, k,
+                a->lm_iters, b->lm_iters, a->cg_iters, b->cg_iters, a->termination, b->termination,
+                (double)a->final_cost, (double)b->final_cost, (double)a->start_cost, (double)b->start_cost);
+}
+
+/* Bitwise comparison of two states; on a difference prints the first
+ * differing frame and column and the largest absolute difference. */
+static int state_eq(const char *what, const float *a, const float *b, size_t frames, int cols)
+{
+    size_t n = frames * (size_t)cols, first = n;
+    double maxd = 0;
+    size_t at = 0;
+    for (size_t i = 0; i < n; i++)
+        if (memcmp(&a[i], &b[i], 4)) {
+            if (first == n) first = i;
+            double d = fabs((double)a[i] - (double)b[i]);
+            if (!(d <= maxd)) { maxd = d; at = i; }
+        }
+    if (first == n) { test_passed++; return 1; }
+    test_failed++;
+    fprintf(stderr, "  %s: bits differ: first at frame %zu col %zu (%.9g vs %.9g); largest |diff| %.3g at frame %zu col %zu\n",
+            what, first / cols, first % cols, (double)a[first], (double)b[first], maxd, at / cols, at % cols);
+    printf("DIFF %s first frame %zu col %zu largest %.3g\n", what, first / cols, first % cols, maxd);
+    return 0;
+}
+
+static void solver_checks(const struct g1_clip *c, int quick)
+{
+    int cols = c->cols, threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (threads < 1) threads = 1;
+    if (threads > 32) threads = 32;
+    enum { NC = 6 };
+    const int first[NC] = {100, 900, 1500, 2200, 3000, 0};
+    const int len[NC] = {1, 2, 511, 512, 513, 3188};
+    int nc = quick ? 3 : NC;
+    const int qlen[3] = {1, 2, 40};
+    const int *lens = quick ? qlen : len;
+    struct g1_tiled bt;
+    if (g1_tiled_make(&bt, c, nc, first, lens)) { CHECK(0); return; }
+    struct solver_clip_result rg[NC], rg2[NC], rc[NC];
+    double tg, tc;
+    float *sg = solve(&bt, cols, 0, rg, &tg);
+    float *sg2 = solve(&bt, cols, 0, rg2, NULL);
+    float *sc = solve(&bt, cols, threads, rc, &tc);
+    if (!sg || !sg2 || !sc) goto out;
+    printf("batch of %d clips (%d frames): gpu %.3f s, cpu (%d threads) %.3f s\n", nc, bt.nf, tg, threads, tc);
+    {
+        size_t off = 0;
+        for (int k = 0; k < nc; k++) {
+            char what[64];
+            snprintf(what, sizeof what, "gpu vs cpu, clip %d (%d frames)", k, lens[k]);
+            int ok = state_eq(what, sg + off, sc + off, (size_t)lens[k], cols);
+            clip_eq("gpu vs cpu", k, &rg[k], &rc[k]);
+            snprintf(what, sizeof what, "gpu run vs run, clip %d", k);
+            state_eq(what, sg2 + off, sg + off, (size_t)lens[k], cols);
+            clip_eq("run vs run", k, &rg2[k], &rg[k]);
+            printf("clip %5d frames: gpu lm %d cg %d %s cost %.6g -> %.6g | cpu lm %d cg %d cost %.6g | %s\n", lens[k],
+                   rg[k].lm_iters, rg[k].cg_iters, solver_termination_str(rg[k].termination),
+                   (double)rg[k].initial_cost, (double)rg[k].final_cost, rc[k].lm_iters, rc[k].cg_iters,
+                   (double)rc[k].final_cost, ok ? "BITS EQUAL" : "BITS DIFFER");
+            /* batched == solo on the GPU */
+            struct g1_tiled one;
+            struct solver_clip_result r1;
+            if (g1_tiled_make(&one, c, 1, &first[k], &lens[k]) == 0) {
+                float *s1 = solve(&one, cols, 0, &r1, NULL);
+                if (s1) {
+                    snprintf(what, sizeof what, "gpu batched vs solo, clip %d", k);
+                    state_eq(what, sg + off, s1, (size_t)lens[k], cols);
+                    clip_eq("batched vs solo", k, &rg[k], &r1);
+                }
+                free(s1);
+                g1_tiled_free(&one);
+            }
+            off += (size_t)lens[k] * cols;
+        }
+    }
+    if (!quick) {
+        /* the whole real clip, GPU vs CPU */
+        int f0 = 0, nfull = c->n_frames;
+        struct g1_tiled full;
+        struct solver_clip_result a, b2;
+        if (g1_tiled_make(&full, c, 1, &f0, &nfull) == 0) {
+            float *x1 = solve(&full, cols, 0, &a, &tg), *x2 = solve(&full, cols, threads, &b2, &tc);
+            if (x1 && x2) {
+                int ok = state_eq("gpu vs cpu, whole clip", x1, x2, (size_t)nfull, cols);
+                clip_eq("whole clip", 0, &a, &b2);
+                double mp, xp, xr;
+                int viol;
+                g1_clip_errors(c, &full.b, x1, &mp, &xp, &xr, &viol);
+                printf("whole clip %d frames: gpu %.3f s, cpu %.3f s, lm %d cg %d cost %.6g -> %.6g | %s | "
+                       "gpu pos err mean %.2f mm max %.2f mm, violations %d\n", nfull, tg, tc, a.lm_iters,
+                       a.cg_iters, (double)a.initial_cost, (double)a.final_cost, ok ? "BITS EQUAL" : "BITS DIFFER",
+                       1e3 * mp, 1e3 * xp, viol);
+                CHECK_EQ_INT(viol, 0);
+            }
+            free(x1), free(x2);
+            g1_tiled_free(&full);
+        }
+        /* 70,000 frames: in a batch with a 513-frame clip vs alone */
+        int lf[2] = {0, 3000}, ll[2] = {70000, 513};
+        struct g1_tiled big, solo;
+        struct solver_clip_result rb[2], rs;
+        if (g1_tiled_make(&big, c, 2, lf, ll) == 0 && g1_tiled_make(&solo, c, 1, lf, ll) == 0) {
+            float *xb = solve(&big, cols, 0, rb, &tg), *xs = solve(&solo, cols, 0, &rs, NULL);
+            if (xb && xs) {
+                int ok = state_eq("gpu 70000 batched vs solo", xb, xs, 70000, cols);
+                clip_eq("70000 batched vs solo", 0, &rb[0], &rs);
+                printf("70000 frames batched vs solo: %s (batch %.3f s, lm %d cg %d cost %.6g)\n",
+                       ok ? "BITS EQUAL" : "BITS DIFFER", tg, rb[0].lm_iters, rb[0].cg_iters, (double)rb[0].final_cost);
+            }
+            free(xb), free(xs);
+        }
+        g1_tiled_free(&big);
+        g1_tiled_free(&solo);
+    }
+out:
+    free(sg), free(sg2), free(sc);
+    g1_tiled_free(&bt);
+}
+
 int main(void)
 {
     char desc[256];
@@ -103,6 +277,24 @@ int main(void)
         return test_report("test_cuda");
     }
     printf("device: %s\n", desc);
-    reduce_checks();
+    (void)unused_batch_fn;
+    const char *q = getenv("RT_CUDA_QUICK");
+    int quick = q && q[0] == '1';
+    if (!quick) reduce_checks();
+    st = solver_backend_init(&gpu, "cuda", &err);
+    CHECK_EQ_INT(st, RT_OK);
+    if (st == RT_OK) {
+        struct g1_clip c;
+        if (g1_clip_load(&c, test_data_dir(), 0) != 0) {
+            fprintf(stderr, "G1 data unavailable: solver checks not run\n");
+            CHECK(0);
+        } else {
+            solver_checks(&c, quick);
+            g1_clip_free(&c);
+        }
+        solver_backend_free(&gpu);
+    } else {
+        fprintf(stderr, "%s: %s\n", err.where, err.msg);
+    }
     return test_report("test_cuda");
 }

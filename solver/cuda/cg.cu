@@ -228,6 +228,15 @@ static enum rt_status pcg_enqueue(struct cuda_lm *L, cudaStream_t s, struct rt_e
     return RT_OK;
 }
 
+enum rt_status cuda_pcg_account(struct cuda_lm *L, struct rt_err *err)
+{
+    float ms = 0.0f;
+    CUDA_TRY(cudaEventElapsedTime(&ms, L->ev0, L->ev1), err);
+    L->pcg_ms += ms;
+    L->pcg_graphs++;
+    return RT_OK;
+}
+
 void cuda_pcg_reset(struct cuda_lm *L)
 {
     if (L->cg_exec) (void)cudaGraphExecDestroy(L->cg_exec);
@@ -247,7 +256,13 @@ enum rt_status cuda_pcg(struct cuda_lm *L, cudaStream_t s, struct rt_err *err)
         cudaGraphDestroy(g);
         CUDA_TRY(e, err);
     }
+    if (!L->ev0) {
+        CUDA_TRY(cudaEventCreate(&L->ev0), err);
+        CUDA_TRY(cudaEventCreate(&L->ev1), err);
+    }
+    CUDA_TRY(cudaEventRecord(L->ev0, s), err);
     CUDA_TRY(cudaGraphLaunch(L->cg_exec, s), err);
+    CUDA_TRY(cudaEventRecord(L->ev1, s), err);
     return RT_OK;
 }
 

@@ -16,6 +16,9 @@
 /* Builds (once per batch) and launches the PCG graph for the clips with
  * L->sel set; results in L->d, iterations in L->cg_it. */
 enum rt_status cuda_pcg(struct cuda_lm *L, cudaStream_t s, struct rt_err *err);
+/* Adds the last PCG graph's event-timed duration to L->pcg_ms (call after
+ * the stream has been synchronized past it). */
+enum rt_status cuda_pcg_account(struct cuda_lm *L, struct rt_err *err);
 /* q = H d (undamped), pred_f, xt = x (+) d for the clips with L->sel set. */
 enum rt_status cuda_predict(struct cuda_lm *L, cudaStream_t s, struct rt_err *err);
 /* Drops the graph (after the batch shape or buffers change). */

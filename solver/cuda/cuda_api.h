@@ -26,6 +26,18 @@ enum rt_status solver_cuda_device_describe(char *buf, size_t cap, struct rt_err 
 enum rt_status solver_cuda_sum_segments(const float *x, const size_t *seg_off, int n_seg,
                                         float *out, float *ms, struct rt_err *err);
 
+struct solver_backend;
+
+/* Timing of the last solve on a CUDA backend: the PCG graphs alone
+ * (event-timed, ms), how many were launched, and the whole solve from host
+ * arrays to host arrays (ms). RT_ENODEV when `be` is not a CUDA backend. */
+enum rt_status solver_cuda_last_stats(const struct solver_backend *be, double *pcg_ms, int *pcg_graphs,
+                                      double *solve_ms, struct rt_err *err);
+
+/* Measured device-to-device copy bandwidth (bytes read + written per
+ * second, GB/s) over `bytes`-byte buffers, median of 11 copies. */
+enum rt_status solver_cuda_copy_bandwidth(size_t bytes, double *gbs, struct rt_err *err);
+
 #ifdef __cplusplus
 }
 #endif

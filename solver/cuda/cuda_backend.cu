@@ -87,6 +87,46 @@ static const struct solver_backend_ops cuda_ops = {
     /* .destroy     = */ cuda_destroy,
 };
 
+extern "C" enum rt_status solver_cuda_last_stats(const struct solver_backend *be, double *pcg_ms,
+                                                 int *pcg_graphs, double *solve_ms, struct rt_err *err)
+{
+    if (!be || be->ops != &cuda_ops) return CUDA_ERR(err, RT_ENODEV, "backend", "not a CUDA backend");
+    cuda_lm_stats(((const struct cuda_ctx *)be->ctx)->lm, pcg_ms, pcg_graphs, solve_ms);
+    return RT_OK;
+}
+
+extern "C" enum rt_status solver_cuda_copy_bandwidth(size_t bytes, double *gbs, struct rt_err *err)
+{
+    int dev;
+    enum rt_status st = cuda_pick_device(&dev, err);
+    if (st != RT_OK) return st;
+    void *a = NULL, *b = NULL;
+    cudaEvent_t e0 = NULL, e1 = NULL;
+    float t[11];
+    CUDA_GOTO(cudaMalloc(&a, bytes), err, st, fail);
+    CUDA_GOTO(cudaMalloc(&b, bytes), err, st, fail);
+    CUDA_GOTO(cudaMemset(a, 1, bytes), err, st, fail);
+    CUDA_GOTO(cudaEventCreate(&e0), err, st, fail);
+    CUDA_GOTO(cudaEventCreate(&e1), err, st, fail);
+    CUDA_GOTO(cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice), err, st, fail);
+    for (int r = 0; r < 11; r++) {
+        CUDA_GOTO(cudaEventRecord(e0, 0), err, st, fail);
+        CUDA_GOTO(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, 0), err, st, fail);
+        CUDA_GOTO(cudaEventRecord(e1, 0), err, st, fail);
+        CUDA_GOTO(cudaEventSynchronize(e1), err, st, fail);
+        CUDA_GOTO(cudaEventElapsedTime(&t[r], e0, e1), err, st, fail);
+    }
+    for (int i = 1; i < 11; i++)
+        for (int j = i; j > 0 && t[j] < t[j - 1]; j--) { float x = t[j]; t[j] = t[j - 1]; t[j - 1] = x; }
+    *gbs = 2.0 * (double)bytes / (1e-3 * (double)t[5]) / 1e9;
+fail:
+    if (e0) cudaEventDestroy(e0);
+    if (e1) cudaEventDestroy(e1);
+    if (a) cudaFree(a);
+    if (b) cudaFree(b);
+    return st;
+}
+
 extern "C" enum rt_status solver_backend_cuda_init(struct solver_backend *out, struct rt_err *err)
 {
     out->ops = NULL;

@@ -23,3 +23,16 @@ enum rt_status solver_cuda_sum_segments(const float *x, const size_t *seg_off, i
     (void)x, (void)seg_off, (void)n_seg, (void)out, (void)ms;
     return rt_err_set(err, RT_ENODEV, "backend", "built without CUDA");
 }
+
+enum rt_status solver_cuda_last_stats(const struct solver_backend *be, double *pcg_ms, int *pcg_graphs,
+                                      double *solve_ms, struct rt_err *err)
+{
+    (void)be, (void)pcg_ms, (void)pcg_graphs, (void)solve_ms;
+    return rt_err_set(err, RT_ENODEV, "backend", "built without CUDA");
+}
+
+enum rt_status solver_cuda_copy_bandwidth(size_t bytes, double *gbs, struct rt_err *err)
+{
+    (void)bytes, (void)gbs;
+    return rt_err_set(err, RT_ENODEV, "backend", "built without CUDA");
+}

@@ -88,10 +88,47 @@ static __global__ void precond_kernel(struct lin_args a, const int *gate, float 
     }
 }
 
-static __global__ void init_kernel(struct lin_args a, float *x, float *scr, int iters, float lam0)
+static __global__ void init_kernel(struct lin_args a, float *x, float *part, float *scr, int iters, float lam0)
 {
     float *s = scr + (size_t)(blockIdx.x * blockDim.x + threadIdx.x) * a.slot_stride;
-    FRAME_LOOP(a) frame_init_solve(&a.bd, f, x + (size_t)f * a.cols, iters, lam0, s);
+    FRAME_LOOP(a) {
+        float *xf = x + (size_t)f * a.cols;
+        frame_init_solve(&a.bd, f, xf, iters, lam0, s);
+        part[f] = frame_eval(&a.bd, f, xf, NULL, 0, 1, s, NULL, NULL);
+    }
+}
+
+/* One repair round (solver/cpu/cpu_lm.c ph_repair): x, part -> xt, part_t;
+ * *changed = 1 when some frame's cost changed (a plain store of one value,
+ * the same whichever thread writes it). */
+#define INIT_REPAIR_RATIO 2.0f
+#define INIT_REPAIR_FLOOR 1e-7f
+#define INIT_REPAIR_ROUNDS 8
+static __global__ void repair_kernel(struct lin_args a, const float *x, const float *part, float *xt, float *part_t,
+                                     float *scr, int iters, float lam0, int *changed)
+{
+    float *s = scr + (size_t)(blockIdx.x * blockDim.x + threadIdx.x) * a.slot_stride;
+    float *tmp = s + a.slot_stride - (size_t)a.cols;
+    size_t cols = (size_t)a.cols;
+    FRAME_LOOP(a) {
+        int k = a.clip_of[f], off = a.off[k], T = a.off[k + 1] - off;
+        float best = part[f];
+        for (size_t i = 0; i < cols; i++) xt[f * cols + i] = x[f * cols + i];
+        for (int side = 0; side < 2; side++) {
+            long nb = side == 0 ? (long)f - 1 : (long)f + 1;
+            if (nb < off || nb >= off + T) continue;
+            if (!(part[f] > INIT_REPAIR_RATIO * part[nb] + INIT_REPAIR_FLOOR)) continue;
+            for (size_t i = 0; i < cols; i++) tmp[i] = x[(size_t)nb * cols + i];
+            frame_init_solve(&a.bd, f, tmp, iters, lam0, s);
+            float ct = frame_eval(&a.bd, f, tmp, NULL, 0, 1, s, NULL, NULL);
+            if (ct < best) {
+                best = ct;
+                for (size_t i = 0; i < cols; i++) xt[f * cols + i] = tmp[i];
+            }
+        }
+        part_t[f] = best;
+        if (part_t[f] != part[f]) *changed = 1;
+    }
 }
 
 #define MU_MAX 1e6f /* solver/cpu/cpu_lm.c */
@@ -178,9 +215,23 @@ enum rt_status cuda_precondition(struct cuda_lm *L, const int *gate, cudaStream_
 enum rt_status cuda_init_solves(struct cuda_lm *L, cudaStream_t s, struct rt_err *err)
 {
     struct lin_args a = lin_args_of(L);
-    init_kernel<<<frame_grid(L), CUDA_FRAME_THREADS, 0, s>>>(a, L->x, L->scr, L->bd.opt.init_iters,
+    init_kernel<<<frame_grid(L), CUDA_FRAME_THREADS, 0, s>>>(a, L->x, L->part, L->scr, L->bd.opt.init_iters,
                                                              L->bd.opt.init_lambda);
     CUDA_TRY_LAUNCH(err);
+    int *d_changed = L->cg_it; /* free until the PCG */
+    for (int round = 0; round < INIT_REPAIR_ROUNDS; round++) {
+        int changed = 0;
+        CUDA_TRY(cudaMemsetAsync(d_changed, 0, sizeof(int), s), err);
+        repair_kernel<<<frame_grid(L), CUDA_FRAME_THREADS, 0, s>>>(a, L->x, L->part, L->xt, L->part_t, L->scr,
+                                                                   L->bd.opt.init_iters, L->bd.opt.init_lambda,
+                                                                   d_changed);
+        CUDA_TRY_LAUNCH(err);
+        CUDA_TRY(cudaMemcpyAsync(&changed, d_changed, sizeof(int), cudaMemcpyDeviceToHost, s), err);
+        CUDA_TRY(cudaStreamSynchronize(s), err);
+        float *t = L->x; L->x = L->xt; L->xt = t;
+        t = L->part; L->part = L->part_t; L->part_t = t;
+        if (!changed) break;
+    }
     return RT_OK;
 }
 

@@ -288,6 +288,8 @@ enum rt_status cuda_lm_solve(struct cuda_lm **lmp, const struct solver_batch *b,
     }
     struct cuda_lm *L = *lmp;
     int nc, nf;
+    L->pcg_ms = 0.0;
+    L->pcg_graphs = 0;
     TRY(prepare(L, b, s, err));
     nc = L->nc;
     nf = L->nf;
@@ -377,6 +379,7 @@ enum rt_status cuda_lm_solve(struct cuda_lm **lmp, const struct solver_batch *b,
             CTRY(cudaMemcpyAsync(h_d, L->cost_t, cb, cudaMemcpyDeviceToHost, s));
             CTRY(cudaMemcpyAsync(h_it, L->cg_it, cb, cudaMemcpyDeviceToHost, s));
             CTRY(cudaStreamSynchronize(s));
+            TRY(cuda_pcg_account(L, err));
 
             /* 3. accept or reject, per clip (cpu_lm.c, same expressions) */
             for (int k = 0; k < nc; k++) {
@@ -433,6 +436,7 @@ enum rt_status cuda_lm_solve(struct cuda_lm **lmp, const struct solver_batch *b,
     {
         double sec = now_s() - t0;
         const struct solver_tree *tr = b->tree;
+        L->solve_ms = 1e3 * sec;
         memcpy(res->state, xh, (size_t)nf * L->cols * sizeof(float));
         for (int k = 0; k < nc; k++) {
             const struct host_clip *c = &cl[k];
@@ -463,6 +467,13 @@ done:
     return st;
 }
 
+void cuda_lm_stats(const struct cuda_lm *L, double *pcg_ms, int *pcg_graphs, double *solve_ms)
+{
+    *pcg_ms = L ? L->pcg_ms : 0.0;
+    *pcg_graphs = L ? L->pcg_graphs : 0;
+    *solve_ms = L ? L->solve_ms : 0.0;
+}
+
 void cuda_lm_free(struct cuda_lm *L)
 {
     if (!L) return;
@@ -473,5 +484,7 @@ void cuda_lm_free(struct cuda_lm *L)
     cuda_buf_free(&L->arena);
     cuda_buf_free(&L->in);
     if (L->h_pin) cudaFreeHost(L->h_pin);
+    if (L->ev0) cudaEventDestroy(L->ev0);
+    if (L->ev1) cudaEventDestroy(L->ev1);
     free(L);
 }

@@ -16,5 +16,7 @@ struct cuda_lm;
 enum rt_status cuda_lm_solve(struct cuda_lm **lm, const struct solver_batch *b,
                              struct solver_result *res, cudaStream_t stream, struct rt_err *err);
 void cuda_lm_free(struct cuda_lm *lm);
+/* Timing of the last solve (zeros when none). */
+void cuda_lm_stats(const struct cuda_lm *lm, double *pcg_ms, int *pcg_graphs, double *solve_ms);
 
 #endif

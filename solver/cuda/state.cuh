@@ -42,6 +42,10 @@ struct cuda_lm {
     /* the PCG of one LM step as a graph (rebuilt per batch) */
     cudaGraphExec_t cg_exec;
     int cg_iters_built;
+    /* timing of the last solve: PCG graphs (event-timed), whole solve */
+    cudaEvent_t ev0, ev1;
+    double pcg_ms, solve_ms;
+    int pcg_graphs;
     /* host staging (pinned) for per-clip scalars */
     void *h_pin;
     size_t h_pin_cap;

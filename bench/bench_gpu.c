@@ -1,0 +1,247 @@
+/* bench_gpu.c -- the CUDA backend's benchmark (issue 5, `make bench-gpu`).
+ *
+ * On the real G1 clip (tests/g1_clip.h; shared/data or $RT_SHARED_DATA):
+ *   1. device copy bandwidth (bytes read + written), the ceiling;
+ *   2. the reference workload: 4 clips x 3,188 frames, 32 LM x 64 CG fixed
+ *      (all tolerances 0): seconds per solve end to end (host arrays to
+ *      host arrays) and the PCG graphs alone, CG iteration time against its
+ *      byte floor (2 n^2 + 16 n floats per frame per iteration);
+ *   3. the same 4 clips batched vs one solo: identical bits or not;
+ *   4. throughput at default settings for batches of 1..1,024 clips of the
+ *      real clip's length, and a mixed-length batch (300..8,000 frames);
+ *   5. the reduction-accuracy table (tree on the GPU vs the serial per-lane
+ *      float baseline, max relative error against float64).
+ * Without a device it says so and exits 77. Prints a short table last. */
+#include "../solver/backend.h"
+#include "../solver/cuda/cuda_api.h"
+#include "../tests/g1_tiled.h"
+
+#include <stdint.h>
+#include <time.h>
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static const char *data_dir(void)
+{
+    const char *d = getenv("RT_SHARED_DATA");
+    return d && d[0] ? d : "../shared/data";
+}
+
+static struct solver_backend gpu;
+static char summary[8192];
+static size_t sum_len;
+#define SUM(...) (sum_len += (size_t)snprintf(summary + sum_len, sizeof summary - sum_len, __VA_ARGS__))
+
+static int solve(struct g1_tiled *t, int cols, float **out, struct solver_clip_result **cr, double *sec)
+{
+    struct rt_err err;
+    *out = (float *)malloc((size_t)t->nf * cols * sizeof(float));
+    *cr = (struct solver_clip_result *)calloc((size_t)t->b.n_clips, sizeof **cr);
+    struct solver_result r = {*out, *cr};
+    double t0 = now_s();
+    enum rt_status st = solver_backend_solve(&gpu, &t->b, &r, &err);
+    *sec = now_s() - t0;
+    if (st != RT_OK) fprintf(stderr, "solve: %s: %s\n", err.where, err.msg);
+    return st == RT_OK ? 0 : -1;
+}
+
+static void fixed_opts(struct solver_options *o)
+{
+    o->max_lm_iters = 32;
+    o->max_cg_iters = 64;
+    o->cg_tol = 0.0f;
+    o->tol_cost = 0.0f;
+    o->tol_grad = 0.0f;
+    o->tol_step = 0.0f;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void reference(const struct g1_clip *c, double copy_gbs)
+{
+    int first[4] = {0, 0, 0, 0}, len[4] = {3188, 3188, 3188, 3188};
+    struct g1_tiled t, one;
+    if (g1_tiled_make(&t, c, 4, first, len) || g1_tiled_make(&one, c, 1, first, len)) return;
+    fixed_opts(&t.b.opt);
+    fixed_opts(&one.b.opt);
+    float *x = NULL, *xs = NULL;
+    struct solver_clip_result *cr = NULL, *crs = NULL;
+    double sec[5], pcg[5], s;
+    int graphs = 0;
+    struct rt_err err;
+    for (int r = 0; r < 6; r++) {
+        free(x), free(cr);
+        if (solve(&t, c->cols, &x, &cr, &s)) return;
+        double pm, sm;
+        solver_cuda_last_stats(&gpu, &pm, &graphs, &sm, &err);
+        if (r) { sec[r - 1] = s; pcg[r - 1] = pm; }
+    }
+    qsort(sec, 5, sizeof *sec, cmp_d);
+    qsort(pcg, 5, sizeof *pcg, cmp_d);
+    int n = c->dim, nf = t.nf;
+    double iters = (double)graphs * 64.0;
+    double it_us = 1e3 * pcg[2] / iters;
+    double floor_b = (double)nf * (2.0 * n * n + 16.0 * n) * 4.0;
+    double gbs = floor_b / (it_us * 1e-6) / 1e9;
+    printf("reference 4 x 3188 frames, 32 LM x 64 CG: median of 5: %.4f s end to end, PCG graphs %.4f s "
+           "(%d graphs, %.1f us per CG iteration), lm %d cg %d cost %.6g -> %.6g\n",
+           sec[2], 1e-3 * pcg[2], graphs, it_us, cr[0].lm_iters, cr[0].cg_iters, (double)cr[0].initial_cost,
+           (double)cr[0].final_cost);
+    printf("CG iteration byte floor %.1f MB (%d frames x (2*%d^2 + 16*%d) floats); achieved %.0f GB/s = %.0f%% of "
+           "copy %.0f GB/s\n", floor_b / 1e6, nf, n, n, gbs, 100.0 * gbs / copy_gbs, copy_gbs);
+    SUM("reference 4x3188, 32 LM x 64 CG   %8.4f s end-to-end  %8.4f s PCG  %6.1f us/CG-iter  %5.0f GB/s (%3.0f%% of copy)\n",
+        sec[2], 1e-3 * pcg[2], it_us, gbs, 100.0 * gbs / copy_gbs);
+    /* batched vs solo */
+    if (solve(&one, c->cols, &xs, &crs, &s) == 0) {
+        int same = 1;
+        for (int k = 0; k < 4; k++)
+            same &= !memcmp(x + (size_t)k * 3188 * c->cols, xs, (size_t)3188 * c->cols * sizeof(float)) &&
+                    cr[k].cg_iters == crs[0].cg_iters && !memcmp(&cr[k].final_cost, &crs[0].final_cost, 4);
+        printf("4 copies of 3188 frames batched vs solo at CG budget 64: %s\n", same ? "IDENTICAL" : "DIFFERENT");
+        SUM("4x3188 batched vs solo (CG 64)     %s\n", same ? "identical bits" : "DIFFERENT BITS");
+    }
+    free(x), free(xs), free(cr), free(crs);
+    g1_tiled_free(&t);
+    g1_tiled_free(&one);
+}
+
+static void throughput(const struct g1_clip *c)
+{
+    static const int sizes[] = {1, 4, 16, 64, 256, 1024};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        int nc = sizes[i];
+        int *first = (int *)calloc((size_t)nc, sizeof(int)), *len = (int *)malloc((size_t)nc * sizeof(int));
+        for (int k = 0; k < nc; k++) { len[k] = c->n_frames; first[k] = 0; }
+        struct g1_tiled t;
+        if (g1_tiled_make(&t, c, nc, first, len)) { free(first), free(len); break; }
+        float *x = NULL;
+        struct solver_clip_result *cr = NULL;
+        double s = 0, s2 = 0;
+        int ok = solve(&t, c->cols, &x, &cr, &s) == 0;
+        if (ok && s < 20.0) { free(x), free(cr); ok = solve(&t, c->cols, &x, &cr, &s2) == 0; if (ok && s2 < s) s = s2; }
+        if (ok) {
+            int lm = 0, cg = 0;
+            for (int k = 0; k < nc; k++) { lm = cr[k].lm_iters > lm ? cr[k].lm_iters : lm; cg += cr[k].cg_iters; }
+            printf("throughput %4d x %d frames (default options): %.3f s, %.0f frames/s (max lm %d, mean cg %.1f, "
+                   "clip 0 cost %.6g)\n", nc, c->n_frames, s, t.nf / s, lm, (double)cg / nc, (double)cr[0].final_cost);
+            SUM("throughput %4d clips x %d        %8.3f s  %10.0f frames/s\n", nc, c->n_frames, s, t.nf / s);
+        }
+        free(x), free(cr), free(first), free(len);
+        g1_tiled_free(&t);
+        if (!ok || s > 20.0) break;
+    }
+    /* mixed lengths 300..8000 */
+    enum { NM = 64 };
+    int first[NM], len[NM];
+    uint32_t r = 12345;
+    for (int k = 0; k < NM; k++) {
+        r = r * 1664525u + 1013904223u;
+        len[k] = 300 + (int)((r >> 8) % 7701u);
+        first[k] = (int)((r >> 4) % (uint32_t)c->n_frames);
+    }
+    struct g1_tiled t;
+    if (g1_tiled_make(&t, c, NM, first, len) == 0) {
+        float *x = NULL;
+        struct solver_clip_result *cr = NULL;
+        double s = 0, s2;
+        if (solve(&t, c->cols, &x, &cr, &s) == 0) {
+            free(x), free(cr);
+            if (solve(&t, c->cols, &x, &cr, &s2) == 0 && s2 < s) s = s2;
+            printf("throughput mixed %d clips of 300..8000 frames (%d frames): %.3f s, %.0f frames/s\n", NM, t.nf, s,
+                   t.nf / s);
+            SUM("throughput mixed 64 clips 300..8000 (%d frames) %.3f s  %.0f frames/s\n", t.nf, s, t.nf / s);
+        }
+        free(x), free(cr);
+        g1_tiled_free(&t);
+    }
+}
+
+/* ---- reduction accuracy ---------------------------------------------- */
+static uint64_t rs = 88172645463325252ull;
+static uint64_t rnd(void) { rs ^= rs << 13; rs ^= rs >> 7; rs ^= rs << 17; return rs; }
+static double unit(void) { return (double)(rnd() >> 11) * (1.0 / 9007199254740992.0); }
+
+static void accuracy(void)
+{
+    static const size_t lens[] = {10500, 43155, 65536, 111580, 262144, 1048576, 4194304};
+    printf("reduction accuracy (max relative error vs float64 over 5 draws): length | N(0,1): serial512 tree-gpu | "
+           "log-uniform: serial512 tree-gpu\n");
+    SUM("reduction accuracy: length  N(0,1) serial / tree-gpu   loguniform serial / tree-gpu\n");
+    for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+        size_t n = lens[li];
+        float *x = (float *)malloc(n * sizeof(float));
+        double err[2][2] = {{0, 0}, {0, 0}};
+        for (int dist = 0; dist < 2; dist++)
+            for (int draw = 0; draw < 5; draw++) {
+                double exact = 0;
+                for (size_t i = 0; i < n; i++) {
+                    float v;
+                    if (dist == 0) {
+                        double u = unit() + 1e-300, w = unit();
+                        v = (float)(sqrt(-2 * log(u)) * cos(6.283185307179586 * w));
+                    } else {
+                        v = (float)((rnd() & 1 ? 1 : -1) * pow(10.0, -4.0 * unit()));
+                    }
+                    x[i] = v;
+                    exact += (double)v;
+                }
+                float lane[512] = {0};
+                for (size_t i = 0; i < n; i++) lane[i % 512] += x[i];
+                float ser = 0;
+                for (int l = 0; l < 512; l++) ser += lane[l];
+                size_t off[2] = {0, n};
+                float tree;
+                struct rt_err e;
+                if (solver_cuda_sum_segments(x, off, 1, &tree, NULL, &e) != RT_OK) { free(x); return; }
+                double d = fabs(exact) > 0 ? fabs(exact) : 1;
+                double es = fabs((double)ser - exact) / d, et = fabs((double)tree - exact) / d;
+                if (es > err[dist][0]) err[dist][0] = es;
+                if (et > err[dist][1]) err[dist][1] = et;
+            }
+        printf("  %8zu | %.2e %.2e | %.2e %.2e\n", n, err[0][0], err[0][1], err[1][0], err[1][1]);
+        SUM("  %8zu   %.2e / %.2e            %.2e / %.2e\n", n, err[0][0], err[0][1], err[1][0], err[1][1]);
+        free(x);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    char desc[256];
+    struct rt_err err;
+    const char *only = argc > 1 ? argv[1] : "all";
+    if (solver_cuda_device_describe(desc, sizeof desc, &err) != RT_OK) {
+        fprintf(stderr, "skipped: no CUDA device (%s)\n", err.msg);
+        return 77;
+    }
+    printf("device: %s\n", desc);
+    if (solver_backend_init(&gpu, "cuda", &err) != RT_OK) {
+        fprintf(stderr, "cuda backend: %s\n", err.msg);
+        return 1;
+    }
+    double gbs = 0;
+    if (solver_cuda_copy_bandwidth((size_t)1 << 30, &gbs, &err) == RT_OK)
+        printf("device-to-device copy: %.0f GB/s (read + write, 1 GiB, median of 11)\n", gbs);
+    SUM("device: %s\ncopy bandwidth %.0f GB/s\n", desc, gbs);
+    struct g1_clip c;
+    if (g1_clip_load(&c, data_dir(), 0) != 0) {
+        fprintf(stderr, "G1 data unavailable\n");
+        return 1;
+    }
+    (void)g1_clip_batch, (void)g1_clip_errors;
+    if (!strcmp(only, "all") || !strcmp(only, "reference")) reference(&c, gbs);
+    if (!strcmp(only, "all") || !strcmp(only, "throughput")) throughput(&c);
+    if (!strcmp(only, "all") || !strcmp(only, "accuracy")) accuracy();
+    g1_clip_free(&c);
+    solver_backend_free(&gpu);
+    printf("\n==== summary ====\n%s", summary);
+    return 0;
+}
