@@ -8,6 +8,7 @@
 #include "../kinematics/status.h"
 
 int cli_solve(int argc, char **argv);
+int cli_render(int argc, char **argv);
 
 /* Prints "retarget: WHERE: reason" on stderr and returns 1. */
 int cli_fail(const struct rt_err *err);

@@ -1,0 +1,456 @@
+/* solve.c -- `retarget solve`: offline retargeting without a server.
+ *
+ * Each SOURCE becomes a struct kin_targets (a robot trajectory CSV through
+ * the source robot's forward kinematics; a BVH clip through a profile), the
+ * clips are solved alone or, with --batch, together in one solver call per
+ * group of clips with identical weights (a batch shares its weights), and
+ * each clip's NAME.csv and NAME.report.json are written to the output
+ * folder. A clip's CSV bytes are the same solo or batched (DESIGN.md,
+ * "The numerical contract"). */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../kinematics/bvh.h"
+#include "../kinematics/profile.h"
+#include "../kinematics/report.h"
+#include "../kinematics/retarget.h"
+#include "../kinematics/robot.h"
+#include "../kinematics/targets.h"
+#include "../kinematics/traj.h"
+#include "../solver/backend.h"
+#include "cli.h"
+
+#define CLI_MAX_SOURCES 4096
+
+struct solve_args {
+    const char *robot, *source_robot, *profile, *out_dir, *backend, *linear;
+    int batch, per_frame, no_header, quiet, threads, max_lm, max_cg;
+    double fps;
+    int n_sources;
+    const char **sources;
+};
+
+struct clip {
+    const char *path;
+    char name[256];
+    struct kin_targets t;
+    struct solver_options opt;
+    float *state;
+    struct solver_clip_result res;
+    int solved;
+};
+
+/* Strict integer option: digits only, in [lo, hi]. */
+static int parse_int(const char *opt, const char *s, int lo, int hi, int *out, struct rt_err *err)
+{
+    char *end;
+    long v;
+    if (!s || !*s || !((*s >= '0' && *s <= '9') || *s == '-'))
+        return rt_err_set(err, RT_EINVAL, opt, "expected an integer, got '%.20s'", s ? s : "");
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (*end || errno || v < lo || v > hi)
+        return rt_err_set(err, RT_EINVAL, opt, "expected an integer in [%d, %d], got '%.20s'", lo,
+                          hi, s);
+    *out = (int)v;
+    return RT_OK;
+}
+
+static int parse_args(int argc, char **argv, struct solve_args *a, struct rt_err *err)
+{
+    memset(a, 0, sizeof *a);
+    a->out_dir = ".";
+    a->backend = "auto";
+    a->threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (a->threads < 1) a->threads = 1;
+    if (a->threads > 64) a->threads = 64;
+    a->max_lm = -1;
+    a->max_cg = -1;
+    a->sources = calloc((size_t)argc + 1, sizeof *a->sources);
+    if (!a->sources) return rt_err_set(err, RT_ENOMEM, "args", "out of memory");
+    for (int i = 0; i < argc; i++) {
+        const char *o = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+#define NEED_VALUE()                                                                          \
+    do {                                                                                      \
+        if (!v) return rt_err_set(err, RT_EINVAL, o, "missing value");                        \
+        i++;                                                                                  \
+    } while (0)
+        if (!strcmp(o, "--robot")) { NEED_VALUE(); a->robot = v; }
+        else if (!strcmp(o, "--source-robot")) { NEED_VALUE(); a->source_robot = v; }
+        else if (!strcmp(o, "--profile")) { NEED_VALUE(); a->profile = v; }
+        else if (!strcmp(o, "-o") || !strcmp(o, "--out")) { NEED_VALUE(); a->out_dir = v; }
+        else if (!strcmp(o, "--backend")) { NEED_VALUE(); a->backend = v; }
+        else if (!strcmp(o, "--linear")) { NEED_VALUE(); a->linear = v; }
+        else if (!strcmp(o, "--threads")) { NEED_VALUE(); if (parse_int(o, v, 1, 256, &a->threads, err)) return err->code; }
+        else if (!strcmp(o, "--max-lm")) { NEED_VALUE(); if (parse_int(o, v, 0, 100000, &a->max_lm, err)) return err->code; }
+        else if (!strcmp(o, "--max-cg")) { NEED_VALUE(); if (parse_int(o, v, 1, 100000, &a->max_cg, err)) return err->code; }
+        else if (!strcmp(o, "--fps")) {
+            char *end;
+            NEED_VALUE();
+            a->fps = strtod(v, &end);
+            if (*end || !(a->fps > 0.0 && a->fps <= 10000.0))
+                return rt_err_set(err, RT_EINVAL, o, "expected a frame rate in (0, 10000], got '%.20s'", v);
+        }
+        else if (!strcmp(o, "--batch")) a->batch = 1;
+        else if (!strcmp(o, "--per-frame")) a->per_frame = 1;
+        else if (!strcmp(o, "--no-header")) a->no_header = 1;
+        else if (!strcmp(o, "--quiet") || !strcmp(o, "-q")) a->quiet = 1;
+        else if (o[0] == '-' && o[1]) return rt_err_set(err, RT_EINVAL, o, "unknown option");
+        else {
+            if (a->n_sources >= CLI_MAX_SOURCES)
+                return rt_err_set(err, RT_ELIMIT, o, "more than %d sources", CLI_MAX_SOURCES);
+            a->sources[a->n_sources++] = o;
+        }
+#undef NEED_VALUE
+    }
+    if (!a->robot) return rt_err_set(err, RT_EINVAL, "--robot", "required (a bundled name or a URDF path)");
+    if (a->n_sources == 0) return rt_err_set(err, RT_EINVAL, "solve", "no source files given");
+    if (a->linear && strcmp(a->linear, "pcg") && strcmp(a->linear, "direct"))
+        return rt_err_set(err, RT_EINVAL, "--linear", "expected pcg or direct, got '%.20s'", a->linear);
+    return RT_OK;
+}
+
+/* NAME of a source: its file name without folders and extension. */
+static void clip_name(const char *path, char *out, size_t cap)
+{
+    const char *b = strrchr(path, '/');
+    b = b ? b + 1 : path;
+    snprintf(out, cap, "%s", b);
+    char *dot = strrchr(out, '.');
+    if (dot && dot != out) *dot = 0;
+}
+
+/* 1 when profile field `want` (e.g. "g1") names robot `key` ("g1", or a URDF
+ * robot name such as "g1_29dof_rev_1_0"). */
+static int robot_matches(const char *want, const char *key)
+{
+    return want && key && !strncmp(want, key, strlen(want));
+}
+
+/* The bundled robot-to-robot profile from `src` to `dst`, or NULL. */
+static struct kin_profile *find_robot_profile(const char *src, const char *dst)
+{
+    const char *const *names = kin_profile_bundled();
+    for (int i = 0; names && names[i]; i++) {
+        struct kin_profile *p = NULL;
+        if (kin_profile_load(names[i], &p, NULL) != RT_OK) continue;
+        if (p->source == KIN_SOURCE_ROBOT && robot_matches(p->source_robot, src) &&
+            robot_matches(p->robot, dst))
+            return p;
+        kin_profile_free(p);
+    }
+    return NULL;
+}
+
+static enum rt_status load_source(const struct solve_args *a, const struct kin_robot *robot,
+                                  const struct kin_robot *src_robot, struct clip *c,
+                                  struct rt_err *err)
+{
+    struct kin_profile *prof = NULL;
+    struct kin_clip *bvh = NULL;
+    double *states = NULL;
+    int n_frames = 0;
+    enum rt_status st;
+    solver_options_default(&c->opt);
+    if (a->profile && (st = kin_profile_load(a->profile, &prof, err)) != RT_OK) return st;
+    if (cli_is_bvh(c->path)) {
+        if ((st = kin_bvh_load(c->path, &bvh, err)) != RT_OK) goto done;
+        if (bvh->warning[0] && !a->quiet)
+            fprintf(stderr, "retarget: %s: warning: %s\n", c->path, bvh->warning);
+        if (!prof && (st = kin_retarget_pick_profile(bvh, robot, &prof, err)) != RT_OK) goto done;
+        st = kin_targets_from_clip(robot, bvh, prof, &c->t, err);
+    } else {
+        if (!src_robot) {
+            st = rt_err_set(err, RT_EINVAL, c->path,
+                            "a trajectory CSV needs --source-robot NAME|URDF (the robot it moves)");
+            goto done;
+        }
+        st = kin_traj_read(c->path, SOLVER_ROOT_COLS + src_robot->n_dof, &states, &n_frames, err);
+        if (st != RT_OK) goto done;
+        double dt = a->fps > 0 ? 1.0 / a->fps : 1.0 / 30.0;
+        /* Same link names on both sides: the identity mapping; otherwise a
+         * robot-to-robot profile (given, or the bundled one for the pair). */
+        if (!prof) st = kin_targets_from_traj(src_robot, states, n_frames, dt, robot, &c->t, NULL);
+        if (prof || st != RT_OK) {
+            if (!prof) prof = find_robot_profile(a->source_robot, a->robot);
+            if (!prof) prof = find_robot_profile(src_robot->name, robot->name);
+            if (!prof) {
+                st = rt_err_set(err, RT_ENOTFOUND, c->path,
+                                "no mapping from robot '%.40s' to '%.40s': give --profile FILE",
+                                src_robot->name, robot->name);
+                goto done;
+            }
+            st = kin_targets_from_robot_traj(robot, src_robot, states, n_frames, dt, prof, &c->t,
+                                             err);
+        }
+    }
+    if (st == RT_OK && prof) kin_profile_solver_options(prof, &c->opt);
+done:
+    kin_profile_free(prof);
+    kin_clip_free(bvh);
+    free(states);
+    return st;
+}
+
+static int weights_equal(const struct clip *cx, const struct clip *cy, int nt, int nq)
+{
+    const struct kin_targets *x = &cx->t, *y = &cy->t;
+    return !memcmp(&cx->opt, &cy->opt, sizeof cx->opt) && x->n_targets == y->n_targets &&
+           !memcmp(x->target_link, y->target_link, (size_t)x->n_targets * sizeof(int)) &&
+           !memcmp(x->w_vel, y->w_vel, (size_t)nt * sizeof(float)) &&
+           !memcmp(x->w_acc, y->w_acc, (size_t)nt * sizeof(float)) &&
+           !memcmp(x->rest, y->rest, (size_t)nq * sizeof(float)) &&
+           !memcmp(x->w_rest, y->w_rest, (size_t)nq * sizeof(float)) && (!x->init) == (!y->init);
+}
+
+struct progress {
+    int quiet, n_clips;
+    const char *what;
+};
+
+static void on_progress(void *user, int lm_iter, int clips_done)
+{
+    struct progress *p = user;
+    if (p->quiet) return;
+    fprintf(stderr, "\rsolve %s: LM iteration %d, %d/%d clips done   ", p->what, lm_iter,
+            clips_done, p->n_clips);
+    fflush(stderr);
+}
+
+/* Solves clips[idx[0..n)] as one batch. Concatenates their targets in the
+ * solver's layout and scatters the result back into each clip. */
+static enum rt_status solve_group(const struct solve_args *a, struct solver_backend *be,
+                                  const struct kin_robot *robot, struct clip *clips,
+                                  const int *idx, int n, struct rt_err *err)
+{
+    const struct kin_targets *t0 = &clips[idx[0]].t;
+    int nk = t0->n_targets, cols = solver_state_cols(&robot->tree);
+    size_t total = 0;
+    enum rt_status st = RT_ENOMEM;
+    int *off = malloc((size_t)(n + 1) * sizeof(int));
+    float *pos = NULL, *rot = NULL, *wpos = NULL, *wrot = NULL, *init = NULL, *state = NULL;
+    struct solver_clip_result *res = malloc((size_t)n * sizeof *res);
+    if (!off || !res) goto fail;
+    off[0] = 0;
+    for (int i = 0; i < n; i++) {
+        total += (size_t)clips[idx[i]].t.n_frames;
+        if (total > INT_MAX / 64) {
+            st = rt_err_set(err, RT_ELIMIT, "batch", "too many frames in one batch");
+            goto fail;
+        }
+        off[i + 1] = (int)total;
+    }
+    size_t nft = total * (size_t)(nk ? nk : 1);
+    pos = malloc(nft * 3 * sizeof(float));
+    rot = malloc(nft * 4 * sizeof(float));
+    wpos = malloc(nft * sizeof(float));
+    wrot = malloc(nft * sizeof(float));
+    state = malloc(total * (size_t)cols * sizeof(float));
+    if (t0->init) init = malloc(total * (size_t)cols * sizeof(float));
+    if (!pos || !rot || !wpos || !wrot || !state || (t0->init && !init)) goto fail;
+    for (int i = 0; i < n; i++) {
+        const struct kin_targets *t = &clips[idx[i]].t;
+        size_t o = (size_t)off[i] * (size_t)nk, m = (size_t)t->n_frames * (size_t)nk;
+        memcpy(pos + 3 * o, t->pos, 3 * m * sizeof(float));
+        memcpy(rot + 4 * o, t->rot, 4 * m * sizeof(float));
+        memcpy(wpos + o, t->wpos, m * sizeof(float));
+        memcpy(wrot + o, t->wrot, m * sizeof(float));
+        if (init)
+            memcpy(init + (size_t)off[i] * (size_t)cols, t->init,
+                   (size_t)t->n_frames * (size_t)cols * sizeof(float));
+    }
+    struct progress prog = {a->quiet || !isatty(2), n, n > 1 ? "batch" : clips[idx[0]].name};
+    struct solver_batch b = {
+        .tree = &robot->tree,
+        .n_clips = n,
+        .frame_off = off,
+        .n_targets = nk,
+        .target_link = t0->target_link,
+        .target_pos = pos,
+        .target_rot = rot,
+        .target_wpos = wpos,
+        .target_wrot = wrot,
+        .w_vel = t0->w_vel,
+        .w_acc = t0->w_acc,
+        .rest = t0->rest,
+        .w_rest = t0->w_rest,
+        .init = init,
+        .progress = on_progress,
+        .progress_user = &prog,
+    };
+    b.opt = clips[idx[0]].opt;
+    b.opt.threads = a->threads;
+    if (a->max_lm >= 0) b.opt.max_lm_iters = a->max_lm;
+    if (a->max_cg >= 0) b.opt.max_cg_iters = a->max_cg;
+    if (a->linear && !strcmp(a->linear, "direct")) b.opt.linear = SOLVER_LINEAR_DIRECT;
+    struct solver_result r = {state, res};
+    st = solver_backend_solve(be, &b, &r, err);
+    if (!prog.quiet) fputs("\n", stderr);
+    if (st != RT_OK) goto fail;
+    for (int i = 0; i < n; i++) {
+        struct clip *c = &clips[idx[i]];
+        size_t bytes = (size_t)c->t.n_frames * (size_t)cols * sizeof(float);
+        c->state = malloc(bytes);
+        if (!c->state) {
+            st = rt_err_set(err, RT_ENOMEM, c->path, "out of memory");
+            goto fail;
+        }
+        memcpy(c->state, state + (size_t)off[i] * (size_t)cols, bytes);
+        c->res = res[i];
+        c->solved = n;
+    }
+    st = RT_OK;
+fail:
+    if (st == RT_ENOMEM && err && err->code != RT_ENOMEM)
+        rt_err_set(err, RT_ENOMEM, "batch", "out of memory for %zu frames", total);
+    free(off);
+    free(res);
+    free(pos);
+    free(rot);
+    free(wpos);
+    free(wrot);
+    free(init);
+    free(state);
+    return st;
+}
+
+static enum rt_status write_outputs(const struct solve_args *a, struct solver_backend *be,
+                                    const struct kin_robot *robot, const struct clip *c,
+                                    struct rt_err *err)
+{
+    char path[4096];
+    enum rt_status st = RT_OK;
+    snprintf(path, sizeof path, "%s/%s.csv", a->out_dir, c->name);
+    FILE *f = fopen(path, "wb");
+    if (!f) return rt_err_set(err, RT_EIO, path, "cannot write: %s", strerror(errno));
+    st = kin_traj_write(f, robot, c->state, c->t.n_frames, a->no_header, err);
+    if (fclose(f) && st == RT_OK) st = rt_err_set(err, RT_EIO, path, "write failed");
+    if (st != RT_OK) return st;
+    struct kin_report_info info = {
+        .source = c->path,
+        .robot = robot->name,
+        .backend = solver_backend_name(be),
+        .mode = a->per_frame ? "per-frame" : "trajectory",
+        .threads = a->threads,
+        .batch_clips = c->solved,
+    };
+    cJSON *rep = kin_report_json(&info, robot, &c->t, c->state, &c->res);
+    char *text = rep ? cJSON_Print(rep) : NULL;
+    cJSON_Delete(rep);
+    if (!text) return rt_err_set(err, RT_ENOMEM, c->name, "out of memory for the report");
+    snprintf(path, sizeof path, "%s/%s.report.json", a->out_dir, c->name);
+    f = fopen(path, "wb");
+    if (!f) {
+        cJSON_free(text);
+        return rt_err_set(err, RT_EIO, path, "cannot write: %s", strerror(errno));
+    }
+    fputs(text, f);
+    fputc('\n', f);
+    cJSON_free(text);
+    if (fclose(f)) return rt_err_set(err, RT_EIO, path, "write failed");
+    return RT_OK;
+}
+
+int cli_solve(int argc, char **argv)
+{
+    struct solve_args a;
+    struct rt_err err;
+    struct kin_robot *robot = NULL, *src_robot = NULL;
+    struct solver_backend be = {0};
+    struct clip *clips = NULL;
+    int *idx = NULL, rc = 1;
+    rt_err_clear(&err);
+    if (parse_args(argc, argv, &a, &err) != RT_OK) {
+        cli_fail(&err);
+        rc = 2;
+        goto done;
+    }
+    if (kin_robot_load(a.robot, &robot, &err) != RT_OK) goto fail;
+    if (a.source_robot && kin_robot_load(a.source_robot, &src_robot, &err) != RT_OK) goto fail;
+    if (solver_backend_init(&be, a.backend, &err) != RT_OK) goto fail;
+    if (a.out_dir && mkdir(a.out_dir, 0777) && errno != EEXIST) {
+        rt_err_set(&err, RT_EIO, a.out_dir, "cannot create folder: %s", strerror(errno));
+        goto fail;
+    }
+    clips = calloc((size_t)a.n_sources, sizeof *clips);
+    idx = calloc((size_t)a.n_sources, sizeof *idx);
+    if (!clips || !idx) {
+        rt_err_set(&err, RT_ENOMEM, "solve", "out of memory");
+        goto fail;
+    }
+    for (int i = 0; i < a.n_sources; i++) {
+        clips[i].path = a.sources[i];
+        clip_name(a.sources[i], clips[i].name, sizeof clips[i].name);
+        for (int j = 0; j < i; j++)
+            if (!strcmp(clips[j].name, clips[i].name)) {
+                rt_err_set(&err, RT_EINVAL, a.sources[i], "two sources named '%s' would write the same outputs",
+                           clips[i].name);
+                goto fail;
+            }
+        if (load_source(&a, robot, src_robot, &clips[i], &err) != RT_OK) goto fail;
+    }
+    int nt = solver_tangent_dim(&robot->tree), nq = robot->n_dof;
+    if (a.per_frame) {
+        for (int i = 0; i < a.n_sources; i++) {
+            struct clip *c = &clips[i];
+            size_t bytes = (size_t)c->t.n_frames * (size_t)solver_state_cols(&robot->tree) * sizeof(float);
+            struct solver_options opt = c->opt;
+            opt.threads = a.threads;
+            if (a.max_lm >= 0) opt.max_lm_iters = a.max_lm;
+            if (a.max_cg >= 0) opt.max_cg_iters = a.max_cg;
+            if (!(c->state = malloc(bytes))) {
+                rt_err_set(&err, RT_ENOMEM, c->path, "out of memory");
+                goto fail;
+            }
+            if (kin_solve_per_frame(robot, &c->t, &opt, c->state, &c->res, &err) != RT_OK) goto fail;
+            c->solved = 1;
+        }
+    } else if (a.batch) {
+        /* Group clips with identical weights; each group is one solver call. */
+        for (int i = 0; i < a.n_sources; i++) {
+            if (clips[i].solved) continue;
+            int n = 0;
+            for (int j = i; j < a.n_sources; j++)
+                if (!clips[j].solved && weights_equal(&clips[i], &clips[j], nt, nq)) idx[n++] = j;
+            if (solve_group(&a, &be, robot, clips, idx, n, &err) != RT_OK) goto fail;
+        }
+    } else {
+        for (int i = 0; i < a.n_sources; i++) {
+            idx[0] = i;
+            if (solve_group(&a, &be, robot, clips, idx, 1, &err) != RT_OK) goto fail;
+        }
+    }
+    for (int i = 0; i < a.n_sources; i++) {
+        if (write_outputs(&a, &be, robot, &clips[i], &err) != RT_OK) goto fail;
+        if (!a.quiet)
+            fprintf(stderr, "retarget: %s: %d frames, %d LM / %d CG iterations, cost %.6g, %s, %.3f s\n",
+                    clips[i].name, clips[i].t.n_frames, clips[i].res.lm_iters, clips[i].res.cg_iters,
+                    (double)clips[i].res.final_cost, solver_termination_str(clips[i].res.termination),
+                    clips[i].res.seconds);
+    }
+    rc = 0;
+    goto done;
+fail:
+    cli_fail(&err);
+done:
+    if (clips)
+        for (int i = 0; i < a.n_sources; i++) {
+            kin_targets_free(&clips[i].t);
+            free(clips[i].state);
+        }
+    free(clips);
+    free(idx);
+    free(a.sources);
+    solver_backend_free(&be);
+    kin_robot_free(robot);
+    kin_robot_free(src_robot);
+    return rc;
+}

@@ -1,0 +1,161 @@
+/* test_solve_cli.c -- `retarget solve` end to end on the real G1 reference
+ * trajectory: the round trip's accuracy, the report's fields, and the
+ * numerical contract on output bytes (batched == solo, run == run,
+ * --threads 1 == --threads 2), exercised through cli_solve() itself. */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../clients/cli.h"
+#include "../kinematics/status.h"
+#include "test.h"
+
+static char dir[64];
+
+static char *slurp(const char *path, size_t *len)
+{
+    char *buf = NULL;
+    if (rt_read_file(path, 1u << 30, &buf, len, NULL) != RT_OK) return NULL;
+    return buf;
+}
+
+/* Writes rows [from, from+n) of the reference (tiled when past its end). */
+static int write_cut(const char *ref, int n_ref, char **lines, int from, int n, const char *name)
+{
+    char path[256];
+    (void)ref;
+    snprintf(path, sizeof path, "%s/%s.csv", dir, name);
+    FILE *f = fopen(path, "wb");
+    if (!f) return 0;
+    for (int i = 0; i < n; i++) fprintf(f, "%s\n", lines[(from + i) % n_ref]);
+    return fclose(f) == 0;
+}
+
+static int run_solve(const char *out, const char *const *srcs, int n_src, const char *extra1,
+                     const char *extra2)
+{
+    char *argv[64];
+    int argc = 0;
+    char outdir[256];
+    static char paths[16][256];
+    snprintf(outdir, sizeof outdir, "%s/%s", dir, out);
+    for (int i = 0; i < n_src; i++) {
+        snprintf(paths[i], sizeof paths[i], "%s/%s.csv", dir, srcs[i]);
+        argv[argc++] = paths[i];
+    }
+    argv[argc++] = "--source-robot";
+    argv[argc++] = "g1";
+    argv[argc++] = "--robot";
+    argv[argc++] = "g1";
+    argv[argc++] = "-o";
+    argv[argc++] = outdir;
+    argv[argc++] = "--quiet";
+    if (extra1) argv[argc++] = (char *)extra1;
+    if (extra2) argv[argc++] = (char *)extra2;
+    argv[argc] = NULL;
+    return cli_solve(argc, argv);
+}
+
+static int same_file(const char *a_out, const char *b_out, const char *name, const char *ext)
+{
+    char pa[256], pb[256];
+    size_t la, lb;
+    snprintf(pa, sizeof pa, "%s/%s/%s%s", dir, a_out, name, ext);
+    snprintf(pb, sizeof pb, "%s/%s/%s%s", dir, b_out, name, ext);
+    char *a = slurp(pa, &la), *b = slurp(pb, &lb);
+    int same = a && b && la == lb && !memcmp(a, b, la);
+    if (!same) fprintf(stderr, "differ: %s vs %s\n", pa, pb);
+    free(a);
+    free(b);
+    return same;
+}
+
+static double num(cJSON *o, const char *a, const char *b)
+{
+    cJSON *x = cJSON_GetObjectItemCaseSensitive(o, a);
+    if (b) x = cJSON_GetObjectItemCaseSensitive(x, b);
+    return cJSON_IsNumber(x) ? x->valuedouble : -1.0;
+}
+
+int main(void)
+{
+    char ref[512], *text;
+    size_t len;
+    snprintf(ref, sizeof ref, "%s/reference/g1/dance1_subject1.csv", test_data_dir());
+    if (!(text = slurp(ref, &len))) TEST_SKIP("reference trajectory not found");
+    snprintf(dir, sizeof dir, "/tmp/rt_solve_XXXXXX");
+    if (!mkdtemp(dir)) return 1;
+
+    /* Split the reference into rows (CRLF). */
+    char **lines = malloc(8192 * sizeof *lines);
+    int n_ref = 0;
+    for (char *p = strtok(text, "\r\n"); p && n_ref < 8192; p = strtok(NULL, "\r\n")) lines[n_ref++] = p;
+    CHECK_EQ_INT(n_ref, 3945);
+
+    /* 1. The whole real trajectory, default settings. */
+    CHECK(write_cut(ref, n_ref, lines, 0, n_ref, "full"));
+    const char *full[] = {"full"};
+    CHECK_EQ_INT(run_solve("o_full", full, 1, NULL, NULL), 0);
+    {
+        char path[256];
+        snprintf(path, sizeof path, "%s/o_full/full.report.json", dir);
+        char *rep = slurp(path, &len);
+        cJSON *j = rep ? cJSON_Parse(rep) : NULL;
+        CHECK(j != NULL);
+        if (j) {
+            cJSON *q = cJSON_GetObjectItemCaseSensitive(j, "quality");
+            CHECK_EQ_INT(num(j, "frames", NULL), 3945);
+            double mean = num(q, "position_error_m", "mean"), mx = num(q, "position_error_m", "max");
+            printf("round trip: position error mean %.3g m, max %.3g m, lm %g, cg %g, %.3f s\n",
+                   mean, mx, num(j, "solver", "lm_iterations"), num(j, "solver", "cg_iterations"),
+                   num(j, "solver", "seconds"));
+            CHECK(mean >= 0 && mean < 0.005);
+            CHECK(mx >= 0 && mx < 0.02);
+            CHECK_EQ_INT(num(q, "joint_limit_violations", NULL), 0);
+            CHECK(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(
+                cJSON_GetObjectItemCaseSensitive(j, "solver"), "termination")));
+            CHECK(num(q, "rotation_error_deg", "p95") >= 0);
+            cJSON_Delete(j);
+        }
+        free(rep);
+    }
+
+    /* 2. Batched == solo, run == run, threads 1 == threads 2, by output bytes. */
+    static const int sizes[] = {1, 2, 511, 512, 513};
+    const char *names[] = {"c1", "c2", "c511", "c512", "c513"};
+    int n_clips = 5;
+    for (int i = 0; i < n_clips; i++) CHECK(write_cut(ref, n_ref, lines, 37 * i, sizes[i], names[i]));
+    CHECK_EQ_INT(run_solve("o_batch", names, n_clips, "--batch", NULL), 0);
+    CHECK_EQ_INT(run_solve("o_batch2", names, n_clips, "--batch", NULL), 0);
+    for (int i = 0; i < n_clips; i++) {
+        const char *one[] = {names[i]};
+        CHECK_EQ_INT(run_solve("o_solo", one, 1, "--threads", "2"), 0);
+    }
+    const char *t1args[] = {"c513"};
+    CHECK_EQ_INT(run_solve("o_t1", t1args, 1, "--threads", "1"), 0);
+    for (int i = 0; i < n_clips; i++) {
+        CHECK(same_file("o_batch", "o_solo", names[i], ".csv"));
+        CHECK(same_file("o_batch", "o_batch2", names[i], ".csv"));
+    }
+    CHECK(same_file("o_t1", "o_solo", "c513", ".csv"));
+
+    /* 3. Bad input: a clear error, not a crash. */
+    {
+        char path[256];
+        snprintf(path, sizeof path, "%s/bad.csv", dir);
+        FILE *f = fopen(path, "wb");
+        fprintf(f, "%s\n1,2,3\n", lines[0]);
+        fclose(f);
+        const char *bad[] = {"bad"};
+        CHECK(run_solve("o_bad", bad, 1, NULL, NULL) != 0);
+    }
+
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd)) fprintf(stderr, "could not remove %s\n", dir);
+    free(lines);
+    free(text);
+    return test_report("test_solve_cli");
+}
