@@ -649,6 +649,9 @@ fail:
 /* Clip                                                                     */
 /* ------------------------------------------------------------------------ */
 
+/* Parses a whole clip (contract in bvh.h). The pieces own their memory until
+ * the end: on any failure everything read so far is freed and *out stays
+ * NULL; on success the joint and End Site lists are moved into one array. */
 enum rt_status kin_bvh_parse(const char *text, size_t len, const char *name,
                              struct kin_clip **out, struct rt_err *err)
 {
@@ -719,6 +722,8 @@ fail:
     return st;
 }
 
+/* Reads `path` whole (rt_read_file refuses more than KIN_BVH_MAX_BYTES) and
+ * parses it under its base name, so errors never show server directories. */
 enum rt_status kin_bvh_load(const char *path, struct kin_clip **out, struct rt_err *err)
 {
     char *text = NULL;
@@ -733,6 +738,7 @@ enum rt_status kin_bvh_load(const char *path, struct kin_clip **out, struct rt_e
     return st;
 }
 
+/* Frees a clip and every name in it; NULL does nothing. */
 void kin_clip_free(struct kin_clip *c)
 {
     if (!c) return;
@@ -743,6 +749,8 @@ void kin_clip_free(struct kin_clip *c)
     free(c);
 }
 
+/* Linear search: clips have at most 2 * KIN_BVH_MAX_JOINTS entries and
+ * callers look names up once per clip, not per frame. */
 int kin_clip_find_joint(const struct kin_clip *c, const char *name)
 {
     if (!c || !name) return -1;
@@ -844,6 +852,9 @@ static void convert_pose(int n_all, const struct kin_bvh_convert *conv, double *
     }
 }
 
+/* Global poses of one frame (contract in bvh.h): one pass in parent order,
+ * then the conversion. The preconditions are the caller's; they are asserted,
+ * never derived from input. */
 void kin_clip_global(const struct kin_clip *c, int frame, const struct kin_bvh_convert *conv,
                      double *pos, double *rot)
 {
@@ -854,6 +865,8 @@ void kin_clip_global(const struct kin_clip *c, int frame, const struct kin_bvh_c
     convert_pose(c->n_joints + c->n_end_sites, conv, pos, rot);
 }
 
+/* Unit and up-axis guess from the frame-0 extent (heuristic and ranges in
+ * bvh.h). Leaves *out untouched on failure. */
 enum rt_status kin_clip_detect_units(const struct kin_clip *c, struct kin_bvh_convert *out,
                                      double *height_m, struct rt_err *err)
 {
@@ -919,6 +932,8 @@ static void format_exact(double v, char *buf, size_t cap)
     }
 }
 
+/* The `retarget inspect` summary (fields in bvh.h). The text is copied out of
+ * cJSON's allocator so that the caller frees it with plain free(). */
 char *kin_clip_inspect_json(const struct kin_clip *c)
 {
     char num[40], *text = NULL, *copy = NULL;
