@@ -50,6 +50,9 @@
 #include "quality.h"
 #include "rot.h"
 
+/* Metres a swinging foot target keeps above the ground (docs/profiles.md). */
+#define KIN_SWING_CLEARANCE 0.005
+
 /* ---- small vector helpers ---- */
 
 static void v_sub(const double *a, const double *b, double *o)
@@ -283,12 +286,14 @@ static int resolve(const struct kin_profile *p, const struct source *s, const st
                    size_t cap_l)
 {
     int n_missing = 0;
-    for (int k = 0; k < p->n_links; k++) {
-        const struct kin_profile_link *l = &p->links[k];
-        if ((rs->joint[k] = source_find(s, l->joint)) < 0) {
-            list_add(missing_joints, cap_j, l->joint);
+    /* Mapped joints first: they are what a user recognizes. */
+    for (int k = 0; k < p->n_links; k++)
+        if ((rs->joint[k] = source_find(s, p->links[k].joint)) < 0) {
+            list_add(missing_joints, cap_j, p->links[k].joint);
             n_missing++;
         }
+    for (int k = 0; k < p->n_links; k++) {
+        const struct kin_profile_link *l = &p->links[k];
         for (int a = 0; a < 4; a++) {
             const char *nm = l->frame.axis[0] ? (a & 1 ? l->frame.to[a / 2] : l->frame.from[a / 2]) : NULL;
             rs->frame_pt[k][a] = nm ? source_find(s, nm) : -1;
@@ -513,8 +518,8 @@ static enum rt_status build_targets(const struct kin_robot *robot, const struct 
     memset(t, 0, sizeof *t);
     if (resolve(p, s, robot, &rs, mj, sizeof mj, ml, sizeof ml)) {
         return rt_err_set(err, RT_ENOTFOUND, "profile",
-                          "profile '%.40s' cannot map this source: %s%.60s%s%.50s", p->name,
-                          mj[0] ? "missing joints " : "", mj, ml[0] ? "; robot lacks links " : "", ml);
+                          "'%.30s' cannot map this source; missing %s%.90s%s%.40s", p->name,
+                          mj[0] ? "joints " : "", mj, ml[0] ? "; links " : "", ml);
     }
     if (!rt_mul_size((size_t)n, (size_t)nl, &nfl) || !rt_mul_size(nfl, 3 * sizeof(double), &b3) ||
         !rt_mul_size(nfl, 9 * sizeof(double), &b9))
@@ -749,8 +754,10 @@ static enum rt_status build_targets(const struct kin_robot *robot, const struct 
             int f = 0;
             while (f < n) {
                 if (!c1[f]) {
+                    /* Swing: keep a clearance above the sole so that tracking
+                     * error does not put the foot through the floor. */
                     double *z = &tp[((size_t)f * nl + k) * 3 + 2];
-                    if (*z < sole) *z = sole;
+                    if (*z < sole + KIN_SWING_CLEARANCE) *z = sole + KIN_SWING_CLEARANCE;
                     f++;
                     continue;
                 }

@@ -1,0 +1,365 @@
+/* test_retarget.c -- skeleton detection on every shared clip, targets and
+ * quality figures, and end to end: every clip of shared/data/clips (not
+ * edge/) onto G1 and H1 with the detected profile meets the issue's bounds
+ * (zero joint-limit violations, ground penetration <= 1 cm, mean position
+ * error < 3 cm), the trajectory solve beats the per-frame baseline on jerk,
+ * and a G1 trajectory maps onto H1 through g1_to_h1.
+ *
+ * Long clips are cut to RT_TEST_FRAMES frames (default 240) to keep the
+ * sanitizer build quick; bench/bench_retarget measures the full clips. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../kinematics/bvh.h"
+#include "../kinematics/quality.h"
+#include "../kinematics/retarget.h"
+#include "../kinematics/robot.h"
+#include "test.h"
+
+static int max_frames(void)
+{
+    const char *s = getenv("RT_TEST_FRAMES");
+    int n = s ? atoi(s) : 0;
+    return n > 0 ? n : 240;
+}
+
+static struct kin_clip *load_clip(const char *rel)
+{
+    char path[512];
+    struct kin_clip *c = NULL;
+    struct rt_err e;
+    snprintf(path, sizeof path, "%s/%s", test_data_dir(), rel);
+    if (kin_bvh_load(path, &c, &e)) {
+        fprintf(stderr, "%s: %s: %s\n", path, e.where, e.msg);
+        return NULL;
+    }
+    return c;
+}
+
+static void test_detect(void)
+{
+    static const struct { const char *clip, *g1, *h1; } cases[] = {
+        {"clips/01_01.bvh", "cmu_g1", "cmu_h1"},
+        {"clips/01_03.bvh", "cmu_g1", "cmu_h1"},
+        {"clips/cmu_12_01_walk.bvh", "cmu_g1", "cmu_h1"},
+        {"clips/jumping_jacks.bvh", "cmu_asf_g1", "cmu_asf_h1"},
+        {"clips/run_forward.bvh", "games105_g1", "games105_h1"},
+        {"clips/jesse_dance.bvh", "mixamo_g1", "mixamo_h1"},
+        {"clips/edge/test_freebvh.bvh", "mixamo_g1", "mixamo_h1"}, /* mixamorig: prefix */
+        {"clips/edge/sinusoidal.bvh", NULL, NULL},
+        {"clips/edge/example.bvh", NULL, NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct kin_clip *c = load_clip(cases[i].clip);
+        CHECK(c != NULL);
+        if (!c) continue;
+        const char *g = kin_retarget_detect_profile(c, "g1");
+        const char *h = kin_retarget_detect_profile(c, "h1");
+        const char *g2 = kin_retarget_detect_profile(c, "g1_29dof_rev_1_0");
+        if (cases[i].g1) {
+            CHECK_EQ_STR(g, cases[i].g1);
+            CHECK_EQ_STR(h, cases[i].h1);
+            CHECK_EQ_STR(g2, cases[i].g1);
+        } else {
+            CHECK(g == NULL && h == NULL);
+        }
+        kin_clip_free(c);
+    }
+}
+
+/* A clip no profile fits is refused with the joints it lacks. */
+static void test_unmappable(const struct kin_robot *g1)
+{
+    struct kin_clip *c = load_clip("clips/edge/example.bvh");
+    struct kin_targets t;
+    struct rt_err e;
+    if (!c) return;
+    CHECK_EQ_INT(kin_targets_from_clip(g1, c, NULL, &t, &e), RT_ENOTFOUND);
+    CHECK(strstr(e.msg, "misses") != NULL);
+    CHECK(strstr(e.msg, "joints") != NULL);
+    CHECK(t.n_frames == 0 && t.pos == NULL);
+    /* An explicit profile names what the clip lacks. */
+    struct kin_profile *p = NULL;
+    CHECK_EQ_INT(kin_profile_load("cmu_g1", &p, &e), RT_OK);
+    if (p) {
+        CHECK_EQ_INT(kin_targets_from_clip(g1, c, p, &t, &e), RT_ENOTFOUND);
+        CHECK(strstr(e.msg, "LeftLeg") != NULL);
+    }
+    kin_profile_free(p);
+    kin_clip_free(c);
+}
+
+/* Targets of a standing-then-moving clip: feet on the ground, contacts,
+ * anchors fixed over each contact interval, root starting above the origin. */
+static void test_targets(const struct kin_robot *g1)
+{
+    struct kin_clip *c = load_clip("clips/cmu_12_01_walk.bvh");
+    struct kin_targets t;
+    struct rt_err e;
+    if (!c) return;
+    CHECK_EQ_INT(kin_targets_from_clip(g1, c, NULL, &t, &e), RT_OK);
+    if (t.pos) {
+        CHECK_EQ_INT(t.n_frames, c->n_frames);
+        CHECK_NEAR(t.frame_time, c->frame_time, 1e-12);
+        CHECK_NEAR(t.pos[0], 0, 1e-6); /* root x, y of frame 0 at the origin */
+        CHECK_NEAR(t.pos[1], 0, 1e-6);
+        CHECK(t.pos[2] > 0.5f && t.pos[2] < 1.0f); /* pelvis at G1 height */
+        CHECK(t.contact != NULL);
+        CHECK(t.foot_link[0] == kin_robot_link_index(g1, "left_ankle_roll_link"));
+        int k = -1, n_contact = 0, below = 0, moved = 0;
+        for (int i = 0; i < t.n_targets; i++)
+            if (t.target_link[i] == t.foot_link[0]) k = i;
+        CHECK(k >= 0);
+        for (int f = 0; k >= 0 && f < t.n_frames; f++) {
+            const float *p = t.pos + 3 * ((size_t)f * t.n_targets + k);
+            if (p[2] < 0.035f - 1e-6f) below++;
+            if (t.contact[2 * f]) {
+                n_contact++;
+                CHECK_NEAR(p[2], 0.035, 1e-6);
+                if (f > 0 && t.contact[2 * (f - 1)]) {
+                    const float *q = p - 3 * t.n_targets;
+                    if (p[0] != q[0] || p[1] != q[1]) moved++;
+                }
+            }
+        }
+        CHECK_EQ_INT(below, 0);
+        CHECK_EQ_INT(moved, 0); /* one anchor per contact interval */
+        CHECK(n_contact > t.n_frames / 5);
+        CHECK(t.init != NULL);
+    }
+    kin_targets_free(&t);
+    kin_clip_free(c);
+}
+
+/* Quality figures against a reference model: a trajectory equal to its own
+ * FK targets has zero error; jerk of q = a t^3 is 6a. */
+static void test_quality_model(const struct kin_robot *g1)
+{
+    struct kin_targets t;
+    struct rt_err e;
+    int n = 8, cols = SOLVER_ROOT_COLS + g1->n_dof;
+    int link = kin_robot_link_index(g1, "left_knee_link");
+    CHECK_EQ_INT(kin_targets_alloc(&t, g1, n, 1, &e), RT_OK);
+    if (!t.pos) return;
+    t.frame_time = 0.1;
+    t.target_link[0] = link;
+    float *state = calloc((size_t)n * cols, sizeof(float));
+    double *x = calloc((size_t)cols, sizeof(double)), *lp = malloc((size_t)g1->n_links * 3 * sizeof(double)),
+           *lr = malloc((size_t)g1->n_links * 9 * sizeof(double));
+    int j_knee = -1;
+    for (int j = 0; j < g1->n_dof; j++)
+        if (strcmp(g1->joints[g1->coord_joint[j]].name, "left_knee_joint") == 0) j_knee = j;
+    for (int f = 0; f < n; f++) {
+        float *s = state + (size_t)f * cols;
+        double tt = f * 0.1;
+        s[2] = 0.8f;
+        s[6] = 1.0f;
+        s[SOLVER_ROOT_COLS + j_knee] = (float)(0.5 * tt * tt * tt); /* a = 0.5: jerk 3 rad/s^3 */
+        for (int c = 0; c < cols; c++) x[c] = s[c];
+        kin_fk(g1, x, lp, lr);
+        for (int c = 0; c < 3; c++) t.pos[3 * f + c] = (float)lp[3 * link + c];
+        t.wpos[f] = 1.0f;
+    }
+    struct kin_quality q;
+    CHECK_EQ_INT(kin_quality_compute(g1, &t, state, n, &q, NULL, NULL), RT_OK);
+    CHECK_NEAR(q.pos_m.mean, 0, 1e-6);
+    CHECK_EQ_INT(q.pos_m.n, n);
+    CHECK_EQ_INT(q.rot_deg.n, 0);
+    CHECK_NEAR(q.mean_jerk, 3.0 / g1->n_dof, 1e-3); /* one joint of n_dof moves */
+    CHECK_EQ_INT(q.joint_limit_violations, 0);
+    /* A knee past its limit is a violation; a pelvis dropped 10 cm with the
+     * feet marked puts them through the floor. */
+    state[SOLVER_ROOT_COLS + j_knee] = -0.5f;
+    t.foot_link[0] = kin_robot_link_index(g1, "left_ankle_roll_link");
+    for (int f = 0; f < n; f++) state[(size_t)f * cols + 2] = 0.0f;
+    CHECK_EQ_INT(kin_quality_compute(g1, &t, state, n, &q, NULL, NULL), RT_OK);
+    CHECK_EQ_INT(q.joint_limit_violations, 1);
+    CHECK(q.ground_penetration_m > 0.5);
+    cJSON *j = kin_quality_json(g1, &t, state, n);
+    CHECK(j != NULL);
+    CHECK(cJSON_IsNumber(cJSON_GetObjectItem(j, "mean_jerk")));
+    CHECK(cJSON_IsObject(cJSON_GetObjectItem(j, "position_error_m")));
+    CHECK(cJSON_IsNull(cJSON_GetObjectItem(j, "rotation_error_deg")));
+    CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItem(j, "links")), 1);
+    cJSON_Delete(j);
+    free(state);
+    free(x);
+    free(lp);
+    free(lr);
+    kin_targets_free(&t);
+}
+
+/* Solves `t` (trajectory) into a new state array; NULL on failure. */
+static float *solve(const struct kin_robot *r, const struct kin_targets *t, const struct kin_profile *p)
+{
+    struct solver_options opt;
+    struct solver_batch b;
+    struct solver_clip_result cr;
+    struct rt_err e;
+    int off[2] = {0, t->n_frames};
+    float *state = malloc((size_t)t->n_frames * solver_state_cols(&r->tree) * sizeof(float));
+    struct solver_result res = {state, &cr};
+    solver_options_default(&opt);
+    opt.threads = 4;
+    if (p) kin_profile_solver_options(p, &opt);
+    kin_targets_batch(r, t, off, &opt, &b);
+    if (solver_solve_cpu(&b, &res, &e)) {
+        fprintf(stderr, "solve: %s: %s\n", e.where, e.msg);
+        free(state);
+        return NULL;
+    }
+    return state;
+}
+
+static void test_end_to_end(void)
+{
+    static const char *const clips[] = {"clips/01_01.bvh", "clips/01_03.bvh", "clips/cmu_12_01_walk.bvh",
+                                        "clips/jumping_jacks.bvh", "clips/run_forward.bvh",
+                                        "clips/jesse_dance.bvh"};
+    static const char *const robots[] = {"g1", "h1"};
+    for (int r = 0; r < 2; r++) {
+        struct kin_robot *robot = NULL;
+        struct rt_err e;
+        CHECK_EQ_INT(kin_robot_load(robots[r], &robot, &e), RT_OK);
+        if (!robot) continue;
+        for (size_t c = 0; c < sizeof clips / sizeof clips[0]; c++) {
+            struct kin_clip *clip = load_clip(clips[c]);
+            struct kin_targets t;
+            if (!clip) continue;
+            if (clip->n_frames > max_frames()) clip->n_frames = max_frames();
+            struct kin_profile *prof = NULL;
+            CHECK_EQ_INT(kin_retarget_pick_profile(clip, robot, &prof, &e), RT_OK);
+            CHECK_EQ_INT(kin_targets_from_clip(robot, clip, prof, &t, &e), RT_OK);
+            float *state = t.pos ? solve(robot, &t, prof) : NULL;
+            kin_profile_free(prof);
+            CHECK(state != NULL);
+            if (state) {
+                struct kin_quality q;
+                CHECK_EQ_INT(kin_quality_compute(robot, &t, state, t.n_frames, &q, NULL, NULL), RT_OK);
+                printf("%s %s: frames %d pos mean %.4f m pen %.4f m limits %d jerk %.1f\n", clips[c],
+                       robots[r], t.n_frames, q.pos_m.mean, q.ground_penetration_m,
+                       q.joint_limit_violations, q.mean_jerk);
+                CHECK_EQ_INT(q.joint_limit_violations, 0);
+                CHECK(q.ground_penetration_m <= 0.01);
+                CHECK(q.pos_m.mean < 0.03);
+            }
+            free(state);
+            kin_targets_free(&t);
+            kin_clip_free(clip);
+        }
+        kin_robot_free(robot);
+    }
+}
+
+/* The issue's comparison on 01_01: >= 3x lower mean jerk than the per-frame
+ * baseline at a mean position error no worse than 5% above it. */
+static void test_jerk_vs_per_frame(void)
+{
+    struct kin_robot *g1 = NULL;
+    struct kin_clip *clip = load_clip("clips/01_01.bvh");
+    struct kin_targets t;
+    struct rt_err e;
+    if (!clip || kin_robot_load("g1", &g1, &e)) {
+        kin_clip_free(clip);
+        return;
+    }
+    if (clip->n_frames > max_frames()) clip->n_frames = max_frames();
+    struct kin_profile *prof = NULL;
+    CHECK_EQ_INT(kin_retarget_pick_profile(clip, g1, &prof, &e), RT_OK);
+    CHECK_EQ_INT(kin_targets_from_clip(g1, clip, prof, &t, &e), RT_OK);
+    float *traj = t.pos ? solve(g1, &t, prof) : NULL;
+    float *pf = malloc((size_t)clip->n_frames * solver_state_cols(&g1->tree) * sizeof(float));
+    struct solver_options opt;
+    struct solver_clip_result cr;
+    solver_options_default(&opt);
+    CHECK(traj != NULL);
+    if (traj && t.pos) {
+        CHECK_EQ_INT(kin_solve_per_frame(g1, &t, &opt, pf, &cr, &e), RT_OK);
+        struct kin_quality qt, qp;
+        kin_quality_compute(g1, &t, traj, t.n_frames, &qt, NULL, NULL);
+        kin_quality_compute(g1, &t, pf, t.n_frames, &qp, NULL, NULL);
+        printf("01_01 g1 %d frames: trajectory jerk %.1f pos %.4f; per-frame jerk %.1f pos %.4f (%.1fx)\n",
+               t.n_frames, qt.mean_jerk, qt.pos_m.mean, qp.mean_jerk, qp.pos_m.mean,
+               qp.mean_jerk / qt.mean_jerk);
+        CHECK(qp.mean_jerk >= 3.0 * qt.mean_jerk);
+        CHECK(qt.pos_m.mean <= 1.05 * qp.pos_m.mean);
+        CHECK_EQ_INT(qp.joint_limit_violations, 0);
+    }
+    kin_profile_free(prof);
+    free(traj);
+    free(pf);
+    kin_targets_free(&t);
+    kin_clip_free(clip);
+    kin_robot_free(g1);
+}
+
+/* A G1 trajectory (from a clip) onto H1 through the g1_to_h1 profile. */
+static void test_robot_source(void)
+{
+    struct kin_robot *g1 = NULL, *h1 = NULL;
+    struct kin_clip *clip = load_clip("clips/cmu_12_01_walk.bvh");
+    struct kin_targets t, t2;
+    struct kin_profile *p = NULL;
+    struct rt_err e;
+    memset(&t, 0, sizeof t);
+    memset(&t2, 0, sizeof t2);
+    CHECK_EQ_INT(kin_robot_load("g1", &g1, &e), RT_OK);
+    CHECK_EQ_INT(kin_robot_load("h1", &h1, &e), RT_OK);
+    CHECK_EQ_INT(kin_profile_load("g1_to_h1", &p, &e), RT_OK);
+    if (!clip || !g1 || !h1 || !p) goto done;
+    if (clip->n_frames > 120) clip->n_frames = 120;
+    CHECK_EQ_INT(kin_targets_from_clip(g1, clip, NULL, &t, &e), RT_OK);
+    float *gs = t.pos ? solve(g1, &t, NULL) : NULL;
+    if (gs) {
+        int cols = solver_state_cols(&g1->tree);
+        double *states = malloc((size_t)t.n_frames * cols * sizeof(double));
+        for (size_t i = 0; i < (size_t)t.n_frames * cols; i++) states[i] = gs[i];
+        CHECK_EQ_INT(kin_targets_from_robot_traj(h1, g1, states, t.n_frames, t.frame_time, p, &t2, &e), RT_OK);
+        /* A BVH profile refuses a robot trajectory and vice versa. */
+        struct kin_targets t3;
+        CHECK_EQ_INT(kin_targets_from_clip(h1, clip, p, &t3, &e), RT_EINVAL);
+        float *hs = t2.pos ? solve(h1, &t2, p) : NULL;
+        if (hs) {
+            struct kin_quality q;
+            kin_quality_compute(h1, &t2, hs, t2.n_frames, &q, NULL, NULL);
+            printf("g1 -> h1: pos mean %.4f m pen %.4f limits %d\n", q.pos_m.mean, q.ground_penetration_m,
+                   q.joint_limit_violations);
+            CHECK(q.pos_m.mean < 0.03);
+            CHECK_EQ_INT(q.joint_limit_violations, 0);
+            CHECK(q.ground_penetration_m <= 0.01);
+        }
+        free(hs);
+        free(states);
+    }
+    free(gs);
+done:
+    kin_targets_free(&t);
+    kin_targets_free(&t2);
+    kin_profile_free(p);
+    kin_clip_free(clip);
+    kin_robot_free(g1);
+    kin_robot_free(h1);
+}
+
+int main(void)
+{
+    struct kin_robot *g1 = NULL;
+    struct rt_err e;
+    struct kin_clip *probe = load_clip("clips/01_01.bvh");
+    if (!probe) TEST_SKIP("shared data not found (set RT_SHARED_DATA)");
+    kin_clip_free(probe);
+    if (kin_robot_load("g1", &g1, &e)) {
+        fprintf(stderr, "g1: %s: %s\n", e.where, e.msg);
+        return 1;
+    }
+    test_detect();
+    test_unmappable(g1);
+    test_targets(g1);
+    test_quality_model(g1);
+    test_end_to_end();
+    test_jerk_vs_per_frame();
+    test_robot_source();
+    kin_robot_free(g1);
+    return test_report("test_retarget");
+}
