@@ -11,6 +11,7 @@ export RT_SHARED_DATA=$PWD/.gpudata
 export LOG_DIR=$OUT
 nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.mem,driver_version --format=csv > "$OUT/nvidia-smi.txt" 2>&1
 cat "$OUT/nvidia-smi.txt"
-ldd build/tests/test_cuda | grep "not found"
-sh bench/gpu_check.sh build; echo "gpu_check exit $?"
-sh bench/bench_gpu.sh build ${1:-all}; echo "bench_gpu exit $?"
+B=${BIN:-.gpudata/bin}
+ldd $B/tests/test_cuda | grep "not found"
+sh bench/gpu_check.sh $B; echo "gpu_check exit $?"
+sh bench/bench_gpu.sh $B ${1:-all}; echo "bench_gpu exit $?"

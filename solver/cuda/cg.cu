@@ -28,27 +28,49 @@ static struct cg_args cg_args_of(const struct cuda_lm *L)
     return a;
 }
 
-/* q = (H + lamd) p for gated clips; lamd NULL: undamped. */
+#define WARP_FRAMES_PER_BLOCK 2
+
+/* Stages a frame's n x n block in shared memory: independent coalesced
+ * loads, so that the sequential loops below run at shared-memory latency
+ * instead of one device-memory round trip per step. */
+static __device__ __forceinline__ void warp_stage(float *dst, const float *src, int count, unsigned lane)
+{
+    for (int i = (int)lane; i < count; i += 32) dst[i] = src[i];
+    __syncwarp();
+}
+
+/* q = (H + lamd) p for gated clips (lamd NULL: undamped); one warp per
+ * frame, lane l computes outputs l and l + 32. */
 static __global__ void matvec_kernel(struct cg_args a, const int *gate, const float *B, const float *lamd,
                                      const unsigned long long *frozen, const float *p, float *q)
 {
-    size_t gid = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (gid >= (size_t)a.nf * a.n) return;
-    int f = (int)(gid / a.n), c = (int)(gid % a.n), k = a.clip_of[f];
-    if (!gate[k]) return;
+    extern __shared__ float smem[];
+    int w = threadIdx.x >> 5, f = blockIdx.x * WARP_FRAMES_PER_BLOCK + w;
+    unsigned lane = threadIdx.x & 31u;
+    if (f >= a.nf) return;
+    int k = a.clip_of[f];
+    if (!gate[k]) return; /* uniform per warp */
+    const int n = a.n;
+    float *Bs = smem + (size_t)w * (n * n + n), *xs = Bs + n * n;
+    warp_stage(Bs, B + (size_t)f * n * n, n * n, lane);
+    warp_stage(xs, p + (size_t)f * n, n, lane);
     int t = f - a.off[k], T = a.off[k + 1] - a.off[k];
-    const float *Bf = B + (size_t)f * a.n * a.n, *x = p + (size_t)f * a.n;
-    float y = 0.0f;
-    for (int j = 0; j < a.n; j++) y = y + Bf[(size_t)j * a.n + c] * x[j];
-    if ((frozen[f] >> c) & 1ull) {
-        y = 0.0f;
-    } else {
-        float v = y;
-        if (lamd) v = v + lamd[(size_t)f * a.n + c] * x[c];
-        v = v + frame_stencil_at(&a.bd, p + (size_t)a.off[k] * a.n, a.n, c, t, T);
-        y = v;
+    unsigned long long fz = frozen[f];
+    for (int h = 0; h < 2; h++) {
+        int c = (int)lane + 32 * h;
+        if (c >= n) break;
+        float y = 0.0f;
+        for (int j = 0; j < n; j++) y = y + Bs[j * n + c] * xs[j];
+        if ((fz >> c) & 1ull) {
+            y = 0.0f;
+        } else {
+            float v = y;
+            if (lamd) v = v + lamd[(size_t)f * n + c] * xs[c];
+            v = v + frame_stencil_at(&a.bd, p + (size_t)a.off[k] * n, n, c, t, T);
+            y = v;
+        }
+        q[(size_t)f * n + c] = y;
     }
-    q[gid] = y;
 }
 
 /* z = F^-1 r for one frame on one warp (frame_chol_solve's order). */
@@ -75,21 +97,22 @@ static __device__ __forceinline__ void warp_chol_solve(const float *F, int n, un
     }
 }
 
-#define WARP_FRAMES_PER_BLOCK 4
-
 /* r = -g, d = 0, z = M^-1 r, p = z (ph_cg_init). */
 static __global__ void cg_init_kernel(struct cg_args a, const int *gate, const float *F, const float *g,
                                       float *r, float *d, float *z, float *p)
 {
-    int f = blockIdx.x * WARP_FRAMES_PER_BLOCK + (threadIdx.x >> 5);
+    extern __shared__ float smem[];
+    int w = threadIdx.x >> 5, f = blockIdx.x * WARP_FRAMES_PER_BLOCK + w;
     unsigned lane = threadIdx.x & 31u;
     if (f >= a.nf || !gate[a.clip_of[f]]) return; /* uniform per warp */
     size_t o = (size_t)f * a.n;
+    float *Fs = smem + (size_t)w * (a.n * a.n + a.n);
+    warp_stage(Fs, F + o * a.n, a.n * a.n, lane);
     int i0 = (int)lane, i1 = (int)lane + 32;
     float z0 = 0.0f, z1 = 0.0f;
     if (i0 < a.n) { z0 = -g[o + i0]; r[o + i0] = z0; d[o + i0] = 0.0f; }
     if (i1 < a.n) { z1 = -g[o + i1]; r[o + i1] = z1; d[o + i1] = 0.0f; }
-    warp_chol_solve(F + o * a.n, a.n, lane, &z0, &z1);
+    warp_chol_solve(Fs, a.n, lane, &z0, &z1);
     if (i0 < a.n) { z[o + i0] = z0; p[o + i0] = z0; }
     if (i1 < a.n) { z[o + i1] = z1; p[o + i1] = z1; }
 }
@@ -98,13 +121,16 @@ static __global__ void cg_init_kernel(struct cg_args a, const int *gate, const f
 static __global__ void cg_update_kernel(struct cg_args a, const int *gate, const float *alpha, const float *F,
                                         const float *p, const float *q, float *d, float *r, float *z)
 {
-    int f = blockIdx.x * WARP_FRAMES_PER_BLOCK + (threadIdx.x >> 5);
+    extern __shared__ float smem[];
+    int w = threadIdx.x >> 5, f = blockIdx.x * WARP_FRAMES_PER_BLOCK + w;
     unsigned lane = threadIdx.x & 31u;
     if (f >= a.nf) return;
     int k = a.clip_of[f];
     if (!gate[k]) return;
     float al = alpha[k];
     size_t o = (size_t)f * a.n;
+    float *Fs = smem + (size_t)w * (a.n * a.n + a.n);
+    warp_stage(Fs, F + o * a.n, a.n * a.n, lane);
     int i0 = (int)lane, i1 = (int)lane + 32;
     float z0 = 0.0f, z1 = 0.0f;
     if (i0 < a.n) {
@@ -117,7 +143,7 @@ static __global__ void cg_update_kernel(struct cg_args a, const int *gate, const
         z1 = r[o + i1] - al * q[o + i1];
         r[o + i1] = z1;
     }
-    warp_chol_solve(F + o * a.n, a.n, lane, &z0, &z1);
+    warp_chol_solve(Fs, a.n, lane, &z0, &z1);
     if (i0 < a.n) z[o + i0] = z0;
     if (i1 < a.n) z[o + i1] = z1;
 }
@@ -190,13 +216,21 @@ struct fin_beta { /* rr = r.r, rz = r.z */
     }
 };
 
+/* Dynamic shared memory of the warp-per-frame kernels: a block and a
+ * vector per warp (n <= 64: at most 33 KB for two warps). */
+static size_t warp_smem(const struct cuda_lm *L)
+{
+    return (size_t)WARP_FRAMES_PER_BLOCK * ((size_t)L->n * L->n + L->n) * sizeof(float);
+}
+
 static enum rt_status pcg_enqueue(struct cuda_lm *L, cudaStream_t s, struct rt_err *err)
 {
     struct cg_args a = cg_args_of(L);
     size_t ne = (size_t)L->nf * L->n;
     unsigned ge = cuda_blocks(ne, 256), gw = cuda_blocks((size_t)L->nf, WARP_FRAMES_PER_BLOCK);
+    size_t sm = warp_smem(L);
     enum rt_status st;
-    cg_init_kernel<<<gw, 32 * WARP_FRAMES_PER_BLOCK, 0, s>>>(a, L->sel, L->F, L->g, L->r, L->d, L->z, L->p);
+    cg_init_kernel<<<gw, 32 * WARP_FRAMES_PER_BLOCK, sm, s>>>(a, L->sel, L->F, L->g, L->r, L->d, L->z, L->p);
     CUDA_TRY_LAUNCH(err);
     {
         cuda_reduce_src<2> src = {{L->g, L->r}, {L->g, L->z}};
@@ -205,7 +239,7 @@ static enum rt_status pcg_enqueue(struct cuda_lm *L, cudaStream_t s, struct rt_e
         if ((st = cuda_reduce_run<2>(&L->plan_n, src, dst, fin, s, err)) != RT_OK) return st;
     }
     for (int it = 0; it < L->bd.opt.max_cg_iters; it++) {
-        matvec_kernel<<<ge, 256, 0, s>>>(a, L->cg_on, L->B, L->lamd, L->frozen, L->p, L->q);
+        matvec_kernel<<<gw, 32 * WARP_FRAMES_PER_BLOCK, sm, s>>>(a, L->cg_on, L->B, L->lamd, L->frozen, L->p, L->q);
         CUDA_TRY_LAUNCH(err);
         {
             cuda_reduce_src<1> src = {{L->p}, {L->q}};
@@ -213,7 +247,7 @@ static enum rt_status pcg_enqueue(struct cuda_lm *L, cudaStream_t s, struct rt_e
             fin_alpha fin = {L->cg_on, L->rz, L->alpha};
             if ((st = cuda_reduce_run<1>(&L->plan_n, src, dst, fin, s, err)) != RT_OK) return st;
         }
-        cg_update_kernel<<<gw, 32 * WARP_FRAMES_PER_BLOCK, 0, s>>>(a, L->cg_on, L->alpha, L->F, L->p, L->q, L->d,
+        cg_update_kernel<<<gw, 32 * WARP_FRAMES_PER_BLOCK, sm, s>>>(a, L->cg_on, L->alpha, L->F, L->p, L->q, L->d,
                                                                     L->r, L->z);
         CUDA_TRY_LAUNCH(err);
         {
@@ -269,8 +303,8 @@ enum rt_status cuda_pcg(struct cuda_lm *L, cudaStream_t s, struct rt_err *err)
 enum rt_status cuda_predict(struct cuda_lm *L, cudaStream_t s, struct rt_err *err)
 {
     struct cg_args a = cg_args_of(L);
-    size_t ne = (size_t)L->nf * L->n;
-    matvec_kernel<<<cuda_blocks(ne, 256), 256, 0, s>>>(a, L->sel, L->B, NULL, L->frozen, L->d, L->q);
+    matvec_kernel<<<cuda_blocks((size_t)L->nf, WARP_FRAMES_PER_BLOCK), 32 * WARP_FRAMES_PER_BLOCK, warp_smem(L), s>>>(
+        a, L->sel, L->B, NULL, L->frozen, L->d, L->q);
     CUDA_TRY_LAUNCH(err);
     predict_kernel<<<cuda_blocks((size_t)L->nf, CUDA_FRAME_THREADS), CUDA_FRAME_THREADS, 0, s>>>(
         a, L->cols, L->sel, L->g, L->d, L->q, L->x, L->xt, L->pred_f);

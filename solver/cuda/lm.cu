@@ -186,8 +186,8 @@ static enum rt_status prepare(struct cuda_lm *L, const struct solver_batch *b, c
     }
     free(clip_of);
     cuda_pcg_reset(L); /* kernel arguments changed */
-    /* pinned staging: 8 per-clip arrays of 4 bytes */
-    size_t pin = (size_t)8 * L->nc * 4;
+    /* pinned staging: 10 per-clip arrays of 4 bytes */
+    size_t pin = (size_t)10 * L->nc * 4;
     if (st == RT_OK && pin > L->h_pin_cap) {
         if (L->h_pin) cudaFreeHost(L->h_pin);
         L->h_pin = NULL;
@@ -301,7 +301,10 @@ enum rt_status cuda_lm_solve(struct cuda_lm **lmp, const struct solver_batch *b,
         float *h_lam = (float *)L->h_pin + nc, *h_a = (float *)L->h_pin + 2 * nc, *h_b = (float *)L->h_pin + 3 * nc;
         float *h_c = (float *)L->h_pin + 4 * nc, *h_d = (float *)L->h_pin + 5 * nc;
         int *h_it = (int *)L->h_pin + 6 * nc;
-        float *h_pred = (float *)L->h_pin + 7 * nc;
+        /* The accept phase stages its flags in slots of its own: its copies
+         * are still queued when the next iteration rewrites h_sel. */
+        int *h_sel_acc = (int *)L->h_pin + 8 * nc;
+        float *h_pred = (float *)L->h_pin + 9 * nc;
         size_t cb = (size_t)nc * 4;
 
         start_state(b, xh, nf);
@@ -410,10 +413,10 @@ enum rt_status cuda_lm_solve(struct cuda_lm **lmp, const struct solver_batch *b,
                 }
             }
             for (int k = 0; k < nc; k++) {
-                h_sel[k] = cl[k].sel;
+                h_sel_acc[k] = cl[k].sel;
                 h_pred[k] = cl[k].pred;
             }
-            CTRY(cudaMemcpyAsync(L->sel, h_sel, cb, cudaMemcpyHostToDevice, s));
+            CTRY(cudaMemcpyAsync(L->sel, h_sel_acc, cb, cudaMemcpyHostToDevice, s));
             CTRY(cudaMemcpyAsync(L->pred, h_pred, cb, cudaMemcpyHostToDevice, s));
             TRY(cuda_accept(L, s, err));
             int done_clips = 0, max_it = 0;
