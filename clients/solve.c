@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../kinematics/batch.h"
 #include "../kinematics/bvh.h"
 #include "../kinematics/profile.h"
 #include "../kinematics/report.h"
@@ -200,15 +201,10 @@ done:
     return st;
 }
 
-static int weights_equal(const struct clip *cx, const struct clip *cy, int nt, int nq)
+static int weights_equal(const struct kin_robot *robot, const struct clip *cx, const struct clip *cy)
 {
-    const struct kin_targets *x = &cx->t, *y = &cy->t;
-    return !memcmp(&cx->opt, &cy->opt, sizeof cx->opt) && x->n_targets == y->n_targets &&
-           !memcmp(x->target_link, y->target_link, (size_t)x->n_targets * sizeof(int)) &&
-           !memcmp(x->w_vel, y->w_vel, (size_t)nt * sizeof(float)) &&
-           !memcmp(x->w_acc, y->w_acc, (size_t)nt * sizeof(float)) &&
-           !memcmp(x->rest, y->rest, (size_t)nq * sizeof(float)) &&
-           !memcmp(x->w_rest, y->w_rest, (size_t)nq * sizeof(float)) && (!x->init) == (!y->init);
+    return !memcmp(&cx->opt, &cy->opt, sizeof cx->opt) &&
+           kin_targets_same_weights(robot, &cx->t, &cy->t);
 }
 
 struct progress {
@@ -225,100 +221,32 @@ static void on_progress(void *user, int lm_iter, int clips_done)
     fflush(stderr);
 }
 
-/* Solves clips[idx[0..n)] as one batch. Concatenates their targets in the
- * solver's layout and scatters the result back into each clip. */
+/* Solves clips[idx[0..n)] as one batch (kinematics/batch.c concatenates
+ * their targets in the solver's layout and scatters the result back). */
 static enum rt_status solve_group(const struct solve_args *a, struct solver_backend *be,
                                   const struct kin_robot *robot, struct clip *clips,
                                   const int *idx, int n, struct rt_err *err)
 {
-    const struct kin_targets *t0 = &clips[idx[0]].t;
-    int nk = t0->n_targets, cols = solver_state_cols(&robot->tree);
-    size_t total = 0;
-    enum rt_status st = RT_ENOMEM;
-    int *off = malloc((size_t)(n + 1) * sizeof(int));
-    float *pos = NULL, *rot = NULL, *wpos = NULL, *wrot = NULL, *init = NULL, *state = NULL;
-    struct solver_clip_result *res = malloc((size_t)n * sizeof *res);
-    if (!off || !res) goto fail;
-    off[0] = 0;
-    for (int i = 0; i < n; i++) {
-        total += (size_t)clips[idx[i]].t.n_frames;
-        if (total > INT_MAX / 64) {
-            st = rt_err_set(err, RT_ELIMIT, "batch", "too many frames in one batch");
-            goto fail;
-        }
-        off[i + 1] = (int)total;
-    }
-    size_t nft = total * (size_t)(nk ? nk : 1);
-    pos = malloc(nft * 3 * sizeof(float));
-    rot = malloc(nft * 4 * sizeof(float));
-    wpos = malloc(nft * sizeof(float));
-    wrot = malloc(nft * sizeof(float));
-    state = malloc(total * (size_t)cols * sizeof(float));
-    if (t0->init) init = malloc(total * (size_t)cols * sizeof(float));
-    if (!pos || !rot || !wpos || !wrot || !state || (t0->init && !init)) goto fail;
-    for (int i = 0; i < n; i++) {
-        const struct kin_targets *t = &clips[idx[i]].t;
-        size_t o = (size_t)off[i] * (size_t)nk, m = (size_t)t->n_frames * (size_t)nk;
-        memcpy(pos + 3 * o, t->pos, 3 * m * sizeof(float));
-        memcpy(rot + 4 * o, t->rot, 4 * m * sizeof(float));
-        memcpy(wpos + o, t->wpos, m * sizeof(float));
-        memcpy(wrot + o, t->wrot, m * sizeof(float));
-        if (init)
-            memcpy(init + (size_t)off[i] * (size_t)cols, t->init,
-                   (size_t)t->n_frames * (size_t)cols * sizeof(float));
-    }
+    enum rt_status st;
+    struct kin_batch_item *items = calloc((size_t)n, sizeof *items);
+    if (!items) return rt_err_set(err, RT_ENOMEM, "batch", "out of memory");
+    for (int i = 0; i < n; i++) items[i].t = &clips[idx[i]].t;
     struct progress prog = {a->quiet || !isatty(2), n, n > 1 ? "batch" : clips[idx[0]].name};
-    struct solver_batch b = {
-        .tree = &robot->tree,
-        .n_clips = n,
-        .frame_off = off,
-        .n_targets = nk,
-        .target_link = t0->target_link,
-        .target_pos = pos,
-        .target_rot = rot,
-        .target_wpos = wpos,
-        .target_wrot = wrot,
-        .w_vel = t0->w_vel,
-        .w_acc = t0->w_acc,
-        .rest = t0->rest,
-        .w_rest = t0->w_rest,
-        .init = init,
-        .progress = on_progress,
-        .progress_user = &prog,
-    };
-    b.opt = clips[idx[0]].opt;
-    b.opt.threads = a->threads;
-    if (a->max_lm >= 0) b.opt.max_lm_iters = a->max_lm;
-    if (a->max_cg >= 0) b.opt.max_cg_iters = a->max_cg;
-    if (a->linear && !strcmp(a->linear, "direct")) b.opt.linear = SOLVER_LINEAR_DIRECT;
-    struct solver_result r = {state, res};
-    st = solver_backend_solve(be, &b, &r, err);
+    struct solver_options opt = clips[idx[0]].opt;
+    opt.threads = a->threads;
+    if (a->max_lm >= 0) opt.max_lm_iters = a->max_lm;
+    if (a->max_cg >= 0) opt.max_cg_iters = a->max_cg;
+    if (a->linear && !strcmp(a->linear, "direct")) opt.linear = SOLVER_LINEAR_DIRECT;
+    st = kin_batch_solve(be, robot, &opt, items, n, on_progress, &prog, err);
     if (!prog.quiet) fputs("\n", stderr);
-    if (st != RT_OK) goto fail;
-    for (int i = 0; i < n; i++) {
-        struct clip *c = &clips[idx[i]];
-        size_t bytes = (size_t)c->t.n_frames * (size_t)cols * sizeof(float);
-        c->state = malloc(bytes);
-        if (!c->state) {
-            st = rt_err_set(err, RT_ENOMEM, c->path, "out of memory");
-            goto fail;
+    if (st == RT_OK)
+        for (int i = 0; i < n; i++) {
+            struct clip *c = &clips[idx[i]];
+            c->state = items[i].state;
+            c->res = items[i].res;
+            c->solved = n;
         }
-        memcpy(c->state, state + (size_t)off[i] * (size_t)cols, bytes);
-        c->res = res[i];
-        c->solved = n;
-    }
-    st = RT_OK;
-fail:
-    if (st == RT_ENOMEM && err && err->code != RT_ENOMEM)
-        rt_err_set(err, RT_ENOMEM, "batch", "out of memory for %zu frames", total);
-    free(off);
-    free(res);
-    free(pos);
-    free(rot);
-    free(wpos);
-    free(wrot);
-    free(init);
-    free(state);
+    free(items);
     return st;
 }
 
@@ -397,7 +325,6 @@ int cli_solve(int argc, char **argv)
             }
         if (load_source(&a, robot, src_robot, &clips[i], &err) != RT_OK) goto fail;
     }
-    int nt = solver_tangent_dim(&robot->tree), nq = robot->n_dof;
     if (a.per_frame) {
         for (int i = 0; i < a.n_sources; i++) {
             struct clip *c = &clips[i];
@@ -419,7 +346,7 @@ int cli_solve(int argc, char **argv)
             if (clips[i].solved) continue;
             int n = 0;
             for (int j = i; j < a.n_sources; j++)
-                if (!clips[j].solved && weights_equal(&clips[i], &clips[j], nt, nq)) idx[n++] = j;
+                if (!clips[j].solved && weights_equal(robot, &clips[i], &clips[j])) idx[n++] = j;
             if (solve_group(&a, &be, robot, clips, idx, n, &err) != RT_OK) goto fail;
         }
     } else {

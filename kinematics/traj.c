@@ -55,13 +55,28 @@ static int parse_field(const char **p, const char *end, double *v)
 enum rt_status kin_traj_read(const char *path, int cols, double **out, int *n_frames,
                              struct rt_err *err)
 {
-    char *text = NULL, where[96];
-    size_t len = 0, cap = 0, n = 0;
-    double *rows = NULL;
+    char *text = NULL;
+    size_t len = 0;
     enum rt_status st = rt_read_file(path, KIN_TRAJ_MAX_BYTES, &text, &len, err);
     *out = NULL;
     *n_frames = 0;
     if (st != RT_OK) return st;
+    st = kin_traj_parse(text, len, path, cols, out, n_frames, err);
+    free(text);
+    return st;
+}
+
+enum rt_status kin_traj_parse(const char *text, size_t len, const char *path, int cols,
+                              double **out, int *n_frames, struct rt_err *err)
+{
+    char where[96];
+    size_t cap = 0, n = 0;
+    double *rows = NULL;
+    enum rt_status st = RT_OK;
+    *out = NULL;
+    *n_frames = 0;
+    if (len > KIN_TRAJ_MAX_BYTES)
+        return rt_err_set(err, RT_ELIMIT, path, "trajectory larger than %u bytes", KIN_TRAJ_MAX_BYTES);
     const char *p = text, *end = text + len;
     for (long line = 1; p < end; line++) {
         const char *eol = memchr(p, '\n', (size_t)(end - p));
@@ -128,12 +143,10 @@ enum rt_status kin_traj_read(const char *path, int cols, double **out, int *n_fr
         st = rt_err_set(err, RT_EPARSE, path, "no frames");
         goto fail;
     }
-    free(text);
     *out = rows;
     *n_frames = (int)n;
     return RT_OK;
 fail:
-    free(text);
     free(rows);
     return st;
 }

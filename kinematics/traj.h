@@ -27,6 +27,12 @@ extern "C" {
 enum rt_status kin_traj_read(const char *path, int cols, double **out, int *n_frames,
                              struct rt_err *err);
 
+/* As kin_traj_read(), from `len` bytes of `text` (need not be
+ * NUL-terminated); `path` labels errors ("PATH:LINE"). The daemon reads
+ * trajectories from request bodies with it. */
+enum rt_status kin_traj_parse(const char *text, size_t len, const char *path, int cols,
+                              double **out, int *n_frames, struct rt_err *err);
+
 /* Writes `n_frames` rows of `state` (float, robot state layout) as CSV, with
  * the header row unless `no_header`. Every value is printed with %.9g, which
  * round-trips a float exactly, so equal bytes mean equal bits. */
