@@ -162,7 +162,7 @@ static const char *attr_get(const char **atts, const char *key)
 }
 
 /* Parses exactly n finite decimal numbers separated by white space. Refuses
- * "inf", "nan", hex floats' friends and trailing junk; returns 1 on success. */
+ * "inf", "nan", hexadecimal and trailing junk; returns 1 on success. */
 static int parse_numbers(const char *s, double *out, int n)
 {
     const char *p = s;
@@ -171,7 +171,7 @@ static int parse_numbers(const char *s, double *out, int n)
         while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
         if (!((*p >= '0' && *p <= '9') || *p == '-' || *p == '+' || *p == '.')) return 0;
         out[i] = strtod(p, &end);
-        if (end == p || !isfinite(out[i])) return 0;
+        if (end == p || !isfinite(out[i]) || strcspn(p, "xXpP") < (size_t)(end - p)) return 0;
         if (*end && *end != ' ' && *end != '\t' && *end != '\n' && *end != '\r') return 0;
         p = end;
     }
@@ -520,7 +520,20 @@ static int name_index_find(const struct name_index *ix, const char *s)
 }
 
 /* ---------------------------------------------------------------------------
- * Stage two: resolve, check, build. */
+ * Stage two: resolve names, order the links, build the robot. */
+
+/* The structure of a complete parse, in file-order indices.
+ * Invariants once resolve_names() and order_links() succeed: every joint
+ * has a parent and a child link, no link has two parent joints, exactly one
+ * link (topo[0]) has none, and topo[] lists every link with each parent
+ * before its children; pos[] is its inverse. */
+struct urdf_tree {
+    int *jparent, *jchild; /* [n_joints] link of <parent> and <child> */
+    int *leader;           /* [n_joints] mimic leader joint, or -1 */
+    int *parent_joint;     /* [n_links] joint whose child the link is, or -1 */
+    int *topo;             /* [n_links] link (file order) at each topological position */
+    int *pos;              /* [n_links] topological position of each link */
+};
 
 static void *alloc_array(size_t n, size_t size)
 {
@@ -529,92 +542,69 @@ static void *alloc_array(size_t n, size_t size)
     return calloc(1, bytes);
 }
 
-/* Resolves links and joints of a complete parse and builds the robot into
- * *out. Reports through urdf_fail; returns ps->status. */
-static int build_robot(struct urdf_parse *ps, struct kin_robot **out)
+static void tree_free(struct urdf_tree *t)
 {
-    int nl = ps->n_links, nj = ps->n_joints, dup, first, n_roots = 0, root = -1;
+    free(t->jparent);
+    free(t->jchild);
+    free(t->leader);
+    free(t->parent_joint);
+    free(t->topo);
+    free(t->pos);
+}
+
+/* Unique link and joint names; the links every joint names exist and have
+ * one parent joint each; mimic leaders exist and own a coordinate. A mimic
+ * on a fixed joint has nothing to follow and is ignored. */
+static int resolve_names(struct urdf_parse *ps, struct urdf_tree *t)
+{
+    int nl = ps->n_links, nj = ps->n_joints, dup, first;
     struct name_index lix = {0}, jix = {0};
-    const char **lnames = NULL, **jnames = NULL;
-    int *parent_joint = NULL; /* per link (file order): joint index or -1 */
-    int *jparent = NULL, *jchild = NULL, *leader = NULL;
-    int *child_start = NULL, *child_list = NULL, *stack = NULL, *topo = NULL, *pos = NULL;
-    struct kin_robot *r = NULL;
-    struct kin_robot_priv *pv;
+    const char **lnames = alloc_array((size_t)nl, sizeof *lnames);
+    const char **jnames = alloc_array((size_t)nj, sizeof *jnames);
 
-    if (nl == 0) {
-        urdf_fail(ps, RT_EPARSE, 0, "no <link> elements");
-        goto fail;
-    }
-    lnames = alloc_array((size_t)nl, sizeof *lnames);
-    jnames = alloc_array((size_t)nj, sizeof *jnames);
-    parent_joint = alloc_array((size_t)nl, sizeof *parent_joint);
-    jparent = alloc_array((size_t)nj, sizeof *jparent);
-    jchild = alloc_array((size_t)nj, sizeof *jchild);
-    leader = alloc_array((size_t)nj, sizeof *leader);
-    child_start = alloc_array((size_t)nl + 1, sizeof *child_start);
-    child_list = alloc_array((size_t)nj, sizeof *child_list);
-    stack = alloc_array((size_t)nl, sizeof *stack);
-    topo = alloc_array((size_t)nl, sizeof *topo);
-    pos = alloc_array((size_t)nl, sizeof *pos);
-    if (!lnames || !jnames || !parent_joint || !jparent || !jchild || !leader || !child_start ||
-        !child_list || !stack || !topo || !pos) {
-        urdf_fail(ps, RT_ENOMEM, 0, "out of memory");
-        goto fail;
-    }
-
-    /* Names: unique links, unique joints. */
+    if (!lnames || !jnames) goto oom;
     for (int i = 0; i < nl; i++) lnames[i] = ps->links[i].name;
-    for (int i = 0; i < nj; i++) jnames[i] = ps->joints[i].name;
-    if (name_index_build(&lix, lnames, nl, &dup, &first) != RT_OK) {
-        urdf_fail(ps, RT_ENOMEM, 0, "out of memory");
-        goto fail;
-    }
+    for (int j = 0; j < nj; j++) jnames[j] = ps->joints[j].name;
+    if (name_index_build(&lix, lnames, nl, &dup, &first) != RT_OK) goto oom;
     if (dup >= 0) {
         urdf_fail(ps, RT_EPARSE, ps->links[dup].line, "duplicate link name '%.40s' (first at line %ld)",
                   lnames[dup], ps->links[first].line);
         goto fail;
     }
-    if (name_index_build(&jix, jnames, nj, &dup, &first) != RT_OK) {
-        urdf_fail(ps, RT_ENOMEM, 0, "out of memory");
-        goto fail;
-    }
+    if (name_index_build(&jix, jnames, nj, &dup, &first) != RT_OK) goto oom;
     if (dup >= 0) {
         urdf_fail(ps, RT_EPARSE, ps->joints[dup].line, "duplicate joint name '%.40s' (first at line %ld)",
                   jnames[dup], ps->joints[first].line);
         goto fail;
     }
 
-    /* Links of each joint; one parent joint per link. */
-    for (int i = 0; i < nl; i++) parent_joint[i] = -1;
+    for (int i = 0; i < nl; i++) t->parent_joint[i] = -1;
     for (int j = 0; j < nj; j++) {
-        struct urdf_joint_src *js = &ps->joints[j];
-        jparent[j] = name_index_find(&lix, js->parent);
-        jchild[j] = name_index_find(&lix, js->child);
-        if (jparent[j] < 0) {
+        const struct urdf_joint_src *js = &ps->joints[j];
+        t->jparent[j] = name_index_find(&lix, js->parent);
+        t->jchild[j] = name_index_find(&lix, js->child);
+        if (t->jparent[j] < 0) {
             urdf_fail(ps, RT_EPARSE, js->parent_line, "joint '%.40s': <parent> names unknown link '%.40s'",
                       js->name, js->parent);
             goto fail;
         }
-        if (jchild[j] < 0) {
+        if (t->jchild[j] < 0) {
             urdf_fail(ps, RT_EPARSE, js->child_line, "joint '%.40s': <child> names unknown link '%.40s'",
                       js->name, js->child);
             goto fail;
         }
-        if (parent_joint[jchild[j]] >= 0) {
+        if (t->parent_joint[t->jchild[j]] >= 0) {
             urdf_fail(ps, RT_EPARSE, js->child_line, "link '%.40s' has two parent joints: '%.32s' and '%.32s'",
-                      js->child, ps->joints[parent_joint[jchild[j]]].name, js->name);
+                      js->child, ps->joints[t->parent_joint[t->jchild[j]]].name, js->name);
             goto fail;
         }
-        parent_joint[jchild[j]] = j;
+        t->parent_joint[t->jchild[j]] = j;
     }
 
-    /* Mimic leaders: an existing joint that owns a coordinate. A mimic on a
-     * fixed joint has nothing to follow and is ignored. */
     for (int j = 0; j < nj; j++) {
-        struct urdf_joint_src *js = &ps->joints[j];
+        const struct urdf_joint_src *js = &ps->joints[j];
         int l;
-        leader[j] = -1;
+        t->leader[j] = -1;
         if (!js->mimic || js->type == KIN_JOINT_FIXED) continue;
         l = name_index_find(&jix, js->mimic);
         if (l < 0) {
@@ -628,76 +618,97 @@ static int build_robot(struct urdf_parse *ps, struct kin_robot **out)
                       js->name, js->mimic, ps->joints[l].mimic ? "a mimic" : "fixed");
             goto fail;
         }
-        leader[j] = l;
+        t->leader[j] = l;
     }
 
-    /* One root. */
+fail:
+    free(lix.slot);
+    free(jix.slot);
+    free(lnames);
+    free(jnames);
+    return ps->status;
+oom:
+    urdf_fail(ps, RT_ENOMEM, 0, "out of memory");
+    goto fail;
+}
+
+/* One root, then a depth-first walk from it with children in joint file
+ * order. Every link has at most one parent, so the walk never meets a link
+ * twice, and a link it does not reach hangs below a cycle. */
+static int order_links(struct urdf_parse *ps, struct urdf_tree *t)
+{
+    int nl = ps->n_links, nj = ps->n_joints, root = -1, n_topo = 0, sp = 0;
+    int *child_start = alloc_array((size_t)nl + 1, sizeof *child_start);
+    int *child_list = alloc_array((size_t)nj, sizeof *child_list);
+    int *stack = alloc_array((size_t)nl, sizeof *stack);
+
+    if (!child_start || !child_list || !stack) {
+        urdf_fail(ps, RT_ENOMEM, 0, "out of memory");
+        goto fail;
+    }
     for (int i = 0; i < nl; i++) {
-        if (parent_joint[i] >= 0) continue;
-        if (++n_roots == 2) {
+        if (t->parent_joint[i] >= 0) continue;
+        if (root >= 0) {
             urdf_fail(ps, RT_EPARSE, ps->links[i].line,
                       "multiple root links: '%.40s' (line %ld) and '%.40s' have no parent joint",
-                      lnames[root], ps->links[root].line, lnames[i]);
+                      ps->links[root].name, ps->links[root].line, ps->links[i].name);
             goto fail;
         }
         root = i;
     }
 
-    /* Children in joint file order, then a depth-first walk from the root.
-     * Every link has at most one parent, so the walk never meets a link
-     * twice; a link it does not reach hangs below a cycle. */
-    for (int j = 0; j < nj; j++) child_start[jparent[j] + 1]++;
+    /* Children of each link in CSR form, stable in joint file order; pos[]
+     * serves as the fill cursor before it takes its real meaning. */
+    for (int j = 0; j < nj; j++) child_start[t->jparent[j] + 1]++;
     for (int i = 0; i < nl; i++) child_start[i + 1] += child_start[i];
-    {
-        int *fill = pos; /* borrowed as a cursor; pos is rewritten below */
-        for (int i = 0; i < nl; i++) fill[i] = child_start[i];
-        for (int j = 0; j < nj; j++) child_list[fill[jparent[j]]++] = jchild[j];
-    }
-    int n_topo = 0, sp = 0;
+    for (int i = 0; i < nl; i++) t->pos[i] = child_start[i];
+    for (int j = 0; j < nj; j++) child_list[t->pos[t->jparent[j]]++] = t->jchild[j];
+
     if (root >= 0) stack[sp++] = root;
     while (sp > 0) {
         int l = stack[--sp];
-        topo[n_topo++] = l;
+        t->topo[n_topo++] = l;
         for (int c = child_start[l + 1] - 1; c >= child_start[l]; c--) stack[sp++] = child_list[c];
     }
-    for (int i = 0; i < nl; i++) pos[i] = -1;
-    for (int k = 0; k < n_topo; k++) pos[topo[k]] = k;
+    for (int i = 0; i < nl; i++) t->pos[i] = -1;
+    for (int k = 0; k < n_topo; k++) t->pos[t->topo[k]] = k;
     if (n_topo < nl) {
         int l = 0;
-        while (pos[l] >= 0) l++;
-        /* Walking up nl steps from an unreached link lands inside the cycle. */
-        for (int s = 0; s < nl; s++) l = jparent[parent_joint[l]];
-        const struct urdf_joint_src *js = &ps->joints[parent_joint[l]];
+        while (t->pos[l] >= 0) l++;
+        /* nl steps up from an unreached link end inside the cycle. */
+        for (int s = 0; s < nl; s++) l = t->jparent[t->parent_joint[l]];
+        const struct urdf_joint_src *js = &ps->joints[t->parent_joint[l]];
         urdf_fail(ps, RT_EPARSE, js->line, "joint '%.40s' closes a cycle through link '%.40s'", js->name,
-                  lnames[l]);
+                  ps->links[l].name);
         goto fail;
     }
 
-    /* The robot. */
-    if (!(r = calloc(1, sizeof *r)) || !(r->priv = pv = calloc(1, sizeof *pv))) {
-        urdf_fail(ps, RT_ENOMEM, 0, "out of memory");
-        goto fail;
-    }
+fail:
+    free(child_start);
+    free(child_list);
+    free(stack);
+    return ps->status;
+}
+
+/* Fills r's links and joints (names copied) and coordinates from a checked
+ * parse. Returns RT_OK or RT_ENOMEM. */
+static int fill_model(const struct urdf_parse *ps, const struct urdf_tree *t, struct kin_robot *r)
+{
+    int nl = ps->n_links, nj = ps->n_joints;
     r->n_links = nl;
     r->n_joints = nj;
     r->name = strdup(ps->robot_name ? ps->robot_name : ps->label);
     r->links = alloc_array((size_t)nl, sizeof *r->links);
     r->joints = alloc_array((size_t)nj, sizeof *r->joints);
-    if (!r->name || !r->links || !r->joints) {
-        urdf_fail(ps, RT_ENOMEM, 0, "out of memory");
-        goto fail;
-    }
+    if (!r->name || !r->links || !r->joints) return RT_ENOMEM;
     for (int j = 0; j < nj; j++) {
         const struct urdf_joint_src *js = &ps->joints[j];
         struct kin_joint *kj = &r->joints[j];
         double n = sqrt(js->axis[0] * js->axis[0] + js->axis[1] * js->axis[1] + js->axis[2] * js->axis[2]);
-        if (!(kj->name = strdup(js->name))) {
-            urdf_fail(ps, RT_ENOMEM, 0, "out of memory");
-            goto fail;
-        }
+        if (!(kj->name = strdup(js->name))) return RT_ENOMEM;
         kj->type = js->type;
-        kj->parent = pos[jparent[j]];
-        kj->child = pos[jchild[j]];
+        kj->parent = t->pos[t->jparent[j]];
+        kj->child = t->pos[t->jchild[j]];
         memcpy(kj->xyz, js->xyz, sizeof kj->xyz);
         memcpy(kj->rpy, js->rpy, sizeof kj->rpy);
         if (n > 1e-12 && isfinite(n)) {
@@ -715,57 +726,63 @@ static int build_robot(struct urdf_parse *ps, struct kin_robot **out)
         }
         kj->effort = js->effort;
         kj->velocity = js->velocity;
-        kj->mimic = leader[j];
-        kj->mimic_mult = leader[j] >= 0 ? js->mimic_mult : 1.0;
-        kj->mimic_offset = leader[j] >= 0 ? js->mimic_offset : 0.0;
-        kj->coord = (js->type != KIN_JOINT_FIXED && leader[j] < 0) ? r->n_dof++ : -1;
+        kj->mimic = t->leader[j];
+        kj->mimic_mult = t->leader[j] >= 0 ? js->mimic_mult : 1.0;
+        kj->mimic_offset = t->leader[j] >= 0 ? js->mimic_offset : 0.0;
+        kj->coord = (js->type != KIN_JOINT_FIXED && t->leader[j] < 0) ? r->n_dof++ : -1;
     }
     for (int k = 0; k < nl; k++) {
-        int l = topo[k];
-        if (!(r->links[k].name = strdup(lnames[l]))) {
-            urdf_fail(ps, RT_ENOMEM, 0, "out of memory");
-            goto fail;
-        }
-        r->links[k].joint = parent_joint[l];
-        r->links[k].parent = parent_joint[l] >= 0 ? pos[jparent[parent_joint[l]]] : -1;
+        int l = t->topo[k], pj = t->parent_joint[l];
+        if (!(r->links[k].name = strdup(ps->links[l].name))) return RT_ENOMEM;
+        r->links[k].joint = pj;
+        r->links[k].parent = pj >= 0 ? t->pos[t->jparent[pj]] : -1;
     }
-
-    /* Flat arrays: float for the solver, double for kin_fk. */
     r->coord_joint = alloc_array((size_t)r->n_dof, sizeof *r->coord_joint);
-    pv->parent = alloc_array((size_t)nl, sizeof *pv->parent);
-    pv->joint_type = alloc_array((size_t)nl, sizeof *pv->joint_type);
-    pv->joint_index = alloc_array((size_t)nl, sizeof *pv->joint_index);
-    pv->joint_mult = alloc_array((size_t)nl, sizeof *pv->joint_mult);
-    pv->joint_offset = alloc_array((size_t)nl, sizeof *pv->joint_offset);
-    pv->origin_pos = alloc_array((size_t)nl * 3, sizeof *pv->origin_pos);
-    pv->origin_rot = alloc_array((size_t)nl * 9, sizeof *pv->origin_rot);
-    pv->axis = alloc_array((size_t)nl * 3, sizeof *pv->axis);
-    pv->lower = alloc_array((size_t)r->n_dof, sizeof *pv->lower);
-    pv->upper = alloc_array((size_t)r->n_dof, sizeof *pv->upper);
-    pv->d_pos = alloc_array((size_t)nl * 3, sizeof *pv->d_pos);
-    pv->d_rot = alloc_array((size_t)nl * 9, sizeof *pv->d_rot);
-    pv->d_axis = alloc_array((size_t)nl * 3, sizeof *pv->d_axis);
-    pv->d_mult = alloc_array((size_t)nl, sizeof *pv->d_mult);
-    pv->d_offset = alloc_array((size_t)nl, sizeof *pv->d_offset);
-    if (!r->coord_joint || !pv->parent || !pv->joint_type || !pv->joint_index || !pv->joint_mult ||
-        !pv->joint_offset || !pv->origin_pos || !pv->origin_rot || !pv->axis || !pv->lower ||
-        !pv->upper || !pv->d_pos || !pv->d_rot || !pv->d_axis || !pv->d_mult || !pv->d_offset) {
-        urdf_fail(ps, RT_ENOMEM, 0, "out of memory");
-        goto fail;
-    }
-    for (int j = 0; j < nj; j++) {
-        const struct kin_joint *kj = &r->joints[j];
-        if (kj->coord < 0) continue;
-        r->coord_joint[kj->coord] = j;
+    if (!r->coord_joint) return RT_ENOMEM;
+    for (int j = 0; j < nj; j++)
+        if (r->joints[j].coord >= 0) r->coord_joint[r->joints[j].coord] = j;
+    return RT_OK;
+}
+
+/* Fills the per-link flat arrays behind r->tree (float, for the solver) and
+ * their double twins (for kin_fk), and points r->tree at them. Both come
+ * from the same double origins, so they differ only by the float rounding.
+ * Returns RT_OK or RT_ENOMEM. */
+static int fill_arrays(struct kin_robot *r)
+{
+    struct kin_robot_priv *pv = r->priv;
+    size_t nl = (size_t)r->n_links, nd = (size_t)r->n_dof;
+    pv->parent = alloc_array(nl, sizeof *pv->parent);
+    pv->joint_type = alloc_array(nl, sizeof *pv->joint_type);
+    pv->joint_index = alloc_array(nl, sizeof *pv->joint_index);
+    pv->joint_mult = alloc_array(nl, sizeof *pv->joint_mult);
+    pv->joint_offset = alloc_array(nl, sizeof *pv->joint_offset);
+    pv->origin_pos = alloc_array(nl * 3, sizeof *pv->origin_pos);
+    pv->origin_rot = alloc_array(nl * 9, sizeof *pv->origin_rot);
+    pv->axis = alloc_array(nl * 3, sizeof *pv->axis);
+    pv->lower = alloc_array(nd, sizeof *pv->lower);
+    pv->upper = alloc_array(nd, sizeof *pv->upper);
+    pv->d_pos = alloc_array(nl * 3, sizeof *pv->d_pos);
+    pv->d_rot = alloc_array(nl * 9, sizeof *pv->d_rot);
+    pv->d_axis = alloc_array(nl * 3, sizeof *pv->d_axis);
+    pv->d_mult = alloc_array(nl, sizeof *pv->d_mult);
+    pv->d_offset = alloc_array(nl, sizeof *pv->d_offset);
+    if (!pv->parent || !pv->joint_type || !pv->joint_index || !pv->joint_mult || !pv->joint_offset ||
+        !pv->origin_pos || !pv->origin_rot || !pv->axis || !pv->lower || !pv->upper || !pv->d_pos ||
+        !pv->d_rot || !pv->d_axis || !pv->d_mult || !pv->d_offset)
+        return RT_ENOMEM;
+
+    for (size_t c = 0; c < nd; c++) {
+        const struct kin_joint *kj = &r->joints[r->coord_joint[c]];
         if (kj->type == KIN_JOINT_CONTINUOUS) {
-            pv->lower[kj->coord] = -FLT_MAX;
-            pv->upper[kj->coord] = FLT_MAX;
-        } else { /* clamp so that a huge double limit stays a finite float */
-            pv->lower[kj->coord] = (float)fmax(fmin(kj->lower, FLT_MAX), -FLT_MAX);
-            pv->upper[kj->coord] = (float)fmax(fmin(kj->upper, FLT_MAX), -FLT_MAX);
+            pv->lower[c] = -FLT_MAX;
+            pv->upper[c] = FLT_MAX;
+        } else { /* clamped, so that a huge double limit stays a finite float */
+            pv->lower[c] = (float)fmax(fmin(kj->lower, FLT_MAX), -FLT_MAX);
+            pv->upper[c] = (float)fmax(fmin(kj->upper, FLT_MAX), -FLT_MAX);
         }
     }
-    for (int k = 0; k < nl; k++) {
+    for (size_t k = 0; k < nl; k++) {
         int j = r->links[k].joint;
         const struct kin_joint *kj = j >= 0 ? &r->joints[j] : NULL;
         double *R = pv->d_rot + 9 * k;
@@ -799,7 +816,7 @@ static int build_robot(struct urdf_parse *ps, struct kin_robot **out)
         for (int i = 0; i < 3; i++) pv->axis[3 * k + i] = (float)pv->d_axis[3 * k + i];
         for (int i = 0; i < 9; i++) pv->origin_rot[9 * k + i] = (float)R[i];
     }
-    r->tree.n_links = nl;
+    r->tree.n_links = r->n_links;
     r->tree.n_joints = r->n_dof;
     r->tree.floating_base = 1;
     r->tree.parent = pv->parent;
@@ -812,24 +829,43 @@ static int build_robot(struct urdf_parse *ps, struct kin_robot **out)
     r->tree.axis = pv->axis;
     r->tree.lower = pv->lower;
     r->tree.upper = pv->upper;
+    return RT_OK;
+}
+
+/* Checks a complete parse and builds the robot into *out. Reports through
+ * urdf_fail() and returns ps->status; *out is set only on success. */
+static int build_robot(struct urdf_parse *ps, struct kin_robot **out)
+{
+    size_t nl = (size_t)ps->n_links, nj = (size_t)ps->n_joints;
+    struct urdf_tree t = {0};
+    struct kin_robot *r = NULL;
+
+    if (nl == 0) {
+        urdf_fail(ps, RT_EPARSE, 0, "no <link> elements");
+        goto fail;
+    }
+    t.jparent = alloc_array(nj, sizeof *t.jparent);
+    t.jchild = alloc_array(nj, sizeof *t.jchild);
+    t.leader = alloc_array(nj, sizeof *t.leader);
+    t.parent_joint = alloc_array(nl, sizeof *t.parent_joint);
+    t.topo = alloc_array(nl, sizeof *t.topo);
+    t.pos = alloc_array(nl, sizeof *t.pos);
+    if (!t.jparent || !t.jchild || !t.leader || !t.parent_joint || !t.topo || !t.pos) {
+        urdf_fail(ps, RT_ENOMEM, 0, "out of memory");
+        goto fail;
+    }
+    if (resolve_names(ps, &t) != RT_OK || order_links(ps, &t) != RT_OK) goto fail;
+    if (!(r = calloc(1, sizeof *r)) || !(r->priv = calloc(1, sizeof(struct kin_robot_priv))) ||
+        fill_model(ps, &t, r) != RT_OK || fill_arrays(r) != RT_OK) {
+        urdf_fail(ps, RT_ENOMEM, 0, "out of memory");
+        goto fail;
+    }
     *out = r;
     r = NULL;
 
 fail:
     kin_robot_free(r);
-    free(lix.slot);
-    free(jix.slot);
-    free(lnames);
-    free(jnames);
-    free(parent_joint);
-    free(jparent);
-    free(jchild);
-    free(leader);
-    free(child_start);
-    free(child_list);
-    free(stack);
-    free(topo);
-    free(pos);
+    tree_free(&t);
     return ps->status;
 }
 

@@ -694,6 +694,11 @@ static void test_malformed(void)
                 "  <joint name=\"j1\" type=\"revolute\"><parent link=\"a\"/><child link=\"b\"/>\n"
                 "    <axis xyz=\"nan 0 1\"/><limit lower=\"-1\" upper=\"1\"/>\n  </joint>\n</robot>\n",
                 RT_EPARSE, "t.urdf:6", "<axis> xyz", NULL);
+    expect_fail("hexadecimal number",
+                "<robot name=\"t\">\n" LINK3
+                "  <joint name=\"j1\" type=\"fixed\"><parent link=\"a\"/><child link=\"b\"/>\n"
+                "    <origin xyz=\"0x1p3 0 0\"/>\n  </joint>\n</robot>\n",
+                RT_EPARSE, "t.urdf:6", "<origin> xyz", NULL);
     expect_fail("overflowing number",
                 "<robot name=\"t\">\n" LINK3
                 "  <joint name=\"j1\" type=\"revolute\"><parent link=\"a\"/><child link=\"b\"/>\n"
