@@ -265,6 +265,30 @@ out:
     g1_tiled_free(&bt);
 }
 
+/* Diagnostic (RT_CUDA_DIAG=1): the first LM iteration limit at which the
+ * GPU's clip results leave the CPU's, with and without per-frame damping. */
+static void diag(const struct g1_clip *c)
+{
+    const int firsts[2] = {100, 1500}, lens[2] = {1, 511};
+    for (int ci = 0; ci < 2; ci++)
+        for (int pfd = 1; pfd >= 0; pfd--)
+            for (int m = 1; m <= 12; m++) {
+                struct g1_tiled t;
+                if (g1_tiled_make(&t, c, 1, &firsts[ci], &lens[ci])) return;
+                t.b.opt.max_lm_iters = m;
+                t.b.opt.per_frame_damping = pfd;
+                struct solver_clip_result a, b2;
+                float *xg = solve(&t, c->cols, 0, &a, NULL), *xc = solve(&t, c->cols, 16, &b2, NULL);
+                int same_x = xg && xc && !memcmp(xg, xc, (size_t)lens[ci] * c->cols * sizeof(float));
+                printf("DIAG len %d pfd %d max_lm %2d: gpu lm %d cg %d term %d lam %.9g cost %.9g | cpu lm %d cg %d "
+                       "term %d lam %.9g cost %.9g | state %s\n", lens[ci], pfd, m, a.lm_iters, a.cg_iters,
+                       a.termination, (double)a.final_lambda, (double)a.final_cost, b2.lm_iters, b2.cg_iters,
+                       b2.termination, (double)b2.final_lambda, (double)b2.final_cost, same_x ? "same" : "DIFFERS");
+                free(xg), free(xc);
+                g1_tiled_free(&t);
+            }
+}
+
 int main(void)
 {
     char desc[256];
@@ -289,7 +313,9 @@ int main(void)
             fprintf(stderr, "G1 data unavailable: solver checks not run\n");
             CHECK(0);
         } else {
-            solver_checks(&c, quick);
+            const char *dg = getenv("RT_CUDA_DIAG");
+            if (dg && dg[0] == '1') diag(&c);
+            else solver_checks(&c, quick);
             g1_clip_free(&c);
         }
         solver_backend_free(&gpu);
