@@ -51,7 +51,10 @@
 #include "rot.h"
 
 /* Metres a swinging foot target keeps above the ground (docs/profiles.md). */
-#define KIN_SWING_CLEARANCE 0.005
+#define KIN_SWING_CLEARANCE 0.01
+/* Metres an anchored (contact) foot target sits above the ground: the
+ * smoothness terms round off the landing, and this keeps that above z = 0. */
+#define KIN_CONTACT_CLEARANCE 0.003
 
 /* ---- small vector helpers ---- */
 
@@ -775,7 +778,7 @@ static enum rt_status build_targets(const struct kin_robot *robot, const struct 
                     double *R = tr + ((size_t)g * nl + k) * 9, rz[9], m0l[9];
                     P[0] = mx;
                     P[1] = my;
-                    P[2] = sole;
+                    P[2] = sole + KIN_CONTACT_CLEARANCE;
                     /* Level: keep the heading relative to the zero pose. */
                     const double *m0 = M0 + 9 * rs.link[k];
                     double yaw = m_yaw(R) - m_yaw(m0);
