@@ -66,6 +66,7 @@ int main(int argc, char **argv)
     }
     if (!strcmp(argv[1], "inspect")) return cmd_inspect(argc - 2, argv + 2);
     if (!strcmp(argv[1], "solve")) return cli_solve(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "render")) return cli_render(argc - 2, argv + 2);
     if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
         usage(stdout);
         return 0;

@@ -10,6 +10,11 @@
 
 #include "rot.h"
 
+/* Weights of the identity mapping relative to kin_targets_default_weights(). */
+#define KIN_TRAJ_SMOOTH_SCALE 0.25f
+#define KIN_TRAJ_REST_SCALE 0.1f
+#define KIN_TRAJ_ROT_WEIGHT 0.3f
+
 /* The identity mapping between two G1s (the solver issue's round trip):
  * pelvis, torso and the limb links that pin every chain. */
 static const char *const identity_links[] = {
@@ -198,6 +203,13 @@ enum rt_status kin_targets_from_traj(const struct kin_robot *src, const double *
     if (st != RT_OK) return st;
     t->frame_time = frame_time;
     kin_targets_default_weights(t, dst);
+    /* A robot trajectory is already feasible and smooth: track it closely,
+     * with lighter smoothness and rest terms than a human capture needs. */
+    for (int i = 0; i < solver_tangent_dim(&dst->tree); i++) {
+        t->w_vel[i] *= KIN_TRAJ_SMOOTH_SCALE;
+        t->w_acc[i] *= KIN_TRAJ_SMOOTH_SCALE;
+    }
+    for (int j = 0; j < dst->n_dof; j++) t->w_rest[j] *= KIN_TRAJ_REST_SCALE;
     memcpy(t->target_link, dst_link, (size_t)n * sizeof(int));
     pos = malloc((size_t)src->n_links * 3 * sizeof(double));
     rot = malloc((size_t)src->n_links * 9 * sizeof(double));
@@ -215,7 +227,7 @@ enum rt_status kin_targets_from_traj(const struct kin_robot *src, const double *
             kin_mat_to_quat(rot + 9 * src_link[k], q);
             for (int c = 0; c < 4; c++) t->rot[4 * i + c] = (float)q[c];
             t->wpos[i] = 1.0f;
-            t->wrot[i] = 1.0f;
+            t->wrot[i] = KIN_TRAJ_ROT_WEIGHT;
         }
     }
     for (int e = 0; e < 2; e++) {

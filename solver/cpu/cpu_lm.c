@@ -366,7 +366,11 @@ static enum rt_status lm_run(struct cpu_ctx *c, struct rt_err *err)
             } else {
                 cl->lambda = cl->lambda * cl->nu;
                 cl->nu = cl->nu * 2.0f;
+                /* A rejected step that is already negligible cannot be
+                 * improved by more damping: the clip has converged to float
+                 * precision. The CUDA backend makes the same decision. */
                 if (cl->lambda > LAMBDA_MAX) cl->term = SOLVER_TERM_DAMPING;
+                else if (dn < o->tol_step * (xn + o->tol_step)) cl->term = SOLVER_TERM_STEP;
             }
         }
         free(sx);
