@@ -81,6 +81,8 @@ deps:
 $(B)/%.o: %.c $(STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c $< -o $@
+# storage/store.c embeds the schema with .incbin.
+$(B)/storage/store.o: storage/schema.sql
 $(B)/%.o: %.cu $(STAMP)
 	@mkdir -p $(@D)
 	$(NVCC_PATH) $(NVFLAGS) -MMD -MP -c $< -o $@

@@ -1,0 +1,188 @@
+/* assets.c -- robots and profiles: the bundled ones compiled into the
+ * library and the ones admins upload (PUT /v1/robots/NAME with URDF text,
+ * PUT /v1/profiles/NAME with profile JSON). An upload is parsed before it
+ * is stored, so a stored robot or profile always loads; a bundled name
+ * cannot be replaced. Names never reach a file path: kin_robot_load() and
+ * kin_profile_load() are called with bundled names only. */
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static int in_list(const char *const *names, const char *name)
+{
+    for (int i = 0; names && names[i]; i++)
+        if (!strcmp(names[i], name)) return 1;
+    return 0;
+}
+
+int srv_is_bundled_robot(const char *name) { return in_list(kin_robot_bundled(), name); }
+int srv_is_bundled_profile(const char *name) { return in_list(kin_profile_bundled(), name); }
+
+enum rt_status srv_robot_load(struct srv *s, const char *name, struct kin_robot **out,
+                              struct rt_err *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    *out = NULL;
+    if (srv_is_bundled_robot(name)) return kin_robot_load(name, out, err);
+    enum rt_status st = store_asset_get(s->store, "robot", name, &text, &len, err);
+    if (st == RT_ENOTFOUND) rt_err_set(err, st, "robot", "no robot named '%.64s'", name);
+    if (st != RT_OK) return st;
+    st = kin_robot_parse_urdf(text, len, name, out, err);
+    free(text);
+    return st;
+}
+
+enum rt_status srv_profile_load(struct srv *s, const char *name, struct kin_profile **out,
+                                struct rt_err *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    *out = NULL;
+    if (srv_is_bundled_profile(name)) return kin_profile_load(name, out, err);
+    enum rt_status st = store_asset_get(s->store, "profile", name, &text, &len, err);
+    if (st == RT_ENOTFOUND) rt_err_set(err, st, "profile", "no profile named '%.64s'", name);
+    if (st != RT_OK) return st;
+    st = kin_profile_parse(text, len, name, out, err);
+    free(text);
+    return st;
+}
+
+struct list_ctx {
+    cJSON *arr;
+};
+
+static void add_uploaded(void *user, const char *name, double created)
+{
+    struct list_ctx *l = user;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", name);
+    cJSON_AddBoolToObject(o, "bundled", 0);
+    cJSON_AddNumberToObject(o, "created", created);
+    cJSON_AddItemToArray(l->arr, o);
+}
+
+static enum MHD_Result list_assets(struct srv *s, struct MHD_Connection *c, const char *kind,
+                                   const char *const *bundled)
+{
+    struct rt_err err;
+    cJSON *root = cJSON_CreateObject();
+    struct list_ctx l = {cJSON_AddArrayToObject(root, !strcmp(kind, "robot") ? "robots" : "profiles")};
+    for (int i = 0; bundled && bundled[i]; i++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", bundled[i]);
+        cJSON_AddBoolToObject(o, "bundled", 1);
+        cJSON_AddItemToArray(l.arr, o);
+    }
+    if (store_asset_list(s->store, kind, add_uploaded, &l, &err) != RT_OK) {
+        cJSON_Delete(root);
+        return srv_reply_err(s, c, &err);
+    }
+    return srv_reply_json(s, c, MHD_HTTP_OK, root);
+}
+
+/* 1 when `name` is a valid uploaded name: 1..64 of [A-Za-z0-9_.-], not
+ * starting with '.', not ending in .urdf or .json (which the loaders would
+ * take for paths). */
+static int upload_name_ok(const char *name)
+{
+    size_t n = strlen(name);
+    if (n == 0 || n > STORE_MAX_NAME || name[0] == '.') return 0;
+    for (size_t i = 0; i < n; i++) {
+        char ch = name[i];
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+              ch == '_' || ch == '.' || ch == '-'))
+            return 0;
+    }
+    if (n >= 5 && (!strcmp(name + n - 5, ".urdf") || !strcmp(name + n - 5, ".json"))) return 0;
+    return 1;
+}
+
+enum MHD_Result srv_route_robots(struct srv *s, struct MHD_Connection *c, struct srv_req *r,
+                                 const char *method)
+{
+    struct rt_err err;
+    struct kin_robot *robot = NULL;
+    rt_err_clear(&err);
+    if (r->route == SRV_R_ROBOTS) return list_assets(s, c, "robot", kin_robot_bundled());
+    if (!upload_name_ok(r->name)) {
+        rt_err_set(&err, RT_EINVAL, "url", "robot name: 1..%d characters of A-Z a-z 0-9 _ . -", STORE_MAX_NAME);
+        return srv_reply_err(s, c, &err);
+    }
+    if (!strcmp(method, "PUT")) {
+        if (srv_is_bundled_robot(r->name)) {
+            rt_err_set(&err, RT_ECONFLICT, "url", "'%s' is a bundled robot and cannot be replaced", r->name);
+            return srv_reply_err(s, c, &err);
+        }
+        char label[STORE_MAX_NAME + 8];
+        snprintf(label, sizeof label, "%s.urdf", r->name);
+        if (kin_robot_parse_urdf(r->body, r->len, label, &robot, &err) != RT_OK)
+            return srv_reply_err(s, c, &err);
+        if (robot->n_joints > s->cfg.max_joints) {
+            rt_err_set(&err, RT_ELIMIT, label, "%d joints: the limit is %d", robot->n_joints, s->cfg.max_joints);
+            kin_robot_free(robot);
+            return srv_reply_err(s, c, &err);
+        }
+        if (store_asset_put(s->store, "robot", r->name, r->body, r->len, &err) != RT_OK) {
+            kin_robot_free(robot);
+            return srv_reply_err(s, c, &err);
+        }
+        rt_log("info", "srv", r->name, "robot uploaded by '%s' (%d dof)", r->owner, robot->n_dof);
+    } else if (srv_robot_load(s, r->name, &robot, &err) != RT_OK) {
+        return srv_reply_err(s, c, &err);
+    }
+    char *json = kin_robot_inspect_json(robot);
+    kin_robot_free(robot);
+    if (!json) {
+        rt_err_set(&err, RT_ENOMEM, "robot", "out of memory");
+        return srv_reply_err(s, c, &err);
+    }
+    return srv_reply(s, c, !strcmp(method, "PUT") ? MHD_HTTP_CREATED : MHD_HTTP_OK, "application/json",
+                     json, strlen(json));
+}
+
+enum MHD_Result srv_route_profiles(struct srv *s, struct MHD_Connection *c, struct srv_req *r,
+                                   const char *method)
+{
+    struct rt_err err;
+    struct kin_profile *p = NULL;
+    rt_err_clear(&err);
+    if (r->route == SRV_R_PROFILES) return list_assets(s, c, "profile", kin_profile_bundled());
+    if (!upload_name_ok(r->name)) {
+        rt_err_set(&err, RT_EINVAL, "url", "profile name: 1..%d characters of A-Z a-z 0-9 _ . -", STORE_MAX_NAME);
+        return srv_reply_err(s, c, &err);
+    }
+    if (!strcmp(method, "PUT")) {
+        if (srv_is_bundled_profile(r->name)) {
+            rt_err_set(&err, RT_ECONFLICT, "url", "'%s' is a bundled profile and cannot be replaced", r->name);
+            return srv_reply_err(s, c, &err);
+        }
+        char label[STORE_MAX_NAME + 8];
+        snprintf(label, sizeof label, "%s.json", r->name);
+        if (kin_profile_parse(r->body, r->len, label, &p, &err) != RT_OK) return srv_reply_err(s, c, &err);
+        kin_profile_free(p);
+        if (store_asset_put(s->store, "profile", r->name, r->body, r->len, &err) != RT_OK)
+            return srv_reply_err(s, c, &err);
+        rt_log("info", "srv", r->name, "profile uploaded by '%s'", r->owner);
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "name", r->name);
+        cJSON_AddBoolToObject(j, "bundled", 0);
+        return srv_reply_json(s, c, MHD_HTTP_CREATED, j);
+    }
+    /* GET: the profile's JSON text as stored (or bundled). */
+    size_t len = 0;
+    char *text = NULL;
+    if (srv_is_bundled_profile(r->name)) {
+        const char *t = kin_profile_bundled_text(r->name, &len);
+        if (t && (text = malloc(len + 1))) memcpy(text, t, len + 1);
+        if (!text) {
+            rt_err_set(&err, RT_ENOMEM, "profile", "out of memory");
+            return srv_reply_err(s, c, &err);
+        }
+    } else if (store_asset_get(s->store, "profile", r->name, &text, &len, &err) != RT_OK) {
+        return srv_reply_err(s, c, &err);
+    }
+    return srv_reply(s, c, MHD_HTTP_OK, "application/json", text, len);
+}

@@ -1,0 +1,159 @@
+/* internal.h -- what the server's files share: the daemon's state, the
+ * per-request state, the reply helpers of http.c, the scheduler's entry
+ * points and the metrics. Not installed; callers outside server/ use srv.h. */
+#ifndef RT_SRV_INTERNAL_H
+#define RT_SRV_INTERNAL_H
+
+#include <microhttpd.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../kinematics/profile.h"
+#include "../kinematics/robot.h"
+#include "../kinematics/targets.h"
+#include "../solver/solver.h"
+#include "../storage/store.h"
+#include "srv.h"
+
+#define SRV_OWNER_ANON "anonymous"
+
+/* Counters for GET /v1/metrics. Guarded by `mu`. */
+struct srv_metrics {
+    pthread_mutex_t mu;
+    unsigned long long http[600]; /* requests by status code */
+    unsigned long long frames_solved, batches, clips_solved;
+    double solve_seconds;
+};
+
+struct sched;
+
+struct srv {
+    struct srv_config cfg;       /* strings point into the copies below */
+    char *listen, *db_path, *backend;
+    struct store *store;
+    struct MHD_Daemon *mhd;
+    struct sched *sched;
+    struct srv_metrics metrics;
+    unsigned int port;
+};
+
+/* Routes of the API (server/http.c parses the URL into one). */
+enum srv_route {
+    SRV_R_NONE = 0,
+    SRV_R_HEALTH,
+    SRV_R_METRICS,
+    SRV_R_ROBOTS,
+    SRV_R_ROBOT,
+    SRV_R_PROFILES,
+    SRV_R_PROFILE,
+    SRV_R_JOBS,
+    SRV_R_JOB,
+    SRV_R_RESULT,
+    SRV_R_RESULT_CSV
+};
+
+/* Per-request state, in *req_cls from the first call of the access handler
+ * to MHD_OPTION_NOTIFY_COMPLETED, which frees it. */
+struct srv_req {
+    int route;              /* enum srv_route */
+    char name[STORE_MAX_NAME + 1]; /* robot/profile name from the URL */
+    int64_t id;             /* job id from the URL */
+    char owner[STORE_MAX_NAME + 1];
+    int admin;
+    char *body;             /* NUL-terminated, len bytes */
+    size_t len, cap;
+    int too_big;            /* the body passed max_body: 413 at the end */
+    double t_start;
+};
+
+/* --- http.c: replies ------------------------------------------------------ */
+
+/* Queues `len` bytes of malloc'd `text` (MHD frees it with free()) with
+ * `code` and content type `type`; counts it in the metrics. */
+enum MHD_Result srv_reply(struct srv *s, struct MHD_Connection *c, unsigned int code,
+                          const char *type, char *text, size_t len);
+
+/* Queues cJSON tree `j` as JSON (deleted here). */
+struct cJSON;
+enum MHD_Result srv_reply_json(struct srv *s, struct MHD_Connection *c, unsigned int code,
+                               struct cJSON *j);
+
+/* Queues {"error":{"code","where","message"}} with the HTTP status of
+ * err->code (srv_http_status). */
+enum MHD_Result srv_reply_err(struct srv *s, struct MHD_Connection *c, const struct rt_err *err);
+
+/* As srv_reply_err with an explicit HTTP status and code name (401, 403). */
+enum MHD_Result srv_reply_err_http(struct srv *s, struct MHD_Connection *c, unsigned int http,
+                                   const char *code, const char *where, const char *msg);
+
+/* The HTTP status for an rt_status: EINVAL, EPARSE 400; ENOTFOUND 404;
+ * ELIMIT 413; ENODEV, ENOMEM 503; ESTATE, ECONFLICT 409; anything else 500. */
+unsigned int srv_http_status(int st);
+
+/* --- auth.c --------------------------------------------------------------- */
+
+/* Authenticates the request's bearer token into req->owner / req->admin.
+ * Returns 0, or 401 (no or unknown token) with `why` set. */
+unsigned int srv_auth(struct srv *s, struct MHD_Connection *c, struct srv_req *r, const char **why);
+
+/* --- assets.c: robots and profiles ---------------------------------------- */
+
+/* Loads robot `name`: a bundled one, else an uploaded one. RT_ENOTFOUND. */
+enum rt_status srv_robot_load(struct srv *s, const char *name, struct kin_robot **out,
+                              struct rt_err *err);
+/* Loads profile `name`: a bundled one, else an uploaded one. RT_ENOTFOUND. */
+enum rt_status srv_profile_load(struct srv *s, const char *name, struct kin_profile **out,
+                                struct rt_err *err);
+int srv_is_bundled_robot(const char *name);
+int srv_is_bundled_profile(const char *name);
+
+enum MHD_Result srv_route_robots(struct srv *s, struct MHD_Connection *c, struct srv_req *r,
+                                 const char *method);
+enum MHD_Result srv_route_profiles(struct srv *s, struct MHD_Connection *c, struct srv_req *r,
+                                   const char *method);
+
+/* --- jobs.c --------------------------------------------------------------- */
+
+enum MHD_Result srv_route_jobs(struct srv *s, struct MHD_Connection *c, struct srv_req *r,
+                               const char *method);
+
+/* What a job solves: its targets and options, built from the stored job
+ * exactly as at submission (the worker rebuilds them from the clip text). */
+struct srv_job_input {
+    struct kin_targets t;
+    struct solver_options opt;
+    char profile[STORE_MAX_NAME + 1]; /* the profile used ("" for the identity mapping) */
+};
+
+/* Builds `in` for job `j` (with its clip) on `robot`. On failure `in` is
+ * zeroed and `err` names what and where (clip:LINE, body.options.X). */
+enum rt_status srv_job_build(struct srv *s, const struct store_job *j,
+                             const struct kin_robot *robot, struct srv_job_input *in,
+                             struct rt_err *err);
+void srv_job_input_free(struct srv_job_input *in);
+
+/* --- sched.c -------------------------------------------------------------- */
+
+enum rt_status sched_start(struct srv *s, struct sched **out, struct rt_err *err);
+/* Adds a queued job (called after its row is committed). */
+void sched_add(struct sched *q, int64_t id, int frames, const char *class_key);
+/* Drops a queued job (cancelled); a no-op when it is not queued here. */
+void sched_remove(struct sched *q, int64_t id);
+/* Number of jobs waiting in the scheduler. */
+int sched_queued(struct sched *q);
+const char *sched_backend(struct sched *q);
+void sched_stop(struct sched *q);
+
+/* --- metrics.c ------------------------------------------------------------ */
+
+void srv_metrics_init(struct srv_metrics *m);
+void srv_metrics_free(struct srv_metrics *m);
+void srv_metrics_http(struct srv_metrics *m, unsigned int code);
+void srv_metrics_solved(struct srv_metrics *m, int clips, long long frames, double seconds);
+enum MHD_Result srv_route_metrics(struct srv *s, struct MHD_Connection *c);
+
+/* Monotonic seconds. */
+double srv_now(void);
+
+#endif

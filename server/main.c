@@ -1,0 +1,133 @@
+/* main.c -- the retargetd command line.
+ *
+ *   retargetd [--listen ADDR:PORT] [--db FILE] [--threads N] [--backend cpu|cuda|auto]
+ *             [--solver-threads N] [--max-body BYTES] [--max-frames N] [--max-joints N]
+ *             [--max-active N] [--batch-frames N] [--batch-wait-ms N] [--no-auth] [--quiet]
+ *   retargetd token add NAME [--admin] --db FILE
+ *
+ * Runs until SIGINT or SIGTERM, then stops accepting requests, lets the
+ * batch being solved finish and closes the database. */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "srv.h"
+
+static void usage(FILE *f)
+{
+    fputs("usage: retargetd [--listen ADDR:PORT] [--db FILE] [--threads N] [--backend cpu|cuda|auto]\n"
+          "                 [--solver-threads N] [--max-body BYTES] [--max-frames N] [--max-joints N]\n"
+          "                 [--max-active N] [--batch-frames N] [--batch-wait-ms N] [--no-auth] [--quiet]\n"
+          "       retargetd token add NAME [--admin] --db FILE\n",
+          f);
+}
+
+/* Strict unsigned integer in [lo, hi]: digits only. */
+static int parse_num(const char *opt, const char *v, unsigned long long lo, unsigned long long hi,
+                     unsigned long long *out)
+{
+    char *end;
+    if (!v || v[0] < '0' || v[0] > '9') goto bad;
+    errno = 0;
+    unsigned long long x = strtoull(v, &end, 10);
+    if (*end || errno || x < lo || x > hi) goto bad;
+    *out = x;
+    return 0;
+bad:
+    fprintf(stderr, "retargetd: %s: expected an integer in [%llu, %llu], got '%.20s'\n", opt, lo, hi,
+            v ? v : "");
+    return -1;
+}
+
+static int cmd_token(int argc, char **argv)
+{
+    const char *name = NULL, *db = NULL;
+    int admin = 0;
+    char token[SRV_TOKEN_HEX + 1];
+    struct rt_err err;
+    if (argc < 1 || strcmp(argv[0], "add")) {
+        usage(stderr);
+        return 2;
+    }
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--admin")) admin = 1;
+        else if (!strcmp(argv[i], "--db") && i + 1 < argc) db = argv[++i];
+        else if (argv[i][0] != '-' && !name) name = argv[i];
+        else {
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (!name || !db) {
+        usage(stderr);
+        return 2;
+    }
+    rt_err_clear(&err);
+    if (srv_token_add(db, name, admin, token, &err) != RT_OK) {
+        char line[300];
+        fprintf(stderr, "retargetd: %s\n", rt_err_line(&err, line, sizeof line));
+        return 1;
+    }
+    /* The token is shown once; only its hash is stored. */
+    printf("%s\n", token);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    struct srv_config cfg;
+    struct srv *s = NULL;
+    struct rt_err err;
+    unsigned long long v;
+    if (argc > 1 && !strcmp(argv[1], "token")) return cmd_token(argc - 2, argv + 2);
+    srv_config_default(&cfg);
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(o, "--no-auth")) { cfg.no_auth = 1; continue; }
+        if (!strcmp(o, "--quiet")) { cfg.quiet = 1; continue; }
+        if (!strcmp(o, "-h") || !strcmp(o, "--help")) { usage(stdout); return 0; }
+        if (!val) {
+            fprintf(stderr, "retargetd: %s: unknown option or missing value\n", o);
+            usage(stderr);
+            return 2;
+        }
+        i++;
+        if (!strcmp(o, "--listen")) cfg.listen = val;
+        else if (!strcmp(o, "--db")) cfg.db_path = val;
+        else if (!strcmp(o, "--backend")) cfg.backend = val;
+        else if (!strcmp(o, "--threads")) { if (parse_num(o, val, 1, 1024, &v)) return 2; cfg.threads = (unsigned int)v; }
+        else if (!strcmp(o, "--solver-threads")) { if (parse_num(o, val, 1, 256, &v)) return 2; cfg.solver_threads = (int)v; }
+        else if (!strcmp(o, "--max-body")) { if (parse_num(o, val, 1, (1ull << 31) - 1, &v)) return 2; cfg.max_body = (size_t)v; }
+        else if (!strcmp(o, "--max-frames")) { if (parse_num(o, val, 1, 10000000, &v)) return 2; cfg.max_frames = (int)v; }
+        else if (!strcmp(o, "--max-joints")) { if (parse_num(o, val, 1, 1024, &v)) return 2; cfg.max_joints = (int)v; }
+        else if (!strcmp(o, "--max-active")) { if (parse_num(o, val, 0, INT_MAX, &v)) return 2; cfg.max_active = (int)v; }
+        else if (!strcmp(o, "--batch-frames")) { if (parse_num(o, val, 1, 10000000, &v)) return 2; cfg.batch_frames = (int)v; }
+        else if (!strcmp(o, "--batch-wait-ms")) { if (parse_num(o, val, 0, 3600000, &v)) return 2; cfg.batch_wait_ms = (int)v; }
+        else {
+            fprintf(stderr, "retargetd: %s: unknown option\n", o);
+            usage(stderr);
+            return 2;
+        }
+    }
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    /* Block the signals before any thread starts, so that only sigwait sees them. */
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    rt_err_clear(&err);
+    if (srv_start(&cfg, &s, &err) != RT_OK) {
+        char line[300];
+        fprintf(stderr, "retargetd: %s\n", rt_err_line(&err, line, sizeof line));
+        return 1;
+    }
+    int sig = 0;
+    sigwait(&set, &sig);
+    rt_log("info", "srv", "signal", "%s: stopping", sig == SIGINT ? "SIGINT" : "SIGTERM");
+    srv_stop(s);
+    return 0;
+}

@@ -1,0 +1,418 @@
+/* sched.c -- the scheduler and its solver worker.
+ *
+ * Queued jobs wait here in submission order, each with its horizon class
+ * (ceil(log2(frames)): clips of similar length share a batch, so a short
+ * clip never waits on the LM iterations of a long one) and its class key
+ * (robot, profile, source, options: what a batch must share). A group --
+ * one class and one key -- is dispatched when its frames reach the batch
+ * budget (--batch-frames) or its oldest job has waited --batch-wait-ms;
+ * the oldest ready group goes first, and a batch takes that group's jobs in
+ * order up to the frame budget (at least one job, however long).
+ *
+ * One worker owns the solver backend ("auto": the GPU when there is one,
+ * else the CPU with --solver-threads threads). For a batch it claims each
+ * job (queued -> running; a job cancelled meanwhile is skipped), rebuilds
+ * the targets from the stored clip, splits the jobs by identical weights
+ * and options (kin_targets_same_weights), solves each part with
+ * kin_batch_solve(), and stores each result in the transaction that marks
+ * the job succeeded -- or drops it when the job was cancelled while it ran:
+ * cancellation is honoured between batches. A clip's result is the same
+ * bits in any batch (DESIGN.md "The numerical contract"), so batching is
+ * invisible in the results. Progress (LM iteration) is written to the job
+ * row while the batch runs. */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../kinematics/batch.h"
+#include "../kinematics/report.h"
+#include "../solver/backend.h"
+#include "internal.h"
+
+struct sched_entry {
+    int64_t id;
+    int frames, hclass;
+    double t_enq; /* srv_now() */
+    char key[256];
+};
+
+struct sched {
+    struct srv *s;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct sched_entry *q; /* in submission order */
+    int n, cap;
+    int stop;
+    int started;
+    pthread_t worker;
+    struct solver_backend be;
+};
+
+static int horizon_class(int frames)
+{
+    int c = 0;
+    while (c < 31 && (1 << c) < frames) c++;
+    return c;
+}
+
+static void add_locked(struct sched *q, int64_t id, int frames, const char *key)
+{
+    if (q->n == q->cap) {
+        int cap = q->cap ? 2 * q->cap : 64;
+        struct sched_entry *e = realloc(q->q, (size_t)cap * sizeof *e);
+        if (!e) {
+            /* The job stays queued in the database; a restart picks it up. */
+            rt_log("error", "sched", "queue", "out of memory: job %lld waits for a restart", (long long)id);
+            return;
+        }
+        q->q = e;
+        q->cap = cap;
+    }
+    struct sched_entry *e = &q->q[q->n++];
+    e->id = id;
+    e->frames = frames;
+    e->hclass = horizon_class(frames);
+    e->t_enq = srv_now();
+    snprintf(e->key, sizeof e->key, "%s", key);
+}
+
+void sched_add(struct sched *q, int64_t id, int frames, const char *class_key)
+{
+    pthread_mutex_lock(&q->mu);
+    add_locked(q, id, frames, class_key);
+    pthread_cond_signal(&q->cv);
+    pthread_mutex_unlock(&q->mu);
+}
+
+void sched_remove(struct sched *q, int64_t id)
+{
+    pthread_mutex_lock(&q->mu);
+    for (int i = 0; i < q->n; i++)
+        if (q->q[i].id == id) {
+            memmove(&q->q[i], &q->q[i + 1], (size_t)(q->n - i - 1) * sizeof q->q[0]);
+            q->n--;
+            break;
+        }
+    pthread_mutex_unlock(&q->mu);
+}
+
+int sched_queued(struct sched *q)
+{
+    pthread_mutex_lock(&q->mu);
+    int n = q->n;
+    pthread_mutex_unlock(&q->mu);
+    return n;
+}
+
+const char *sched_backend(struct sched *q) { return solver_backend_name(&q->be); }
+
+static int same_group(const struct sched_entry *a, const struct sched_entry *b)
+{
+    return a->hclass == b->hclass && !strcmp(a->key, b->key);
+}
+
+/* Picks the oldest ready group and moves up to a frame budget of its jobs
+ * into out[] (capacity q->n). Returns how many, 0 when none is ready (then
+ * *wait_s is how long until the oldest group is). Caller holds q->mu. */
+static int pick_locked(struct sched *q, struct sched_entry *out, double *wait_s)
+{
+    const struct srv_config *cfg = &q->s->cfg;
+    double now = srv_now(), wait = (double)cfg->batch_wait_ms / 1000.0;
+    int lead = -1;
+    *wait_s = -1;
+    for (int i = 0; i < q->n && lead < 0; i++) {
+        int seen = 0;
+        for (int k = 0; k < i && !seen; k++) seen = same_group(&q->q[k], &q->q[i]);
+        if (seen) continue;
+        long long frames = 0;
+        for (int k = i; k < q->n; k++)
+            if (same_group(&q->q[k], &q->q[i])) frames += q->q[k].frames;
+        if (frames >= cfg->batch_frames || now - q->q[i].t_enq >= wait) lead = i;
+    }
+    if (lead < 0) {
+        if (q->n) *wait_s = q->q[0].t_enq + wait - now;
+        return 0;
+    }
+    struct sched_entry g = q->q[lead];
+    long long frames = 0;
+    int n = 0, w = 0;
+    for (int k = 0; k < q->n; k++) {
+        struct sched_entry *e = &q->q[k];
+        if (same_group(e, &g) && (n == 0 || frames + e->frames <= cfg->batch_frames)) {
+            frames += e->frames;
+            out[n++] = *e;
+        } else {
+            q->q[w++] = *e;
+        }
+    }
+    q->n = w;
+    return n;
+}
+
+/* --- running a batch -------------------------------------------------------- */
+
+struct progress {
+    struct sched *q;
+    const int64_t *ids;
+    int n;
+    double last;
+};
+
+static void on_progress(void *user, int lm_iter, int clips_done)
+{
+    struct progress *p = user;
+    double now = srv_now();
+    (void)clips_done;
+    if (now - p->last < 0.05) return;
+    p->last = now;
+    for (int i = 0; i < p->n; i++) store_job_progress(p->q->s->store, p->ids[i], lm_iter, NAN, NULL);
+}
+
+static char *error_json(const struct rt_err *err)
+{
+    cJSON *e = cJSON_CreateObject();
+    cJSON_AddStringToObject(e, "code", rt_status_str(err->code));
+    cJSON_AddStringToObject(e, "where", err->where);
+    cJSON_AddStringToObject(e, "message", err->msg);
+    char *t = cJSON_PrintUnformatted(e);
+    cJSON_Delete(e);
+    return t;
+}
+
+static void fail_job(struct sched *q, int64_t id, const struct rt_err *err)
+{
+    char *e = error_json(err);
+    char line[300];
+    rt_log("warn", "sched", "job", "job %lld failed: %s", (long long)id, rt_err_line(err, line, sizeof line));
+    store_job_fail(q->s->store, id, e ? e : "{\"code\":\"out of memory\"}", NULL);
+    free(e);
+}
+
+struct batch_job {
+    struct store_job j;
+    struct srv_job_input in;
+    int ok, done;
+};
+
+/* Solves jobs[idx[0..n)] (same weights and options) as one solver call and
+ * stores each result. */
+static void solve_part(struct sched *q, const struct kin_robot *robot, struct batch_job *jobs,
+                       const int *idx, int n)
+{
+    struct srv *s = q->s;
+    struct rt_err err;
+    struct kin_batch_item *items = calloc((size_t)n, sizeof *items);
+    int64_t *ids = calloc((size_t)n, sizeof *ids);
+    long long frames = 0;
+    rt_err_clear(&err);
+    if (!items || !ids) {
+        rt_err_set(&err, RT_ENOMEM, "batch", "out of memory");
+        for (int i = 0; i < n; i++) fail_job(q, jobs[idx[i]].j.id, &err);
+        goto done;
+    }
+    for (int i = 0; i < n; i++) {
+        items[i].t = &jobs[idx[i]].in.t;
+        ids[i] = jobs[idx[i]].j.id;
+        frames += items[i].t->n_frames;
+    }
+    struct progress prog = {q, ids, n, 0};
+    double t0 = srv_now();
+    enum rt_status st = kin_batch_solve(&q->be, robot, &jobs[idx[0]].in.opt, items, n, on_progress, &prog, &err);
+    double dt = srv_now() - t0;
+    if (st != RT_OK) {
+        for (int i = 0; i < n; i++) fail_job(q, ids[i], &err);
+        goto done;
+    }
+    srv_metrics_solved(&s->metrics, n, frames, dt);
+    int cols = solver_state_cols(&robot->tree);
+    for (int i = 0; i < n; i++) {
+        struct batch_job *b = &jobs[idx[i]];
+        struct kin_report_info info = {
+            .source = b->j.name,
+            .robot = robot->name,
+            .backend = solver_backend_name(&q->be),
+            .mode = "trajectory",
+            .threads = b->in.opt.threads,
+            .batch_clips = n,
+        };
+        cJSON *rep = kin_report_json(&info, robot, &b->in.t, items[i].state, &items[i].res);
+        char *text = rep ? cJSON_PrintUnformatted(rep) : NULL;
+        cJSON_Delete(rep);
+        int stored = 0;
+        if (!text) {
+            rt_err_set(&err, RT_ENOMEM, "report", "out of memory");
+            fail_job(q, ids[i], &err);
+        } else if (store_job_finish(s->store, ids[i], b->in.t.n_frames, cols, items[i].state, text,
+                                    items[i].res.lm_iters, items[i].res.final_cost, dt, n, &stored,
+                                    &err) != RT_OK) {
+            fail_job(q, ids[i], &err);
+        } else if (!stored) {
+            rt_log("info", "sched", "job", "job %lld was cancelled while running: result dropped",
+                   (long long)ids[i]);
+        }
+        free(text);
+        free(items[i].state);
+        items[i].state = NULL;
+    }
+    if (!s->cfg.quiet)
+        rt_log("info", "sched", "batch", "%d clip(s), %lld frames solved in %.3f s on %s", n, frames, dt,
+               solver_backend_name(&q->be));
+done:
+    free(items);
+    free(ids);
+}
+
+static void run_batch(struct sched *q, const struct sched_entry *e, int n)
+{
+    struct srv *s = q->s;
+    struct rt_err err;
+    struct kin_robot *robot = NULL;
+    struct batch_job *jobs = calloc((size_t)n, sizeof *jobs);
+    int *idx = calloc((size_t)n, sizeof *idx);
+    int n_ok = 0;
+    char robot_name[STORE_MAX_NAME + 1] = "";
+    if (!jobs || !idx) {
+        /* Put them back: the jobs are still queued in the database. */
+        pthread_mutex_lock(&q->mu);
+        for (int i = 0; i < n; i++) add_locked(q, e[i].id, e[i].frames, e[i].key);
+        pthread_mutex_unlock(&q->mu);
+        goto done;
+    }
+    for (int i = 0; i < n; i++) {
+        int claimed = 0;
+        rt_err_clear(&err);
+        if (store_job_claim(s->store, e[i].id, &claimed, &err) != RT_OK || !claimed) continue;
+        if (store_job_get(s->store, e[i].id, NULL, 1, &jobs[i].j, &err) != RT_OK) {
+            fail_job(q, e[i].id, &err);
+            continue;
+        }
+        if (!robot) {
+            if (srv_robot_load(s, jobs[i].j.robot, &robot, &err) != RT_OK) {
+                fail_job(q, e[i].id, &err);
+                store_job_release(&jobs[i].j);
+                continue;
+            }
+            snprintf(robot_name, sizeof robot_name, "%s", jobs[i].j.robot);
+        }
+        if (strcmp(jobs[i].j.robot, robot_name) ||
+            srv_job_build(s, &jobs[i].j, robot, &jobs[i].in, &err) != RT_OK) {
+            if (err.code == RT_OK) rt_err_set(&err, RT_ESTATE, "batch", "robot differs within a batch");
+            fail_job(q, e[i].id, &err);
+            store_job_release(&jobs[i].j);
+            continue;
+        }
+        free(jobs[i].j.clip); /* the targets are built; the text is not needed */
+        jobs[i].j.clip = NULL;
+        jobs[i].ok = 1;
+        n_ok++;
+    }
+    /* Split by identical options and weights: each part is one solver call. */
+    for (int i = 0; i < n && n_ok; i++) {
+        if (!jobs[i].ok || jobs[i].done) continue;
+        int m = 0;
+        for (int k = i; k < n; k++)
+            if (jobs[k].ok && !jobs[k].done && !memcmp(&jobs[k].in.opt, &jobs[i].in.opt, sizeof jobs[i].in.opt) &&
+                kin_targets_same_weights(robot, &jobs[i].in.t, &jobs[k].in.t)) {
+                idx[m++] = k;
+                jobs[k].done = 1;
+            }
+        solve_part(q, robot, jobs, idx, m);
+    }
+done:
+    for (int i = 0; jobs && i < n; i++) {
+        srv_job_input_free(&jobs[i].in);
+        store_job_release(&jobs[i].j);
+    }
+    free(jobs);
+    free(idx);
+    kin_robot_free(robot);
+}
+
+static void *worker_main(void *arg)
+{
+    struct sched *q = arg;
+    struct sched_entry *batch = NULL;
+    int batch_cap = 0;
+    pthread_mutex_lock(&q->mu);
+    while (!q->stop) {
+        double wait_s = -1;
+        if (batch_cap < q->n) {
+            struct sched_entry *b = realloc(batch, (size_t)q->n * sizeof *b);
+            if (b) {
+                batch = b;
+                batch_cap = q->n;
+            }
+        }
+        int n = batch_cap >= q->n ? pick_locked(q, batch, &wait_s) : 0;
+        if (n) {
+            pthread_mutex_unlock(&q->mu);
+            run_batch(q, batch, n);
+            pthread_mutex_lock(&q->mu);
+            continue;
+        }
+        if (wait_s < 0 && q->n && batch_cap < q->n) wait_s = 0.1; /* out of memory: retry */
+        if (wait_s < 0) {
+            pthread_cond_wait(&q->cv, &q->mu);
+        } else {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            double t = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9 + wait_s + 1e-4;
+            ts.tv_sec = (time_t)t;
+            ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
+            pthread_cond_timedwait(&q->cv, &q->mu, &ts);
+        }
+    }
+    pthread_mutex_unlock(&q->mu);
+    free(batch);
+    return NULL;
+}
+
+static void load_queued(void *user, int64_t id, int frames, const char *class_key, double created)
+{
+    (void)created;
+    add_locked(user, id, frames, class_key);
+}
+
+enum rt_status sched_start(struct srv *s, struct sched **out, struct rt_err *err)
+{
+    enum rt_status st;
+    struct sched *q = calloc(1, sizeof *q);
+    *out = NULL;
+    if (!q) return rt_err_set(err, RT_ENOMEM, "sched", "out of memory");
+    q->s = s;
+    pthread_mutex_init(&q->mu, NULL);
+    pthread_cond_init(&q->cv, NULL);
+    if ((st = solver_backend_init(&q->be, s->cfg.backend, err)) != RT_OK) goto fail;
+    if ((st = store_job_each_queued(s->store, load_queued, q, err)) != RT_OK) goto fail;
+    if (q->n && !s->cfg.quiet) rt_log("info", "sched", "start", "%d queued job(s) from the database", q->n);
+    if (pthread_create(&q->worker, NULL, worker_main, q)) {
+        st = rt_err_set(err, RT_ENOMEM, "sched", "cannot start the worker thread");
+        goto fail;
+    }
+    q->started = 1;
+    *out = q;
+    return RT_OK;
+fail:
+    sched_stop(q);
+    return st;
+}
+
+void sched_stop(struct sched *q)
+{
+    if (!q) return;
+    if (q->started) {
+        pthread_mutex_lock(&q->mu);
+        q->stop = 1;
+        pthread_cond_broadcast(&q->cv);
+        pthread_mutex_unlock(&q->mu);
+        pthread_join(q->worker, NULL);
+    }
+    solver_backend_free(&q->be);
+    pthread_cond_destroy(&q->cv);
+    pthread_mutex_destroy(&q->mu);
+    free(q->q);
+    free(q);
+}

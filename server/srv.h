@@ -1,0 +1,62 @@
+/* srv.h -- the retargetd daemon as a library: start it on an address with a
+ * database, read back its port, stop it. server/main.c is a thin command
+ * line around this; tests/test_http_*.c start the real daemon in-process
+ * on 127.0.0.1:0 through the same calls.
+ *
+ * Memory: srv_start() returns a daemon the caller stops (and frees) with
+ * srv_stop(); the configuration's strings are copied. */
+#ifndef RT_SRV_H
+#define RT_SRV_H
+
+#include <stddef.h>
+
+#include "../kinematics/status.h"
+
+#define SRV_MAX_BODY_DEFAULT (64u << 20)
+#define SRV_TOKEN_HEX 64 /* a token is 32 random bytes as lower-case hex */
+
+struct srv_config {
+    const char *listen;      /* "ADDR:PORT" ("127.0.0.1:8080", "[::1]:0"); port 0 picks one */
+    const char *db_path;     /* SQLite file, created when absent */
+    unsigned int threads;    /* HTTP thread pool size (>= 1) */
+    const char *backend;     /* solver backend: "cpu", "cuda" or "auto" */
+    int solver_threads;      /* CPU solver threads per batch (>= 1) */
+    size_t max_body;         /* request body limit, bytes */
+    int max_frames;          /* frames per clip */
+    int max_joints;          /* BVH joints per clip, URDF joints per robot */
+    int max_active;          /* queued + running jobs per token (0: no limit) */
+    int batch_frames;        /* frame budget of one solver batch */
+    int batch_wait_ms;       /* how long the oldest job of a class waits for company */
+    int no_auth;             /* 1: no tokens (refused unless listening on loopback) */
+    int quiet;               /* 1: log warnings and errors only */
+};
+
+/* Fills `c` with the defaults (listen 127.0.0.1:8080, db var/retargetd.db,
+ * 4 HTTP threads, backend auto, SRV_MAX_BODY_DEFAULT, 100000 frames, 512
+ * joints, 1000 active jobs, 20000 batch frames, 50 ms wait). */
+void srv_config_default(struct srv_config *c);
+
+struct srv;
+
+/* Opens the database (migrating it, returning jobs a crash left running to
+ * the queue), starts the solver worker and the HTTP daemon. RT_EINVAL for a
+ * bad address or option, RT_ESTATE for --no-auth off loopback, RT_EIO when
+ * the address cannot be bound or the database opened, RT_ENODEV when the
+ * backend asked for is absent. *out is NULL on failure. */
+enum rt_status srv_start(const struct srv_config *c, struct srv **out, struct rt_err *err);
+
+/* The port the daemon listens on (the chosen one when asked for port 0). */
+unsigned int srv_port(const struct srv *s);
+
+/* Stops accepting requests, lets the worker finish the batch it is solving
+ * (its results are stored), stops it and closes the database. Jobs still
+ * queued stay queued in the database. NULL-safe. */
+void srv_stop(struct srv *s);
+
+/* `retargetd token add`: creates a token named `name` in the database at
+ * `db_path` and writes it (SRV_TOKEN_HEX hex digits + NUL) to `token`. Only
+ * its SHA-256 is stored. */
+enum rt_status srv_token_add(const char *db_path, const char *name, int admin,
+                             char token[SRV_TOKEN_HEX + 1], struct rt_err *err);
+
+#endif

@@ -1,0 +1,879 @@
+/* store.c -- the SQLite database of retargetd (see store.h). The schema is
+ * storage/schema.sql, embedded below with .incbin; migrations[] holds each
+ * later version's SQL. Every entry point takes the store's mutex, so one
+ * connection serves every thread and multi-statement transactions never
+ * interleave. */
+#include "store.h"
+
+#include <assert.h>
+#include <math.h>
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+/* The schema file, embedded at build time (the Makefile makes store.o
+ * depend on storage/schema.sql). NUL-terminated. */
+__asm__(".pushsection .rodata\n"
+        ".balign 16\n"
+        "store_schema_text:\n"
+        ".incbin \"storage/schema.sql\"\n"
+        ".byte 0\n"
+        ".popsection\n");
+extern const char store_schema_text[] __asm__("store_schema_text");
+
+/* Migration i (1-based) brings a file from version i-1 to version i.
+ * Never edit a released entry: add one. */
+static const char *migration_sql(int version)
+{
+    switch (version) {
+    case 1: return store_schema_text;
+    case 2: /* solve timing and batch size per job, for the job view and metrics */
+        return "ALTER TABLE jobs ADD COLUMN solve_seconds REAL;\n"
+               "ALTER TABLE jobs ADD COLUMN batch_clips INTEGER;\n";
+    default: return NULL;
+    }
+}
+
+struct store {
+    sqlite3 *db;
+    pthread_mutex_t mu;
+};
+
+static const char *const state_names[STORE_N_STATES] = {"queued", "running", "succeeded", "failed",
+                                                        "cancelled"};
+
+const char *store_state_str(int state)
+{
+    return state >= 0 && state < STORE_N_STATES ? state_names[state] : "unknown";
+}
+
+static int state_from_str(const char *s)
+{
+    for (int i = 0; s && i < STORE_N_STATES; i++)
+        if (!strcmp(s, state_names[i])) return i;
+    return -1;
+}
+
+static double now_s(void)
+{
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    return (double)tv.tv_sec + (double)tv.tv_usec * 1e-6;
+}
+
+static enum rt_status db_err(struct store *s, struct rt_err *err, const char *where)
+{
+    int rc = sqlite3_errcode(s->db);
+    enum rt_status st = RT_EIO;
+    if ((rc & 0xff) == SQLITE_CONSTRAINT) st = RT_ECONFLICT;
+    if ((rc & 0xff) == SQLITE_NOMEM) st = RT_ENOMEM;
+    return rt_err_set(err, st, where, "sqlite: %s", sqlite3_errmsg(s->db));
+}
+
+static enum rt_status exec(struct store *s, const char *sql, struct rt_err *err, const char *where)
+{
+    char *msg = NULL;
+    if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) == SQLITE_OK) return RT_OK;
+    enum rt_status st = rt_err_set(err, RT_EIO, where, "sqlite: %s", msg ? msg : "error");
+    sqlite3_free(msg);
+    return st;
+}
+
+static sqlite3_stmt *prep(struct store *s, const char *sql)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) return NULL;
+    return st;
+}
+
+static void rollback(struct store *s) { sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL); }
+
+static int user_version(struct store *s)
+{
+    sqlite3_stmt *q = prep(s, "PRAGMA user_version");
+    int v = -1;
+    if (q && sqlite3_step(q) == SQLITE_ROW) v = sqlite3_column_int(q, 0);
+    sqlite3_finalize(q);
+    return v;
+}
+
+static enum rt_status migrate(struct store *s, int target, struct rt_err *err)
+{
+    int v = user_version(s);
+    if (v < 0) return db_err(s, err, "db");
+    if (v > STORE_VERSION)
+        return rt_err_set(err, RT_ESTATE, "db",
+                          "database version %d is newer than this build's %d", v, STORE_VERSION);
+    for (; v < target; v++) {
+        char pragma[64];
+        enum rt_status st;
+        if ((st = exec(s, "BEGIN IMMEDIATE", err, "db:migrate")) != RT_OK) return st;
+        /* Re-read inside the write lock: another process may have migrated. */
+        int cur = user_version(s);
+        if (cur > v) {
+            exec(s, "COMMIT", NULL, NULL);
+            v = cur - 1;
+            continue;
+        }
+        snprintf(pragma, sizeof pragma, "PRAGMA user_version = %d", v + 1);
+        char where[32];
+        snprintf(where, sizeof where, "db:migration %d", v + 1);
+        if ((st = exec(s, migration_sql(v + 1), err, where)) != RT_OK ||
+            (st = exec(s, pragma, err, where)) != RT_OK ||
+            (st = exec(s, "COMMIT", err, where)) != RT_OK) {
+            rollback(s);
+            return st;
+        }
+    }
+    return RT_OK;
+}
+
+enum rt_status store_open_at(const char *path, int version, struct store **out, struct rt_err *err)
+{
+    enum rt_status st;
+    struct store *s = calloc(1, sizeof *s);
+    *out = NULL;
+    if (version < 1 || version > STORE_VERSION) {
+        free(s);
+        return rt_err_set(err, RT_EINVAL, "db", "no schema version %d", version);
+    }
+    if (!s) return rt_err_set(err, RT_ENOMEM, "db", "out of memory");
+    pthread_mutex_init(&s->mu, NULL);
+    if (sqlite3_open_v2(path, &s->db,
+                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
+                        NULL) != SQLITE_OK) {
+        st = rt_err_set(err, RT_EIO, path, "cannot open database: %s",
+                        s->db ? sqlite3_errmsg(s->db) : "out of memory");
+        goto fail;
+    }
+    sqlite3_busy_timeout(s->db, 5000);
+    sqlite3_extended_result_codes(s->db, 1);
+    if ((st = exec(s, "PRAGMA journal_mode = WAL", err, path)) != RT_OK ||
+        (st = exec(s, "PRAGMA synchronous = NORMAL", err, path)) != RT_OK ||
+        (st = exec(s, "PRAGMA foreign_keys = ON", err, path)) != RT_OK)
+        goto fail;
+    if ((st = migrate(s, version, err)) != RT_OK) goto fail;
+    *out = s;
+    return RT_OK;
+fail:
+    store_close(s);
+    return st;
+}
+
+enum rt_status store_open(const char *path, struct store **out, struct rt_err *err)
+{
+    return store_open_at(path, STORE_VERSION, out, err);
+}
+
+void store_close(struct store *s)
+{
+    if (!s) return;
+    sqlite3_close_v2(s->db);
+    pthread_mutex_destroy(&s->mu);
+    free(s);
+}
+
+int store_version(struct store *s)
+{
+    pthread_mutex_lock(&s->mu);
+    int v = user_version(s);
+    pthread_mutex_unlock(&s->mu);
+    return v;
+}
+
+/* 1 when `name` is 1..STORE_MAX_NAME bytes of [A-Za-z0-9_.-]. */
+static int name_ok(const char *name)
+{
+    size_t n = name ? strlen(name) : 0;
+    if (n == 0 || n > STORE_MAX_NAME) return 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = name[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '.' || c == '-'))
+            return 0;
+    }
+    return 1;
+}
+
+static void copy_col(char *dst, size_t cap, sqlite3_stmt *q, int col)
+{
+    const unsigned char *t = sqlite3_column_text(q, col);
+    snprintf(dst, cap, "%s", t ? (const char *)t : "");
+}
+
+static char *dup_col(sqlite3_stmt *q, int col, size_t *len)
+{
+    if (sqlite3_column_type(q, col) == SQLITE_NULL) return NULL;
+    const unsigned char *t = sqlite3_column_text(q, col);
+    int n = sqlite3_column_bytes(q, col);
+    char *d = malloc((size_t)n + 1);
+    if (d) {
+        memcpy(d, t ? (const char *)t : "", (size_t)n);
+        d[n] = 0;
+        if (len) *len = (size_t)n;
+    }
+    return d;
+}
+
+#define LOCK(s) pthread_mutex_lock(&(s)->mu)
+#define UNLOCK(s) pthread_mutex_unlock(&(s)->mu)
+
+/* --- tokens ------------------------------------------------------------ */
+
+enum rt_status store_token_add(struct store *s, const char *name,
+                               const unsigned char hash[STORE_SHA256_LEN], int admin,
+                               struct rt_err *err)
+{
+    if (!name_ok(name))
+        return rt_err_set(err, RT_EINVAL, "token.name",
+                          "expected 1..%d characters of A-Z a-z 0-9 _ . -", STORE_MAX_NAME);
+    enum rt_status st = RT_OK;
+    LOCK(s);
+    sqlite3_stmt *q = prep(s, "INSERT INTO tokens (name, hash, admin, created) VALUES (?,?,?,?)");
+    if (!q) {
+        st = db_err(s, err, "token");
+        goto done;
+    }
+    sqlite3_bind_text(q, 1, name, -1, SQLITE_STATIC);
+    sqlite3_bind_blob(q, 2, hash, STORE_SHA256_LEN, SQLITE_STATIC);
+    sqlite3_bind_int(q, 3, admin ? 1 : 0);
+    sqlite3_bind_double(q, 4, now_s());
+    if (sqlite3_step(q) != SQLITE_DONE) {
+        st = db_err(s, err, "token");
+        if (st == RT_ECONFLICT) rt_err_set(err, st, "token.name", "a token named '%s' exists", name);
+    }
+done:
+    sqlite3_finalize(q);
+    UNLOCK(s);
+    return st;
+}
+
+enum rt_status store_token_find(struct store *s, const unsigned char hash[STORE_SHA256_LEN],
+                                char *name, int *admin, struct rt_err *err)
+{
+    enum rt_status st = RT_OK;
+    LOCK(s);
+    sqlite3_stmt *q = prep(s, "SELECT name, admin FROM tokens WHERE hash = ?");
+    if (!q) {
+        st = db_err(s, err, "token");
+        goto done;
+    }
+    sqlite3_bind_blob(q, 1, hash, STORE_SHA256_LEN, SQLITE_STATIC);
+    int rc = sqlite3_step(q);
+    if (rc == SQLITE_ROW) {
+        copy_col(name, STORE_MAX_NAME + 1, q, 0);
+        *admin = sqlite3_column_int(q, 1);
+    } else if (rc == SQLITE_DONE) {
+        st = rt_err_set(err, RT_ENOTFOUND, "token", "unknown token");
+    } else {
+        st = db_err(s, err, "token");
+    }
+done:
+    sqlite3_finalize(q);
+    UNLOCK(s);
+    return st;
+}
+
+/* --- robots and profiles ----------------------------------------------- */
+
+static const char *asset_table(const char *kind)
+{
+    if (!strcmp(kind, "robot")) return "robots";
+    if (!strcmp(kind, "profile")) return "profiles";
+    return NULL;
+}
+
+enum rt_status store_asset_put(struct store *s, const char *kind, const char *name,
+                               const char *text, size_t len, struct rt_err *err)
+{
+    const char *table = asset_table(kind);
+    char sql[160];
+    assert(table);
+    if (!name_ok(name))
+        return rt_err_set(err, RT_EINVAL, kind, "name: expected 1..%d characters of A-Z a-z 0-9 _ . -",
+                          STORE_MAX_NAME);
+    if (len > STORE_MAX_TEXT)
+        return rt_err_set(err, RT_ELIMIT, kind, "larger than %u bytes", STORE_MAX_TEXT);
+    snprintf(sql, sizeof sql, "INSERT OR REPLACE INTO %s (name, %s, created) VALUES (?,?,?)", table,
+             !strcmp(kind, "robot") ? "urdf" : "json");
+    enum rt_status st = RT_OK;
+    LOCK(s);
+    sqlite3_stmt *q = prep(s, sql);
+    if (!q) {
+        st = db_err(s, err, kind);
+        goto done;
+    }
+    sqlite3_bind_text(q, 1, name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 2, text, (int)len, SQLITE_STATIC);
+    sqlite3_bind_double(q, 3, now_s());
+    if (sqlite3_step(q) != SQLITE_DONE) st = db_err(s, err, kind);
+done:
+    sqlite3_finalize(q);
+    UNLOCK(s);
+    return st;
+}
+
+enum rt_status store_asset_get(struct store *s, const char *kind, const char *name, char **text,
+                               size_t *len, struct rt_err *err)
+{
+    const char *table = asset_table(kind);
+    char sql[160];
+    assert(table);
+    *text = NULL;
+    snprintf(sql, sizeof sql, "SELECT %s FROM %s WHERE name = ?",
+             !strcmp(kind, "robot") ? "urdf" : "json", table);
+    enum rt_status st = RT_OK;
+    LOCK(s);
+    sqlite3_stmt *q = prep(s, sql);
+    if (!q) {
+        st = db_err(s, err, kind);
+        goto done;
+    }
+    sqlite3_bind_text(q, 1, name, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(q);
+    if (rc == SQLITE_ROW) {
+        if (!(*text = dup_col(q, 0, len))) st = rt_err_set(err, RT_ENOMEM, kind, "out of memory");
+    } else if (rc == SQLITE_DONE) {
+        st = rt_err_set(err, RT_ENOTFOUND, kind, "no %s named '%.64s'", kind, name);
+    } else {
+        st = db_err(s, err, kind);
+    }
+done:
+    sqlite3_finalize(q);
+    UNLOCK(s);
+    return st;
+}
+
+enum rt_status store_asset_list(struct store *s, const char *kind,
+                                void (*fn)(void *user, const char *name, double created),
+                                void *user, struct rt_err *err)
+{
+    const char *table = asset_table(kind);
+    char sql[96];
+    assert(table);
+    snprintf(sql, sizeof sql, "SELECT name, created FROM %s ORDER BY name", table);
+    enum rt_status st = RT_OK;
+    LOCK(s);
+    sqlite3_stmt *q = prep(s, sql);
+    if (!q) {
+        st = db_err(s, err, kind);
+        goto done;
+    }
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW)
+        fn(user, (const char *)sqlite3_column_text(q, 0), sqlite3_column_double(q, 1));
+    if (rc != SQLITE_DONE) st = db_err(s, err, kind);
+done:
+    sqlite3_finalize(q);
+    UNLOCK(s);
+    return st;
+}
+
+/* --- jobs -------------------------------------------------------------- */
+
+void store_job_release(struct store_job *j)
+{
+    if (!j) return;
+    free(j->options);
+    free(j->error);
+    free(j->clip);
+    j->options = j->error = j->clip = NULL;
+}
+
+#define JOB_COLS                                                                             \
+    "id, owner, idem_key, name, robot, profile, source_robot, class_key, source_kind, state, " \
+    "frames, lm_iter, attempts, cost, created, started, finished, options, error, "          \
+    "solve_seconds, batch_clips"
+
+/* Reads a row of JOB_COLS (then the clip at column 21 when with_clip). */
+static enum rt_status job_from_row(sqlite3_stmt *q, int with_clip, struct store_job *j)
+{
+    memset(j, 0, sizeof *j);
+    j->id = sqlite3_column_int64(q, 0);
+    copy_col(j->owner, sizeof j->owner, q, 1);
+    copy_col(j->idem_key, sizeof j->idem_key, q, 2);
+    copy_col(j->name, sizeof j->name, q, 3);
+    copy_col(j->robot, sizeof j->robot, q, 4);
+    copy_col(j->profile, sizeof j->profile, q, 5);
+    copy_col(j->source_robot, sizeof j->source_robot, q, 6);
+    copy_col(j->class_key, sizeof j->class_key, q, 7);
+    const char *kind = (const char *)sqlite3_column_text(q, 8);
+    j->source_kind = kind && !strcmp(kind, "csv") ? STORE_SRC_CSV : STORE_SRC_BVH;
+    j->state = state_from_str((const char *)sqlite3_column_text(q, 9));
+    j->frames = sqlite3_column_int(q, 10);
+    j->lm_iter = sqlite3_column_int(q, 11);
+    j->attempts = sqlite3_column_int(q, 12);
+    j->cost = sqlite3_column_type(q, 13) == SQLITE_NULL ? NAN : sqlite3_column_double(q, 13);
+    j->created = sqlite3_column_double(q, 14);
+    j->started = sqlite3_column_double(q, 15);
+    j->finished = sqlite3_column_double(q, 16);
+    j->options = dup_col(q, 17, NULL);
+    j->error = dup_col(q, 18, NULL);
+    j->solve_seconds = sqlite3_column_double(q, 19);
+    j->batch_clips = sqlite3_column_int(q, 20);
+    if (with_clip) j->clip = dup_col(q, 21, &j->clip_len);
+    if ((sqlite3_column_type(q, 17) != SQLITE_NULL && !j->options) ||
+        (sqlite3_column_type(q, 18) != SQLITE_NULL && !j->error) || (with_clip && !j->clip)) {
+        store_job_release(j);
+        return RT_ENOMEM;
+    }
+    return RT_OK;
+}
+
+enum rt_status store_job_insert(struct store *s, const struct store_job_new *in, int64_t *id,
+                                int *existed, struct rt_err *err)
+{
+    enum rt_status st = RT_OK;
+    sqlite3_stmt *q = NULL;
+    *existed = 0;
+    *id = 0;
+    if (!name_ok(in->owner)) return rt_err_set(err, RT_EINVAL, "owner", "bad owner name");
+    if (!name_ok(in->robot)) return rt_err_set(err, RT_EINVAL, "body.robot", "bad robot name");
+    if (in->profile && !name_ok(in->profile))
+        return rt_err_set(err, RT_EINVAL, "body.profile", "bad profile name");
+    if (in->idem_key && strlen(in->idem_key) > STORE_MAX_KEY)
+        return rt_err_set(err, RT_ELIMIT, "Idempotency-Key", "longer than %d bytes", STORE_MAX_KEY);
+    if (in->clip_len > STORE_MAX_TEXT)
+        return rt_err_set(err, RT_ELIMIT, "clip", "larger than %u bytes", STORE_MAX_TEXT);
+    if (strlen(in->name) >= sizeof ((struct store_job *)0)->name ||
+        strlen(in->class_key) >= sizeof ((struct store_job *)0)->class_key)
+        return rt_err_set(err, RT_ELIMIT, "name", "job name or class too long");
+    if (in->frames <= 0) return rt_err_set(err, RT_EINVAL, "clip", "no frames");
+    LOCK(s);
+    if ((st = exec(s, "BEGIN IMMEDIATE", err, "jobs")) != RT_OK) goto unlock;
+    if (in->idem_key) {
+        q = prep(s, "SELECT id, input_hash FROM jobs WHERE owner = ? AND idem_key = ?");
+        if (!q) goto dberr;
+        sqlite3_bind_text(q, 1, in->owner, -1, SQLITE_STATIC);
+        sqlite3_bind_text(q, 2, in->idem_key, -1, SQLITE_STATIC);
+        int rc = sqlite3_step(q);
+        if (rc == SQLITE_ROW) {
+            const void *h = sqlite3_column_blob(q, 1);
+            if (sqlite3_column_bytes(q, 1) != STORE_SHA256_LEN || memcmp(h, in->input_hash, STORE_SHA256_LEN)) {
+                st = rt_err_set(err, RT_ECONFLICT, "Idempotency-Key",
+                                "key already used for a different submission (job %lld)",
+                                (long long)sqlite3_column_int64(q, 0));
+            } else {
+                *id = sqlite3_column_int64(q, 0);
+                *existed = 1;
+            }
+            goto end;
+        }
+        if (rc != SQLITE_DONE) goto dberr;
+        sqlite3_finalize(q);
+        q = NULL;
+    }
+    if (in->max_active > 0) {
+        q = prep(s, "SELECT count(*) FROM jobs WHERE owner = ? AND state IN ('queued','running')");
+        if (!q) goto dberr;
+        sqlite3_bind_text(q, 1, in->owner, -1, SQLITE_STATIC);
+        if (sqlite3_step(q) != SQLITE_ROW) goto dberr;
+        if (sqlite3_column_int64(q, 0) >= in->max_active) {
+            st = rt_err_set(err, RT_ELIMIT, "jobs", "%d jobs queued or running: the limit is %d",
+                            (int)sqlite3_column_int64(q, 0), in->max_active);
+            goto end;
+        }
+        sqlite3_finalize(q);
+        q = NULL;
+    }
+    q = prep(s, "INSERT INTO jobs (owner, idem_key, input_hash, name, robot, profile, options, "
+                "source_kind, source_robot, clip, frames, class_key, created) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    if (!q) goto dberr;
+    sqlite3_bind_text(q, 1, in->owner, -1, SQLITE_STATIC);
+    if (in->idem_key) sqlite3_bind_text(q, 2, in->idem_key, -1, SQLITE_STATIC);
+    sqlite3_bind_blob(q, 3, in->input_hash, STORE_SHA256_LEN, SQLITE_STATIC);
+    sqlite3_bind_text(q, 4, in->name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 5, in->robot, -1, SQLITE_STATIC);
+    if (in->profile) sqlite3_bind_text(q, 6, in->profile, -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 7, in->options ? in->options : "{}", -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 8, in->source_kind == STORE_SRC_CSV ? "csv" : "bvh", -1, SQLITE_STATIC);
+    if (in->source_robot) sqlite3_bind_text(q, 9, in->source_robot, -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 10, in->clip, (int)in->clip_len, SQLITE_STATIC);
+    sqlite3_bind_int(q, 11, in->frames);
+    sqlite3_bind_text(q, 12, in->class_key, -1, SQLITE_STATIC);
+    sqlite3_bind_double(q, 13, now_s());
+    if (sqlite3_step(q) != SQLITE_DONE) goto dberr;
+    *id = sqlite3_last_insert_rowid(s->db);
+    goto end;
+dberr:
+    st = db_err(s, err, "jobs");
+end:
+    sqlite3_finalize(q);
+    if (st == RT_OK) {
+        if ((st = exec(s, "COMMIT", err, "jobs")) != RT_OK) rollback(s);
+    } else {
+        rollback(s);
+    }
+    if (st != RT_OK) *existed = 0;
+unlock:
+    UNLOCK(s);
+    return st;
+}
+
+enum rt_status store_job_get(struct store *s, int64_t id, const char *owner, int with_clip,
+                             struct store_job *out, struct rt_err *err)
+{
+    enum rt_status st = RT_OK;
+    memset(out, 0, sizeof *out);
+    LOCK(s);
+    sqlite3_stmt *q = prep(s, with_clip ? "SELECT " JOB_COLS ", clip FROM jobs WHERE id = ?"
+                                        : "SELECT " JOB_COLS " FROM jobs WHERE id = ?");
+    if (!q) {
+        st = db_err(s, err, "jobs");
+        goto done;
+    }
+    sqlite3_bind_int64(q, 1, id);
+    int rc = sqlite3_step(q);
+    if (rc == SQLITE_ROW &&
+        (!owner || !strcmp(owner, (const char *)sqlite3_column_text(q, 1)))) {
+        if (job_from_row(q, with_clip, out) != RT_OK)
+            st = rt_err_set(err, RT_ENOMEM, "jobs", "out of memory");
+    } else if (rc == SQLITE_ROW || rc == SQLITE_DONE) {
+        st = rt_err_set(err, RT_ENOTFOUND, "jobs", "no job %lld", (long long)id);
+    } else {
+        st = db_err(s, err, "jobs");
+    }
+done:
+    sqlite3_finalize(q);
+    UNLOCK(s);
+    return st;
+}
+
+enum rt_status store_job_list(struct store *s, const char *owner, int64_t before, int limit,
+                              struct store_job **out, int *n, struct rt_err *err)
+{
+    enum rt_status st = RT_OK;
+    *out = NULL;
+    *n = 0;
+    if (limit < 1 || limit > STORE_MAX_PAGE)
+        return rt_err_set(err, RT_EINVAL, "limit", "expected 1..%d", STORE_MAX_PAGE);
+    struct store_job *jobs = calloc((size_t)limit, sizeof *jobs);
+    if (!jobs) return rt_err_set(err, RT_ENOMEM, "jobs", "out of memory");
+    LOCK(s);
+    sqlite3_stmt *q = prep(s, "SELECT " JOB_COLS " FROM jobs WHERE owner = ? AND id < ? "
+                              "ORDER BY id DESC LIMIT ?");
+    if (!q) {
+        st = db_err(s, err, "jobs");
+        goto done;
+    }
+    sqlite3_bind_text(q, 1, owner, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(q, 2, before > 0 ? before : INT64_MAX);
+    sqlite3_bind_int(q, 3, limit);
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW && *n < limit) {
+        if (job_from_row(q, 0, &jobs[*n]) != RT_OK) {
+            st = rt_err_set(err, RT_ENOMEM, "jobs", "out of memory");
+            goto done;
+        }
+        (*n)++;
+    }
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW) st = db_err(s, err, "jobs");
+done:
+    sqlite3_finalize(q);
+    UNLOCK(s);
+    if (st != RT_OK) {
+        for (int i = 0; i < *n; i++) store_job_release(&jobs[i]);
+        free(jobs);
+        *n = 0;
+        return st;
+    }
+    *out = jobs;
+    return RT_OK;
+}
+
+enum rt_status store_job_each_queued(struct store *s,
+                                     void (*fn)(void *user, int64_t id, int frames,
+                                                const char *class_key, double created),
+                                     void *user, struct rt_err *err)
+{
+    enum rt_status st = RT_OK;
+    LOCK(s);
+    sqlite3_stmt *q = prep(s, "SELECT id, frames, class_key, created FROM jobs "
+                              "WHERE state = 'queued' ORDER BY id");
+    if (!q) {
+        st = db_err(s, err, "jobs");
+        goto done;
+    }
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW)
+        fn(user, sqlite3_column_int64(q, 0), sqlite3_column_int(q, 1),
+           (const char *)sqlite3_column_text(q, 2), sqlite3_column_double(q, 3));
+    if (rc != SQLITE_DONE) st = db_err(s, err, "jobs");
+done:
+    sqlite3_finalize(q);
+    UNLOCK(s);
+    return st;
+}
+
+/* Runs one UPDATE with an id parameter (and optional extra binds), returning
+ * the rows changed in *changes. */
+static enum rt_status update1(struct store *s, const char *sql, int64_t id, const char *text,
+                              int *changes, struct rt_err *err)
+{
+    enum rt_status st = RT_OK;
+    sqlite3_stmt *q = prep(s, sql);
+    if (!q) return db_err(s, err, "jobs");
+    int k = 1;
+    if (strchr(sql, '?') != strrchr(sql, '?')) sqlite3_bind_text(q, k++, text, -1, SQLITE_STATIC);
+    if (id) sqlite3_bind_int64(q, k, id);
+    if (sqlite3_step(q) != SQLITE_DONE) st = db_err(s, err, "jobs");
+    else if (changes) *changes = sqlite3_changes(s->db);
+    sqlite3_finalize(q);
+    return st;
+}
+
+enum rt_status store_job_requeue_running(struct store *s, int *n, struct rt_err *err)
+{
+    int changes = 0;
+    LOCK(s);
+    enum rt_status st = update1(s, "UPDATE jobs SET state = 'queued', lm_iter = 0, cost = NULL "
+                                   "WHERE state = 'running'",
+                                0, NULL, &changes, err);
+    UNLOCK(s);
+    if (n) *n = changes;
+    return st;
+}
+
+enum rt_status store_job_claim(struct store *s, int64_t id, int *claimed, struct rt_err *err)
+{
+    enum rt_status st = RT_OK;
+    *claimed = 0;
+    LOCK(s);
+    sqlite3_stmt *q = prep(s, "UPDATE jobs SET state = 'running', started = ?, attempts = attempts + 1, "
+                              "lm_iter = 0, cost = NULL WHERE id = ? AND state = 'queued'");
+    if (!q) {
+        st = db_err(s, err, "jobs");
+        goto done;
+    }
+    sqlite3_bind_double(q, 1, now_s());
+    sqlite3_bind_int64(q, 2, id);
+    if (sqlite3_step(q) != SQLITE_DONE) st = db_err(s, err, "jobs");
+    else *claimed = sqlite3_changes(s->db) == 1;
+done:
+    sqlite3_finalize(q);
+    UNLOCK(s);
+    return st;
+}
+
+enum rt_status store_job_progress(struct store *s, int64_t id, int lm_iter, double cost,
+                                  struct rt_err *err)
+{
+    enum rt_status st = RT_OK;
+    LOCK(s);
+    sqlite3_stmt *q = prep(s, "UPDATE jobs SET lm_iter = ?, cost = ? WHERE id = ? AND state = 'running'");
+    if (!q) {
+        st = db_err(s, err, "jobs");
+        goto done;
+    }
+    sqlite3_bind_int(q, 1, lm_iter);
+    if (isfinite(cost)) sqlite3_bind_double(q, 2, cost);
+    sqlite3_bind_int64(q, 3, id);
+    if (sqlite3_step(q) != SQLITE_DONE) st = db_err(s, err, "jobs");
+done:
+    sqlite3_finalize(q);
+    UNLOCK(s);
+    return st;
+}
+
+enum rt_status store_job_finish(struct store *s, int64_t id, int frames, int columns,
+                                const float *traj, const char *report, int lm_iter, double cost,
+                                double solve_seconds, int batch_clips, int *stored,
+                                struct rt_err *err)
+{
+    enum rt_status st = RT_OK;
+    sqlite3_stmt *q = NULL;
+    size_t bytes;
+    *stored = 0;
+    if (frames <= 0 || columns <= 0 || !rt_mul_size((size_t)frames, (size_t)columns * 4, &bytes) ||
+        bytes > (size_t)INT32_MAX)
+        return rt_err_set(err, RT_ELIMIT, "result", "trajectory of %d x %d values too large", frames, columns);
+    LOCK(s);
+    if ((st = exec(s, "BEGIN IMMEDIATE", err, "result")) != RT_OK) goto unlock;
+    q = prep(s, "UPDATE jobs SET state = 'succeeded', finished = ?, lm_iter = ?, cost = ?, "
+                "solve_seconds = ?, batch_clips = ? WHERE id = ? AND state = 'running'");
+    if (!q) goto dberr;
+    sqlite3_bind_double(q, 1, now_s());
+    sqlite3_bind_int(q, 2, lm_iter);
+    if (isfinite(cost)) sqlite3_bind_double(q, 3, cost);
+    sqlite3_bind_double(q, 4, solve_seconds);
+    sqlite3_bind_int(q, 5, batch_clips);
+    sqlite3_bind_int64(q, 6, id);
+    if (sqlite3_step(q) != SQLITE_DONE) goto dberr;
+    if (sqlite3_changes(s->db) != 1) goto end; /* cancelled meanwhile: store nothing */
+    sqlite3_finalize(q);
+    q = prep(s, "INSERT INTO results (job_id, frames, columns, trajectory, report) VALUES (?,?,?,?,?)");
+    if (!q) goto dberr;
+    sqlite3_bind_int64(q, 1, id);
+    sqlite3_bind_int(q, 2, frames);
+    sqlite3_bind_int(q, 3, columns);
+    sqlite3_bind_blob(q, 4, traj, (int)bytes, SQLITE_STATIC);
+    sqlite3_bind_text(q, 5, report, -1, SQLITE_STATIC);
+    if (sqlite3_step(q) != SQLITE_DONE) goto dberr;
+    *stored = 1;
+    goto end;
+dberr:
+    st = db_err(s, err, "result");
+end:
+    sqlite3_finalize(q);
+    if (st == RT_OK && *stored) {
+        if ((st = exec(s, "COMMIT", err, "result")) != RT_OK) {
+            rollback(s);
+            *stored = 0;
+        }
+    } else {
+        rollback(s);
+        *stored = 0;
+    }
+unlock:
+    UNLOCK(s);
+    return st;
+}
+
+enum rt_status store_job_fail(struct store *s, int64_t id, const char *error_json,
+                              struct rt_err *err)
+{
+    enum rt_status st = RT_OK;
+    LOCK(s);
+    sqlite3_stmt *q = prep(s, "UPDATE jobs SET state = 'failed', error = ?, finished = ? "
+                              "WHERE id = ? AND state IN ('queued','running')");
+    if (!q) {
+        st = db_err(s, err, "jobs");
+        goto done;
+    }
+    sqlite3_bind_text(q, 1, error_json, -1, SQLITE_STATIC);
+    sqlite3_bind_double(q, 2, now_s());
+    sqlite3_bind_int64(q, 3, id);
+    if (sqlite3_step(q) != SQLITE_DONE) st = db_err(s, err, "jobs");
+done:
+    sqlite3_finalize(q);
+    UNLOCK(s);
+    return st;
+}
+
+enum rt_status store_job_cancel(struct store *s, int64_t id, const char *owner, int *state,
+                                struct rt_err *err)
+{
+    enum rt_status st = RT_OK;
+    sqlite3_stmt *q = NULL;
+    *state = -1;
+    LOCK(s);
+    if ((st = exec(s, "BEGIN IMMEDIATE", err, "jobs")) != RT_OK) goto unlock;
+    q = prep(s, "SELECT owner, state FROM jobs WHERE id = ?");
+    if (!q) goto dberr;
+    sqlite3_bind_int64(q, 1, id);
+    int rc = sqlite3_step(q);
+    if (rc == SQLITE_DONE ||
+        (rc == SQLITE_ROW && owner && strcmp(owner, (const char *)sqlite3_column_text(q, 0)))) {
+        st = rt_err_set(err, RT_ENOTFOUND, "jobs", "no job %lld", (long long)id);
+        goto end;
+    }
+    if (rc != SQLITE_ROW) goto dberr;
+    *state = state_from_str((const char *)sqlite3_column_text(q, 1));
+    if (*state != STORE_QUEUED && *state != STORE_RUNNING) {
+        st = rt_err_set(err, RT_ESTATE, "jobs", "job %lld already %s", (long long)id,
+                        store_state_str(*state));
+        goto end;
+    }
+    sqlite3_finalize(q);
+    q = prep(s, "UPDATE jobs SET state = 'cancelled', finished = ? WHERE id = ?");
+    if (!q) goto dberr;
+    sqlite3_bind_double(q, 1, now_s());
+    sqlite3_bind_int64(q, 2, id);
+    if (sqlite3_step(q) != SQLITE_DONE) goto dberr;
+    goto end;
+dberr:
+    st = db_err(s, err, "jobs");
+end:
+    sqlite3_finalize(q);
+    if (st == RT_OK) {
+        if ((st = exec(s, "COMMIT", err, "jobs")) != RT_OK) rollback(s);
+    } else {
+        rollback(s);
+    }
+unlock:
+    UNLOCK(s);
+    return st;
+}
+
+enum rt_status store_result_get(struct store *s, int64_t id, const char *owner, int *frames,
+                                int *columns, float **traj, char **report, struct rt_err *err)
+{
+    enum rt_status st = RT_OK;
+    if (traj) *traj = NULL;
+    if (report) *report = NULL;
+    LOCK(s);
+    sqlite3_stmt *q = prep(s, "SELECT j.owner, j.state, r.frames, r.columns, r.trajectory, r.report "
+                              "FROM jobs j LEFT JOIN results r ON r.job_id = j.id WHERE j.id = ?");
+    if (!q) {
+        st = db_err(s, err, "result");
+        goto done;
+    }
+    sqlite3_bind_int64(q, 1, id);
+    int rc = sqlite3_step(q);
+    if (rc == SQLITE_DONE ||
+        (rc == SQLITE_ROW && owner && strcmp(owner, (const char *)sqlite3_column_text(q, 0)))) {
+        st = rt_err_set(err, RT_ENOTFOUND, "jobs", "no job %lld", (long long)id);
+        goto done;
+    }
+    if (rc != SQLITE_ROW) {
+        st = db_err(s, err, "result");
+        goto done;
+    }
+    if (sqlite3_column_type(q, 2) == SQLITE_NULL) {
+        st = rt_err_set(err, RT_ESTATE, "jobs", "job %lld is %s: no result", (long long)id,
+                        (const char *)sqlite3_column_text(q, 1));
+        goto done;
+    }
+    *frames = sqlite3_column_int(q, 2);
+    *columns = sqlite3_column_int(q, 3);
+    if (traj) {
+        int n = sqlite3_column_bytes(q, 4);
+        if ((size_t)n != (size_t)*frames * (size_t)*columns * 4) {
+            st = rt_err_set(err, RT_EIO, "result", "trajectory blob has %d bytes", n);
+            goto done;
+        }
+        if (!(*traj = malloc((size_t)n))) {
+            st = rt_err_set(err, RT_ENOMEM, "result", "out of memory");
+            goto done;
+        }
+        memcpy(*traj, sqlite3_column_blob(q, 4), (size_t)n);
+    }
+    if (report && !(*report = dup_col(q, 5, NULL))) {
+        st = rt_err_set(err, RT_ENOMEM, "result", "out of memory");
+        if (traj) {
+            free(*traj);
+            *traj = NULL;
+        }
+    }
+done:
+    sqlite3_finalize(q);
+    UNLOCK(s);
+    return st;
+}
+
+enum rt_status store_job_counts(struct store *s, long long counts[STORE_N_STATES],
+                                struct rt_err *err)
+{
+    enum rt_status st = RT_OK;
+    memset(counts, 0, STORE_N_STATES * sizeof counts[0]);
+    LOCK(s);
+    sqlite3_stmt *q = prep(s, "SELECT state, count(*) FROM jobs GROUP BY state");
+    if (!q) {
+        st = db_err(s, err, "jobs");
+        goto done;
+    }
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        int k = state_from_str((const char *)sqlite3_column_text(q, 0));
+        if (k >= 0) counts[k] = sqlite3_column_int64(q, 1);
+    }
+    if (rc != SQLITE_DONE) st = db_err(s, err, "jobs");
+done:
+    sqlite3_finalize(q);
+    UNLOCK(s);
+    return st;
+}

@@ -1,0 +1,201 @@
+/* store.h -- retargetd's SQLite database: tokens, uploaded robots and
+ * profiles, jobs and their results. The only SQL of the project lives in
+ * store.c (DESIGN.md "Layout").
+ *
+ * The database runs in WAL mode with a busy timeout and foreign keys on.
+ * Its schema is storage/schema.sql (version 1) plus the migrations in
+ * store.c; PRAGMA user_version holds the version, and store_open() brings
+ * an older file up to STORE_VERSION in one transaction per step, refusing a
+ * file from a newer build.
+ *
+ * Jobs move queued -> running -> succeeded | failed | cancelled. A result is
+ * inserted in the same transaction that marks its job succeeded, and only
+ * while the job is still running, so a cancelled job's result is never
+ * stored and no reader ever sees a succeeded job without its result.
+ *
+ * Threads: a struct store may be used from any thread; calls are
+ * serialized by a mutex inside it.
+ *
+ * Memory: strings and arrays a store_* function returns through pointers
+ * are malloc'd and the caller frees them (free(), or store_job_release()
+ * for a struct store_job). */
+#ifndef RT_STORE_H
+#define RT_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../kinematics/status.h"
+#include "sha256.h"
+
+#define STORE_VERSION 2
+#define STORE_MAX_NAME 64          /* robot, profile, token, owner names (bytes) */
+#define STORE_MAX_KEY 128          /* Idempotency-Key (bytes) */
+#define STORE_MAX_TEXT (256u << 20) /* a clip, URDF or profile text (bytes) */
+#define STORE_MAX_PAGE 1000        /* jobs per store_job_list() page */
+
+enum store_state {
+    STORE_QUEUED = 0,
+    STORE_RUNNING = 1,
+    STORE_SUCCEEDED = 2,
+    STORE_FAILED = 3,
+    STORE_CANCELLED = 4
+};
+#define STORE_N_STATES 5
+
+enum store_source { STORE_SRC_BVH = 0, STORE_SRC_CSV = 1 };
+
+struct store;
+
+/* "queued", "running", ... ; "unknown" outside the enum. */
+const char *store_state_str(int state);
+
+/* Opens (creating when absent) the database at `path` and migrates it to
+ * STORE_VERSION. RT_EIO when SQLite cannot open or write it, RT_ESTATE for a
+ * file whose user_version is newer than this build. *out is NULL on failure. */
+enum rt_status store_open(const char *path, struct store **out, struct rt_err *err);
+
+/* As store_open() but migrates only up to `version` (1..STORE_VERSION): for
+ * tests of the migrations. */
+enum rt_status store_open_at(const char *path, int version, struct store **out,
+                             struct rt_err *err);
+
+/* NULL-safe. */
+void store_close(struct store *s);
+
+/* PRAGMA user_version of the open file. */
+int store_version(struct store *s);
+
+/* --- tokens ------------------------------------------------------------ */
+
+/* Adds a token named `name` (1..STORE_MAX_NAME bytes of [A-Za-z0-9_.-])
+ * whose SHA-256 is `hash`. RT_ECONFLICT when the name or hash exists. */
+enum rt_status store_token_add(struct store *s, const char *name,
+                               const unsigned char hash[STORE_SHA256_LEN], int admin,
+                               struct rt_err *err);
+
+/* Finds the token whose hash is `hash`: its name into name[STORE_MAX_NAME+1]
+ * and its admin flag. RT_ENOTFOUND when there is none. */
+enum rt_status store_token_find(struct store *s, const unsigned char hash[STORE_SHA256_LEN],
+                                char *name, int *admin, struct rt_err *err);
+
+/* --- robots and profiles (kind: "robot" or "profile") -------------------- */
+
+/* Inserts or replaces the uploaded text of robot/profile `name`. */
+enum rt_status store_asset_put(struct store *s, const char *kind, const char *name,
+                               const char *text, size_t len, struct rt_err *err);
+
+/* The text of uploaded robot/profile `name` (malloc'd, NUL-terminated).
+ * RT_ENOTFOUND when not uploaded. */
+enum rt_status store_asset_get(struct store *s, const char *kind, const char *name, char **text,
+                               size_t *len, struct rt_err *err);
+
+/* Calls fn for each uploaded robot/profile in name order. */
+enum rt_status store_asset_list(struct store *s, const char *kind,
+                                void (*fn)(void *user, const char *name, double created),
+                                void *user, struct rt_err *err);
+
+/* --- jobs -------------------------------------------------------------- */
+
+/* A new job. Strings are borrowed. idem_key and profile and source_robot
+ * may be NULL. */
+struct store_job_new {
+    const char *owner, *idem_key, *name, *robot, *profile, *options, *source_robot, *class_key;
+    int source_kind; /* enum store_source */
+    const char *clip;
+    size_t clip_len;
+    int frames;
+    unsigned char input_hash[STORE_SHA256_LEN];
+    int max_active; /* refuse when the owner has this many queued+running jobs (0: no limit) */
+};
+
+/* A job as read back. Strings are NUL-terminated; options, error and clip
+ * are malloc'd (NULL when absent or not asked for). Timestamps are Unix
+ * seconds, 0 when unset; cost is NAN when unknown. */
+struct store_job {
+    int64_t id;
+    char owner[STORE_MAX_NAME + 1], name[128], robot[STORE_MAX_NAME + 1];
+    char profile[STORE_MAX_NAME + 1], source_robot[STORE_MAX_NAME + 1];
+    char idem_key[STORE_MAX_KEY + 1], class_key[256];
+    int source_kind, state, frames, lm_iter, attempts;
+    double cost, created, started, finished;
+    double solve_seconds; /* wall time of its solver batch, 0 until solved */
+    int batch_clips;      /* clips in that batch, 0 until solved */
+    char *options, *error, *clip;
+    size_t clip_len;
+};
+
+/* Frees the malloc'd fields of `j` and NULLs them (NULL-safe). */
+void store_job_release(struct store_job *j);
+
+/* Inserts a queued job and returns its id. With an idempotency key that
+ * the owner already used: the existing job's id and *existed = 1 when the
+ * input hash matches, RT_ECONFLICT when it does not. RT_ELIMIT when a field
+ * exceeds its STORE_MAX_* limit or the owner has max_active active jobs.
+ * The check and the insert are one transaction. */
+enum rt_status store_job_insert(struct store *s, const struct store_job_new *in, int64_t *id,
+                                int *existed, struct rt_err *err);
+
+/* Reads job `id`. With a non-NULL `owner`, a job of another owner is
+ * RT_ENOTFOUND too (a token never learns of others' jobs). with_clip: also
+ * read the clip text. */
+enum rt_status store_job_get(struct store *s, int64_t id, const char *owner, int with_clip,
+                             struct store_job *out, struct rt_err *err);
+
+/* Up to `limit` (1..STORE_MAX_PAGE) of `owner`'s jobs with id < before
+ * (before <= 0: from the newest), newest first, without clips, into a
+ * malloc'd array *out of *n entries (each released with store_job_release,
+ * the array with free). */
+enum rt_status store_job_list(struct store *s, const char *owner, int64_t before, int limit,
+                              struct store_job **out, int *n, struct rt_err *err);
+
+/* Calls fn for every queued job in id order (the scheduler's start-up
+ * load). fn gets the id, frame count, class key and creation time. */
+enum rt_status store_job_each_queued(struct store *s,
+                                     void (*fn)(void *user, int64_t id, int frames,
+                                                const char *class_key, double created),
+                                     void *user, struct rt_err *err);
+
+/* Crash recovery: every job left running returns to queued (its progress
+ * cleared). *n gets how many (may be NULL). */
+enum rt_status store_job_requeue_running(struct store *s, int *n, struct rt_err *err);
+
+/* queued -> running (started = now, attempts + 1). *claimed = 0 when the job
+ * was not queued any more (cancelled meanwhile). */
+enum rt_status store_job_claim(struct store *s, int64_t id, int *claimed, struct rt_err *err);
+
+/* Progress of a running job (LM iteration, cost; cost NAN: unknown). */
+enum rt_status store_job_progress(struct store *s, int64_t id, int lm_iter, double cost,
+                                  struct rt_err *err);
+
+/* running -> succeeded together with its result, in one transaction.
+ * `traj` holds frames * columns floats; `report` is JSON text; the solve
+ * time and the clips of its solver batch are recorded with it. When the job
+ * is no longer running (cancelled), nothing is written and *stored = 0. On
+ * any failure the transaction is rolled back: no half-written row. */
+enum rt_status store_job_finish(struct store *s, int64_t id, int frames, int columns,
+                                const float *traj, const char *report, int lm_iter, double cost,
+                                double solve_seconds, int batch_clips, int *stored,
+                                struct rt_err *err);
+
+/* queued|running -> failed with error JSON `error_json`. */
+enum rt_status store_job_fail(struct store *s, int64_t id, const char *error_json,
+                              struct rt_err *err);
+
+/* queued|running -> cancelled. RT_ENOTFOUND as store_job_get (owner may be
+ * NULL); RT_ESTATE when the job already finished (*state gets its state). */
+enum rt_status store_job_cancel(struct store *s, int64_t id, const char *owner, int *state,
+                                struct rt_err *err);
+
+/* The result of a succeeded job: frames, columns, the trajectory (malloc'd
+ * frames*columns floats; NULL allowed to skip it) and the report (malloc'd
+ * JSON text; NULL to skip). RT_ENOTFOUND as store_job_get; RT_ESTATE when
+ * the job has no result (not succeeded). */
+enum rt_status store_result_get(struct store *s, int64_t id, const char *owner, int *frames,
+                                int *columns, float **traj, char **report, struct rt_err *err);
+
+/* Jobs per state (counts[STORE_N_STATES]). */
+enum rt_status store_job_counts(struct store *s, long long counts[STORE_N_STATES],
+                                struct rt_err *err);
+
+#endif
