@@ -112,7 +112,8 @@ enum rt_status kin_quality_compute(const struct kin_robot *r, const struct kin_t
         for (int side = 0; side < 2; side++) {
             int l = t->foot_link[side];
             if (l < 0 || l >= r->n_links) continue;
-            double pen = kin_quality_sole_offset(r, l) - lp[3 * l + 2];
+            double sole = t->sole_offset >= 0 ? t->sole_offset : kin_quality_sole_offset(r, l);
+            double pen = sole - lp[3 * l + 2];
             if (pen > q->ground_penetration_m) q->ground_penetration_m = pen;
             int in = t->contact && t->contact[2 * (size_t)f + side];
             int was = f > 0 && t->contact && t->contact[2 * (size_t)(f - 1) + side];

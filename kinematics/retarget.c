@@ -835,6 +835,7 @@ static enum rt_status build_targets(const struct kin_robot *robot, const struct 
     if (has_feet) {
         t->foot_link[0] = rs.link[p->feet[0].link];
         t->foot_link[1] = rs.link[p->feet[1].link];
+        t->sole_offset = sole;
         if (p->ground == KIN_GROUND_CONTACTS) {
             /* kin_targets stores contacts frame-major: [frame * 2 + side]. */
             t->contact = malloc((size_t)n * 2);

@@ -30,6 +30,7 @@ enum rt_status kin_targets_alloc(struct kin_targets *t, const struct kin_robot *
     t->n_targets = n_targets;
     t->frame_time = KIN_REF_DT;
     t->foot_link[0] = t->foot_link[1] = -1;
+    t->sole_offset = -1.0;
     t->target_link = calloc((size_t)(n_targets ? n_targets : 1), sizeof(int));
     t->pos = malloc(n3);
     t->rot = malloc(n4);
@@ -69,6 +70,7 @@ void kin_targets_free(struct kin_targets *t)
     free(t->contact);
     memset(t, 0, sizeof *t);
     t->foot_link[0] = t->foot_link[1] = -1;
+    t->sole_offset = -1.0;
 }
 
 void kin_targets_default_weights(struct kin_targets *t, const struct kin_robot *r)

@@ -36,6 +36,7 @@ struct kin_targets {
      * (-1 if unknown) and per-frame contact flags (NULL if not detected). */
     int foot_link[2];
     unsigned char *contact; /* [n_frames * 2] */
+    double sole_offset;     /* m from a foot link origin down to its sole; < 0: the robot's */
 };
 
 /* Allocates arrays for n_frames x n_targets (weights zeroed) and the
