@@ -723,7 +723,9 @@ fail:
 }
 
 /* Reads `path` whole (rt_read_file refuses more than KIN_BVH_MAX_BYTES) and
- * parses it under its base name, so errors never show server directories. */
+ * parses it under the path as given, so that errors name the file the user
+ * typed; a path too long for rt_err's `where` (which must keep ":LINE") is
+ * shortened to its base name. The daemon parses bodies with its own label. */
 enum rt_status kin_bvh_load(const char *path, struct kin_clip **out, struct rt_err *err)
 {
     char *text = NULL;
@@ -733,7 +735,7 @@ enum rt_status kin_bvh_load(const char *path, struct kin_clip **out, struct rt_e
     enum rt_status st = rt_read_file(path, KIN_BVH_MAX_BYTES, &text, &len, err);
     if (st) return st;
     const char *base = strrchr(path, '/');
-    st = kin_bvh_parse(text, len, base ? base + 1 : path, out, err);
+    st = kin_bvh_parse(text, len, strlen(path) <= 80 || !base ? path : base + 1, out, err);
     free(text);
     return st;
 }
