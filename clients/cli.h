@@ -8,6 +8,56 @@
 #include "../kinematics/status.h"
 
 int cli_solve(int argc, char **argv);
+/* As cli_solve(), but with a non-NULL `err` the failure is returned there
+ * instead of printed (`retarget batch` records it in its manifest). */
+int cli_solve_err(int argc, char **argv, struct rt_err *err);
+
+/* The HTTP client (client_http.c): `retarget submit|status|wait|fetch|cancel|list`. */
+int cli_submit(int argc, char **argv);
+int cli_status(int argc, char **argv);
+int cli_wait(int argc, char **argv);
+int cli_fetch(int argc, char **argv);
+int cli_cancel(int argc, char **argv);
+int cli_list(int argc, char **argv);
+/* `retarget batch` (batch.c): a corpus through the daemon or locally. */
+int cli_batch(int argc, char **argv);
+
+/* A daemon to talk to: base URL ("http://127.0.0.1:8080") and bearer token
+ * (may be NULL). */
+struct cli_server {
+    const char *url;
+    const char *token;
+};
+
+/* One HTTP request to the daemon (libcurl). `body` (may be NULL) is sent
+ * with `ctype`; extra_header (may be NULL) is one "Name: value" line. On
+ * success *code is the HTTP status and *resp a malloc'd NUL-terminated body
+ * of *resp_len bytes (caller frees). RT_EIO when the daemon cannot be
+ * reached. A non-2xx status is not an error here: see cli_http_error(). */
+enum rt_status cli_http(const struct cli_server *srv, const char *method, const char *path,
+                        const char *ctype, const char *body, size_t body_len,
+                        const char *extra_header, long *code, char **resp, size_t *resp_len,
+                        struct rt_err *err);
+
+/* Fills `err` from an error reply {"error":{"code","where","message"}} with
+ * HTTP status `code`; returns the rt_status it maps to. */
+enum rt_status cli_http_error(long code, const char *resp, struct rt_err *err);
+
+/* The submission body for a source file: {"robot","profile","name",
+ * "clip"|"trajectory"+"source_robot","options"}; malloc'd JSON text. */
+enum rt_status cli_job_body(const char *path, const char *robot, const char *profile,
+                            const char *source_robot, int max_lm, char **body,
+                            struct rt_err *err);
+
+/* Writes job `id`'s NAME.csv and NAME.report.json into `dir` (as `retarget
+ * solve` does). `name` (may be NULL) overrides the job's name. */
+enum rt_status cli_fetch_job(const struct cli_server *srv, long long id, const char *dir,
+                             const char *name, struct rt_err *err);
+
+/* Polls job `id` until it is finished; its final state name into state[16].
+ * With `progress`, draws a bar on stderr. */
+enum rt_status cli_wait_job(const struct cli_server *srv, long long id, double timeout_s,
+                            int progress, char state[16], struct rt_err *err);
 int cli_render(int argc, char **argv);
 
 /* Prints "retarget: WHERE: reason" on stderr and returns 1. */

@@ -6,6 +6,8 @@
  *                  [--threads N] [--per-frame] [--no-header] [--fps F]
  *                  [--max-lm N] [--max-cg N] [--linear pcg|direct] [--quiet]
  *   retarget render CLIP.bvh RESULT.csv --robot NAME -o FILE.svg
+ *   retarget batch CORPUS_DIR --robot R --out DIR [--server URL] [--shard I/N] [--jobs N]
+ *   retarget submit|status|wait|fetch|cancel|list ... [--server URL] [--token T]
  *
  * Errors are one line on stderr, "retarget: WHERE: reason", and a non-zero
  * exit status. */
@@ -24,7 +26,11 @@ static void usage(FILE *f)
           "                [--profile NAME|FILE] [-o DIR] [--batch] [--backend cpu|cuda|auto]\n"
           "                [--threads N] [--per-frame] [--no-header] [--fps F]\n"
           "                [--max-lm N] [--max-cg N] [--linear pcg|direct] [--quiet]\n"
-          "       retarget render CLIP.bvh RESULT.csv --robot NAME -o FILE.svg\n",
+          "       retarget render CLIP.bvh RESULT.csv --robot NAME -o FILE.svg\n"
+          "       retarget batch CORPUS_DIR --robot R --out DIR [--server URL] [--shard I/N] [--jobs N]\n"
+          "       retarget submit CLIP --robot R [--profile P] [--source-robot S]   (prints the job id)\n"
+          "       retarget status|wait|cancel ID;  retarget fetch ID -o DIR;  retarget list\n"
+          "                (HTTP client: --server URL or $RETARGET_SERVER, --token T or $RETARGET_TOKEN)\n",
           f);
 }
 
@@ -66,6 +72,13 @@ int main(int argc, char **argv)
     }
     if (!strcmp(argv[1], "inspect")) return cmd_inspect(argc - 2, argv + 2);
     if (!strcmp(argv[1], "solve")) return cli_solve(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "batch")) return cli_batch(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "submit")) return cli_submit(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "status")) return cli_status(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "wait")) return cli_wait(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "fetch")) return cli_fetch(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "cancel")) return cli_cancel(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "list")) return cli_list(argc - 2, argv + 2);
     if (!strcmp(argv[1], "render")) return cli_render(argc - 2, argv + 2);
     if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
         usage(stdout);

@@ -287,7 +287,9 @@ static enum rt_status write_outputs(const struct solve_args *a, struct solver_ba
     return RT_OK;
 }
 
-int cli_solve(int argc, char **argv)
+int cli_solve(int argc, char **argv) { return cli_solve_err(argc, argv, NULL); }
+
+int cli_solve_err(int argc, char **argv, struct rt_err *err_out)
 {
     struct solve_args a;
     struct rt_err err;
@@ -297,7 +299,8 @@ int cli_solve(int argc, char **argv)
     int *idx = NULL, rc = 1;
     rt_err_clear(&err);
     if (parse_args(argc, argv, &a, &err) != RT_OK) {
-        cli_fail(&err);
+        if (err_out) *err_out = err;
+        else cli_fail(&err);
         rc = 2;
         goto done;
     }
@@ -366,7 +369,8 @@ int cli_solve(int argc, char **argv)
     rc = 0;
     goto done;
 fail:
-    cli_fail(&err);
+    if (err_out) *err_out = err;
+    else cli_fail(&err);
 done:
     if (clips)
         for (int i = 0; i < a.n_sources; i++) {

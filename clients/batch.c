@@ -1,0 +1,429 @@
+/* batch.c -- `retarget batch`: a whole corpus, through the daemon or
+ * locally.
+ *
+ *   retarget batch CORPUS_DIR --robot R --out DIR [--server URL] [--token T]
+ *                  [--profile P] [--source-robot S] [--shard I/N] [--jobs N]
+ *                  [--threads N] [--max-lm N]
+ *
+ * Every .bvh under CORPUS_DIR (and every .csv with --source-robot), sorted
+ * by relative path; with --shard I/N only those whose index i has
+ * i % N == I (a Slurm array: --shard $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT).
+ * Each clip's NAME.csv and NAME.report.json go to DIR/<its relative folder>/.
+ *
+ * Resumable: DIR/manifest.jsonl gets one line per clip finished,
+ * {"clip","hash","status":"done"|"failed","job","frames","seconds","error"};
+ * a clip whose latest line is "done" with the same input hash (SHA-256 of
+ * its bytes, the robot, profile and source robot) is skipped. Each line is
+ * one write() on an O_APPEND descriptor, so shards may share the file.
+ * Through the daemon the input hash is also the job's Idempotency-Key, so a
+ * rerun after a crash picks up the jobs it had submitted.
+ *
+ * Up to --jobs clips are in flight at once (threads); a clip's failure is
+ * recorded and the corpus goes on. The exit status is 1 when any failed. */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../storage/sha256.h"
+#include "cli.h"
+
+#define BATCH_MAX_CLIPS 1000000
+
+struct batch {
+    const char *corpus, *robot, *profile, *source_robot, *out;
+    struct cli_server srv;
+    int server, shard_i, shard_n, jobs, threads, max_lm, progress;
+    char **clips; /* relative paths */
+    int n_clips, cap_clips;
+    size_t corpus_len;
+    /* the run */
+    pthread_mutex_t mu;
+    int next, n_done, n_failed, n_skipped, n_todo;
+    int *todo;
+    char (*hash)[2 * STORE_SHA256_LEN + 1];
+    int manifest_fd;
+};
+
+static struct batch *walk_batch; /* nftw has no user pointer; one walk at a time */
+
+static int want_file(const struct batch *b, const char *path)
+{
+    size_t n = strlen(path);
+    if (cli_is_bvh(path)) return 1;
+    return b->source_robot && n > 4 && !strcasecmp(path + n - 4, ".csv");
+}
+
+static int on_file(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+    struct batch *b = walk_batch;
+    (void)st;
+    (void)ftw;
+    if (type != FTW_F || !want_file(b, path)) return 0;
+    if (b->n_clips >= BATCH_MAX_CLIPS) return 1;
+    if (b->n_clips == b->cap_clips) {
+        int cap = b->cap_clips ? 2 * b->cap_clips : 256;
+        char **c = realloc(b->clips, (size_t)cap * sizeof *c);
+        if (!c) return 1;
+        b->clips = c;
+        b->cap_clips = cap;
+    }
+    const char *rel = path + b->corpus_len;
+    while (*rel == '/') rel++;
+    if (!(b->clips[b->n_clips] = strdup(rel))) return 1;
+    b->n_clips++;
+    return 0;
+}
+
+static int cmp_str(const void *x, const void *y) { return strcmp(*(char *const *)x, *(char *const *)y); }
+
+/* mkdir -p of the folder part of `path`. */
+static int make_dirs(const char *path)
+{
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s", path);
+    for (char *p = tmp + 1; *p; p++)
+        if (*p == '/') {
+            *p = 0;
+            if (mkdir(tmp, 0777) && errno != EEXIST) return -1;
+            *p = '/';
+        }
+    return 0;
+}
+
+static enum rt_status input_hash(const struct batch *b, const char *path, char hex[65],
+                                 struct rt_err *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    unsigned char d[STORE_SHA256_LEN];
+    enum rt_status st = rt_read_file(path, 1u << 30, &text, &len, err);
+    if (st != RT_OK) return st;
+    struct store_sha256 h;
+    store_sha256_init(&h);
+    const char *parts[3] = {b->robot, b->profile ? b->profile : "", b->source_robot ? b->source_robot : ""};
+    for (int i = 0; i < 3; i++) store_sha256_update(&h, parts[i], strlen(parts[i]) + 1);
+    char lm[32];
+    snprintf(lm, sizeof lm, "%d", b->max_lm);
+    store_sha256_update(&h, lm, strlen(lm) + 1);
+    store_sha256_update(&h, text, len);
+    store_sha256_final(&h, d);
+    store_sha256_hex(d, hex);
+    free(text);
+    return RT_OK;
+}
+
+/* Reads DIR/manifest.jsonl: marks clips whose latest record is "done" with
+ * the hash they have now. */
+static void read_manifest(struct batch *b, unsigned char *done)
+{
+    char path[4096], *text = NULL;
+    size_t len = 0;
+    snprintf(path, sizeof path, "%s/manifest.jsonl", b->out);
+    if (rt_read_file(path, 1u << 30, &text, &len, NULL) != RT_OK) return;
+    for (char *line = text, *nl; line && *line; line = nl ? nl + 1 : NULL) {
+        nl = strchr(line, '\n');
+        if (nl) *nl = 0;
+        cJSON *j = cJSON_Parse(line);
+        cJSON *c = cJSON_GetObjectItemCaseSensitive(j, "clip"), *h = cJSON_GetObjectItemCaseSensitive(j, "hash"),
+              *s = cJSON_GetObjectItemCaseSensitive(j, "status");
+        if (cJSON_IsString(c) && cJSON_IsString(h) && cJSON_IsString(s)) {
+            char **hit = bsearch(&c->valuestring, b->clips, (size_t)b->n_clips, sizeof *b->clips, cmp_str);
+            if (hit) {
+                int i = (int)(hit - b->clips);
+                done[i] = !strcmp(s->valuestring, "done") && !strcmp(h->valuestring, b->hash[i]);
+            }
+        }
+        cJSON_Delete(j);
+    }
+    free(text);
+}
+
+static void record(struct batch *b, int i, int ok, long long job, double seconds, const struct rt_err *err)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "clip", b->clips[i]);
+    cJSON_AddStringToObject(j, "hash", b->hash[i]);
+    cJSON_AddStringToObject(j, "status", ok ? "done" : "failed");
+    if (job > 0) cJSON_AddNumberToObject(j, "job", (double)job);
+    cJSON_AddNumberToObject(j, "seconds", seconds);
+    if (!ok) {
+        cJSON *e = cJSON_AddObjectToObject(j, "error");
+        cJSON_AddStringToObject(e, "where", err->where);
+        cJSON_AddStringToObject(e, "message", err->msg);
+    }
+    char *t = cJSON_PrintUnformatted(j);
+    cJSON_Delete(j);
+    if (!t) return;
+    size_t n = strlen(t);
+    char *line = malloc(n + 2);
+    if (line) {
+        memcpy(line, t, n);
+        line[n] = '\n';
+        /* One write() per line on O_APPEND: lines of concurrent writers never interleave. */
+        if (write(b->manifest_fd, line, n + 1) != (ssize_t)(n + 1))
+            fprintf(stderr, "retarget: %s/manifest.jsonl: write failed\n", b->out);
+        free(line);
+    }
+    cJSON_free(t);
+}
+
+static void draw(struct batch *b)
+{
+    if (!b->progress) return;
+    int width = 30, finished = b->n_done + b->n_failed, fill = b->n_todo ? finished * width / b->n_todo : width;
+    char bar[40];
+    for (int i = 0; i < width; i++) bar[i] = i < fill ? '#' : '.';
+    bar[width] = 0;
+    fprintf(stderr, "\rbatch [%s] %d/%d done, %d failed, %d skipped ", bar, b->n_done, b->n_todo, b->n_failed,
+            b->n_skipped);
+    fflush(stderr);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static enum rt_status run_one(struct batch *b, int i, long long *job, struct rt_err *err)
+{
+    char src[4096], dir[4096], name[256], hdr[200];
+    snprintf(src, sizeof src, "%s/%s", b->corpus, b->clips[i]);
+    snprintf(dir, sizeof dir, "%s/%s", b->out, b->clips[i]);
+    char *slash = strrchr(dir, '/');
+    *slash = 0;
+    snprintf(name, sizeof name, "%s", slash + 1);
+    char *dot = strrchr(name, '.');
+    if (dot && dot != name) *dot = 0;
+    snprintf(dir + strlen(dir), sizeof dir - strlen(dir), "/");
+    if (make_dirs(dir)) return rt_err_set(err, RT_EIO, dir, "cannot create folder: %s", strerror(errno));
+    dir[strlen(dir) - 1] = 0;
+    *job = 0;
+    if (!b->server) {
+        char threads[16], max_lm[16];
+        char *argv[20];
+        int argc = 0;
+        snprintf(threads, sizeof threads, "%d", b->threads);
+        argv[argc++] = src;
+        argv[argc++] = "--robot";
+        argv[argc++] = (char *)b->robot;
+        if (b->profile) argv[argc++] = "--profile", argv[argc++] = (char *)b->profile;
+        if (b->source_robot) argv[argc++] = "--source-robot", argv[argc++] = (char *)b->source_robot;
+        if (b->max_lm >= 0) {
+            snprintf(max_lm, sizeof max_lm, "%d", b->max_lm);
+            argv[argc++] = "--max-lm", argv[argc++] = max_lm;
+        }
+        argv[argc++] = "-o";
+        argv[argc++] = dir;
+        argv[argc++] = "--threads";
+        argv[argc++] = threads;
+        argv[argc++] = "--quiet";
+        argv[argc] = NULL;
+        rt_err_clear(err);
+        if (cli_solve_err(argc, argv, err)) {
+            if (err->code == RT_OK) rt_err_set(err, RT_EINVAL, src, "solve failed");
+            return (enum rt_status)err->code;
+        }
+        return RT_OK;
+    }
+    char *body = NULL, *resp = NULL, state[16];
+    long code = 0;
+    enum rt_status st = cli_job_body(src, b->robot, b->profile, b->source_robot, b->max_lm, &body, err);
+    if (st != RT_OK) return st;
+    snprintf(hdr, sizeof hdr, "Idempotency-Key: batch-%s", b->hash[i]);
+    st = cli_http(&b->srv, "POST", "/v1/jobs", "application/json", body, strlen(body), hdr, &code, &resp, NULL, err);
+    free(body);
+    if (st != RT_OK) return st;
+    if (code != 200 && code != 201) {
+        st = cli_http_error(code, resp, err);
+        if (!strncmp(err->where, "clip", 4) || !strncmp(err->where, "trajectory", 10)) {
+            char w[96];
+            snprintf(w, sizeof w, "%s", err->where);
+            snprintf(err->where, sizeof err->where, "%.40s%s", b->clips[i], strchr(w, ':') ? strchr(w, ':') : "");
+        }
+        free(resp);
+        return st;
+    }
+    cJSON *j = cJSON_Parse(resp);
+    free(resp);
+    cJSON *idj = cJSON_GetObjectItemCaseSensitive(j, "id");
+    *job = cJSON_IsNumber(idj) ? (long long)idj->valuedouble : 0;
+    cJSON_Delete(j);
+    if (*job <= 0) return rt_err_set(err, RT_EPARSE, "server", "no job id in the reply");
+    if ((st = cli_wait_job(&b->srv, *job, 0, 0, state, err)) != RT_OK) return st;
+    return cli_fetch_job(&b->srv, *job, dir, name, err);
+}
+
+static void *worker(void *arg)
+{
+    struct batch *b = arg;
+    for (;;) {
+        pthread_mutex_lock(&b->mu);
+        int k = b->next < b->n_todo ? b->next++ : -1;
+        pthread_mutex_unlock(&b->mu);
+        if (k < 0) return NULL;
+        int i = b->todo[k];
+        struct rt_err err;
+        long long job = 0;
+        rt_err_clear(&err);
+        double t0 = now_s();
+        enum rt_status st = run_one(b, i, &job, &err);
+        pthread_mutex_lock(&b->mu);
+        record(b, i, st == RT_OK, job, now_s() - t0, &err);
+        if (st == RT_OK) b->n_done++;
+        else {
+            char line[300];
+            b->n_failed++;
+            if (b->progress) fputc('\n', stderr);
+            fprintf(stderr, "retarget: %s: %s\n", b->clips[i], rt_err_line(&err, line, sizeof line));
+        }
+        draw(b);
+        pthread_mutex_unlock(&b->mu);
+    }
+}
+
+int cli_batch(int argc, char **argv)
+{
+    struct batch b;
+    struct rt_err err;
+    int rc = 1, n_cpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    unsigned char *done = NULL;
+    pthread_t *th = NULL;
+    int n_th = 0;
+    memset(&b, 0, sizeof b);
+    pthread_mutex_init(&b.mu, NULL);
+    b.srv.url = getenv("RETARGET_SERVER");
+    b.srv.token = getenv("RETARGET_TOKEN");
+    b.shard_n = 1;
+    b.jobs = 0;
+    b.max_lm = -1;
+    b.manifest_fd = -1;
+    b.progress = isatty(2);
+    rt_err_clear(&err);
+    for (int i = 0; i < argc; i++) {
+        const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (o[0] != '-') {
+            if (b.corpus) goto usage;
+            b.corpus = o;
+            continue;
+        }
+        if (!strcmp(o, "--quiet")) {
+            b.progress = 0;
+            continue;
+        }
+        if (!v) goto usage;
+        i++;
+        if (!strcmp(o, "--robot")) b.robot = v;
+        else if (!strcmp(o, "--out") || !strcmp(o, "-o")) b.out = v;
+        else if (!strcmp(o, "--server")) b.srv.url = v, b.server = 1;
+        else if (!strcmp(o, "--token")) b.srv.token = v;
+        else if (!strcmp(o, "--profile")) b.profile = v;
+        else if (!strcmp(o, "--source-robot")) b.source_robot = v;
+        else if (!strcmp(o, "--shard")) {
+            char tail;
+            if (sscanf(v, "%d/%d%c", &b.shard_i, &b.shard_n, &tail) != 2 || b.shard_n < 1 || b.shard_i < 0 ||
+                b.shard_i >= b.shard_n) {
+                fprintf(stderr, "retarget: --shard: expected I/N with 0 <= I < N, got '%.20s'\n", v);
+                return 2;
+            }
+        } else if (!strcmp(o, "--jobs") || !strcmp(o, "--threads") || !strcmp(o, "--max-lm")) {
+            char *end;
+            long x = strtol(v, &end, 10);
+            if (v[0] < '0' || v[0] > '9' || *end || x > 100000 || (x < 1 && strcmp(o, "--max-lm"))) {
+                fprintf(stderr, "retarget: %s: expected a positive integer, got '%.20s'\n", o, v);
+                return 2;
+            }
+            if (!strcmp(o, "--jobs")) b.jobs = (int)x;
+            else if (!strcmp(o, "--threads")) b.threads = (int)x;
+            else b.max_lm = (int)x;
+        } else goto usage;
+    }
+    if (!b.corpus || !b.robot || !b.out) goto usage;
+    if (b.server && (!b.srv.url || !b.srv.url[0])) goto usage;
+    if (b.jobs < 1) b.jobs = b.server ? 8 : 1;
+    if (b.threads < 1) b.threads = n_cpu / b.jobs > 0 ? n_cpu / b.jobs : 1;
+    if (mkdir(b.out, 0777) && errno != EEXIST) {
+        rt_err_set(&err, RT_EIO, b.out, "cannot create folder: %s", strerror(errno));
+        goto fail;
+    }
+    b.corpus_len = strlen(b.corpus);
+    walk_batch = &b;
+    if (nftw(b.corpus, on_file, 32, FTW_PHYS)) {
+        rt_err_set(&err, RT_EIO, b.corpus, "cannot list the corpus (or out of memory)");
+        goto fail;
+    }
+    qsort(b.clips, (size_t)b.n_clips, sizeof *b.clips, cmp_str);
+    b.hash = calloc((size_t)b.n_clips + 1, sizeof *b.hash);
+    b.todo = calloc((size_t)b.n_clips + 1, sizeof *b.todo);
+    done = calloc((size_t)b.n_clips + 1, 1);
+    if (!b.hash || !b.todo || !done) {
+        rt_err_set(&err, RT_ENOMEM, "batch", "out of memory");
+        goto fail;
+    }
+    int n_shard = 0;
+    for (int i = 0; i < b.n_clips; i++) {
+        char src[4096];
+        if (i % b.shard_n != b.shard_i) continue;
+        n_shard++;
+        snprintf(src, sizeof src, "%s/%s", b.corpus, b.clips[i]);
+        if (input_hash(&b, src, b.hash[i], &err) != RT_OK) goto fail;
+    }
+    read_manifest(&b, done);
+    for (int i = 0; i < b.n_clips; i++) {
+        if (i % b.shard_n != b.shard_i) continue;
+        if (done[i]) b.n_skipped++;
+        else b.todo[b.n_todo++] = i;
+    }
+    char mpath[4096];
+    snprintf(mpath, sizeof mpath, "%s/manifest.jsonl", b.out);
+    if ((b.manifest_fd = open(mpath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666)) < 0) {
+        rt_err_set(&err, RT_EIO, mpath, "cannot open: %s", strerror(errno));
+        goto fail;
+    }
+    fprintf(stderr, "retarget: batch: %d clip(s) in shard %d/%d, %d already done, %d to do, %s\n", n_shard,
+            b.shard_i, b.shard_n, b.n_skipped, b.n_todo, b.server ? b.srv.url : "locally");
+    draw(&b);
+    n_th = b.jobs < b.n_todo ? b.jobs : b.n_todo;
+    th = calloc((size_t)n_th + 1, sizeof *th);
+    if (!th) {
+        rt_err_set(&err, RT_ENOMEM, "batch", "out of memory");
+        goto fail;
+    }
+    int started = 0;
+    for (; started < n_th; started++)
+        if (pthread_create(&th[started], NULL, worker, &b)) break;
+    if (started == 0 && n_th > 0) worker(&b);
+    for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
+    if (b.progress) fputc('\n', stderr);
+    fprintf(stderr, "retarget: batch: %d done, %d failed, %d skipped (manifest %s)\n", b.n_done, b.n_failed,
+            b.n_skipped, mpath);
+    rc = b.n_failed ? 1 : 0;
+    goto done;
+usage:
+    fputs("usage: retarget batch CORPUS_DIR --robot R --out DIR [--server URL] [--token T] [--profile P]\n"
+          "                      [--source-robot S] [--shard I/N] [--jobs N] [--threads N] [--max-lm N]\n",
+          stderr);
+    rc = 2;
+    goto done;
+fail:
+    cli_fail(&err);
+done:
+    if (b.manifest_fd >= 0) close(b.manifest_fd);
+    for (int i = 0; i < b.n_clips; i++) free(b.clips[i]);
+    free(b.clips);
+    free(b.hash);
+    free(b.todo);
+    free(done);
+    free(th);
+    pthread_mutex_destroy(&b.mu);
+    return rc;
+}
