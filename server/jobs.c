@@ -612,7 +612,8 @@ enum MHD_Result srv_route_jobs(struct srv *s, struct MHD_Connection *c, struct s
         int prev = -1;
         if (store_job_cancel(s->store, r->id, r->owner, &prev, &err) != RT_OK) return srv_reply_err(s, c, &err);
         sched_remove(s->sched, r->id);
-        rt_log("info", "jobs", "cancel", "job %lld cancelled while %s", (long long)r->id, store_state_str(prev));
+        if (!s->cfg.quiet)
+            rt_log("info", "jobs", "cancel", "job %lld cancelled while %s", (long long)r->id, store_state_str(prev));
     }
     if (store_job_get(s->store, r->id, r->owner, 0, &j, &err) != RT_OK) return srv_reply_err(s, c, &err);
     cJSON *o = job_json(&j);

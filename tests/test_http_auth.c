@@ -1,0 +1,165 @@
+/* test_http_auth.c -- authentication and authorization against the real
+ * daemon in-process on 127.0.0.1:0: 401 without or with a bad token (before
+ * any body is read), public health and metrics, 403 for a non-admin robot
+ * or profile upload, uploads validated by parsing (400 naming the line or
+ * field), bundled names protected (409), 404 for another token's job (get,
+ * result, cancel), each token's list holding only its jobs, --no-auth
+ * refused off loopback, tokens stored hashed. */
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "http_util.h"
+
+int main(void)
+{
+    char dir[64], db[128], path[512], buf[200], url[64];
+    char admin[SRV_TOKEN_HEX + 1], user[SRV_TOKEN_HEX + 1];
+    struct rt_err err;
+    struct srv_config cfg;
+    char *resp = NULL;
+    long code;
+    snprintf(dir, sizeof dir, "/tmp/test_http_auth.XXXXXX");
+    if (!mkdtemp(dir)) TEST_SKIP("no temporary folder");
+    snprintf(db, sizeof db, "%s/auth.db", dir);
+    CHECK_EQ_INT(srv_token_add(db, "alice", 1, admin, &err), RT_OK);
+    CHECK_EQ_INT(srv_token_add(db, "bob", 0, user, &err), RT_OK);
+    CHECK_EQ_INT(srv_token_add(db, "bob", 0, buf, &err), RT_ECONFLICT);
+    CHECK_EQ_INT((int)strlen(admin), SRV_TOKEN_HEX);
+    CHECK(strcmp(admin, user) != 0);
+    {
+        /* Only hashes in the database. */
+        sqlite3 *d;
+        sqlite3_stmt *q;
+        int found = 0;
+        sqlite3_open(db, &d);
+        sqlite3_prepare_v2(d, "SELECT count(*) FROM tokens WHERE hex(hash) = upper(?) OR hash = ?", -1, &q, NULL);
+        sqlite3_bind_text(q, 1, admin, -1, SQLITE_STATIC);
+        sqlite3_bind_text(q, 2, admin, -1, SQLITE_STATIC);
+        if (sqlite3_step(q) == SQLITE_ROW) found = sqlite3_column_int(q, 0);
+        sqlite3_finalize(q);
+        sqlite3_close(d);
+        CHECK_EQ_INT(found, 0);
+    }
+    /* --no-auth only on loopback. */
+    struct srv *s = NULL;
+    srv_config_default(&cfg);
+    cfg.db_path = db;
+    cfg.no_auth = 1;
+    cfg.listen = "0.0.0.0:0";
+    CHECK_EQ_INT(srv_start(&cfg, &s, &err), RT_ESTATE);
+    CHECK(s == NULL);
+
+    srv_config_default(&cfg);
+    cfg.db_path = db;
+    cfg.batch_wait_ms = 0;
+    cfg.solver_threads = 2;
+    s = http_start(&cfg);
+    CHECK(s != NULL);
+    if (!s) return test_report("test_http_auth");
+
+    /* Public: health, metrics. Everything else needs a token. */
+    CHECK_EQ_INT(http(NULL, "GET", "/v1/health", NULL, 0, NULL, NULL), 200);
+    CHECK_EQ_INT(http(NULL, "GET", "/v1/metrics", NULL, 0, NULL, NULL), 200);
+    code = http(NULL, "GET", "/v1/jobs", NULL, 0, NULL, &resp);
+    CHECK_EQ_INT(code, 401);
+    CHECK_EQ_STR(err_field(resp, "code", buf, sizeof buf), "unauthorized");
+    free(resp);
+    CHECK_EQ_INT(http("not-a-token", "GET", "/v1/jobs", NULL, 0, NULL, NULL), 401);
+    CHECK_EQ_INT(http("not-a-token", "POST", "/v1/jobs", "{}", 2, NULL, NULL), 401);
+    CHECK_EQ_INT(http(user, "GET", "/v1/jobs", NULL, 0, NULL, NULL), 200);
+    CHECK_EQ_INT(http(user, "GET", "/v1/robots", NULL, 0, NULL, NULL), 200);
+    CHECK_EQ_INT(http(user, "GET", "/v1/nothing", NULL, 0, NULL, NULL), 404);
+    CHECK_EQ_INT(http(user, "PATCH", "/v1/jobs", NULL, 0, NULL, NULL), 405);
+
+    /* Robots: admin only, parsed before stored, bundled names protected. */
+    snprintf(path, sizeof path, "%s/robots/g1_29dof.urdf", test_data_dir());
+    size_t ulen = 0;
+    char *urdf = slurp(path, &ulen);
+    if (!urdf) urdf = slurp("robots/g1.urdf", &ulen);
+    CHECK(urdf != NULL);
+    if (urdf) {
+        code = http(user, "PUT", "/v1/robots/myg1", urdf, ulen, NULL, &resp);
+        CHECK_EQ_INT(code, 403);
+        CHECK_EQ_STR(err_field(resp, "code", buf, sizeof buf), "forbidden");
+        free(resp);
+        CHECK_EQ_INT(http(admin, "PUT", "/v1/robots/myg1", urdf, ulen, NULL, NULL), 201);
+        CHECK_EQ_INT(http(admin, "PUT", "/v1/robots/g1", urdf, ulen, NULL, NULL), 409);
+        code = http(user, "GET", "/v1/robots", NULL, 0, NULL, &resp);
+        CHECK(resp && strstr(resp, "\"name\":\"myg1\""));
+        free(resp);
+        CHECK_EQ_INT(http(user, "GET", "/v1/robots/myg1", NULL, 0, NULL, NULL), 200);
+        free(urdf);
+    }
+    const char *bad_urdf = "<robot name=\"x\">\n<link name=\"a\"/>\n<joint name=\"j\" type=\"revolute\">\n"
+                           "<parent link=\"a\"/><child link=\"b\"/>\n</joint>\n</robot>\n";
+    code = http(admin, "PUT", "/v1/robots/broken", bad_urdf, strlen(bad_urdf), NULL, &resp);
+    CHECK_EQ_INT(code, 400);
+    CHECK(strncmp(err_field(resp, "where", buf, sizeof buf), "broken.urdf:", 12) == 0);
+    free(resp);
+    CHECK_EQ_INT(http(user, "GET", "/v1/robots/broken", NULL, 0, NULL, NULL), 404);
+
+    /* Profiles: admin only, validated (the field is named). */
+    size_t plen = 0;
+    const char *ptext = NULL;
+    {
+        extern const char *kin_profile_bundled_text(const char *name, size_t *len);
+        ptext = kin_profile_bundled_text("cmu_g1", &plen);
+    }
+    CHECK(ptext != NULL);
+    if (ptext) {
+        CHECK_EQ_INT(http(user, "PUT", "/v1/profiles/mine", ptext, plen, NULL, NULL), 403);
+        CHECK_EQ_INT(http(admin, "PUT", "/v1/profiles/mine", ptext, plen, NULL, NULL), 201);
+        CHECK_EQ_INT(http(user, "GET", "/v1/profiles/mine", NULL, 0, NULL, NULL), 200);
+    }
+    const char *bad_prof = "{\"root\":\"Hips\",\"links\":[{\"joint\":\"Hips\",\"link\":\"pelvis\",\"position_weight\":-1}]}";
+    code = http(admin, "PUT", "/v1/profiles/bad", bad_prof, strlen(bad_prof), NULL, &resp);
+    CHECK_EQ_INT(code, 400);
+    CHECK_EQ_STR(err_field(resp, "where", buf, sizeof buf), "bad.json:root");
+    free(resp);
+
+    /* Jobs are visible only to the token that submitted them. */
+    snprintf(path, sizeof path, "%s/clips/run_forward.bvh", test_data_dir());
+    char *clip = slurp(path, NULL);
+    if (!clip) TEST_SKIP("no ../shared/data/clips (set RT_SHARED_DATA)");
+    char *body = job_body("g1", "rf", clip, 2);
+    code = http(user, "POST", "/v1/jobs", body, strlen(body), NULL, &resp);
+    CHECK_EQ_INT(code, 201);
+    long long id = resp ? (long long)json_num(resp, "id") : -1;
+    free(resp);
+    free(body);
+    char state[16];
+    http_wait(user, id, state);
+    CHECK_EQ_STR(state, "succeeded");
+    snprintf(url, sizeof url, "/v1/jobs/%lld", id);
+    CHECK_EQ_INT(http(user, "GET", url, NULL, 0, NULL, NULL), 200);
+    CHECK_EQ_INT(http(admin, "GET", url, NULL, 0, NULL, NULL), 404);
+    CHECK_EQ_INT(http(admin, "DELETE", url, NULL, 0, NULL, NULL), 404);
+    snprintf(url, sizeof url, "/v1/jobs/%lld/result.csv", id);
+    CHECK_EQ_INT(http(admin, "GET", url, NULL, 0, NULL, NULL), 404);
+    CHECK_EQ_INT(http(user, "GET", url, NULL, 0, NULL, NULL), 200);
+    code = http(admin, "GET", "/v1/jobs", NULL, 0, NULL, &resp);
+    CHECK(resp && strstr(resp, "\"jobs\":[]"));
+    free(resp);
+    code = http(user, "GET", "/v1/jobs?limit=1", NULL, 0, NULL, &resp);
+    CHECK(resp && strstr(resp, "\"name\":\"rf\""));
+    free(resp);
+    /* A job on the uploaded robot and profile. */
+    body = job_body("myg1", "rf2", clip, 2);
+    code = http(user, "POST", "/v1/jobs", body, strlen(body), NULL, &resp);
+    CHECK_EQ_INT(code, 201);
+    free(body);
+    free(resp);
+    code = http(NULL, "GET", "/v1/metrics", NULL, 0, NULL, &resp);
+    CHECK(resp && strstr(resp, "retargetd_http_requests_total{code=\"401\"} 3"));
+    CHECK(resp && strstr(resp, "retargetd_http_requests_total{code=\"403\"} 2"));
+    free(resp);
+    srv_stop(s);
+    free(clip);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd)) fprintf(stderr, "cannot remove %s\n", dir);
+    return test_report("test_http_auth");
+}

@@ -1,0 +1,322 @@
+/* test_http_jobs.c -- the job API end to end against the real daemon
+ * in-process on 127.0.0.1:0, over HTTP with libcurl: a real clip from
+ * ../shared/data/clips submitted, polled to success and its result.csv
+ * compared byte for byte with what `retarget solve` (cli_solve) writes for
+ * the same clip; two clips batched together give the bytes each gives
+ * solo; `retarget fetch` (cli_fetch_job) writes the same NAME.csv;
+ * Idempotency-Key; malformed BVH (400 naming the line) and JSON (400
+ * naming the offset); the body limit at N and N+1 (413, before the body is
+ * read when Content-Length says so); the frame limit at N and N+1;
+ * cancellation; restart recovery of queued and crash-interrupted running
+ * jobs on the same database. */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../storage/store.h"
+#include "http_util.h"
+
+static char dir[64];
+
+/* Frames [from, from+n) of BVH text as a new clip (malloc'd). */
+static char *cut_bvh(const char *text, int from, int n)
+{
+    const char *motion = strstr(text, "MOTION");
+    const char *ft = motion ? strstr(motion, "Frame Time:") : NULL;
+    if (!ft) return NULL;
+    const char *rows = strchr(ft, '\n') + 1;
+    size_t cap = strlen(text) + 64;
+    char *out = malloc(cap);
+    size_t k = (size_t)(motion - text);
+    memcpy(out, text, k);
+    k += (size_t)snprintf(out + k, cap - k, "MOTION\nFrames: %d\n", n);
+    size_t ftl = (size_t)(rows - ft);
+    memcpy(out + k, ft, ftl);
+    k += ftl;
+    const char *p = rows;
+    for (int i = 0; i < from + n && *p; i++) {
+        const char *e = strchr(p, '\n');
+        size_t l = e ? (size_t)(e - p) + 1 : strlen(p);
+        if (i >= from) {
+            memcpy(out + k, p, l);
+            k += l;
+        }
+        p += l;
+    }
+    out[k] = 0;
+    return out;
+}
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+}
+
+/* `retarget solve SRC --robot g1 -o DIR/OUT --quiet [--max-lm N]` */
+static int solve_cli(const char *src, const char *out, const char *max_lm)
+{
+    char outdir[256];
+    char *argv[12];
+    int argc = 0;
+    snprintf(outdir, sizeof outdir, "%s/%s", dir, out);
+    argv[argc++] = (char *)src;
+    argv[argc++] = "--robot";
+    argv[argc++] = "g1";
+    argv[argc++] = "-o";
+    argv[argc++] = outdir;
+    argv[argc++] = "--quiet";
+    if (max_lm) argv[argc++] = "--max-lm", argv[argc++] = (char *)max_lm;
+    argv[argc] = NULL;
+    return cli_solve(argc, argv);
+}
+
+static long long submit(const char *body, const char *key, long *code)
+{
+    char hdr[160], *resp = NULL;
+    if (key) snprintf(hdr, sizeof hdr, "Idempotency-Key: %s", key);
+    *code = http(NULL, "POST", "/v1/jobs", body, strlen(body), key ? hdr : NULL, &resp);
+    long long id = resp ? (long long)json_num(resp, "id") : -1;
+    free(resp);
+    return id;
+}
+
+/* Result CSV of job `id` equals file DIR/OUT/NAME.csv byte for byte. */
+static int result_equals(long long id, const char *out, const char *name)
+{
+    char path[256], url[64], *csv = NULL;
+    size_t len = 0;
+    snprintf(url, sizeof url, "/v1/jobs/%lld/result.csv", id);
+    long code = http(NULL, "GET", url, NULL, 0, NULL, &csv);
+    snprintf(path, sizeof path, "%s/%s/%s.csv", dir, out, name);
+    char *want = slurp(path, &len);
+    int same = code == 200 && csv && want && strlen(csv) == len && !memcmp(csv, want, len);
+    if (!same) fprintf(stderr, "job %lld result.csv (HTTP %ld) differs from %s\n", id, code, path);
+    free(csv);
+    free(want);
+    return same;
+}
+
+static int job_int(long long id, const char *field)
+{
+    char url[64], *body = NULL;
+    snprintf(url, sizeof url, "/v1/jobs/%lld", id);
+    http(NULL, "GET", url, NULL, 0, NULL, &body);
+    int v = body ? (int)json_num(body, field) : -1;
+    free(body);
+    return v;
+}
+
+int main(void)
+{
+    char path[512], state[16], buf[200];
+    struct srv_config cfg;
+    long code = 0;
+    snprintf(dir, sizeof dir, "/tmp/test_http_jobs.XXXXXX");
+    if (!mkdtemp(dir)) TEST_SKIP("no temporary folder");
+    snprintf(path, sizeof path, "%s/clips/run_forward.bvh", test_data_dir());
+    char *run_forward = slurp(path, NULL);
+    snprintf(path, sizeof path, "%s/clips/jumping_jacks.bvh", test_data_dir());
+    char *jj = slurp(path, NULL);
+    if (!run_forward || !jj) TEST_SKIP("no ../shared/data/clips (set RT_SHARED_DATA)");
+    char src_rf[256], src_a[256], src_b[256], src_c[256];
+    snprintf(src_rf, sizeof src_rf, "%s/clips/run_forward.bvh", test_data_dir());
+    char *cut_a = cut_bvh(jj, 0, 60), *cut_b = cut_bvh(jj, 60, 60), *cut_c = cut_bvh(jj, 0, 61);
+    snprintf(src_a, sizeof src_a, "%s/jj_a.bvh", dir);
+    snprintf(src_b, sizeof src_b, "%s/jj_b.bvh", dir);
+    snprintf(src_c, sizeof src_c, "%s/jj_c.bvh", dir);
+    write_text(src_a, cut_a);
+    write_text(src_b, cut_b);
+    write_text(src_c, cut_c);
+    /* References from the offline tool, each clip solved alone. */
+    CHECK_EQ_INT(solve_cli(src_rf, "ref", NULL), 0);
+    CHECK_EQ_INT(solve_cli(src_a, "ref", NULL), 0);
+    CHECK_EQ_INT(solve_cli(src_b, "ref", NULL), 0);
+    CHECK_EQ_INT(solve_cli(src_a, "ref8", "8"), 0);
+
+    /* --- daemon 1: no auth on loopback, 256 KiB bodies, 300 ms batch window --- */
+    srv_config_default(&cfg);
+    snprintf(path, sizeof path, "%s/jobs.db", dir);
+    cfg.db_path = path;
+    cfg.no_auth = 1;
+    cfg.max_body = 256u << 10;
+    cfg.batch_wait_ms = 300;
+    cfg.solver_threads = 2;
+    struct srv *s = http_start(&cfg);
+    CHECK(s != NULL);
+    if (!s) return test_report("test_http_jobs");
+    CHECK_EQ_INT(http(NULL, "GET", "/v1/health", NULL, 0, NULL, NULL), 200);
+
+    /* A real clip, polled to success; result bytes == retarget solve. */
+    char *body = job_body("g1", "run_forward", run_forward, -1);
+    long long id1 = submit(body, "key-1", &code);
+    CHECK_EQ_INT(code, 201);
+    http_wait(NULL, id1, state);
+    CHECK_EQ_STR(state, "succeeded");
+    CHECK(result_equals(id1, "ref", "run_forward"));
+    /* Idempotency-Key: the same job again (200), another body refused (409). */
+    CHECK_EQ_INT(submit(body, "key-1", &code), id1);
+    CHECK_EQ_INT(code, 200);
+    char *body2 = job_body("g1", "other", run_forward, -1);
+    submit(body2, "key-1", &code);
+    CHECK_EQ_INT(code, 409);
+    free(body2);
+    /* retarget fetch writes NAME.csv like retarget solve. */
+    {
+        struct cli_server srv = {http_url, NULL};
+        struct rt_err err;
+        char fdir[128], p1[256], p2[256];
+        snprintf(fdir, sizeof fdir, "%s/fetched", dir);
+        CHECK_EQ_INT(cli_fetch_job(&srv, id1, fdir, NULL, &err), RT_OK);
+        snprintf(p1, sizeof p1, "%s/run_forward.csv", fdir);
+        snprintf(p2, sizeof p2, "%s/ref/run_forward.csv", dir);
+        size_t l1 = 0, l2 = 0;
+        char *a = slurp(p1, &l1), *b = slurp(p2, &l2);
+        CHECK(a && b && l1 == l2 && !memcmp(a, b, l1));
+        free(a);
+        free(b);
+        snprintf(p1, sizeof p1, "%s/run_forward.report.json", fdir);
+        a = slurp(p1, NULL);
+        cJSON *rep = a ? cJSON_Parse(a) : NULL;
+        CHECK(cJSON_GetObjectItemCaseSensitive(rep, "quality") != NULL);
+        cJSON_Delete(rep);
+        free(a);
+    }
+    free(body);
+
+    /* Two clips submitted together share one batch and give their solo bytes. */
+    char *ba = job_body("g1", "jj_a", cut_a, -1), *bb = job_body("g1", "jj_b", cut_b, -1);
+    long long ia = submit(ba, NULL, &code), ib = submit(bb, NULL, &code);
+    http_wait(NULL, ia, state);
+    CHECK_EQ_STR(state, "succeeded");
+    http_wait(NULL, ib, state);
+    CHECK_EQ_STR(state, "succeeded");
+    CHECK_EQ_INT(job_int(ia, "batch_clips"), 2);
+    CHECK_EQ_INT(job_int(ib, "batch_clips"), 2);
+    CHECK(result_equals(ia, "ref", "jj_a"));
+    CHECK(result_equals(ib, "ref", "jj_b"));
+    free(ba);
+    free(bb);
+
+    /* Malformed BVH: 400 naming the line. */
+    char *resp = NULL;
+    const char *bad_bvh = "{\"robot\":\"g1\",\"clip\":\"HIERARCHY\\nROOT Hips\\n{\\n  OFFSET 0 0 0\\n  CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\\n  OFFSET 1 2 oops\\n\"}";
+    code = http(NULL, "POST", "/v1/jobs", bad_bvh, strlen(bad_bvh), NULL, &resp);
+    CHECK_EQ_INT(code, 400);
+    CHECK_EQ_STR(err_field(resp, "where", buf, sizeof buf), "clip:6");
+    free(resp);
+    /* Malformed JSON: 400 naming the offset. */
+    const char *bad_json = "{\"robot\":\"g1\",\n \"clip\": tru}";
+    code = http(NULL, "POST", "/v1/jobs", bad_json, strlen(bad_json), NULL, &resp);
+    CHECK_EQ_INT(code, 400);
+    CHECK_EQ_STR(err_field(resp, "where", buf, sizeof buf), "body:2:10");
+    CHECK(strstr(err_field(resp, "message", buf, sizeof buf), "offset 24") != NULL);
+    free(resp);
+    /* A field of the wrong type, an unknown option: 400 naming the field. */
+    const char *bad_opt = "{\"robot\":\"g1\",\"clip\":\"x\",\"options\":{\"max_lm_iters\":-3}}";
+    code = http(NULL, "POST", "/v1/jobs", bad_opt, strlen(bad_opt), NULL, &resp);
+    CHECK_EQ_INT(code, 400);
+    CHECK_EQ_STR(err_field(resp, "where", buf, sizeof buf), "body.options.max_lm_iters");
+    free(resp);
+    const char *bad_robot = "{\"robot\":\"nosuch\",\"clip\":\"x\"}";
+    code = http(NULL, "POST", "/v1/jobs", bad_robot, strlen(bad_robot), NULL, &resp);
+    CHECK_EQ_INT(code, 404);
+    free(resp);
+
+    /* Body limit: N bytes are read (and fail as JSON: 400), N+1 refused (413). */
+    size_t n = cfg.max_body;
+    char *big = malloc(n + 2);
+    memset(big, ' ', n + 1);
+    big[0] = '[';
+    big[n + 1] = 0;
+    code = http(NULL, "POST", "/v1/jobs", big, n, NULL, &resp);
+    CHECK_EQ_INT(code, 400);
+    free(resp);
+    code = http(NULL, "POST", "/v1/jobs", big, n + 1, NULL, &resp);
+    CHECK_EQ_INT(code, 413);
+    CHECK(strstr(err_field(resp, "message", buf, sizeof buf), "larger than the limit of 262144 bytes") != NULL);
+    CHECK_EQ_STR(err_field(resp, "code", buf, sizeof buf), "limit exceeded");
+    free(resp);
+    free(big);
+
+    /* Cancel a queued job: cancelled, no result, a second cancel is 409. */
+    char *bc = job_body("g1", "to_cancel", cut_a, 3);
+    long long ic = submit(bc, NULL, &code);
+    char url[64];
+    snprintf(url, sizeof url, "/v1/jobs/%lld", ic);
+    code = http(NULL, "DELETE", url, NULL, 0, NULL, &resp);
+    CHECK_EQ_INT(code, 200);
+    CHECK(resp && strstr(resp, "\"state\":\"cancelled\""));
+    free(resp);
+    CHECK_EQ_INT(http(NULL, "DELETE", url, NULL, 0, NULL, NULL), 409);
+    snprintf(url, sizeof url, "/v1/jobs/%lld/result", ic);
+    CHECK_EQ_INT(http(NULL, "GET", url, NULL, 0, NULL, NULL), 409);
+    free(bc);
+    CHECK_EQ_INT(http(NULL, "GET", "/v1/jobs/999999", NULL, 0, NULL, NULL), 404);
+    /* Metrics. */
+    code = http(NULL, "GET", "/v1/metrics", NULL, 0, NULL, &resp);
+    CHECK_EQ_INT(code, 200);
+    CHECK(resp && strstr(resp, "retargetd_jobs{state=\"succeeded\"} 3"));
+    CHECK(resp && strstr(resp, "retargetd_http_requests_total{code=\"413\"} 1"));
+    free(resp);
+    srv_stop(s);
+
+    /* --- restart recovery: a queued job and a crash-interrupted running one --- */
+    cfg.batch_wait_ms = 600000; /* nothing dispatches: the jobs stay queued */
+    cfg.max_frames = 60;
+    s = http_start(&cfg);
+    CHECK(s != NULL);
+    if (!s) return test_report("test_http_jobs");
+    char *bq = job_body("g1", "jj_a", cut_a, 8), *br = job_body("g1", "jj_b", cut_b, -1);
+    long long iq = submit(bq, NULL, &code);
+    CHECK_EQ_INT(code, 201);
+    long long ir = submit(br, NULL, &code);
+    CHECK_EQ_INT(code, 201);
+    /* Frame limit: 60 frames accepted (above), 61 refused. */
+    char *b61 = job_body("g1", "jj_c", cut_c, -1);
+    code = http(NULL, "POST", "/v1/jobs", b61, strlen(b61), NULL, &resp);
+    CHECK_EQ_INT(code, 413);
+    CHECK(resp && strstr(resp, "61 frames: the limit is 60"));
+    free(resp);
+    free(b61);
+    srv_stop(s);
+    {
+        /* A crash while ir was running: claimed, then nothing. */
+        struct store *st = NULL;
+        struct rt_err err;
+        int claimed = 0;
+        CHECK_EQ_INT(store_open(path, &st, &err), RT_OK);
+        CHECK_EQ_INT(store_job_claim(st, ir, &claimed, &err), RT_OK);
+        CHECK_EQ_INT(claimed, 1);
+        store_close(st);
+    }
+    cfg.batch_wait_ms = 10;
+    s = http_start(&cfg);
+    CHECK(s != NULL);
+    if (!s) return test_report("test_http_jobs");
+    http_wait(NULL, iq, state);
+    CHECK_EQ_STR(state, "succeeded");
+    http_wait(NULL, ir, state);
+    CHECK_EQ_STR(state, "succeeded");
+    CHECK_EQ_INT(job_int(ir, "attempts"), 2);
+    CHECK(result_equals(iq, "ref8", "jj_a"));
+    CHECK(result_equals(ir, "ref", "jj_b"));
+    free(bq);
+    free(br);
+    srv_stop(s);
+
+    free(run_forward);
+    free(jj);
+    free(cut_a);
+    free(cut_b);
+    free(cut_c);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd)) fprintf(stderr, "cannot remove %s\n", dir);
+    return test_report("test_http_jobs");
+}

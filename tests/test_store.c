@@ -1,0 +1,336 @@
+/* test_store.c -- storage/: SHA-256 against the FIPS vectors, the schema and
+ * its migration from version 1, tokens, idempotency keys, crash recovery
+ * (running -> queued), a result written only with the state change that
+ * makes its job succeeded (and never for a cancelled job), limits at N and
+ * N+1, paging. */
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../storage/sha256.h"
+#include "../storage/store.h"
+#include "test.h"
+
+static char dir[64];
+
+static void db_path(char *out, size_t cap, const char *name) { snprintf(out, cap, "%s/%s", dir, name); }
+
+static void test_sha256(void)
+{
+    unsigned char d[32];
+    char hex[65];
+    store_sha256("abc", 3, d);
+    store_sha256_hex(d, hex);
+    CHECK_EQ_STR(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    store_sha256("", 0, d);
+    store_sha256_hex(d, hex);
+    CHECK_EQ_STR(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    const char *m = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+    store_sha256(m, strlen(m), d);
+    store_sha256_hex(d, hex);
+    CHECK_EQ_STR(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+    /* a million 'a' fed in odd pieces */
+    static char a[1000000];
+    memset(a, 'a', sizeof a);
+    struct store_sha256 c;
+    store_sha256_init(&c);
+    for (size_t i = 0; i < sizeof a; i += 333) store_sha256_update(&c, a + i, sizeof a - i < 333 ? sizeof a - i : 333);
+    store_sha256_final(&c, d);
+    store_sha256_hex(d, hex);
+    CHECK_EQ_STR(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+static struct store_job_new new_job(const char *owner, const char *key, const char *clip)
+{
+    struct store_job_new n;
+    memset(&n, 0, sizeof n);
+    n.owner = owner;
+    n.idem_key = key;
+    n.name = "clip";
+    n.robot = "g1";
+    n.profile = "cmu_g1";
+    n.options = "{}";
+    n.class_key = "g1|cmu_g1|bvh||{}";
+    n.source_kind = STORE_SRC_BVH;
+    n.clip = clip;
+    n.clip_len = strlen(clip);
+    n.frames = 10;
+    store_sha256(clip, strlen(clip), n.input_hash);
+    return n;
+}
+
+static void test_schema_and_migration(void)
+{
+    char path[128];
+    struct store *s = NULL;
+    struct rt_err err;
+    int64_t id = 0;
+    int existed;
+    db_path(path, sizeof path, "mig.db");
+    CHECK_EQ_INT(store_open_at(path, 1, &s, &err), RT_OK);
+    CHECK_EQ_INT(store_version(s), 1);
+    struct store_job_new n = new_job("alice", NULL, "CLIP");
+    CHECK_EQ_INT(store_job_insert(s, &n, &id, &existed, &err), RT_OK);
+    store_close(s);
+    CHECK_EQ_INT(store_open(path, &s, &err), RT_OK);
+    CHECK_EQ_INT(store_version(s), STORE_VERSION);
+    struct store_job j;
+    CHECK_EQ_INT(store_job_get(s, id, "alice", 1, &j, &err), RT_OK);
+    CHECK_EQ_STR(j.clip, "CLIP");
+    CHECK_EQ_INT(j.batch_clips, 0);
+    store_job_release(&j);
+    store_close(s);
+    /* A file from a newer build is refused. */
+    sqlite3 *db;
+    sqlite3_open(path, &db);
+    sqlite3_exec(db, "PRAGMA user_version = 99", NULL, NULL, NULL);
+    sqlite3_close(db);
+    CHECK_EQ_INT(store_open(path, &s, &err), RT_ESTATE);
+    CHECK(s == NULL);
+    /* WAL and foreign keys are on. */
+    db_path(path, sizeof path, "fresh.db");
+    CHECK_EQ_INT(store_open(path, &s, &err), RT_OK);
+    store_close(s);
+    sqlite3_open(path, &db);
+    sqlite3_stmt *q;
+    sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &q, NULL);
+    CHECK(sqlite3_step(q) == SQLITE_ROW && !strcmp((const char *)sqlite3_column_text(q, 0), "wal"));
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+}
+
+static void test_tokens(struct store *s)
+{
+    struct rt_err err;
+    unsigned char h1[32], h2[32];
+    char name[STORE_MAX_NAME + 1];
+    int admin = -1;
+    store_sha256("secret-1", 8, h1);
+    store_sha256("secret-2", 8, h2);
+    CHECK_EQ_INT(store_token_add(s, "alice", h1, 1, &err), RT_OK);
+    CHECK_EQ_INT(store_token_add(s, "alice", h2, 0, &err), RT_ECONFLICT);
+    CHECK_EQ_INT(store_token_add(s, "bob", h2, 0, &err), RT_OK);
+    CHECK_EQ_INT(store_token_add(s, "bad name", h2, 0, &err), RT_EINVAL);
+    CHECK_EQ_INT(store_token_find(s, h1, name, &admin, &err), RT_OK);
+    CHECK_EQ_STR(name, "alice");
+    CHECK_EQ_INT(admin, 1);
+    CHECK_EQ_INT(store_token_find(s, h2, name, &admin, &err), RT_OK);
+    CHECK_EQ_INT(admin, 0);
+    unsigned char h3[32];
+    store_sha256("nope", 4, h3);
+    CHECK_EQ_INT(store_token_find(s, h3, name, &admin, &err), RT_ENOTFOUND);
+    /* Name length: N accepted, N+1 refused. */
+    char longname[STORE_MAX_NAME + 2];
+    memset(longname, 'x', STORE_MAX_NAME);
+    longname[STORE_MAX_NAME] = 0;
+    store_sha256("l1", 2, h3);
+    CHECK_EQ_INT(store_token_add(s, longname, h3, 0, &err), RT_OK);
+    longname[STORE_MAX_NAME] = 'x';
+    longname[STORE_MAX_NAME + 1] = 0;
+    store_sha256("l2", 2, h3);
+    CHECK_EQ_INT(store_token_add(s, longname, h3, 0, &err), RT_EINVAL);
+}
+
+static void test_idempotency(struct store *s)
+{
+    struct rt_err err;
+    int64_t a = 0, b = 0, c = 0;
+    int existed = -1;
+    struct store_job_new n = new_job("alice", "key-1", "BVH A");
+    CHECK_EQ_INT(store_job_insert(s, &n, &a, &existed, &err), RT_OK);
+    CHECK_EQ_INT(existed, 0);
+    CHECK_EQ_INT(store_job_insert(s, &n, &b, &existed, &err), RT_OK);
+    CHECK_EQ_INT(existed, 1);
+    CHECK_EQ_INT(b, a);
+    /* Same key, other input: conflict. */
+    struct store_job_new n2 = new_job("alice", "key-1", "BVH B");
+    CHECK_EQ_INT(store_job_insert(s, &n2, &c, &existed, &err), RT_ECONFLICT);
+    CHECK(strstr(err.msg, "different") != NULL);
+    /* Same key, other owner: a new job. */
+    struct store_job_new n3 = new_job("bob", "key-1", "BVH A");
+    CHECK_EQ_INT(store_job_insert(s, &n3, &c, &existed, &err), RT_OK);
+    CHECK_EQ_INT(existed, 0);
+    CHECK(c != a);
+    /* Key length: N accepted, N+1 refused. */
+    char key[STORE_MAX_KEY + 2];
+    memset(key, 'k', STORE_MAX_KEY);
+    key[STORE_MAX_KEY] = 0;
+    struct store_job_new n4 = new_job("alice", key, "BVH C");
+    CHECK_EQ_INT(store_job_insert(s, &n4, &c, &existed, &err), RT_OK);
+    key[STORE_MAX_KEY] = 'k';
+    key[STORE_MAX_KEY + 1] = 0;
+    CHECK_EQ_INT(store_job_insert(s, &n4, &c, &existed, &err), RT_ELIMIT);
+    /* Other owners never see the job. */
+    struct store_job j;
+    CHECK_EQ_INT(store_job_get(s, a, "bob", 0, &j, &err), RT_ENOTFOUND);
+    CHECK_EQ_INT(store_job_get(s, a, "alice", 0, &j, &err), RT_OK);
+    CHECK_EQ_INT(j.state, STORE_QUEUED);
+    CHECK_EQ_STR(j.idem_key, "key-1");
+    store_job_release(&j);
+}
+
+static void test_active_limit(struct store *s)
+{
+    struct rt_err err;
+    int64_t id;
+    int existed;
+    char clip[32];
+    /* carol may have 3 active jobs: the 3rd is accepted, the 4th refused. */
+    for (int i = 0; i < 4; i++) {
+        snprintf(clip, sizeof clip, "clip %d", i);
+        struct store_job_new n = new_job("carol", NULL, clip);
+        n.max_active = 3;
+        CHECK_EQ_INT(store_job_insert(s, &n, &id, &existed, &err), i < 3 ? RT_OK : RT_ELIMIT);
+    }
+    CHECK(strstr(err.msg, "limit is 3") != NULL);
+}
+
+static void test_lifecycle(const char *path)
+{
+    struct store *s = NULL;
+    struct rt_err err;
+    int64_t a, b, c;
+    int existed, claimed, stored, n, state;
+    float traj[6] = {1, 2, 3, 4, 5, 6};
+    CHECK_EQ_INT(store_open(path, &s, &err), RT_OK);
+    struct store_job_new na = new_job("dave", NULL, "A"), nb = new_job("dave", NULL, "B"),
+                         nc = new_job("dave", NULL, "C");
+    store_job_insert(s, &na, &a, &existed, &err);
+    store_job_insert(s, &nb, &b, &existed, &err);
+    store_job_insert(s, &nc, &c, &existed, &err);
+    CHECK_EQ_INT(store_job_claim(s, a, &claimed, &err), RT_OK);
+    CHECK_EQ_INT(claimed, 1);
+    CHECK_EQ_INT(store_job_claim(s, a, &claimed, &err), RT_OK);
+    CHECK_EQ_INT(claimed, 0);
+    CHECK_EQ_INT(store_job_progress(s, a, 7, 0.5, &err), RT_OK);
+    struct store_job j;
+    store_job_get(s, a, NULL, 0, &j, &err);
+    CHECK_EQ_INT(j.state, STORE_RUNNING);
+    CHECK_EQ_INT(j.lm_iter, 7);
+    CHECK_EQ_INT(j.attempts, 1);
+    store_job_release(&j);
+    /* No result for a job that is not succeeded. */
+    int fr, co;
+    CHECK_EQ_INT(store_result_get(s, a, NULL, &fr, &co, NULL, NULL, &err), RT_ESTATE);
+    /* A bad result (mismatched blob) is rolled back whole: the job stays running. */
+    CHECK(store_job_finish(s, a, -1, 3, traj, "{}", 5, 0.25, 0.1, 1, &stored, &err) != RT_OK);
+    CHECK_EQ_INT(stored, 0);
+    store_job_get(s, a, NULL, 0, &j, &err);
+    CHECK_EQ_INT(j.state, STORE_RUNNING);
+    store_job_release(&j);
+    /* Crash: a and b claimed, the process dies, restart requeues them. */
+    store_job_claim(s, b, &claimed, &err);
+    store_close(s);
+    CHECK_EQ_INT(store_open(path, &s, &err), RT_OK);
+    CHECK_EQ_INT(store_job_requeue_running(s, &n, &err), RT_OK);
+    CHECK_EQ_INT(n, 2);
+    store_job_get(s, a, NULL, 0, &j, &err);
+    CHECK_EQ_INT(j.state, STORE_QUEUED);
+    CHECK_EQ_INT(j.lm_iter, 0);
+    store_job_release(&j);
+    /* Result and state in one transaction. */
+    store_job_claim(s, a, &claimed, &err);
+    CHECK_EQ_INT(store_job_finish(s, a, 2, 3, traj, "{\"ok\":1}", 5, 0.25, 0.1, 2, &stored, &err), RT_OK);
+    CHECK_EQ_INT(stored, 1);
+    float *t = NULL;
+    char *rep = NULL;
+    CHECK_EQ_INT(store_result_get(s, a, "dave", &fr, &co, &t, &rep, &err), RT_OK);
+    CHECK_EQ_INT(fr, 2);
+    CHECK_EQ_INT(co, 3);
+    CHECK(t && !memcmp(t, traj, sizeof traj));
+    CHECK_EQ_STR(rep, "{\"ok\":1}");
+    free(t);
+    free(rep);
+    CHECK_EQ_INT(store_result_get(s, a, "eve", &fr, &co, NULL, NULL, &err), RT_ENOTFOUND);
+    store_job_get(s, a, NULL, 0, &j, &err);
+    CHECK_EQ_INT(j.state, STORE_SUCCEEDED);
+    CHECK_EQ_INT(j.batch_clips, 2);
+    CHECK_NEAR(j.cost, 0.25, 1e-9);
+    store_job_release(&j);
+    /* Cancel while running: the result is never stored. */
+    store_job_claim(s, b, &claimed, &err);
+    CHECK_EQ_INT(store_job_cancel(s, b, "eve", &state, &err), RT_ENOTFOUND);
+    CHECK_EQ_INT(store_job_cancel(s, b, "dave", &state, &err), RT_OK);
+    CHECK_EQ_INT(state, STORE_RUNNING);
+    CHECK_EQ_INT(store_job_finish(s, b, 2, 3, traj, "{}", 5, 0.25, 0.1, 1, &stored, &err), RT_OK);
+    CHECK_EQ_INT(stored, 0);
+    CHECK_EQ_INT(store_result_get(s, b, NULL, &fr, &co, NULL, NULL, &err), RT_ESTATE);
+    CHECK_EQ_INT(store_job_cancel(s, b, NULL, &state, &err), RT_ESTATE);
+    CHECK_EQ_INT(state, STORE_CANCELLED);
+    CHECK_EQ_INT(store_job_cancel(s, a, NULL, &state, &err), RT_ESTATE);
+    /* Cancel while queued: the claim fails. */
+    CHECK_EQ_INT(store_job_cancel(s, c, NULL, &state, &err), RT_OK);
+    store_job_claim(s, c, &claimed, &err);
+    CHECK_EQ_INT(claimed, 0);
+    /* Fail. */
+    struct store_job_new nd = new_job("dave", NULL, "D");
+    int64_t d;
+    store_job_insert(s, &nd, &d, &existed, &err);
+    CHECK_EQ_INT(store_job_fail(s, d, "{\"code\":\"x\"}", &err), RT_OK);
+    store_job_get(s, d, NULL, 0, &j, &err);
+    CHECK_EQ_INT(j.state, STORE_FAILED);
+    CHECK_EQ_STR(j.error, "{\"code\":\"x\"}");
+    store_job_release(&j);
+    long long counts[STORE_N_STATES];
+    CHECK_EQ_INT(store_job_counts(s, counts, &err), RT_OK);
+    CHECK_EQ_INT(counts[STORE_SUCCEEDED], 1);
+    CHECK_EQ_INT(counts[STORE_CANCELLED], 2);
+    CHECK_EQ_INT(counts[STORE_FAILED], 1);
+    /* Paging, newest first. */
+    struct store_job *page = NULL;
+    CHECK_EQ_INT(store_job_list(s, "dave", 0, 2, &page, &n, &err), RT_OK);
+    CHECK_EQ_INT(n, 2);
+    CHECK_EQ_INT(page[0].id, d);
+    CHECK_EQ_INT(page[1].id, c);
+    int64_t before = page[1].id;
+    for (int i = 0; i < n; i++) store_job_release(&page[i]);
+    free(page);
+    CHECK_EQ_INT(store_job_list(s, "dave", before, 10, &page, &n, &err), RT_OK);
+    CHECK_EQ_INT(n, 2);
+    for (int i = 0; i < n; i++) store_job_release(&page[i]);
+    free(page);
+    CHECK_EQ_INT(store_job_list(s, "dave", 0, STORE_MAX_PAGE + 1, &page, &n, &err), RT_EINVAL);
+    store_close(s);
+}
+
+static void test_assets(struct store *s)
+{
+    struct rt_err err;
+    char *t = NULL;
+    size_t len = 0;
+    CHECK_EQ_INT(store_asset_put(s, "robot", "myrobot", "<robot/>", 8, &err), RT_OK);
+    CHECK_EQ_INT(store_asset_get(s, "robot", "myrobot", &t, &len, &err), RT_OK);
+    CHECK_EQ_STR(t, "<robot/>");
+    free(t);
+    CHECK_EQ_INT(store_asset_get(s, "profile", "myrobot", &t, &len, &err), RT_ENOTFOUND);
+    CHECK_EQ_INT(store_asset_put(s, "profile", "../x", "{}", 2, &err), RT_EINVAL);
+}
+
+int main(void)
+{
+    char path[128];
+    struct store *s = NULL;
+    struct rt_err err;
+    snprintf(dir, sizeof dir, "/tmp/test_store.XXXXXX");
+    if (!mkdtemp(dir)) TEST_SKIP("no temporary folder");
+    test_sha256();
+    test_schema_and_migration();
+    db_path(path, sizeof path, "main.db");
+    CHECK_EQ_INT(store_open(path, &s, &err), RT_OK);
+    if (s) {
+        test_tokens(s);
+        test_idempotency(s);
+        test_active_limit(s);
+        test_assets(s);
+        store_close(s);
+    }
+    db_path(path, sizeof path, "life.db");
+    test_lifecycle(path);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd)) fprintf(stderr, "cannot remove %s\n", dir);
+    return test_report("test_store");
+}
