@@ -3,7 +3,8 @@
 # 1. inspect the bundled robot and the bundled clip;
 # 2. retarget the clip offline onto the G1 (out/), and, when the shared data
 #    folder is beside the checkout, round-trip the real G1 reference trajectory;
-# 3. start the daemon when it has been built.
+# 3. start the daemon when it has been built, and retarget the sample clip
+#    through it (submit, wait, fetch), then keep it in the foreground.
 set -eu
 b=${1:-build}
 out=out
@@ -23,7 +24,40 @@ if [ -f "$ref" ]; then
     python3 -c "import json;r=json.load(open('$out/dance1_subject1.report.json'));print('quality:',json.dumps(r['quality'].get('position_error_m')),'solver:',json.dumps(r['solver']))"
 fi
 if [ -x "$b/retargetd" ]; then
-    echo "== retargetd on 127.0.0.1:8080 (Ctrl-C stops it)"
+    # 4. the daemon on loopback (auth off there, and it says so), the bundled
+    #    G1 and LAFAN1-style profile checked, the sample clip end to end.
     mkdir -p var
-    exec "$b/retargetd" --listen 127.0.0.1:8080 --db var/retargetd.db
+    url=http://127.0.0.1:8080
+    echo "== retargetd --listen 127.0.0.1:8080 --db var/retargetd.db --no-auth (background)"
+    "$b/retargetd" --listen 127.0.0.1:8080 --db var/retargetd.db --no-auth &
+    pid=$!
+    trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null' INT TERM
+    up=0
+    for _ in $(seq 50); do
+        if python3 -c "import urllib.request;urllib.request.urlopen('$url/v1/health',timeout=1)" 2>/dev/null; then up=1; break; fi
+        kill -0 $pid 2>/dev/null || break
+        sleep 0.1
+    done
+    if [ $up = 1 ]; then
+        echo "== GET /v1/robots, /v1/profiles (bundled g1 and lafan1_g1 are built in)"
+        python3 - "$url" <<'PY'
+import json, sys, urllib.request
+u = sys.argv[1]
+robots = [r["name"] for r in json.load(urllib.request.urlopen(u + "/v1/robots"))["robots"]]
+profiles = [p["name"] for p in json.load(urllib.request.urlopen(u + "/v1/profiles"))["profiles"]]
+print("robots:", robots); print("profiles:", profiles)
+assert "g1" in robots and "lafan1_g1" in profiles, "bundled g1 / lafan1_g1 missing"
+PY
+        echo "== retarget submit examples/jumping_jacks.bvh --robot g1 --server $url"
+        id=$("$b/retarget" submit examples/jumping_jacks.bvh --robot g1 --server "$url")
+        echo "job $id"
+        "$b/retarget" wait "$id" --server "$url"
+        "$b/retarget" fetch "$id" -o "$out/daemon" --server "$url"
+        echo "wrote $out/daemon/jumping_jacks.csv and $out/daemon/jumping_jacks.report.json"
+        if cmp -s "$out/daemon/jumping_jacks.csv" "$out/jumping_jacks.csv"; then
+            echo "daemon result == offline result (byte for byte)"
+        fi
+        echo "== retargetd keeps running on $url (Ctrl-C stops it)"
+    fi
+    wait $pid
 fi
