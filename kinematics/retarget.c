@@ -49,6 +49,7 @@
 
 #include "quality.h"
 #include "rot.h"
+#include "skeleton.h"
 
 /* Metres a swinging foot target keeps above the ground (docs/profiles.md). */
 #define KIN_SWING_CLEARANCE 0.01
@@ -414,10 +415,9 @@ enum rt_status kin_retarget_pick_profile(const struct kin_clip *clip, const stru
     if (!best && !closest)
         return rt_err_set(err, RT_ENOTFOUND, "profile",
                           "no bundled profile targets robot '%.40s'; pass --profile FILE", robot->name);
-    if (!best)
-        return rt_err_set(err, RT_ENOTFOUND, "profile",
-                          "no bundled profile fits this skeleton; closest '%s' misses %s%.70s%s%.50s",
-                          closest, mj[0] ? "joints " : "", mj, ml[0] ? "; links " : "", ml);
+    /* No bundled profile fits by name: recognize the skeleton by synonyms
+     * and topology and fill the closest template (skeleton.h). */
+    if (!best) return kin_skeleton_auto_profile(clip, robot, out, err);
     return kin_profile_load(best, out, err);
 }
 

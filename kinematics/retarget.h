@@ -30,10 +30,12 @@ extern "C" {
 const char *kin_retarget_detect_profile(const struct kin_clip *clip, const char *robot_name);
 
 /* As kin_retarget_detect_profile(), but also checks the robot's links and
- * loads the profile. Fails with RT_ENOTFOUND when none fits; the message
- * names the closest profile and the joints (or links) it misses:
- * "no bundled profile fits this skeleton; closest 'cmu_g1' misses joints
- * LHipJoint, LeftUpLeg". */
+ * loads the profile. When no bundled profile fits by name, the skeleton is
+ * recognized by name synonyms and topology and a profile is built from the
+ * closest bundled template (kin_skeleton_auto_profile(), named
+ * "auto:<template>"). Fails with RT_ENOTFOUND when that fails too; the
+ * message lists the roles it could not find: "cannot map: no left foot
+ * (looked for Foot/Ankle under LeftLeg), ...". */
 enum rt_status kin_retarget_pick_profile(const struct kin_clip *clip, const struct kin_robot *robot,
                                          struct kin_profile **out, struct rt_err *err);
 
