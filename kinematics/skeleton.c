@@ -240,6 +240,19 @@ static int coincide(const struct tree *t, int a, int b)
     return sqrt(d2) <= t->tol;
 }
 
+/* Cosine of the angle at `at` between the segments to a and to b (first
+ * frame); 1 when either is degenerate. */
+static double cos_angle(const struct tree *t, int at, int a, int b)
+{
+    double u[3], v[3], uu = 0, vv = 0, uv = 0;
+    for (int i = 0; i < 3; i++) {
+        u[i] = t->pos[3 * a + i] - t->pos[3 * at + i];
+        v[i] = t->pos[3 * b + i] - t->pos[3 * at + i];
+        uu += u[i] * u[i], vv += v[i] * v[i], uv += u[i] * v[i];
+    }
+    return uu > 0 && vv > 0 ? uv / sqrt(uu * vv) : 1.0;
+}
+
 /* The joint of side `side` with a class in `mask` nearest the root (first
  * in file order among equals), not under `excl` (-1: none); -1 if none. */
 static int nearest(const struct tree *t, int side, int mask, int excl)
@@ -337,7 +350,14 @@ enum rt_status kin_skeleton_recognize(const struct kin_clip *clip, struct kin_sk
         m->joint[KIN_ROLE_L_FOOT + o] = foot;
         m->joint[KIN_ROLE_L_SHIN + o] = shin;
         m->joint[KIN_ROLE_L_THIGH + o] = thigh;
-        if (foot >= 0) m->joint[KIN_ROLE_L_TOE + o] = child_of(&t, foot, C_TOE);
+        if (foot >= 0 && shin >= 0) {
+            /* A toe points forward from the ankle: an End Site that carries
+             * on along the shin (Biovision's "LeftFoot { End Site }" points
+             * straight down) would make the foot frame degenerate. */
+            int toe = child_of(&t, foot, C_TOE);
+            if (toe >= 0 && fabs(cos_angle(&t, foot, toe, shin)) > 0.8) toe = -1;
+            m->joint[KIN_ROLE_L_TOE + o] = toe;
+        }
 
         /* Arms: the hand (or, without one, the forearm) nearest the root. */
         int hand = nearest(&t, side, C_HAND, thigh), fore = -1, upper = -1;
