@@ -10,7 +10,11 @@
  *   4. throughput at default settings for batches of 1..1,024 clips of the
  *      real clip's length, and a mixed-length batch (300..8,000 frames);
  *   5. the reduction-accuracy table (tree on the GPU vs the serial per-lane
- *      float baseline, max relative error against float64).
+ *      float baseline, max relative error against float64);
+ *   6. with several devices: throughput on one vs all (a batch split by
+ *      clips), and whether the bits agree.
+ * The single-device sections use solver_backend_init("cuda"), which takes
+ * every device unless RT_CUDA_DEVICES limits it (bench_gpu.sh sets 1).
  * Without a device it says so and exits 77. Prints a short table last. */
 #include "../solver/backend.h"
 #include "../solver/cuda/cuda_api.h"
@@ -92,15 +96,19 @@ static void reference(const struct g1_clip *c, double copy_gbs)
      * graph's remaining slots of the 64 are launches that skip every frame. */
     double iters = (double)cr[0].cg_iters;
     double it_us = 1e3 * pcg[2] / iters;
-    double floor_b = (double)nf * (2.0 * n * n + 16.0 * n) * 4.0;
+    /* Byte floor of one CG iteration: the packed block and factor read once
+     * (n (n + 1) / 2 floats each) and the vector traffic of matvec (p, lamd
+     * in, q out), p.q (p, q), the update (F, p, q, d, r in; d, r, z out),
+     * r.r / r.z (r, z) and p = z + beta p (z, p in; p out): 17 n floats. */
+    double floor_b = (double)nf * (2.0 * n * (n + 1) / 2 + 17.0 * n) * 4.0;
     double gbs = floor_b / (it_us * 1e-6) / 1e9;
     printf("reference 4 x 3188 frames, 32 LM x 64 CG: median of 5: %.4f s end to end, PCG graphs %.4f s "
            "(%d graphs of 64 CG slots, %.1f us per CG iteration actually run), lm %d cg %d term %s cost %.6g -> %.6g\n",
            sec[2], 1e-3 * pcg[2], graphs, it_us, cr[0].lm_iters, cr[0].cg_iters,
            solver_termination_str(cr[0].termination), (double)cr[0].initial_cost,
            (double)cr[0].final_cost);
-    printf("CG iteration byte floor %.1f MB (%d frames x (2*%d^2 + 16*%d) floats); achieved %.0f GB/s = %.0f%% of "
-           "copy %.0f GB/s\n", floor_b / 1e6, nf, n, n, gbs, 100.0 * gbs / copy_gbs, copy_gbs);
+    printf("CG iteration byte floor %.1f MB (%d frames x (%d*%d + 17*%d) floats, packed blocks); achieved %.0f GB/s = %.0f%% of "
+           "copy %.0f GB/s\n", floor_b / 1e6, nf, n, n + 1, n, gbs, 100.0 * gbs / copy_gbs, copy_gbs);
     SUM("reference 4x3188, <=32 LM x 64 CG  %8.4f s end-to-end  %8.4f s PCG  (lm %d, cg %d, %s)\n"
         "  CG iteration %6.1f us, floor %.1f MB -> %5.0f GB/s (%3.0f%% of copy)\n",
         sec[2], 1e-3 * pcg[2], cr[0].lm_iters, cr[0].cg_iters, solver_termination_str(cr[0].termination), it_us,
@@ -168,6 +176,73 @@ static void throughput(const struct g1_clip *c)
         free(x), free(cr);
         g1_tiled_free(&t);
     }
+}
+
+/* ---- several devices ------------------------------------------------ */
+static int clips_same(const struct solver_clip_result *a, const struct solver_clip_result *b, int nc)
+{
+    for (int k = 0; k < nc; k++)
+        if (a[k].lm_iters != b[k].lm_iters || a[k].cg_iters != b[k].cg_iters || a[k].termination != b[k].termination ||
+            memcmp(&a[k].final_cost, &b[k].final_cost, 4) || memcmp(&a[k].final_lambda, &b[k].final_lambda, 4) ||
+            memcmp(&a[k].initial_cost, &b[k].initial_cost, 4) || memcmp(&a[k].start_cost, &b[k].start_cost, 4))
+            return 0;
+    return 1;
+}
+
+/* Throughput on one device vs all devices (split by clips), and whether
+ * the bits agree. */
+static void multi(const struct g1_clip *c)
+{
+    struct solver_backend one, all;
+    struct rt_err err;
+    if (solver_backend_cuda_init_n(&all, 0, &err) != RT_OK) return;
+    int nd = solver_cuda_backend_devices(&all);
+    if (nd < 2) {
+        printf("several devices: only %d device, not run\n", nd);
+        SUM("multi-GPU: %d device, not run\n", nd);
+        solver_backend_free(&all);
+        return;
+    }
+    if (solver_backend_cuda_init_n(&one, 1, &err) != RT_OK) { solver_backend_free(&all); return; }
+    static const int counts[] = {16, 64, 256};
+    for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ci++) {
+        int nc = counts[ci];
+        int *first = (int *)calloc((size_t)nc, sizeof(int)), *len = (int *)malloc((size_t)nc * sizeof(int));
+        for (int k = 0; k < nc; k++) len[k] = c->n_frames;
+        struct g1_tiled t;
+        if (g1_tiled_make(&t, c, nc, first, len)) { free(first), free(len); break; }
+        size_t sb = (size_t)t.nf * c->cols * sizeof(float);
+        float *x1 = (float *)malloc(sb), *x2 = (float *)malloc(sb);
+        struct solver_clip_result *r1 = (struct solver_clip_result *)calloc((size_t)nc, sizeof *r1);
+        struct solver_clip_result *r2 = (struct solver_clip_result *)calloc((size_t)nc, sizeof *r2);
+        struct solver_result o1 = {x1, r1}, o2 = {x2, r2};
+        double s1 = 1e30, s2 = 1e30;
+        int ok = 1;
+        for (int rep = 0; rep < 2 && ok; rep++) {
+            double t0 = now_s();
+            ok &= solver_backend_solve(&one, &t.b, &o1, &err) == RT_OK;
+            double t1 = now_s();
+            ok &= solver_backend_solve(&all, &t.b, &o2, &err) == RT_OK;
+            double t2 = now_s();
+            if (t1 - t0 < s1) s1 = t1 - t0;
+            if (t2 - t1 < s2) s2 = t2 - t1;
+        }
+        if (ok) {
+            int same = !memcmp(x1, x2, sb) && clips_same(r1, r2, nc);
+            printf("%d devices vs 1: %4d clips x %d frames: 1 device %.3f s (%.0f frames/s), %d devices %.3f s (%.0f "
+                   "frames/s), speedup %.2f, bits %s\n", nd, nc, c->n_frames, s1, t.nf / s1, nd, s2, t.nf / s2, s1 / s2,
+                   same ? "IDENTICAL" : "DIFFERENT");
+            SUM("multi-GPU %4d clips x %d: 1 dev %8.0f f/s, %d dev %8.0f f/s, x%.2f, %s\n", nc, c->n_frames, t.nf / s1,
+                nd, t.nf / s2, s1 / s2, same ? "identical bits" : "DIFFERENT BITS");
+        } else {
+            fprintf(stderr, "multi: %s: %s\n", err.where, err.msg);
+        }
+        free(x1), free(x2), free(r1), free(r2), free(first), free(len);
+        g1_tiled_free(&t);
+        if (!ok) break;
+    }
+    solver_backend_free(&one);
+    solver_backend_free(&all);
 }
 
 /* ---- reduction accuracy ---------------------------------------------- */
@@ -245,6 +320,7 @@ int main(int argc, char **argv)
     if (!strcmp(only, "all") || !strcmp(only, "reference")) reference(&c, gbs);
     if (!strcmp(only, "all") || !strcmp(only, "throughput")) throughput(&c);
     if (!strcmp(only, "all") || !strcmp(only, "accuracy")) accuracy();
+    if (!strcmp(only, "multi")) multi(&c);
     g1_clip_free(&c);
     solver_backend_free(&gpu);
     printf("\n==== summary ====\n%s", summary);

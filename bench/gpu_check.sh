@@ -10,15 +10,15 @@ b=${1:-build}
 log=${LOG_DIR:-$b/gpu}
 mkdir -p "$log"
 san=$(command -v compute-sanitizer 2>/dev/null || echo /usr/local/cuda/bin/compute-sanitizer)
-timeout 900 "$b/tests/test_cuda" >"$log/test_cuda.log" 2>&1
+timeout ${TEST_TIMEOUT:-900} "$b/tests/test_cuda" >"$log/test_cuda.log" 2>&1
 t=$?
 if [ $t -eq 77 ]; then echo "gpu-check: skipped: no CUDA device"; exit 77; fi
 mc=na; rc=na
 if [ -x "$san" ]; then
-    RT_CUDA_QUICK=1 timeout 600 "$san" --tool memcheck --leak-check full --error-exitcode 9 \
+    RT_CUDA_QUICK=1 timeout ${SAN_TIMEOUT:-600} "$san" --tool memcheck --leak-check full --error-exitcode 9 \
         "$b/tests/test_cuda" >"$log/memcheck.log" 2>&1
     mc=$?
-    RT_CUDA_QUICK=1 timeout 600 "$san" --tool racecheck --error-exitcode 9 \
+    RT_CUDA_QUICK=1 timeout ${SAN_TIMEOUT:-600} "$san" --tool racecheck --error-exitcode 9 \
         "$b/tests/test_cuda" >"$log/racecheck.log" 2>&1
     rc=$?
 fi

@@ -1,9 +1,11 @@
 #!/bin/sh
-# gpu_run.sh -- one lent-GPU session (see bench/RESULTS.md): uses binaries
-# built on the build machine (carried build/tests/test_cuda and
-# build/bench/bench_gpu), unpacks the carried .debs (libcjson1) into
-# /tmp/debs, points the programs at the carried data (.gpudata), then runs
-# gpu_check.sh and bench_gpu.sh with logs under $OUT.
+# gpu_run.sh [SECTION] -- one lent-GPU session (see bench/RESULTS.md): uses
+# binaries built on the build machine (carried .gpudata/bin/tests/test_cuda
+# and .gpudata/bin/bench/bench_gpu), unpacks the carried .debs (libcjson1)
+# into /tmp/debs, points the programs at the carried data (.gpudata), then
+# runs bench_gpu.sh and gpu_check.sh with logs under $OUT. SECTION: all
+# (default), bench, check. Time limits: BENCH_TIMEOUT, TEST_TIMEOUT,
+# SAN_TIMEOUT (seconds).
 set -u
 for f in .debs/*.deb; do dpkg -x "$f" /tmp/debs; done
 export LD_LIBRARY_PATH=/tmp/debs/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
@@ -13,5 +15,7 @@ nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.mem,driver_version --f
 cat "$OUT/nvidia-smi.txt"
 B=${BIN:-.gpudata/bin}
 ldd $B/tests/test_cuda | grep "not found"
-sh bench/gpu_check.sh $B; echo "gpu_check exit $?"
-sh bench/bench_gpu.sh $B ${1:-all}; echo "bench_gpu exit $?"
+what=${1:-all}
+if [ "$what" != check ]; then sh bench/bench_gpu.sh $B all > "$OUT/bench_summary.txt" 2>&1; echo "bench_gpu exit $?" >> "$OUT/bench_summary.txt"; fi
+if [ "$what" != bench ]; then sh bench/gpu_check.sh $B > "$OUT/check_summary.txt" 2>&1; echo "gpu_check exit $?" >> "$OUT/check_summary.txt"; fi
+cat "$OUT/check_summary.txt" "$OUT/bench_summary.txt" 2>/dev/null

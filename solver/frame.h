@@ -274,13 +274,48 @@ RT_HD void m3_exp(const float *phi, float *R)
 }
 
 /* ------------------------------------------------------------------ */
-/* Forward kinematics of one frame. `lk` holds FRAME_LINK_STRIDE floats per
- * link: world position, world rotation (row-major) and the world joint axis
- * (zero for fixed joints). Link i = T_parent * origin_i * motion_i
- * (solver.h). The base quaternion is normalized here. */
-RT_HD void frame_fk(const struct solver_tree *tr, const float *x, float *lk)
+/* Forward kinematics of link i > 0 of one frame, its parent's entry of `lk`
+ * already filled: `lk` holds FRAME_LINK_STRIDE floats per link: world
+ * position, world rotation (row-major) and the world joint axis (zero for
+ * fixed joints). Link i = T_parent * origin_i * motion_i (solver.h). A link
+ * reads only its parent's entry and writes only its own, so links of one
+ * depth may run in any order or in parallel with the same bits (the CUDA
+ * backend runs them a tree level at a time). */
+RT_HD void frame_fk_link(const struct solver_tree *tr, const float *x, float *lk, int i)
 {
     const float *th = x + SOLVER_ROOT_COLS;
+    const float *P = lk + (size_t)tr->parent[i] * FRAME_LINK_STRIDE;
+    float *L = lk + (size_t)i * FRAME_LINK_STRIDE;
+    float Rj[9], o[3];
+    m3_mul(P + 3, tr->origin_rot + 9 * i, Rj);
+    m3_mulv(P + 3, tr->origin_pos + 3 * i, o);
+    o[0] = P[0] + o[0]; o[1] = P[1] + o[1]; o[2] = P[2] + o[2];
+    int type = tr->joint_type[i], ji = tr->joint_index[i];
+    if (type == SOLVER_JOINT_FIXED || ji < 0) {
+        for (int k = 0; k < 9; k++) L[3 + k] = Rj[k];
+        L[0] = o[0]; L[1] = o[1]; L[2] = o[2];
+        L[12] = 0.0f; L[13] = 0.0f; L[14] = 0.0f;
+        return;
+    }
+    const float *ax = tr->axis + 3 * i;
+    float v = tr->joint_mult[i] * th[ji] + tr->joint_offset[i];
+    m3_mulv(Rj, ax, L + 12);
+    if (type == SOLVER_JOINT_REVOLUTE) {
+        float s, c, Rm[9];
+        rt_sincosf(v, &s, &c);
+        m3_axis_angle(ax, s, c, Rm);
+        m3_mul(Rj, Rm, L + 3);
+        L[0] = o[0]; L[1] = o[1]; L[2] = o[2];
+    } else { /* prismatic */
+        for (int k = 0; k < 9; k++) L[3 + k] = Rj[k];
+        L[0] = o[0] + v * L[12]; L[1] = o[1] + v * L[13]; L[2] = o[2] + v * L[14];
+    }
+}
+
+/* The root entry of `lk` (link 0): the base pose, quaternion normalized
+ * here, or the identity for a fixed base. */
+RT_HD void frame_fk_root(const struct solver_tree *tr, const float *x, float *lk)
+{
     if (tr->floating_base) {
         float q[4] = {x[3], x[4], x[5], x[6]};
         q_normalize(q);
@@ -290,34 +325,14 @@ RT_HD void frame_fk(const struct solver_tree *tr, const float *x, float *lk)
         for (int i = 0; i < 12; i++) lk[i] = (i >= 3 && (i - 3) % 4 == 0) ? 1.0f : 0.0f;
     }
     lk[12] = 0.0f; lk[13] = 0.0f; lk[14] = 0.0f;
-    for (int i = 1; i < tr->n_links; i++) {
-        const float *P = lk + (size_t)tr->parent[i] * FRAME_LINK_STRIDE;
-        float *L = lk + (size_t)i * FRAME_LINK_STRIDE;
-        float Rj[9], o[3];
-        m3_mul(P + 3, tr->origin_rot + 9 * i, Rj);
-        m3_mulv(P + 3, tr->origin_pos + 3 * i, o);
-        o[0] = P[0] + o[0]; o[1] = P[1] + o[1]; o[2] = P[2] + o[2];
-        int type = tr->joint_type[i], ji = tr->joint_index[i];
-        if (type == SOLVER_JOINT_FIXED || ji < 0) {
-            for (int k = 0; k < 9; k++) L[3 + k] = Rj[k];
-            L[0] = o[0]; L[1] = o[1]; L[2] = o[2];
-            L[12] = 0.0f; L[13] = 0.0f; L[14] = 0.0f;
-            continue;
-        }
-        const float *ax = tr->axis + 3 * i;
-        float v = tr->joint_mult[i] * th[ji] + tr->joint_offset[i];
-        m3_mulv(Rj, ax, L + 12);
-        if (type == SOLVER_JOINT_REVOLUTE) {
-            float s, c, Rm[9];
-            rt_sincosf(v, &s, &c);
-            m3_axis_angle(ax, s, c, Rm);
-            m3_mul(Rj, Rm, L + 3);
-            L[0] = o[0]; L[1] = o[1]; L[2] = o[2];
-        } else { /* prismatic */
-            for (int k = 0; k < 9; k++) L[3 + k] = Rj[k];
-            L[0] = o[0] + v * L[12]; L[1] = o[1] + v * L[13]; L[2] = o[2] + v * L[14];
-        }
-    }
+}
+
+/* Forward kinematics of one frame: the root, then every link in index
+ * order (parents first, solver.h). */
+RT_HD void frame_fk(const struct solver_tree *tr, const float *x, float *lk)
+{
+    frame_fk_root(tr, x, lk);
+    for (int i = 1; i < tr->n_links; i++) frame_fk_link(tr, x, lk, i);
 }
 
 /* ------------------------------------------------------------------ */
@@ -391,6 +406,44 @@ RT_HD float frame_stencil_at(const struct solver_batch *b, const float *x, int n
     return wv * gv + wa * ga;
 }
 
+/* Jacobian column c < 6 of the floating base for a target on link entry L
+ * (position rows jp, orientation rows jo): translation e_c, rotation
+ * e_c x (x_L - p). */
+RT_HD void frame_jac_root(const float *lk, const float *L, int c, float *jp, float *jo)
+{
+    float r[3] = {L[0] - lk[0], L[1] - lk[1], L[2] - lk[2]};
+    if (c < 3) {
+        jp[0] = c == 0 ? 1.0f : 0.0f; jp[1] = c == 1 ? 1.0f : 0.0f; jp[2] = c == 2 ? 1.0f : 0.0f;
+        jo[0] = 0.0f; jo[1] = 0.0f; jo[2] = 0.0f;
+    } else if (c == 3) {
+        jp[0] = 0.0f; jp[1] = -r[2]; jp[2] = r[1];
+        jo[0] = 1.0f; jo[1] = 0.0f; jo[2] = 0.0f;
+    } else if (c == 4) {
+        jp[0] = r[2]; jp[1] = 0.0f; jp[2] = -r[0];
+        jo[0] = 0.0f; jo[1] = 1.0f; jo[2] = 0.0f;
+    } else {
+        jp[0] = -r[1]; jp[1] = r[0]; jp[2] = 0.0f;
+        jo[0] = 0.0f; jo[1] = 0.0f; jo[2] = 1.0f;
+    }
+}
+
+/* Contribution of the (non-fixed) joint of link i to the Jacobian columns of
+ * a target on link entry L: revolute m a x (x_L - o), m a; prismatic m a, 0. */
+RT_HD void frame_jac_joint(const struct solver_tree *tr, const float *lk, const float *L, int i, float *cp, float *co)
+{
+    const float *A = lk + (size_t)i * FRAME_LINK_STRIDE;
+    float m = tr->joint_mult[i];
+    if (tr->joint_type[i] == SOLVER_JOINT_REVOLUTE) {
+        float r[3] = {L[0] - A[0], L[1] - A[1], L[2] - A[2]};
+        v3_cross(A + 12, r, cp);
+        cp[0] = m * cp[0]; cp[1] = m * cp[1]; cp[2] = m * cp[2];
+        co[0] = m * A[12]; co[1] = m * A[13]; co[2] = m * A[14];
+    } else {
+        cp[0] = m * A[12]; cp[1] = m * A[13]; cp[2] = m * A[14];
+        co[0] = 0.0f; co[1] = 0.0f; co[2] = 0.0f;
+    }
+}
+
 /* ------------------------------------------------------------------ */
 /* Residuals, Jacobian rows, block and gradient of one frame. */
 
@@ -450,35 +503,17 @@ RT_HD float frame_eval(const struct solver_batch *b, int f, const float *x, cons
         int cols[FRAME_MAX_DIM], nc = 0;
         float jp[FRAME_MAX_DIM][3], jo[FRAME_MAX_DIM][3];
         if (tr->floating_base) {
-            float r[3] = {L[0] - lk[0], L[1] - lk[1], L[2] - lk[2]};
-            for (int c = 0; c < 3; c++) {
+            for (int c = 0; c < 6; c++) {
                 cols[nc] = c;
-                jp[nc][0] = c == 0 ? 1.0f : 0.0f; jp[nc][1] = c == 1 ? 1.0f : 0.0f; jp[nc][2] = c == 2 ? 1.0f : 0.0f;
-                jo[nc][0] = 0.0f; jo[nc][1] = 0.0f; jo[nc][2] = 0.0f;
+                frame_jac_root(lk, L, c, jp[nc], jo[nc]);
                 nc++;
             }
-            /* e_c x r */
-            cols[nc] = 3; jp[nc][0] = 0.0f; jp[nc][1] = -r[2]; jp[nc][2] = r[1];
-            jo[nc][0] = 1.0f; jo[nc][1] = 0.0f; jo[nc][2] = 0.0f; nc++;
-            cols[nc] = 4; jp[nc][0] = r[2]; jp[nc][1] = 0.0f; jp[nc][2] = -r[0];
-            jo[nc][0] = 0.0f; jo[nc][1] = 1.0f; jo[nc][2] = 0.0f; nc++;
-            cols[nc] = 5; jp[nc][0] = -r[1]; jp[nc][1] = r[0]; jp[nc][2] = 0.0f;
-            jo[nc][0] = 0.0f; jo[nc][1] = 0.0f; jo[nc][2] = 1.0f; nc++;
         }
         for (int i = link; i > 0; i = tr->parent[i]) {
             int ji = tr->joint_index[i], type = tr->joint_type[i];
             if (ji < 0 || type == SOLVER_JOINT_FIXED) continue;
-            const float *A = lk + (size_t)i * FRAME_LINK_STRIDE;
-            float m = tr->joint_mult[i], cp[3], co[3];
-            if (type == SOLVER_JOINT_REVOLUTE) {
-                float r[3] = {L[0] - A[0], L[1] - A[1], L[2] - A[2]};
-                v3_cross(A + 12, r, cp);
-                cp[0] = m * cp[0]; cp[1] = m * cp[1]; cp[2] = m * cp[2];
-                co[0] = m * A[12]; co[1] = m * A[13]; co[2] = m * A[14];
-            } else {
-                cp[0] = m * A[12]; cp[1] = m * A[13]; cp[2] = m * A[14];
-                co[0] = 0.0f; co[1] = 0.0f; co[2] = 0.0f;
-            }
+            float cp[3], co[3];
+            frame_jac_joint(tr, lk, L, i, cp, co);
             int col = ro + ji, e = 0;
             while (e < nc && cols[e] != col) e++;
             if (e == nc) {

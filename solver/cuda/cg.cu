@@ -1,15 +1,27 @@
 /* cg.cu -- the PCG and prediction kernels (see cg.cuh).
  *
- * Mapping: the block product and the stencil run one thread per (frame,
- * coordinate): output c sums B[j][c] x_j over j ascending from 0, then adds
- * lamd_c x_c, then the stencil -- frame_matvec's order exactly. The
- * Cholesky solves run one warp per frame, lane l owning coordinates l and
- * l + 32; step j's pivot is divided by its owner and broadcast, and every
- * z_i subtracts its products in frame_chol_solve's order. The vector
- * updates are elementwise. Clip scalars come from cuda_reduce_run in the
- * DESIGN.md order, with the clip's scalar logic of cpu_pcg() fused into the
- * last level. */
+ * Mapping: one warp per frame stages the frame's packed block or factor
+ * (warp.cuh: lower triangle, CUDA_PK_STRIDE floats, 16-byte loads) in
+ * shared memory. The block product runs lane c over output c: it sums
+ * B_jc x_j over j ascending from 0, then adds lamd_c x_c, then the stencil
+ * -- frame_matvec's order exactly. The Cholesky solves run lane l over
+ * coordinates l and l + 32; step j's pivot is divided by its owner and
+ * broadcast, and every z_i subtracts its products in frame_chol_solve's
+ * order. The vector updates are elementwise. Clip scalars come from
+ * cuda_reduce_run in the DESIGN.md order, with the clip's scalar logic of
+ * cpu_pcg() fused into the last level.
+ *
+ * The graph: the init phase is one graph; the iterations are a second one
+ * whose single node is a while loop (CUDA conditional node) around one CG
+ * iteration, ended by a one-block kernel that keeps the loop going while
+ * any clip's CG is still on. So a step costs the iterations its clips run,
+ * not the budget. Where the driver refuses conditional nodes the iterations
+ * are captured unrolled to the budget, as before (same bits: an iteration
+ * with no clip on changes nothing). */
 #include "cg.cuh"
+
+#include <stdlib.h>
+#include <string.h>
 
 struct cg_args {
     struct solver_batch bd;
@@ -28,39 +40,31 @@ static struct cg_args cg_args_of(const struct cuda_lm *L)
     return a;
 }
 
-#define WARP_FRAMES_PER_BLOCK 2
-
-/* Stages a frame's n x n block in shared memory: independent coalesced
- * loads, so that the sequential loops below run at shared-memory latency
- * instead of one device-memory round trip per step. */
-static __device__ __forceinline__ void warp_stage(float *dst, const float *src, int count, unsigned lane)
-{
-    for (int i = (int)lane; i < count; i += 32) dst[i] = src[i];
-    __syncwarp();
-}
+#define WARP_FRAMES_PER_BLOCK 4
 
 /* q = (H + lamd) p for gated clips (lamd NULL: undamped); one warp per
  * frame, lane l computes outputs l and l + 32. */
-static __global__ void matvec_kernel(struct cg_args a, const int *gate, const float *B, const float *lamd,
-                                     const unsigned long long *frozen, const float *p, float *q)
+static __global__ void __launch_bounds__(WARP_FRAMES_PER_BLOCK * 32)
+matvec_kernel(struct cg_args a, const int *gate, const float *__restrict__ B, const float *lamd,
+              const unsigned long long *frozen, const float *p, float *q)
 {
-    extern __shared__ float smem[];
+    extern __shared__ float4 smem4[];
     int w = threadIdx.x >> 5, f = blockIdx.x * WARP_FRAMES_PER_BLOCK + w;
     unsigned lane = threadIdx.x & 31u;
     if (f >= a.nf) return;
     int k = a.clip_of[f];
     if (!gate[k]) return; /* uniform per warp */
-    const int n = a.n;
-    float *Bs = smem + (size_t)w * (n * n + n), *xs = Bs + n * n;
-    warp_stage(Bs, B + (size_t)f * n * n, n * n, lane);
-    warp_stage(xs, p + (size_t)f * n, n, lane);
+    const int n = a.n, pks = (int)CUDA_PK_STRIDE(n);
+    float *Bs = (float *)smem4 + (size_t)w * (pks + 64), *xs = Bs + pks;
+    warp_copy4(Bs, B + (size_t)f * pks, pks, lane);
+    warp_copy(xs, p + (size_t)f * n, n, lane);
+    __syncwarp();
     int t = f - a.off[k], T = a.off[k + 1] - a.off[k];
     unsigned long long fz = frozen[f];
     for (int h = 0; h < 2; h++) {
         int c = (int)lane + 32 * h;
         if (c >= n) break;
-        float y = 0.0f;
-        for (int j = 0; j < n; j++) y = y + Bs[j * n + c] * xs[j];
+        float y = warp_block_row(Bs, xs, n, c);
         if ((fz >> c) & 1ull) {
             y = 0.0f;
         } else {
@@ -73,55 +77,35 @@ static __global__ void matvec_kernel(struct cg_args a, const int *gate, const fl
     }
 }
 
-/* z = F^-1 r for one frame on one warp (frame_chol_solve's order). */
-static __device__ __forceinline__ void warp_chol_solve(const float *F, int n, unsigned lane, float *z0, float *z1)
-{
-    int i0 = (int)lane, i1 = (int)lane + 32;
-    for (int j = 0; j < n; j++) {
-        const float *row = F + (size_t)j * n;
-        float mine = (j < 32 ? *z0 : *z1) / row[j];
-        float zj = __shfl_sync(0xffffffffu, mine, j & 31);
-        if (i0 == j) *z0 = zj;
-        else if (i0 > j && i0 < n) *z0 = *z0 - row[i0] * zj;
-        if (i1 == j) *z1 = zj;
-        else if (i1 > j && i1 < n) *z1 = *z1 - row[i1] * zj;
-    }
-    for (int j = n - 1; j >= 0; j--) {
-        const float *row = F + (size_t)j * n;
-        float mine = (j < 32 ? *z0 : *z1) / row[j];
-        float zj = __shfl_sync(0xffffffffu, mine, j & 31);
-        if (i0 == j) *z0 = zj;
-        else if (i0 < j) *z0 = *z0 - row[i0] * zj;
-        if (i1 == j) *z1 = zj;
-        else if (i1 < j) *z1 = *z1 - row[i1] * zj;
-    }
-}
-
 /* r = -g, d = 0, z = M^-1 r, p = z (ph_cg_init). */
-static __global__ void cg_init_kernel(struct cg_args a, const int *gate, const float *F, const float *g,
-                                      float *r, float *d, float *z, float *p)
+static __global__ void __launch_bounds__(WARP_FRAMES_PER_BLOCK * 32)
+cg_init_kernel(struct cg_args a, const int *gate, const float *__restrict__ F, const float *g, float *r, float *d,
+               float *z, float *p)
 {
-    extern __shared__ float smem[];
+    extern __shared__ float4 smem4[];
     int w = threadIdx.x >> 5, f = blockIdx.x * WARP_FRAMES_PER_BLOCK + w;
     unsigned lane = threadIdx.x & 31u;
     if (f >= a.nf || !gate[a.clip_of[f]]) return; /* uniform per warp */
     size_t o = (size_t)f * a.n;
-    float *Fs = smem + (size_t)w * (a.n * a.n + a.n);
-    warp_stage(Fs, F + o * a.n, a.n * a.n, lane);
+    const int pks = (int)CUDA_PK_STRIDE(a.n);
+    float *Fs = (float *)smem4 + (size_t)w * (pks + 64);
+    warp_copy4(Fs, F + (size_t)f * pks, pks, lane);
+    __syncwarp();
     int i0 = (int)lane, i1 = (int)lane + 32;
     float z0 = 0.0f, z1 = 0.0f;
     if (i0 < a.n) { z0 = -g[o + i0]; r[o + i0] = z0; d[o + i0] = 0.0f; }
     if (i1 < a.n) { z1 = -g[o + i1]; r[o + i1] = z1; d[o + i1] = 0.0f; }
-    warp_chol_solve(Fs, a.n, lane, &z0, &z1);
+    warp_chol_solve_pk(Fs, a.n, lane, &z0, &z1);
     if (i0 < a.n) { z[o + i0] = z0; p[o + i0] = z0; }
     if (i1 < a.n) { z[o + i1] = z1; p[o + i1] = z1; }
 }
 
 /* d += alpha p, r -= alpha q, z = M^-1 r (ph_cg_update). */
-static __global__ void cg_update_kernel(struct cg_args a, const int *gate, const float *alpha, const float *F,
-                                        const float *p, const float *q, float *d, float *r, float *z)
+static __global__ void __launch_bounds__(WARP_FRAMES_PER_BLOCK * 32)
+cg_update_kernel(struct cg_args a, const int *gate, const float *alpha, const float *__restrict__ F, const float *p,
+                 const float *q, float *d, float *r, float *z)
 {
-    extern __shared__ float smem[];
+    extern __shared__ float4 smem4[];
     int w = threadIdx.x >> 5, f = blockIdx.x * WARP_FRAMES_PER_BLOCK + w;
     unsigned lane = threadIdx.x & 31u;
     if (f >= a.nf) return;
@@ -129,8 +113,9 @@ static __global__ void cg_update_kernel(struct cg_args a, const int *gate, const
     if (!gate[k]) return;
     float al = alpha[k];
     size_t o = (size_t)f * a.n;
-    float *Fs = smem + (size_t)w * (a.n * a.n + a.n);
-    warp_stage(Fs, F + o * a.n, a.n * a.n, lane);
+    const int pks = (int)CUDA_PK_STRIDE(a.n);
+    float *Fs = (float *)smem4 + (size_t)w * (pks + 64);
+    warp_copy4(Fs, F + (size_t)f * pks, pks, lane);
     int i0 = (int)lane, i1 = (int)lane + 32;
     float z0 = 0.0f, z1 = 0.0f;
     if (i0 < a.n) {
@@ -143,7 +128,8 @@ static __global__ void cg_update_kernel(struct cg_args a, const int *gate, const
         z1 = r[o + i1] - al * q[o + i1];
         r[o + i1] = z1;
     }
-    warp_chol_solve(Fs, a.n, lane, &z0, &z1);
+    __syncwarp();
+    warp_chol_solve_pk(Fs, a.n, lane, &z0, &z1);
     if (i0 < a.n) z[o + i0] = z0;
     if (i1 < a.n) z[o + i1] = z1;
 }
@@ -216,50 +202,123 @@ struct fin_beta { /* rr = r.r, rz = r.z */
     }
 };
 
-/* Dynamic shared memory of the warp-per-frame kernels: a block and a
- * vector per warp (n <= 64: at most 33 KB for two warps). */
+/* Dynamic shared memory of the warp-per-frame kernels: a packed block and
+ * a vector per warp (n <= 64: at most 35 KB for four warps). */
 static size_t warp_smem(const struct cuda_lm *L)
 {
-    return (size_t)WARP_FRAMES_PER_BLOCK * ((size_t)L->n * L->n + L->n) * sizeof(float);
+    return (size_t)WARP_FRAMES_PER_BLOCK * (CUDA_PK_STRIDE(L->n) + 64) * sizeof(float);
 }
 
-static enum rt_status pcg_enqueue(struct cuda_lm *L, cudaStream_t s, struct rt_err *err)
+/* Keeps the while loop of the CG graph going while any clip's CG is on
+ * (one block; an OR over the clips' flags, no atomics). */
+static __global__ void cg_cond_kernel(const int *cg_on, int nc, cudaGraphConditionalHandle h)
+{
+    int any = 0;
+    for (int c = (int)threadIdx.x; c < nc; c += (int)blockDim.x) any |= cg_on[c];
+    any = __syncthreads_or(any);
+    if (threadIdx.x == 0) cudaGraphSetConditional(h, any ? 1u : 0u);
+}
+
+/* The init phase: r = -g, z = M^-1 r, p = z, gg, rz, cg_on per clip. */
+static enum rt_status pcg_enqueue_init(struct cuda_lm *L, cudaStream_t s, struct rt_err *err)
+{
+    struct cg_args a = cg_args_of(L);
+    unsigned gw = cuda_blocks((size_t)L->nf, WARP_FRAMES_PER_BLOCK);
+    cg_init_kernel<<<gw, 32 * WARP_FRAMES_PER_BLOCK, warp_smem(L), s>>>(a, L->sel, L->F, L->g, L->r, L->d, L->z,
+                                                                        L->p);
+    CUDA_TRY_LAUNCH(err);
+    cuda_reduce_src<2> src = {{L->g, L->r}, {L->g, L->z}};
+    cuda_reduce_dst<2> dst = {{NULL, NULL}};
+    fin_init fin = {L->sel, L->cg_on, L->cg_it, L->gg, L->rz};
+    return cuda_reduce_run<2>(&L->plan_n, src, dst, fin, s, err);
+}
+
+/* One CG iteration for the clips with cg_on (cpu_pcg's loop body). */
+static enum rt_status pcg_enqueue_iter(struct cuda_lm *L, cudaStream_t s, struct rt_err *err)
 {
     struct cg_args a = cg_args_of(L);
     size_t ne = (size_t)L->nf * L->n;
     unsigned ge = cuda_blocks(ne, 256), gw = cuda_blocks((size_t)L->nf, WARP_FRAMES_PER_BLOCK);
     size_t sm = warp_smem(L);
     enum rt_status st;
-    cg_init_kernel<<<gw, 32 * WARP_FRAMES_PER_BLOCK, sm, s>>>(a, L->sel, L->F, L->g, L->r, L->d, L->z, L->p);
+    matvec_kernel<<<gw, 32 * WARP_FRAMES_PER_BLOCK, sm, s>>>(a, L->cg_on, L->B, L->lamd, L->frozen, L->p, L->q);
     CUDA_TRY_LAUNCH(err);
     {
-        cuda_reduce_src<2> src = {{L->g, L->r}, {L->g, L->z}};
+        cuda_reduce_src<1> src = {{L->p}, {L->q}};
+        cuda_reduce_dst<1> dst = {{NULL}};
+        fin_alpha fin = {L->cg_on, L->rz, L->alpha};
+        if ((st = cuda_reduce_run<1>(&L->plan_n, src, dst, fin, s, err)) != RT_OK) return st;
+    }
+    cg_update_kernel<<<gw, 32 * WARP_FRAMES_PER_BLOCK, sm, s>>>(a, L->cg_on, L->alpha, L->F, L->p, L->q, L->d, L->r,
+                                                                L->z);
+    CUDA_TRY_LAUNCH(err);
+    {
+        cuda_reduce_src<2> src = {{L->r, L->r}, {L->r, L->z}};
         cuda_reduce_dst<2> dst = {{NULL, NULL}};
-        fin_init fin = {L->sel, L->cg_on, L->cg_it, L->gg, L->rz};
+        fin_beta fin = {L->cg_on, L->cg_it, L->gg, L->rz, L->beta, L->bd.opt.cg_tol, L->bd.opt.max_cg_iters};
         if ((st = cuda_reduce_run<2>(&L->plan_n, src, dst, fin, s, err)) != RT_OK) return st;
     }
-    for (int it = 0; it < L->bd.opt.max_cg_iters; it++) {
-        matvec_kernel<<<gw, 32 * WARP_FRAMES_PER_BLOCK, sm, s>>>(a, L->cg_on, L->B, L->lamd, L->frozen, L->p, L->q);
-        CUDA_TRY_LAUNCH(err);
-        {
-            cuda_reduce_src<1> src = {{L->p}, {L->q}};
-            cuda_reduce_dst<1> dst = {{NULL}};
-            fin_alpha fin = {L->cg_on, L->rz, L->alpha};
-            if ((st = cuda_reduce_run<1>(&L->plan_n, src, dst, fin, s, err)) != RT_OK) return st;
-        }
-        cg_update_kernel<<<gw, 32 * WARP_FRAMES_PER_BLOCK, sm, s>>>(a, L->cg_on, L->alpha, L->F, L->p, L->q, L->d,
-                                                                    L->r, L->z);
-        CUDA_TRY_LAUNCH(err);
-        {
-            cuda_reduce_src<2> src = {{L->r, L->r}, {L->r, L->z}};
-            cuda_reduce_dst<2> dst = {{NULL, NULL}};
-            fin_beta fin = {L->cg_on, L->cg_it, L->gg, L->rz, L->beta, L->bd.opt.cg_tol, L->bd.opt.max_cg_iters};
-            if ((st = cuda_reduce_run<2>(&L->plan_n, src, dst, fin, s, err)) != RT_OK) return st;
-        }
-        cg_p_kernel<<<ge, 256, 0, s>>>(a, L->cg_on, L->beta, L->z, L->p);
-        CUDA_TRY_LAUNCH(err);
-    }
+    cg_p_kernel<<<ge, 256, 0, s>>>(a, L->cg_on, L->beta, L->z, L->p);
+    CUDA_TRY_LAUNCH(err);
     return RT_OK;
+}
+
+static enum rt_status capture(struct cuda_lm *L, cudaStream_t s, int what, cudaGraphExec_t *out, struct rt_err *err)
+{
+    cudaGraph_t g = NULL;
+    enum rt_status st = RT_OK;
+    CUDA_TRY(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), err);
+    if (what == 0) st = pcg_enqueue_init(L, s, err);
+    else
+        for (int it = 0; it < L->bd.opt.max_cg_iters && st == RT_OK; it++) st = pcg_enqueue_iter(L, s, err);
+    cudaError_t e = cudaStreamEndCapture(s, &g);
+    if (st != RT_OK) { if (g) cudaGraphDestroy(g); return st; }
+    CUDA_TRY(e, err);
+    e = cudaGraphInstantiate(out, g, 0);
+    cudaGraphDestroy(g);
+    CUDA_TRY(e, err);
+    return RT_OK;
+}
+
+/* The iterations as a while node: body = one iteration + cg_cond_kernel.
+ * Returns RT_EBACKEND (and leaves nothing behind) where unsupported. */
+static enum rt_status build_while(struct cuda_lm *L, cudaStream_t s, struct rt_err *err)
+{
+    cudaGraph_t g = NULL, body = NULL;
+    cudaGraphConditionalHandle h;
+    cudaGraphNode_t node;
+    enum rt_status st = RT_OK;
+    /* zeroed storage: the type's union has no default constructor in C++ */
+    alignas(cudaGraphNodeParams) unsigned char cp_mem[sizeof(cudaGraphNodeParams)];
+    memset(cp_mem, 0, sizeof cp_mem);
+    cudaGraphNodeParams &cp = *(cudaGraphNodeParams *)cp_mem;
+    CUDA_TRY(cudaGraphCreate(&g, 0), err);
+    CUDA_GOTO(cudaGraphConditionalHandleCreate(&h, g, 1, cudaGraphCondAssignDefault), err, st, fail);
+    cp.type = cudaGraphNodeTypeConditional;
+    cp.conditional.handle = h;
+    cp.conditional.type = cudaGraphCondTypeWhile;
+    cp.conditional.size = 1;
+    CUDA_GOTO(cudaGraphAddNode(&node, g, NULL, NULL, 0, &cp), err, st, fail);
+    body = cp.conditional.phGraph_out[0];
+    CUDA_GOTO(cudaStreamBeginCaptureToGraph(s, body, NULL, NULL, 0, cudaStreamCaptureModeThreadLocal), err, st, fail);
+    st = pcg_enqueue_iter(L, s, err);
+    if (st == RT_OK) {
+        cg_cond_kernel<<<1, 256, 0, s>>>(L->cg_on, L->nc, h);
+        cudaError_t e = cudaGetLastError();
+        if (e != cudaSuccess) st = CUDA_ERR(err, RT_EBACKEND, "cuda", "%s:%d: %s", __FILE__, __LINE__, cudaGetErrorString(e));
+    }
+    {
+        cudaGraph_t got = NULL;
+        cudaError_t e = cudaStreamEndCapture(s, &got);
+        if (st == RT_OK && e != cudaSuccess)
+            st = CUDA_ERR(err, RT_EBACKEND, "cuda", "%s:%d: %s", __FILE__, __LINE__, cudaGetErrorString(e));
+    }
+    if (st != RT_OK) goto fail;
+    CUDA_GOTO(cudaGraphInstantiate(&L->cg_exec, g, 0), err, st, fail);
+fail:
+    cudaGraphDestroy(g);
+    (void)cudaGetLastError();
+    return st;
 }
 
 enum rt_status cuda_pcg_account(struct cuda_lm *L, struct rt_err *err)
@@ -274,27 +333,26 @@ enum rt_status cuda_pcg_account(struct cuda_lm *L, struct rt_err *err)
 void cuda_pcg_reset(struct cuda_lm *L)
 {
     if (L->cg_exec) (void)cudaGraphExecDestroy(L->cg_exec);
+    if (L->cg_init_exec) (void)cudaGraphExecDestroy(L->cg_init_exec);
     L->cg_exec = NULL;
+    L->cg_init_exec = NULL;
 }
 
 enum rt_status cuda_pcg(struct cuda_lm *L, cudaStream_t s, struct rt_err *err)
 {
+    enum rt_status st;
     if (!L->cg_exec) {
-        cudaGraph_t g = NULL;
-        CUDA_TRY(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), err);
-        enum rt_status st = pcg_enqueue(L, s, err);
-        cudaError_t e = cudaStreamEndCapture(s, &g);
-        if (st != RT_OK) { if (g) cudaGraphDestroy(g); return st; }
-        CUDA_TRY(e, err);
-        e = cudaGraphInstantiate(&L->cg_exec, g, 0);
-        cudaGraphDestroy(g);
-        CUDA_TRY(e, err);
+        if ((st = capture(L, s, 0, &L->cg_init_exec, err)) != RT_OK) return st;
+        const char *un = getenv("RT_CUDA_UNROLLED_CG");
+        L->cg_while = !(un && un[0] == '1') && build_while(L, s, NULL) == RT_OK;
+        if (!L->cg_while && (st = capture(L, s, 1, &L->cg_exec, err)) != RT_OK) return st;
     }
     if (!L->ev0) {
         CUDA_TRY(cudaEventCreate(&L->ev0), err);
         CUDA_TRY(cudaEventCreate(&L->ev1), err);
     }
     CUDA_TRY(cudaEventRecord(L->ev0, s), err);
+    CUDA_TRY(cudaGraphLaunch(L->cg_init_exec, s), err);
     CUDA_TRY(cudaGraphLaunch(L->cg_exec, s), err);
     CUDA_TRY(cudaEventRecord(L->ev1, s), err);
     return RT_OK;

@@ -1,25 +1,39 @@
 /* cuda_backend.cu -- the CUDA solver backend: its ops table, its context and
  * device selection (STYLE.md "Backend interface", after ggml's backends).
  *
- * The context owns one stream and the LM stage's device state, whose
- * buffers grow with the frames of the batches solved (never a fixed
- * capacity) and are freed in destroy. Initialization never aborts: a
- * machine without a usable device (no driver, no GPU) gets RT_ENODEV
- * "no CUDA device", so that "auto" falls back to the CPU backend. */
+ * The context owns, per device used, one stream and the LM stage's device
+ * state, whose buffers grow with the frames of the batches solved (never a
+ * fixed capacity) and are freed in destroy. With several devices a batch is
+ * split by clips into contiguous groups of about equal frames, one per
+ * device, solved concurrently (one host thread per device). Because a
+ * clip's result never depends on its batch (DESIGN.md "The numerical
+ * contract" 1), the bits are those of one device. Initialization never
+ * aborts: a machine without a usable device (no driver, no GPU) gets
+ * RT_ENODEV "no CUDA device", so that "auto" falls back to the CPU
+ * backend. */
 #include "frame_dev.cuh"
 #include "../backend.h"
 #include "common.cuh"
 #include "cuda_api.h"
 #include "lm.cuh"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
-struct cuda_ctx {
+#define CUDA_MAX_DEVICES 16
+
+struct cuda_dev {
     int device;
     cudaStream_t stream;
     struct cuda_lm *lm; /* created on the first solve; grows with batches */
+};
+
+struct cuda_ctx {
+    int n_dev;
+    struct cuda_dev dev[CUDA_MAX_DEVICES];
 };
 
 /* Selects device 0 after checking that one exists. */
@@ -56,27 +70,126 @@ extern "C" enum rt_status solver_cuda_device_describe(char *buf, size_t cap, str
     return RT_OK;
 }
 
+/* One device's share of a batch. */
+struct cuda_part {
+    struct cuda_dev *dev;
+    struct solver_batch b;
+    struct solver_result res;
+    int *frame_off;
+    enum rt_status st;
+    struct rt_err err;
+};
+
+static void *cuda_part_run(void *arg)
+{
+    struct cuda_part *p = (struct cuda_part *)arg;
+    cudaError_t e = cudaSetDevice(p->dev->device);
+    if (e != cudaSuccess)
+        p->st = CUDA_ERR(&p->err, RT_EBACKEND, "cuda", "%s:%d: %s", __FILE__, __LINE__, cudaGetErrorString(e));
+    else
+        p->st = cuda_lm_solve(&p->dev->lm, &p->b, &p->res, p->dev->stream, &p->err);
+    return NULL;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 static enum rt_status cuda_solve(void *vctx, const struct solver_batch *b, struct solver_result *res,
                                  struct rt_err *err)
 {
     struct cuda_ctx *ctx = (struct cuda_ctx *)vctx;
-    CUDA_TRY(cudaSetDevice(ctx->device), err);
-    return cuda_lm_solve(&ctx->lm, b, res, ctx->stream, err);
+    int nd = ctx->n_dev < b->n_clips ? ctx->n_dev : b->n_clips;
+    if (nd <= 1) {
+        CUDA_TRY(cudaSetDevice(ctx->dev[0].device), err);
+        return cuda_lm_solve(&ctx->dev[0].lm, b, res, ctx->dev[0].stream, err);
+    }
+    /* Split by clips: device d takes the clips whose first frame lies in
+     * [d * total / nd, (d + 1) * total / nd), every device at least one. */
+    double t0 = now_s();
+    const int nf = b->frame_off[b->n_clips], cols = solver_state_cols(b->tree);
+    struct cuda_part part[CUDA_MAX_DEVICES];
+    pthread_t th[CUDA_MAX_DEVICES];
+    int started[CUDA_MAX_DEVICES];
+    int c0 = 0;
+    enum rt_status st = RT_OK;
+    memset(part, 0, sizeof part);
+    memset(started, 0, sizeof started);
+    for (int d = 0; d < nd; d++) {
+        int c1 = c0 + 1;
+        if (d == nd - 1) c1 = b->n_clips;
+        else
+            while (c1 < b->n_clips - (nd - 1 - d) && (long long)b->frame_off[c1] * nd < (long long)nf * (d + 1)) c1++;
+        struct cuda_part *p = &part[d];
+        int f0 = b->frame_off[c0];
+        size_t nt = (size_t)b->n_targets, tf = (size_t)f0 * nt;
+        p->dev = &ctx->dev[d];
+        p->frame_off = (int *)malloc(((size_t)(c1 - c0) + 1) * sizeof(int));
+        if (!p->frame_off) { st = CUDA_ERR(err, RT_ENOMEM, "solver", "out of memory"); break; }
+        for (int c = c0; c <= c1; c++) p->frame_off[c - c0] = b->frame_off[c] - f0;
+        p->b = *b;
+        p->b.n_clips = c1 - c0;
+        p->b.frame_off = p->frame_off;
+        if (b->target_pos) p->b.target_pos = b->target_pos + 3 * tf;
+        if (b->target_rot) p->b.target_rot = b->target_rot + 4 * tf;
+        if (b->target_wpos) p->b.target_wpos = b->target_wpos + tf;
+        if (b->target_wrot) p->b.target_wrot = b->target_wrot + tf;
+        if (b->init) p->b.init = b->init + (size_t)f0 * cols;
+        p->b.progress = NULL;
+        p->b.progress_user = NULL;
+        p->res.state = res->state + (size_t)f0 * cols;
+        p->res.clips = res->clips + c0;
+        c0 = c1;
+    }
+    for (int d = 0; d < nd && st == RT_OK; d++) {
+        if (pthread_create(&th[d], NULL, cuda_part_run, &part[d]) != 0) {
+            st = CUDA_ERR(err, RT_EBACKEND, "cuda", "cannot start a thread for device %d", d);
+            break;
+        }
+        started[d] = 1;
+    }
+    for (int d = 0; d < nd; d++)
+        if (started[d]) pthread_join(th[d], NULL);
+    for (int d = 0; d < nd; d++) {
+        if (st == RT_OK && started[d] && part[d].st != RT_OK) {
+            st = part[d].st;
+            if (err) *err = part[d].err;
+        }
+        free(part[d].frame_off);
+    }
+    if (st == RT_OK) {
+        double sec = now_s() - t0;
+        int max_it = 0;
+        for (int k = 0; k < b->n_clips; k++) {
+            res->clips[k].seconds = sec;
+            if (res->clips[k].lm_iters > max_it) max_it = res->clips[k].lm_iters;
+        }
+        if (b->progress) b->progress(b->progress_user, max_it, b->n_clips);
+    }
+    return st;
 }
 
 static void cuda_synchronize(void *vctx)
 {
     struct cuda_ctx *ctx = (struct cuda_ctx *)vctx;
-    (void)cudaStreamSynchronize(ctx->stream);
+    for (int d = 0; d < ctx->n_dev; d++) {
+        (void)cudaSetDevice(ctx->dev[d].device);
+        (void)cudaStreamSynchronize(ctx->dev[d].stream);
+    }
 }
 
 static void cuda_destroy(void *vctx)
 {
     struct cuda_ctx *ctx = (struct cuda_ctx *)vctx;
     if (!ctx) return;
-    (void)cudaSetDevice(ctx->device);
-    cuda_lm_free(ctx->lm);
-    if (ctx->stream) (void)cudaStreamDestroy(ctx->stream);
+    for (int d = 0; d < ctx->n_dev; d++) {
+        (void)cudaSetDevice(ctx->dev[d].device);
+        cuda_lm_free(ctx->dev[d].lm);
+        if (ctx->dev[d].stream) (void)cudaStreamDestroy(ctx->dev[d].stream);
+    }
     free(ctx);
 }
 
@@ -91,7 +204,7 @@ extern "C" enum rt_status solver_cuda_last_stats(const struct solver_backend *be
                                                  int *pcg_graphs, double *solve_ms, struct rt_err *err)
 {
     if (!be || be->ops != &cuda_ops) return CUDA_ERR(err, RT_ENODEV, "backend", "not a CUDA backend");
-    cuda_lm_stats(((const struct cuda_ctx *)be->ctx)->lm, pcg_ms, pcg_graphs, solve_ms);
+    cuda_lm_stats(((const struct cuda_ctx *)be->ctx)->dev[0].lm, pcg_ms, pcg_graphs, solve_ms);
     return RT_OK;
 }
 
@@ -127,21 +240,44 @@ fail:
     return st;
 }
 
-extern "C" enum rt_status solver_backend_cuda_init(struct solver_backend *out, struct rt_err *err)
+extern "C" enum rt_status solver_backend_cuda_init_n(struct solver_backend *out, int max_devices,
+                                                     struct rt_err *err)
 {
     out->ops = NULL;
     out->ctx = NULL;
-    int dev = 0;
+    int dev = 0, count = 0;
     enum rt_status st = cuda_pick_device(&dev, err);
     if (st != RT_OK) return st;
+    CUDA_TRY(cudaGetDeviceCount(&count), err);
+    if (max_devices > 0 && count > max_devices) count = max_devices;
+    if (count > CUDA_MAX_DEVICES) count = CUDA_MAX_DEVICES;
     struct cuda_ctx *ctx = (struct cuda_ctx *)calloc(1, sizeof *ctx);
     if (!ctx) return CUDA_ERR(err, RT_ENOMEM, "backend", "out of memory");
-    ctx->device = dev;
-    CUDA_GOTO(cudaStreamCreateWithFlags(&ctx->stream, cudaStreamNonBlocking), err, st, fail);
+    for (int d = 0; d < count; d++) {
+        ctx->dev[d].device = d;
+        CUDA_GOTO(cudaSetDevice(d), err, st, fail);
+        CUDA_GOTO(cudaStreamCreateWithFlags(&ctx->dev[d].stream, cudaStreamNonBlocking), err, st, fail);
+        ctx->n_dev = d + 1;
+    }
+    (void)cudaSetDevice(0);
     out->ops = &cuda_ops;
     out->ctx = ctx;
     return RT_OK;
 fail:
-    free(ctx);
+    cuda_destroy(ctx);
     return st;
+}
+
+extern "C" enum rt_status solver_backend_cuda_init(struct solver_backend *out, struct rt_err *err)
+{
+    /* RT_CUDA_DEVICES=N limits the devices used (benchmarks, scaling). */
+    const char *e = getenv("RT_CUDA_DEVICES");
+    int n = e && e[0] >= '1' && e[0] <= '9' ? atoi(e) : 0;
+    return solver_backend_cuda_init_n(out, n, err);
+}
+
+extern "C" int solver_cuda_backend_devices(const struct solver_backend *be)
+{
+    if (!be || be->ops != &cuda_ops) return 0;
+    return ((const struct cuda_ctx *)be->ctx)->n_dev;
 }

@@ -1,19 +1,24 @@
 /* lin.cu -- per-frame kernels of the CUDA backend (see lin.cuh). Each
  * kernel is the body of the CPU phase of the same name (solver/cpu/
- * cpu_cg.c, cpu_lm.c) for one frame, calling the same frame.h function,
- * so that every float operation happens in the same order on both
- * backends. Frame work grid-strides over a number of thread slots fixed by
- * the batch's frames (at most a few per SM thread); a slot owns one
- * scratch area (links for FK, one n x n block, the init solve's scratch). */
+ * cpu_cg.c, cpu_lm.c) for one frame, so that every float operation happens
+ * in the same order on both backends. The heavy phases (linearization,
+ * costs, preconditioner, initialization solves, repair rounds) run one warp
+ * per frame with the frame's links, block, factor and vectors in shared
+ * memory (warp.cuh: the lanes run frame.h's independent outputs side by
+ * side); the light ones one thread per frame. */
 #include "lin.cuh"
+
+#include <stdlib.h>
+#include <string.h>
 
 #define FRAME_LOOP(L) \
     for (int f = blockIdx.x * blockDim.x + threadIdx.x; f < (L).nf; f += gridDim.x * blockDim.x)
 
 struct lin_args { /* by value into every kernel */
     struct solver_batch bd;
-    int nf, n, cols;
-    size_t slot_stride;
+    struct warp_tabs tb;
+    int nf, n, cols, pks;
+    size_t ws_floats;
     const int *clip_of, *off;
 };
 
@@ -21,10 +26,12 @@ static struct lin_args lin_args_of(const struct cuda_lm *L)
 {
     struct lin_args a;
     a.bd = L->bd;
+    a.tb = L->tb;
     a.nf = L->nf;
     a.n = L->n;
     a.cols = L->cols;
-    a.slot_stride = L->slot_stride;
+    a.pks = (int)CUDA_PK_STRIDE(L->n);
+    a.ws_floats = warp_ws_floats(L->nl, L->n, L->cols);
     a.clip_of = L->clip_of;
     a.off = L->off;
     return a;
@@ -32,8 +39,26 @@ static struct lin_args lin_args_of(const struct cuda_lm *L)
 
 static unsigned frame_grid(const struct cuda_lm *L)
 {
-    return cuda_blocks((size_t)L->n_slots, CUDA_FRAME_THREADS);
+    return cuda_blocks((size_t)L->nf, CUDA_FRAME_THREADS);
 }
+
+/* Warp-per-frame kernels: LIN_WARPS frames per block, one shared-memory
+ * workspace (warp.cuh) per warp. */
+#define LIN_WARPS 4
+static unsigned warp_grid(const struct cuda_lm *L) { return cuda_blocks((size_t)L->nf, LIN_WARPS); }
+static size_t warp_smem_bytes(const struct cuda_lm *L)
+{
+    return (size_t)LIN_WARPS * warp_ws_floats(L->nl, L->n, L->cols) * sizeof(float);
+}
+
+#define WARP_FRAME(a)                                                              \
+    extern __shared__ float4 smem4[];                                              \
+    const unsigned lane = threadIdx.x & 31u;                                       \
+    const int f = (int)(blockIdx.x * LIN_WARPS + (threadIdx.x >> 5));              \
+    const struct warp_ws ws =                                                      \
+        warp_ws_at((float *)smem4 + (size_t)(threadIdx.x >> 5) * (a).ws_floats,    \
+                   (a).bd.tree->n_links, (a).n, (a).cols);                         \
+    if (f >= (a).nf) return; /* uniform per warp */
 
 static __global__ void diff_kernel(struct lin_args a, const float *state, float *dq, const int *gate)
 {
@@ -45,57 +70,69 @@ static __global__ void diff_kernel(struct lin_args a, const float *state, float 
     }
 }
 
-static __global__ void lin_kernel(struct lin_args a, const float *state, const float *dq, const int *gate,
-                                  float *scr, float *B, float *g, float *part, unsigned long long *frozen)
+/* ph_lin: frame_eval with the block, frame_freeze; B (packed) and g out. */
+static __global__ void __launch_bounds__(LIN_WARPS * 32)
+lin_kernel(struct lin_args a, const float *state, const float *dq, const int *gate, float *B, float *g, float *part,
+           unsigned long long *frozen)
 {
-    float *lk = scr + (size_t)(blockIdx.x * blockDim.x + threadIdx.x) * a.slot_stride;
-    size_t nn = (size_t)a.n * a.n;
-    FRAME_LOOP(a) {
-        int k = a.clip_of[f];
-        if (!gate[k]) continue;
-        int t = f - a.off[k], T = a.off[k + 1] - a.off[k];
-        const float *x = state + (size_t)f * a.cols;
-        part[f] = frame_eval(&a.bd, f, x, dq + (size_t)a.off[k] * a.n, t, T, lk, B + f * nn, g + (size_t)f * a.n);
-        frozen[f] = frame_freeze(a.bd.tree, x, B + f * nn, g + (size_t)f * a.n);
+    WARP_FRAME(a)
+    int k = a.clip_of[f];
+    if (!gate[k]) return;
+    int t = f - a.off[k], T = a.off[k + 1] - a.off[k];
+    const float *x = state + (size_t)f * a.cols;
+    float c = warp_eval(&a.bd, a.tb, f, x, dq + (size_t)a.off[k] * a.n, t, T, ws, ws.B, ws.g, lane);
+    unsigned long long fz = warp_freeze(a.bd.tree, x, ws.B, ws.g, lane);
+    warp_copy4(B + (size_t)f * a.pks, ws.B, (int)warp_r4((size_t)a.n * (a.n + 1) / 2), lane);
+    warp_copy(g + (size_t)f * a.n, ws.g, a.n, lane);
+    if (lane == 0) {
+        part[f] = c;
+        frozen[f] = fz;
     }
 }
 
-static __global__ void cost_kernel(struct lin_args a, const float *state, const float *dq, const int *gate,
-                                   float *scr, float *out)
+/* ph_cost: frame_eval without the block. */
+static __global__ void __launch_bounds__(LIN_WARPS * 32)
+cost_kernel(struct lin_args a, const float *state, const float *dq, const int *gate, float *out)
 {
-    float *lk = scr + (size_t)(blockIdx.x * blockDim.x + threadIdx.x) * a.slot_stride;
-    FRAME_LOOP(a) {
-        int k = a.clip_of[f];
-        if (!gate[k]) continue;
-        int t = f - a.off[k], T = a.off[k + 1] - a.off[k];
-        out[f] = frame_eval(&a.bd, f, state + (size_t)f * a.cols, dq + (size_t)a.off[k] * a.n, t, T, lk, NULL, NULL);
-    }
+    WARP_FRAME(a)
+    int k = a.clip_of[f];
+    if (!gate[k]) return;
+    int t = f - a.off[k], T = a.off[k + 1] - a.off[k];
+    float c = warp_eval(&a.bd, a.tb, f, state + (size_t)f * a.cols, dq + (size_t)a.off[k] * a.n, t, T, ws, NULL,
+                        NULL, lane);
+    if (lane == 0) out[f] = c;
 }
 
-static __global__ void precond_kernel(struct lin_args a, const int *gate, float *scr, const float *B,
-                                      const unsigned long long *frozen, const float *lambda, const float *mu,
-                                      float *lamd, float *F)
+/* ph_precond: lamd and the packed factor F of the frame's M. */
+static __global__ void __launch_bounds__(LIN_WARPS * 32)
+precond_kernel(struct lin_args a, const int *gate, const float *B, const unsigned long long *frozen,
+               const float *lambda, const float *mu, float *lamd, float *F)
 {
-    float *M = scr + (size_t)(blockIdx.x * blockDim.x + threadIdx.x) * a.slot_stride +
-               (size_t)a.bd.tree->n_links * FRAME_LINK_STRIDE;
-    size_t nn = (size_t)a.n * a.n;
-    FRAME_LOOP(a) {
-        int k = a.clip_of[f];
-        if (!gate[k]) continue;
-        float lam = lambda[k] * mu[f];
-        frame_precond(&a.bd, B + f * nn, frozen[f], lam, f - a.off[k], a.off[k + 1] - a.off[k], 1,
-                      lamd + (size_t)f * a.n, M, F + f * nn);
-    }
+    WARP_FRAME(a)
+    int k = a.clip_of[f];
+    if (!gate[k]) return;
+    int pk4 = (int)warp_r4((size_t)a.n * (a.n + 1) / 2);
+    warp_copy4(ws.B, B + (size_t)f * a.pks, pk4, lane);
+    __syncwarp();
+    float lam = lambda[k] * mu[f];
+    warp_precond(&a.bd, ws.B, frozen[f], lam, f - a.off[k], a.off[k + 1] - a.off[k], 1, ws.lamd, ws.F, ws.dM,
+                 a.tb.tri, lane);
+    warp_copy4(F + (size_t)f * a.pks, ws.F, pk4, lane);
+    warp_copy(lamd + (size_t)f * a.n, ws.lamd, a.n, lane);
 }
 
-static __global__ void init_kernel(struct lin_args a, float *x, float *part, float *scr, int iters, float lam0)
+/* ph_init: frame_init_solve, then the frame's cost. */
+static __global__ void __launch_bounds__(LIN_WARPS * 32)
+init_kernel(struct lin_args a, float *x, float *part, int iters, float lam0)
 {
-    float *s = scr + (size_t)(blockIdx.x * blockDim.x + threadIdx.x) * a.slot_stride;
-    FRAME_LOOP(a) {
-        float *xf = x + (size_t)f * a.cols;
-        frame_init_solve(&a.bd, f, xf, iters, lam0, s);
-        part[f] = frame_eval(&a.bd, f, xf, NULL, 0, 1, s, NULL, NULL);
-    }
+    WARP_FRAME(a)
+    float *xf = x + (size_t)f * a.cols;
+    warp_copy(ws.x, xf, a.cols, lane);
+    __syncwarp();
+    warp_init_solve(&a.bd, a.tb, f, ws.x, iters, lam0, ws, lane);
+    float c = warp_eval(&a.bd, a.tb, f, ws.x, NULL, 0, 1, ws, NULL, NULL, lane);
+    warp_copy(xf, ws.x, a.cols, lane);
+    if (lane == 0) part[f] = c;
 }
 
 /* One repair round (solver/cpu/cpu_lm.c ph_repair): x, part -> xt, part_t;
@@ -104,28 +141,32 @@ static __global__ void init_kernel(struct lin_args a, float *x, float *part, flo
 #define INIT_REPAIR_RATIO 2.0f
 #define INIT_REPAIR_FLOOR 1e-7f
 #define INIT_REPAIR_ROUNDS 8
-static __global__ void repair_kernel(struct lin_args a, const float *x, const float *part, float *xt, float *part_t,
-                                     float *scr, int iters, float lam0, int *changed)
+static __global__ void __launch_bounds__(LIN_WARPS * 32)
+repair_kernel(struct lin_args a, const float *x, const float *part, float *xt, float *part_t, int iters, float lam0,
+              int *changed)
 {
-    float *s = scr + (size_t)(blockIdx.x * blockDim.x + threadIdx.x) * a.slot_stride;
-    float *tmp = s + a.slot_stride - (size_t)a.cols;
+    WARP_FRAME(a)
     size_t cols = (size_t)a.cols;
-    FRAME_LOOP(a) {
-        int k = a.clip_of[f], off = a.off[k], T = a.off[k + 1] - off;
-        float best = part[f];
-        for (size_t i = 0; i < cols; i++) xt[f * cols + i] = x[f * cols + i];
-        for (int side = 0; side < 2; side++) {
-            long nb = side == 0 ? (long)f - 1 : (long)f + 1;
-            if (nb < off || nb >= off + T) continue;
-            if (!(part[f] > INIT_REPAIR_RATIO * part[nb] + INIT_REPAIR_FLOOR)) continue;
-            for (size_t i = 0; i < cols; i++) tmp[i] = x[(size_t)nb * cols + i];
-            frame_init_solve(&a.bd, f, tmp, iters, lam0, s);
-            float ct = frame_eval(&a.bd, f, tmp, NULL, 0, 1, s, NULL, NULL);
-            if (ct < best) {
-                best = ct;
-                for (size_t i = 0; i < cols; i++) xt[f * cols + i] = tmp[i];
-            }
+    int k = a.clip_of[f], off = a.off[k], T = a.off[k + 1] - off;
+    float best = part[f];
+    int from = -1; /* the neighbour whose restart won, or -1 */
+    for (int side = 0; side < 2; side++) {
+        long nb = side == 0 ? (long)f - 1 : (long)f + 1;
+        if (nb < off || nb >= off + T) continue;
+        if (!(part[f] > INIT_REPAIR_RATIO * part[nb] + INIT_REPAIR_FLOOR)) continue;
+        warp_copy(ws.tmp, x + (size_t)nb * cols, a.cols, lane);
+        __syncwarp();
+        warp_init_solve(&a.bd, a.tb, f, ws.tmp, iters, lam0, ws, lane);
+        float ct = warp_eval(&a.bd, a.tb, f, ws.tmp, NULL, 0, 1, ws, NULL, NULL, lane);
+        if (ct < best) {
+            best = ct;
+            from = side;
+            warp_copy(xt + (size_t)f * cols, ws.tmp, a.cols, lane);
         }
+        __syncwarp();
+    }
+    if (from < 0) warp_copy(xt + (size_t)f * cols, x + (size_t)f * cols, a.cols, lane);
+    if (lane == 0) {
         part_t[f] = best;
         if (part_t[f] != part[f]) *changed = 1;
     }
@@ -180,14 +221,118 @@ static __global__ void gmax_kernel(const float *g, const int *off, int n, const 
     if (threadIdx.x == 0) out[k] = sm[0];
 }
 
+/* ---- tables ---- */
+
+enum rt_status cuda_warp_tables_build(struct cuda_lm *L, const struct solver_batch *b, cudaStream_t s,
+                                      struct rt_err *err)
+{
+    const struct solver_tree *tr = b->tree;
+    const int nl = tr->n_links, n = L->n, nt = b->n_targets, ro = tr->floating_base ? 6 : 0;
+    /* chain elements: at most the tree depth per target */
+    int n_ch = 0;
+    for (int k = 0; k < nt; k++)
+        for (int i = b->target_link[k]; i > 0; i = tr->parent[i]) n_ch++;
+    int ntri = n * (n + 1) / 2;
+    /* host staging, laid out as on the device */
+    size_t o_order = 0, o_wave = o_order + (size_t)nl * sizeof(short);
+    o_wave = (o_wave + 15) & ~(size_t)15;
+    size_t o_tri = o_wave + ((size_t)nl + 1) * sizeof(int);
+    o_tri = (o_tri + 15) & ~(size_t)15;
+    size_t o_choff = o_tri + (size_t)ntri * sizeof(unsigned short);
+    o_choff = (o_choff + 15) & ~(size_t)15;
+    size_t o_chlink = o_choff + ((size_t)nt + 1) * sizeof(int);
+    o_chlink = (o_chlink + 15) & ~(size_t)15;
+    size_t o_chslot = o_chlink + ((size_t)n_ch + 1) * sizeof(short);
+    size_t o_chfirst = o_chslot + (size_t)n_ch + 1;
+    size_t o_tgnc = o_chfirst + (size_t)n_ch + 1;
+    size_t o_tgcols = o_tgnc + (size_t)nt + 1;
+    size_t bytes = o_tgcols + ((size_t)nt + 1) * FRAME_MAX_DIM;
+    char *h = (char *)calloc(1, bytes);
+    int *depth = (int *)calloc((size_t)nl, sizeof(int));
+    if (!h || !depth) { free(h); free(depth); return CUDA_ERR(err, RT_ENOMEM, "solver", "out of memory"); }
+    short *order = (short *)(h + o_order);
+    int *wave = (int *)(h + o_wave);
+    unsigned short *tri = (unsigned short *)(h + o_tri);
+    int *choff = (int *)(h + o_choff);
+    short *chlink = (short *)(h + o_chlink);
+    signed char *chslot = (signed char *)(h + o_chslot), *chfirst = (signed char *)(h + o_chfirst);
+    signed char *tgnc = (signed char *)(h + o_tgnc), *tgcols = (signed char *)(h + o_tgcols);
+    /* FK levels: links 1.. grouped by depth (parents first within the order) */
+    int maxd = 0, nw = 0, m = 0;
+    for (int i = 1; i < nl; i++) {
+        depth[i] = depth[tr->parent[i]] + 1;
+        if (depth[i] > maxd) maxd = depth[i];
+    }
+    for (int d = 1; d <= maxd; d++) {
+        wave[nw++] = m;
+        for (int i = 1; i < nl; i++)
+            if (depth[i] == d) order[m++] = (short)i;
+    }
+    wave[nw] = m;
+    /* Cholesky trailing entries, columns descending, rows ascending */
+    m = 0;
+    for (int j = n - 1; j >= 0; j--)
+        for (int i = j; i < n; i++) tri[m++] = (unsigned short)(i | (j << 8));
+    /* per-target compact columns (frame_eval's list: base, then the chain) */
+    m = 0;
+    for (int k = 0; k < nt; k++) {
+        signed char *cols = tgcols + (size_t)k * FRAME_MAX_DIM;
+        int nc = 0;
+        if (tr->floating_base)
+            for (int c = 0; c < 6; c++) cols[nc++] = (signed char)c;
+        choff[k] = m;
+        for (int i = b->target_link[k]; i > 0; i = tr->parent[i]) {
+            int ji = tr->joint_index[i], type = tr->joint_type[i];
+            if (ji < 0 || type == SOLVER_JOINT_FIXED) continue;
+            int col = ro + ji, e = 0;
+            while (e < nc && cols[e] != col) e++;
+            chlink[m] = (short)i;
+            chslot[m] = (signed char)e;
+            chfirst[m] = e == nc;
+            if (e == nc) cols[nc++] = (signed char)col;
+            m++;
+        }
+        tgnc[k] = (signed char)nc;
+    }
+    choff[nt] = m;
+    free(depth);
+    enum rt_status st = cuda_buf_reserve(&L->tabs, bytes, err);
+    if (st == RT_OK) {
+        cudaError_t e = cudaMemcpyAsync(L->tabs.ptr, h, bytes, cudaMemcpyHostToDevice, s);
+        if (e == cudaSuccess) e = cudaStreamSynchronize(s);
+        if (e != cudaSuccess) st = CUDA_ERR(err, RT_EBACKEND, "cuda", "%s:%d: %s", __FILE__, __LINE__, cudaGetErrorString(e));
+    }
+    free(h);
+    if (st != RT_OK) return st;
+    char *d = (char *)L->tabs.ptr;
+    L->tb.fk_order = (const short *)(d + o_order);
+    L->tb.fk_wave = (const int *)(d + o_wave);
+    L->tb.n_waves = nw;
+    L->tb.tri = (const unsigned short *)(d + o_tri);
+    L->tb.ch_off = (const int *)(d + o_choff);
+    L->tb.ch_link = (const short *)(d + o_chlink);
+    L->tb.ch_slot = (const signed char *)(d + o_chslot);
+    L->tb.ch_first = (const signed char *)(d + o_chfirst);
+    L->tb.tg_nc = (const signed char *)(d + o_tgnc);
+    L->tb.tg_cols = (const signed char *)(d + o_tgcols);
+    /* shared memory beyond the 48 KB default for large trees */
+    int sm = (int)warp_smem_bytes(L);
+    CUDA_TRY(cudaFuncSetAttribute(lin_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, sm), err);
+    CUDA_TRY(cudaFuncSetAttribute(cost_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, sm), err);
+    CUDA_TRY(cudaFuncSetAttribute(precond_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, sm), err);
+    CUDA_TRY(cudaFuncSetAttribute(init_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, sm), err);
+    CUDA_TRY(cudaFuncSetAttribute(repair_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, sm), err);
+    return RT_OK;
+}
+
 enum rt_status cuda_linearize(struct cuda_lm *L, const float *state, const int *gate, cudaStream_t s,
                               struct rt_err *err)
 {
     struct lin_args a = lin_args_of(L);
     diff_kernel<<<frame_grid(L), CUDA_FRAME_THREADS, 0, s>>>(a, state, L->dq, gate);
     CUDA_TRY_LAUNCH(err);
-    lin_kernel<<<frame_grid(L), CUDA_FRAME_THREADS, 0, s>>>(a, state, L->dq, gate, L->scr, L->B, L->g, L->part,
-                                                            L->frozen);
+    lin_kernel<<<warp_grid(L), LIN_WARPS * 32, warp_smem_bytes(L), s>>>(a, state, L->dq, gate, L->B, L->g, L->part,
+                                                                         L->frozen);
     CUDA_TRY_LAUNCH(err);
     return RT_OK;
 }
@@ -198,7 +343,7 @@ enum rt_status cuda_costs(struct cuda_lm *L, const float *state, float *out, con
     struct lin_args a = lin_args_of(L);
     diff_kernel<<<frame_grid(L), CUDA_FRAME_THREADS, 0, s>>>(a, state, L->dq, gate);
     CUDA_TRY_LAUNCH(err);
-    cost_kernel<<<frame_grid(L), CUDA_FRAME_THREADS, 0, s>>>(a, state, L->dq, gate, L->scr, out);
+    cost_kernel<<<warp_grid(L), LIN_WARPS * 32, warp_smem_bytes(L), s>>>(a, state, L->dq, gate, out);
     CUDA_TRY_LAUNCH(err);
     return RT_OK;
 }
@@ -206,8 +351,8 @@ enum rt_status cuda_costs(struct cuda_lm *L, const float *state, float *out, con
 enum rt_status cuda_precondition(struct cuda_lm *L, const int *gate, cudaStream_t s, struct rt_err *err)
 {
     struct lin_args a = lin_args_of(L);
-    precond_kernel<<<frame_grid(L), CUDA_FRAME_THREADS, 0, s>>>(a, gate, L->scr, L->B, L->frozen, L->lambda,
-                                                                L->mu, L->lamd, L->F);
+    precond_kernel<<<warp_grid(L), LIN_WARPS * 32, warp_smem_bytes(L), s>>>(a, gate, L->B, L->frozen, L->lambda,
+                                                                             L->mu, L->lamd, L->F);
     CUDA_TRY_LAUNCH(err);
     return RT_OK;
 }
@@ -215,16 +360,15 @@ enum rt_status cuda_precondition(struct cuda_lm *L, const int *gate, cudaStream_
 enum rt_status cuda_init_solves(struct cuda_lm *L, cudaStream_t s, struct rt_err *err)
 {
     struct lin_args a = lin_args_of(L);
-    init_kernel<<<frame_grid(L), CUDA_FRAME_THREADS, 0, s>>>(a, L->x, L->part, L->scr, L->bd.opt.init_iters,
-                                                             L->bd.opt.init_lambda);
+    init_kernel<<<warp_grid(L), LIN_WARPS * 32, warp_smem_bytes(L), s>>>(a, L->x, L->part, L->bd.opt.init_iters,
+                                                                          L->bd.opt.init_lambda);
     CUDA_TRY_LAUNCH(err);
     int *d_changed = L->cg_it; /* free until the PCG */
     for (int round = 0; round < INIT_REPAIR_ROUNDS; round++) {
         int changed = 0;
         CUDA_TRY(cudaMemsetAsync(d_changed, 0, sizeof(int), s), err);
-        repair_kernel<<<frame_grid(L), CUDA_FRAME_THREADS, 0, s>>>(a, L->x, L->part, L->xt, L->part_t, L->scr,
-                                                                   L->bd.opt.init_iters, L->bd.opt.init_lambda,
-                                                                   d_changed);
+        repair_kernel<<<warp_grid(L), LIN_WARPS * 32, warp_smem_bytes(L), s>>>(
+            a, L->x, L->part, L->xt, L->part_t, L->bd.opt.init_iters, L->bd.opt.init_lambda, d_changed);
         CUDA_TRY_LAUNCH(err);
         CUDA_TRY(cudaMemcpyAsync(&changed, d_changed, sizeof(int), cudaMemcpyDeviceToHost, s), err);
         CUDA_TRY(cudaStreamSynchronize(s), err);

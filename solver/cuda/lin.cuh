@@ -2,13 +2,21 @@
  * linearization (FK, residuals, Jacobian rows, J^T J block and J^T r in one
  * fused kernel that never writes J), costs, the preconditioner factor,
  * per-frame initialization solves and LM acceptance. Each launcher is the
- * CPU phase of the same name in solver/cpu/ run with one thread per frame,
- * calling the same frame.h functions. All asynchronous on `s`. */
+ * CPU phase of the same name in solver/cpu/ for every frame: the heavy ones
+ * one warp per frame through warp.cuh's executors of frame.h, the light
+ * ones (differences, acceptance) one thread per frame calling frame.h
+ * directly. All asynchronous on `s`. */
 #ifndef RT_CUDA_LIN_CUH
 #define RT_CUDA_LIN_CUH
 
 #include "state.cuh"
 
+/* Builds the warp executors' tables (warp.cuh struct warp_tabs: FK
+ * levels, Cholesky trailing entries, per-target Jacobian columns) for the
+ * batch's tree and targets into L->tabs / L->tb and sets the kernels'
+ * shared-memory limits. Synchronous. */
+enum rt_status cuda_warp_tables_build(struct cuda_lm *L, const struct solver_batch *b, cudaStream_t s,
+                                      struct rt_err *err);
 /* dq (forward differences) of `state`, then B, g, frozen and part for the
  * frames of clips with gate[clip] != 0. */
 enum rt_status cuda_linearize(struct cuda_lm *L, const float *state, const int *gate, cudaStream_t s,

@@ -61,9 +61,8 @@ static size_t lay_out(struct cuda_lm *L, char *base)
     L->x = (float *)carve(&c, nf * L->cols * sizeof(float));
     L->xt = (float *)carve(&c, nf * L->cols * sizeof(float));
     L->dq = (float *)carve(&c, nf * n * sizeof(float));
-    L->B = (float *)carve(&c, nf * n * n * sizeof(float));
-    L->F = (float *)carve(&c, nf * n * n * sizeof(float));
-    L->scr = (float *)carve(&c, (size_t)L->n_slots * L->slot_stride * sizeof(float));
+    L->B = (float *)carve(&c, nf * CUDA_PK_STRIDE(n) * sizeof(float));
+    L->F = (float *)carve(&c, nf * CUDA_PK_STRIDE(n) * sizeof(float));
     float **vec[7] = {&L->g, &L->lamd, &L->d, &L->r, &L->z, &L->p, &L->q};
     for (int k = 0; k < 7; k++) *vec[k] = (float *)carve(&c, nf * n * sizeof(float));
     L->frozen = (unsigned long long *)carve(&c, nf * sizeof(unsigned long long));
@@ -152,18 +151,11 @@ static enum rt_status prepare(struct cuda_lm *L, const struct solver_batch *b, c
     L->n = solver_tangent_dim(t);
     L->cols = solver_state_cols(t);
     L->nl = t->n_links;
-    {
-        size_t want = (size_t)L->n_sm * 1024;
-        if (want > (size_t)L->nf) want = (size_t)L->nf;
-        L->n_slots = (int)(cuda_blocks(want, CUDA_FRAME_THREADS) * CUDA_FRAME_THREADS);
-        size_t a = (size_t)L->nl * FRAME_LINK_STRIDE + (size_t)L->n * L->n;
-        size_t i = frame_init_scratch(t);
-        L->slot_stride = a > i ? a : i;
-    }
     enum rt_status st;
     if ((st = cuda_buf_reserve(&L->arena, lay_out(L, NULL), err)) != RT_OK) return st;
     lay_out(L, (char *)L->arena.ptr);
     if ((st = upload_batch(L, b, s, err)) != RT_OK) return st;
+    if ((st = cuda_warp_tables_build(L, b, s, err)) != RT_OK) return st;
     /* reduction plans: widths n, 1 and cols per frame */
     size_t *so = (size_t *)malloc(((size_t)L->nc + 1) * sizeof *so);
     int *clip_of = (int *)malloc((size_t)L->nf * sizeof *clip_of);
@@ -486,6 +478,7 @@ void cuda_lm_free(struct cuda_lm *L)
     cuda_reduce_plan_free(&L->plan_cols);
     cuda_buf_free(&L->arena);
     cuda_buf_free(&L->in);
+    cuda_buf_free(&L->tabs);
     if (L->h_pin) cudaFreeHost(L->h_pin);
     if (L->ev0) cudaEventDestroy(L->ev0);
     if (L->ev1) cudaEventDestroy(L->ev1);

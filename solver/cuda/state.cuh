@@ -14,21 +14,24 @@
 #include "frame_dev.cuh"
 #include "common.cuh"
 #include "reduce.cuh"
+#include "warp.cuh"
 
 struct cuda_lm {
     int device, n_sm;
     /* sizes of the current batch */
-    int nf, nc, n, cols, nl, n_slots;
-    size_t slot_stride; /* floats of scratch per thread slot */
+    int nf, nc, n, cols, nl;
     /* the batch on the device: bd's pointers are device pointers, bd.tree
      * points at tree_d (device) */
     struct solver_batch bd;
     struct solver_tree *tree_d;
     struct cuda_buf in;    /* tree, targets, weights */
+    struct cuda_buf tabs;  /* the warp executors' tables (tb points into it) */
+    struct warp_tabs tb;
     struct cuda_buf arena; /* everything below */
     /* per frame */
     int *clip_of;
-    float *x, *xt, *dq, *B, *F, *scr;
+    float *x, *xt, *dq;
+    float *B, *F; /* packed lower triangles, CUDA_PK_STRIDE(n) floats per frame (warp.cuh) */
     float *g, *lamd, *d, *r, *z, *p, *q;
     unsigned long long *frozen;
     float *mu, *part, *part_t, *pred_f;
@@ -39,8 +42,10 @@ struct cuda_lm {
     float *cost, *gmax, *sum_pred, *cost_t, *dd, *xx;
     /* reduction plans: entries of width n, 1 and cols per frame */
     struct cuda_reduce_plan plan_n, plan_1, plan_cols;
-    /* the PCG of one LM step as a graph (rebuilt per batch) */
-    cudaGraphExec_t cg_exec;
+    /* the PCG of one LM step: the init phase as one graph, the iterations
+     * as a second graph holding a while node (or unrolled; cg.cu) */
+    cudaGraphExec_t cg_exec, cg_init_exec;
+    int cg_while; /* 1: cg_exec is the while-node graph */
     int cg_iters_built;
     /* timing of the last solve: PCG graphs (event-timed), whole solve */
     cudaEvent_t ev0, ev1;

@@ -1,0 +1,410 @@
+/* warp.cuh -- warp-per-frame executors of solver/frame.h's per-frame loops.
+ *
+ * frame.h defines the arithmetic: for every float it computes, which
+ * operands, in which order. A frame's loops have many independent outputs
+ * (block entries, rows of the Cholesky trailing update, coordinates of a
+ * triangular solve, links of one tree level), so a warp can run one frame
+ * with its lanes over those outputs and produce every float with exactly
+ * the operations of frame.h: no sum is split, no order changes. What is
+ * sequential in frame.h stays sequential here (a scalar that all lanes
+ * compute redundantly, from the same shared-memory inputs, is the same bits
+ * on every lane). Where an output is computed by a call of a frame.h
+ * function (frame_fk_link, frame_jac_root, frame_jac_joint, q_log,
+ * frame_smooth_adj, frame_retract, ...), it is that function.
+ *
+ * Storage on the GPU: blocks B and factors L are symmetric / lower
+ * triangular, so only the lower triangle is kept, packed by rows
+ * (entry (i, j), j <= i, at i (i + 1) / 2 + j) and padded per frame to a
+ * multiple of 128 floats (CUDA_PK_STRIDE) so that a warp stages it with
+ * aligned 16-byte loads. The values are those of the CPU's full storage
+ * (which mirrors the upper triangle and stores F[i][j] = F[j][i] =
+ * L[i][j]), so every product reads the same float.
+ *
+ * Cholesky: frame_chol is Cholesky-Banachiewicz; entry (i, j) is
+ * s = M_ij - L_i0 L_j0 - L_i1 L_j1 - ... - L_i,j-1 L_j,j-1 (k ascending),
+ * then s / L_jj (or the floored sqrt on the diagonal). The right-looking
+ * form below subtracts L_ik L_jk from every trailing entry at step k, k
+ * ascending: the same subtractions in the same order for every entry, with
+ * the entries of one step independent (one lane each). */
+#ifndef RT_CUDA_WARP_CUH
+#define RT_CUDA_WARP_CUH
+
+#include "frame_dev.cuh"
+
+#define CUDA_PK_STRIDE(n) (((((size_t)(n) * ((size_t)(n) + 1)) / 2 + 127) / 128) * 128)
+
+static __device__ __forceinline__ int pk_idx(int i, int j) { return i * (i + 1) / 2 + j; } /* j <= i */
+static __device__ __forceinline__ int pk_sym(int i, int j) { return i >= j ? pk_idx(i, j) : pk_idx(j, i); }
+
+/* Per-batch tables of the warp executors (device pointers; built on the
+ * host by cuda_warp_tables_build in lin.cu from the tree and n). */
+struct warp_tabs {
+    const short *fk_order;         /* links 1..n_links-1 by depth */
+    const int *fk_wave;            /* [n_waves + 1] offsets into fk_order */
+    int n_waves;
+    const unsigned short *tri;     /* Cholesky trailing entries, columns descending: i | j << 8 */
+    const int *ch_off;             /* [n_targets + 1] chain elements of each target */
+    const short *ch_link;          /* the chain's links with a joint, walk order (link to root) */
+    const signed char *ch_slot;    /* compact slot of each chain element */
+    const signed char *ch_first;   /* 1: the element opens its slot; 0: a mimic adds into it */
+    const signed char *tg_nc;      /* [n_targets] compact columns */
+    const signed char *tg_cols;    /* [n_targets * FRAME_MAX_DIM] tangent column of each slot */
+};
+
+/* Shared-memory workspace of one warp (floats; see warp_ws_floats). */
+struct warp_ws {
+    float *lk, *B, *F, *g, *d, *Bd, *lamd, *dM, *x, *xt, *tmp, *jp, *jo;
+};
+
+static __host__ __device__ __forceinline__ size_t warp_r4(size_t v) { return (v + 3) & ~(size_t)3; }
+
+static __host__ __device__ __forceinline__ size_t warp_ws_floats(int nl, int n, int cols)
+{
+    size_t pk = warp_r4((size_t)n * (n + 1) / 2);
+    return warp_r4((size_t)nl * FRAME_LINK_STRIDE) + 2 * pk + 5 * warp_r4((size_t)n) + 3 * warp_r4((size_t)cols) +
+           2 * (size_t)FRAME_MAX_DIM * 3;
+}
+
+static __device__ __forceinline__ struct warp_ws warp_ws_at(float *base, int nl, int n, int cols)
+{
+    struct warp_ws w;
+    size_t pk = warp_r4((size_t)n * (n + 1) / 2), vn = warp_r4((size_t)n), vc = warp_r4((size_t)cols);
+    float *p = base;
+    w.lk = p; p += warp_r4((size_t)nl * FRAME_LINK_STRIDE);
+    w.B = p; p += pk;
+    w.F = p; p += pk;
+    w.g = p; p += vn;
+    w.d = p; p += vn;
+    w.Bd = p; p += vn;
+    w.lamd = p; p += vn;
+    w.dM = p; p += vn;
+    w.x = p; p += vc;
+    w.xt = p; p += vc;
+    w.tmp = p; p += vc;
+    w.jp = p; p += FRAME_MAX_DIM * 3;
+    w.jo = p;
+    return w;
+}
+
+/* Copies `count` floats (a multiple of 4, both 16-byte aligned) with
+ * independent 16-byte loads, up to 8 in flight per lane. */
+static __device__ __forceinline__ void warp_copy4(float *dst, const float *src, int count, unsigned lane)
+{
+    const float4 *s4 = (const float4 *)src;
+    float4 *d4 = (float4 *)dst;
+    int q4 = count >> 2;
+    for (int base = 0; base < q4; base += 256) {
+        float4 r[8];
+#pragma unroll
+        for (int u = 0; u < 8; u++) {
+            int q = base + u * 32 + (int)lane;
+            if (q < q4) r[u] = s4[q];
+        }
+#pragma unroll
+        for (int u = 0; u < 8; u++) {
+            int q = base + u * 32 + (int)lane;
+            if (q < q4) d4[q] = r[u];
+        }
+    }
+}
+
+static __device__ __forceinline__ void warp_copy(float *dst, const float *src, int count, unsigned lane)
+{
+    for (int i = (int)lane; i < count; i += 32) dst[i] = src[i];
+}
+
+/* frame_fk: the root on lane 0, then one tree level at a time, lanes over
+ * the links of a level (frame_fk_link reads only the parent's entry). */
+static __device__ void warp_fk(const struct solver_tree *tr, const struct warp_tabs &tb, const float *x, float *lk,
+                               unsigned lane)
+{
+    if (lane == 0) frame_fk_root(tr, x, lk);
+    __syncwarp();
+    for (int w = 0; w < tb.n_waves; w++) {
+        for (int e = tb.fk_wave[w] + (int)lane; e < tb.fk_wave[w + 1]; e += 32) frame_fk_link(tr, x, lk, tb.fk_order[e]);
+        __syncwarp();
+    }
+}
+
+/* frame_eval on one warp. x: the frame's state (any memory all lanes can
+ * read); dq: the clip's forward differences or NULL; B (packed, shared) and
+ * g (shared) NULL for the cost alone. Returns the partial cost on every
+ * lane. Leaves B, g complete after a final __syncwarp. */
+static __device__ float warp_eval(const struct solver_batch *b, const struct warp_tabs &tb, int f, const float *x,
+                                  const float *dq, int t, int T, const struct warp_ws &ws, float *B, float *g,
+                                  unsigned lane)
+{
+    const struct solver_tree *tr = b->tree;
+    const int n = solver_tangent_dim(tr), ro = tr->floating_base ? 6 : 0;
+    const float *th = x + SOLVER_ROOT_COLS;
+    float track = 0.0f, vel = 0.0f, acc = 0.0f;
+    float *lk = ws.lk;
+
+    warp_fk(tr, tb, x, lk, lane);
+    if (B) {
+        int pk = n * (n + 1) / 2;
+        for (int i = (int)lane; i < pk; i += 32) B[i] = 0.0f;
+        for (int i = (int)lane; i < n; i += 32) g[i] = 0.0f;
+        __syncwarp();
+    }
+    for (int k = 0; k < b->n_targets; k++) {
+        size_t ti = (size_t)f * (size_t)b->n_targets + (size_t)k;
+        float wp = b->target_wpos ? b->target_wpos[ti] : 0.0f;
+        float wo = b->target_wrot ? b->target_wrot[ti] : 0.0f;
+        int hp = wp > 0.0f && b->target_pos, ho = wo > 0.0f && b->target_rot;
+        if (!hp && !ho) continue;
+        int link = b->target_link[k];
+        const float *L = lk + (size_t)link * FRAME_LINK_STRIDE;
+        float ep[3] = {0.0f, 0.0f, 0.0f}, eo[3] = {0.0f, 0.0f, 0.0f};
+        float wp2 = wp * wp, wo2 = wo * wo;
+        if (hp) {
+            const float *tp = b->target_pos + 3 * ti;
+            ep[0] = L[0] - tp[0]; ep[1] = L[1] - tp[1]; ep[2] = L[2] - tp[2];
+            track = track + wp2 * v3_dot(ep, ep);
+        }
+        if (ho) {
+            float qt[4] = {b->target_rot[4 * ti], b->target_rot[4 * ti + 1], b->target_rot[4 * ti + 2],
+                           b->target_rot[4 * ti + 3]};
+            float Rt[9], M[9];
+            q_normalize(qt);
+            q_to_m3(qt, Rt);
+            m3_mul_bt(L + 3, Rt, M);
+            m3_log(M, eo);
+            track = track + wo2 * v3_dot(eo, eo);
+        }
+        if (!B) continue;
+
+        /* Jacobian columns of this target, compact (frame_eval's list). */
+        const int nc = tb.tg_nc[k];
+        const signed char *cols = tb.tg_cols + (size_t)k * FRAME_MAX_DIM;
+        float *jp = ws.jp, *jo = ws.jo;
+        if (tr->floating_base && lane < 6) frame_jac_root(lk, L, (int)lane, jp + 3 * lane, jo + 3 * lane);
+        int e0 = tb.ch_off[k], e1 = tb.ch_off[k + 1], merges = 0;
+        for (int e = e0 + (int)lane; e < e1; e += 32)
+            if (tb.ch_first[e]) {
+                int s = tb.ch_slot[e];
+                frame_jac_joint(tr, lk, L, tb.ch_link[e], jp + 3 * s, jo + 3 * s);
+            }
+        for (int e = e0; e < e1; e++) merges |= !tb.ch_first[e];
+        __syncwarp();
+        if (merges) { /* mimic joints add into their leader's column, in walk order */
+            if (lane == 0)
+                for (int e = e0; e < e1; e++) {
+                    if (tb.ch_first[e]) continue;
+                    float cp[3], co[3];
+                    float *P = jp + 3 * tb.ch_slot[e], *O = jo + 3 * tb.ch_slot[e];
+                    frame_jac_joint(tr, lk, L, tb.ch_link[e], cp, co);
+                    P[0] = P[0] + cp[0]; P[1] = P[1] + cp[1]; P[2] = P[2] + cp[2];
+                    O[0] = O[0] + co[0]; O[1] = O[1] + co[1]; O[2] = O[2] + co[2];
+                }
+            __syncwarp();
+        }
+        for (int a = (int)lane; a < nc; a += 32) {
+            float ga = 0.0f;
+            if (hp) ga = ga + wp2 * v3_dot(jp + 3 * a, ep);
+            if (ho) ga = ga + wo2 * v3_dot(jo + 3 * a, eo);
+            g[cols[a]] = g[cols[a]] + ga;
+        }
+        for (int p = (int)lane; p < nc * nc; p += 32) {
+            int a = p / nc, c2 = p - a * nc;
+            int ca = cols[a], cc = cols[c2];
+            if (cc < ca) continue;
+            float h = 0.0f;
+            if (hp) h = h + wp2 * v3_dot(jp + 3 * a, jp + 3 * c2);
+            if (ho) h = h + wo2 * v3_dot(jo + 3 * a, jo + 3 * c2);
+            float *e = B + pk_idx(cc, ca);
+            *e = *e + h;
+        }
+        __syncwarp();
+    }
+    if (b->w_rest) {
+        for (int j = 0; j < tr->n_joints; j++) {
+            float w2 = b->w_rest[j] * b->w_rest[j];
+            float d = th[j] - (b->rest ? b->rest[j] : 0.0f);
+            track = track + w2 * (d * d);
+        }
+        if (B) {
+            for (int j = (int)lane; j < tr->n_joints; j += 32) {
+                float w2 = b->w_rest[j] * b->w_rest[j];
+                float d = th[j] - (b->rest ? b->rest[j] : 0.0f);
+                int c = ro + j;
+                B[pk_idx(c, c)] = B[pk_idx(c, c)] + w2;
+                g[c] = g[c] + w2 * d;
+            }
+        }
+    }
+    if (dq) {
+        for (int c = 0; c < n; c++) {
+            if (t <= T - 2) { float v = dq[(size_t)t * n + c]; vel = vel + frame_w(b->w_vel, c) * (v * v); }
+            if (t >= 1 && t <= T - 2) { float a = frame_acc_at(dq, n, c, t); acc = acc + frame_w(b->w_acc, c) * (a * a); }
+        }
+        if (B)
+            for (int c = (int)lane; c < n; c += 32) g[c] = g[c] + frame_smooth_adj(b, dq, n, c, t, T);
+    }
+    __syncwarp();
+    return 0.5f * ((track + vel) + acc);
+}
+
+/* frame_freeze on one warp (packed B, shared B and g). Returns the mask on
+ * every lane. */
+static __device__ unsigned long long warp_freeze(const struct solver_tree *tr, const float *x, float *B, float *g,
+                                                 unsigned lane)
+{
+    const int n = solver_tangent_dim(tr), ro = tr->floating_base ? 6 : 0, nj = tr->n_joints;
+    int c0 = 0, c1 = 0;
+    {
+        int j = (int)lane;
+        if (j < nj) {
+            float th = x[SOLVER_ROOT_COLS + j];
+            float gc = g[ro + j];
+            c0 = (th <= tr->lower[j] && gc > 0.0f) || (th >= tr->upper[j] && gc < 0.0f);
+        }
+        j = (int)lane + 32;
+        if (j < nj) {
+            float th = x[SOLVER_ROOT_COLS + j];
+            float gc = g[ro + j];
+            c1 = (th <= tr->lower[j] && gc > 0.0f) || (th >= tr->upper[j] && gc < 0.0f);
+        }
+    }
+    unsigned long long m0 = __ballot_sync(0xffffffffu, c0), m1 = __ballot_sync(0xffffffffu, c1);
+    unsigned long long mask = (m0 << ro) | (m1 << (ro + 32));
+    if (!mask) return 0;
+    __syncwarp();
+    for (unsigned long long m = mask; m; m &= m - 1) {
+        int c = __ffsll((long long)m) - 1;
+        for (int i = (int)lane; i < n; i += 32) B[pk_sym(i, c)] = i == c ? 1.0f : 0.0f;
+        __syncwarp();
+    }
+    for (int c = (int)lane; c < n; c += 32)
+        if ((mask >> c) & 1ull) g[c] = 0.0f;
+    __syncwarp();
+    return mask;
+}
+
+/* frame_chol on one warp, in place on the packed M (shared), with dM the
+ * original diagonal of M (the pivot floor reads it). */
+static __device__ void warp_chol(float *A, const float *dM, int n, const unsigned short *tri, unsigned lane)
+{
+    for (int k = 0; k < n; k++) {
+        float s = A[pk_idx(k, k)];
+        float fl = 1e-7f * dM[k] + 1e-30f;
+        if (!(s > fl)) s = fl;
+        float piv = sqrtf(s);
+        for (int i = k + 1 + (int)lane; i < n; i += 32) A[pk_idx(i, k)] = A[pk_idx(i, k)] / piv;
+        __syncwarp();
+        if (lane == 0) A[pk_idx(k, k)] = piv;
+        int cnt = (n - k - 1) * (n - k) / 2;
+        for (int e = (int)lane; e < cnt; e += 32) {
+            unsigned ij = tri[e];
+            int i = (int)(ij & 0xffu), j = (int)(ij >> 8);
+            float *a = A + pk_idx(i, j);
+            *a = *a - A[pk_idx(i, k)] * A[pk_idx(j, k)];
+        }
+        __syncwarp();
+    }
+}
+
+/* frame_precond on one warp: lamd (shared), F = chol(B + diag(...))
+ * (packed, shared; dM scratch). */
+static __device__ void warp_precond(const struct solver_batch *b, const float *B, unsigned long long frozen, float lam,
+                                    int t, int T, int smooth, float *lamd, float *F, float *dM,
+                                    const unsigned short *tri, unsigned lane)
+{
+    const int n = solver_tangent_dim(b->tree), pk = n * (n + 1) / 2;
+    for (int i = (int)lane; i < pk; i += 32) F[i] = B[i];
+    __syncwarp();
+    for (int c = (int)lane; c < n; c += 32) {
+        int fz = (int)((frozen >> c) & 1ull);
+        float bcc = B[pk_idx(c, c)];
+        float sd = (smooth && !fz) ? frame_smooth_diag(b, c, t, T) : 0.0f;
+        float D = fz ? 1.0f : bcc + sd;
+        if (!(D > FRAME_DMIN)) D = FRAME_DMIN;
+        lamd[c] = lam * D;
+        float m = (bcc + lamd[c]) + sd;
+        F[pk_idx(c, c)] = m;
+        dM[c] = m;
+    }
+    __syncwarp();
+    warp_chol(F, dM, n, tri, lane);
+}
+
+/* frame_chol_solve on one warp with a packed factor; lane l holds
+ * coordinates l (z0) and l + 32 (z1). */
+static __device__ __forceinline__ void warp_chol_solve_pk(const float *F, int n, unsigned lane, float *z0, float *z1)
+{
+    int i0 = (int)lane, i1 = (int)lane + 32;
+    for (int j = 0; j < n; j++) {
+        float mine = (j < 32 ? *z0 : *z1) / F[pk_idx(j, j)];
+        float zj = __shfl_sync(0xffffffffu, mine, j & 31);
+        if (i0 == j) *z0 = zj;
+        else if (i0 > j && i0 < n) *z0 = *z0 - F[pk_idx(i0, j)] * zj;
+        if (i1 == j) *z1 = zj;
+        else if (i1 > j && i1 < n) *z1 = *z1 - F[pk_idx(i1, j)] * zj;
+    }
+    for (int j = n - 1; j >= 0; j--) {
+        const float *row = F + pk_idx(j, 0);
+        float mine = (j < 32 ? *z0 : *z1) / row[j];
+        float zj = __shfl_sync(0xffffffffu, mine, j & 31);
+        if (i0 == j) *z0 = zj;
+        else if (i0 < j) *z0 = *z0 - row[i0] * zj;
+        if (i1 == j) *z1 = zj;
+        else if (i1 < j) *z1 = *z1 - row[i1] * zj;
+    }
+}
+
+/* (B x)_c for packed symmetric B (shared) and x (shared): frame_block_mul's
+ * order, j ascending from 0. */
+static __device__ __forceinline__ float warp_block_row(const float *B, const float *x, int n, int c)
+{
+    float y = 0.0f;
+    const float *rc = B + pk_idx(c, 0);
+    for (int j = 0; j < c; j++) y = y + rc[j] * x[j];
+    for (int j = c; j < n; j++) y = y + B[pk_idx(j, c)] * x[j];
+    return y;
+}
+
+/* frame_init_solve on one warp. x (shared) is updated in place. Uses ws.B,
+ * F, g, d, Bd, lamd, dM, xt, lk, jp, jo. Returns the final damping. */
+static __device__ float warp_init_solve(const struct solver_batch *b, const struct warp_tabs &tb, int f, float *x,
+                                        int iters, float lam0, const struct warp_ws &ws, unsigned lane)
+{
+    const struct solver_tree *tr = b->tree;
+    const int n = solver_tangent_dim(tr), cols = solver_state_cols(tr);
+    float lam = lam0, nu = 2.0f;
+    float cost = warp_eval(b, tb, f, x, NULL, 0, 1, ws, ws.B, ws.g, lane);
+    unsigned long long fz = warp_freeze(tr, x, ws.B, ws.g, lane);
+    for (int it = 0; it < iters; it++) {
+        warp_precond(b, ws.B, fz, lam, 0, 1, 0, ws.lamd, ws.F, ws.dM, tb.tri, lane);
+        float z0 = (int)lane < n ? ws.g[lane] : 0.0f, z1 = (int)lane + 32 < n ? ws.g[lane + 32] : 0.0f;
+        warp_chol_solve_pk(ws.F, n, lane, &z0, &z1);
+        if ((int)lane < n) ws.d[lane] = -z0;
+        if ((int)lane + 32 < n) ws.d[lane + 32] = -z1;
+        __syncwarp();
+        for (int c = (int)lane; c < n; c += 32) ws.Bd[c] = warp_block_row(ws.B, ws.d, n, c);
+        __syncwarp();
+        float pred = -frame_dot(ws.g, ws.d, n) - 0.5f * frame_dot(ws.d, ws.Bd, n);
+        if (lane == 0) frame_retract(tr, x, ws.d, ws.xt);
+        __syncwarp();
+        float cnew = warp_eval(b, tb, f, ws.xt, NULL, 0, 1, ws, NULL, NULL, lane);
+        float rho = pred > 0.0f ? (cost - cnew) / pred : -1.0f;
+        if (rho > 0.0f) {
+            for (int i = (int)lane; i < cols; i += 32) x[i] = ws.xt[i];
+            __syncwarp();
+            float s = 2.0f * rho - 1.0f, fct = 1.0f - s * s * s;
+            lam = lam * (fct > (1.0f / 3.0f) ? fct : (1.0f / 3.0f));
+            if (lam < 1e-7f) lam = 1e-7f;
+            nu = 2.0f;
+            if (it + 1 < iters) {
+                cost = warp_eval(b, tb, f, x, NULL, 0, 1, ws, ws.B, ws.g, lane);
+                fz = warp_freeze(tr, x, ws.B, ws.g, lane);
+            }
+        } else {
+            lam = lam * nu;
+            nu = nu * 2.0f;
+            if (lam > 1e10f) break;
+        }
+    }
+    return lam;
+}
+
+#endif
