@@ -113,6 +113,39 @@ static void reference(const struct g1_clip *c, double copy_gbs)
         "  CG iteration %6.1f us, floor %.1f MB -> %5.0f GB/s (%3.0f%% of copy)\n",
         sec[2], 1e-3 * pcg[2], cr[0].lm_iters, cr[0].cg_iters, solver_termination_str(cr[0].termination), it_us,
         floor_b / 1e6, gbs, 100.0 * gbs / copy_gbs);
+    /* The same at a size where launches amortize: 64 clips x the real
+     * length, 2 LM x 64 CG fixed (clips in lock step). */
+    {
+        int nb = 64;
+        int *fb = (int *)calloc((size_t)nb, sizeof(int)), *lb = (int *)malloc((size_t)nb * sizeof(int));
+        for (int k = 0; k < nb; k++) lb[k] = c->n_frames;
+        struct g1_tiled big;
+        if (g1_tiled_make(&big, c, nb, fb, lb) == 0) {
+            fixed_opts(&big.b.opt);
+            big.b.opt.max_lm_iters = 2;
+            float *xb = NULL;
+            struct solver_clip_result *rb = NULL;
+            double sb, pm = 0, sm = 0, best = 1e30;
+            int gr = 0;
+            for (int r = 0; r < 3; r++) {
+                free(xb), free(rb);
+                if (solve(&big, c->cols, &xb, &rb, &sb)) break;
+                solver_cuda_last_stats(&gpu, &pm, &gr, &sm, &err);
+                if (r && pm < best) best = pm;
+            }
+            if (rb && best < 1e29) {
+                double fl = (double)big.nf * (2.0 * n * (n + 1) / 2 + 17.0 * n) * 4.0;
+                double us = 1e3 * best / (double)rb[0].cg_iters, g2 = fl / (us * 1e-6) / 1e9;
+                printf("CG at %d x %d frames, 2 LM x 64 CG: %d CG iterations, %.1f us each, floor %.1f MB, %.0f GB/s = "
+                       "%.0f%% of copy\n", nb, c->n_frames, rb[0].cg_iters, us, fl / 1e6, g2, 100.0 * g2 / copy_gbs);
+                SUM("  CG iteration at %dx%d: %7.1f us, floor %.0f MB -> %5.0f GB/s (%3.0f%% of copy)\n", nb,
+                    c->n_frames, us, fl / 1e6, g2, 100.0 * g2 / copy_gbs);
+            }
+            free(xb), free(rb);
+            g1_tiled_free(&big);
+        }
+        free(fb), free(lb);
+    }
     /* batched vs solo */
     if (solve(&one, c->cols, &xs, &crs, &s) == 0) {
         int same = 1;

@@ -45,6 +45,7 @@ static unsigned frame_grid(const struct cuda_lm *L)
 /* Warp-per-frame kernels: LIN_WARPS frames per block, one shared-memory
  * workspace (warp.cuh) per warp. */
 #define LIN_WARPS 4
+#define LIN_MIN_BLOCKS 5 /* 102 registers: 20 warps per SM, as many as the shared memory holds for G1 */
 static unsigned warp_grid(const struct cuda_lm *L) { return cuda_blocks((size_t)L->nf, LIN_WARPS); }
 static size_t warp_smem_bytes(const struct cuda_lm *L)
 {
@@ -71,7 +72,7 @@ static __global__ void diff_kernel(struct lin_args a, const float *state, float 
 }
 
 /* ph_lin: frame_eval with the block, frame_freeze; B (packed) and g out. */
-static __global__ void __launch_bounds__(LIN_WARPS * 32)
+static __global__ void __launch_bounds__(LIN_WARPS * 32, LIN_MIN_BLOCKS)
 lin_kernel(struct lin_args a, const float *state, const float *dq, const int *gate, float *B, float *g, float *part,
            unsigned long long *frozen)
 {
@@ -91,7 +92,7 @@ lin_kernel(struct lin_args a, const float *state, const float *dq, const int *ga
 }
 
 /* ph_cost: frame_eval without the block. */
-static __global__ void __launch_bounds__(LIN_WARPS * 32)
+static __global__ void __launch_bounds__(LIN_WARPS * 32, LIN_MIN_BLOCKS)
 cost_kernel(struct lin_args a, const float *state, const float *dq, const int *gate, float *out)
 {
     WARP_FRAME(a)
@@ -104,7 +105,7 @@ cost_kernel(struct lin_args a, const float *state, const float *dq, const int *g
 }
 
 /* ph_precond: lamd and the packed factor F of the frame's M. */
-static __global__ void __launch_bounds__(LIN_WARPS * 32)
+static __global__ void __launch_bounds__(LIN_WARPS * 32, LIN_MIN_BLOCKS)
 precond_kernel(struct lin_args a, const int *gate, const float *B, const unsigned long long *frozen,
                const float *lambda, const float *mu, float *lamd, float *F)
 {
@@ -122,7 +123,7 @@ precond_kernel(struct lin_args a, const int *gate, const float *B, const unsigne
 }
 
 /* ph_init: frame_init_solve, then the frame's cost. */
-static __global__ void __launch_bounds__(LIN_WARPS * 32)
+static __global__ void __launch_bounds__(LIN_WARPS * 32, LIN_MIN_BLOCKS)
 init_kernel(struct lin_args a, float *x, float *part, int iters, float lam0)
 {
     WARP_FRAME(a)
@@ -141,7 +142,7 @@ init_kernel(struct lin_args a, float *x, float *part, int iters, float lam0)
 #define INIT_REPAIR_RATIO 2.0f
 #define INIT_REPAIR_FLOOR 1e-7f
 #define INIT_REPAIR_ROUNDS 8
-static __global__ void __launch_bounds__(LIN_WARPS * 32)
+static __global__ void __launch_bounds__(LIN_WARPS * 32, LIN_MIN_BLOCKS)
 repair_kernel(struct lin_args a, const float *x, const float *part, float *xt, float *part_t, int iters, float lam0,
               int *changed)
 {

@@ -238,8 +238,10 @@ static __device__ float warp_eval(const struct solver_batch *b, const struct war
             if (t <= T - 2) { float v = dq[(size_t)t * n + c]; vel = vel + frame_w(b->w_vel, c) * (v * v); }
             if (t >= 1 && t <= T - 2) { float a = frame_acc_at(dq, n, c, t); acc = acc + frame_w(b->w_acc, c) * (a * a); }
         }
-        if (B)
+        if (B) {
+            __syncwarp(); /* the rest terms above wrote g from other lanes */
             for (int c = (int)lane; c < n; c += 32) g[c] = g[c] + frame_smooth_adj(b, dq, n, c, t, T);
+        }
     }
     __syncwarp();
     return 0.5f * ((track + vel) + acc);
