@@ -1,10 +1,12 @@
-/* bench_retarget.c -- every clip of shared/data/clips onto G1 and H1 through
- * the detected bundled profile: trajectory solve and (optionally) the
- * per-frame baseline, with the quality figures of each. Prints one line per
- * clip, robot and mode; bench/RESULTS.md records the runs.
+/* bench_retarget.c -- every clip of shared/data/clips and clips/edge onto G1
+ * and H1 through the detected bundled profile or, when none fits by name,
+ * the automatic mapping (kinematics/skeleton.h): trajectory solve and
+ * (optionally) the per-frame baseline, with the quality figures of each.
+ * Prints one line per clip, robot and mode, and one "refused" line with the
+ * reason for a clip that cannot be mapped; bench/RESULTS.md records the runs.
  *
  * Usage: bench_retarget [--per-frame] [--json] [--frames N] [--threads N] [CLIP.bvh...]
- * (default clips: $RT_SHARED_DATA/clips, the six non-edge clips). */
+ * (default clips: $RT_SHARED_DATA/clips, the six clips and the nine edge clips). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +27,7 @@ static double now(void)
 static void print_q(const char *clip, const char *robot, const char *mode, int frames,
                     const struct kin_quality *q, double secs)
 {
-    printf("%-22s %-3s %-10s frames %5d  pos mean %.4f p95 %.4f max %.4f m  rot mean %5.2f deg  "
+    printf("%-26s %-3s %-10s frames %5d  pos mean %.4f p95 %.4f max %.4f m  rot mean %5.2f deg  "
            "limits %d  pen %.4f m  slide %.3f m  jerk %.1f  maxvel %.2f  %.2f s\n",
            clip, robot, mode, frames, q->pos_m.mean, q->pos_m.p95, q->pos_m.max, q->rot_deg.mean,
            q->joint_limit_violations, q->ground_penetration_m, q->foot_slide_m, q->mean_jerk,
@@ -35,11 +37,16 @@ static void print_q(const char *clip, const char *robot, const char *mode, int f
 int main(int argc, char **argv)
 {
     static const char *const def[] = {"01_01.bvh", "01_03.bvh", "cmu_12_01_walk.bvh",
-                                      "jumping_jacks.bvh", "run_forward.bvh", "jesse_dance.bvh"};
+                                      "jumping_jacks.bvh", "run_forward.bvh", "jesse_dance.bvh",
+                                      "edge/Boxing_Toes.bvh", "edge/bvh_example.bvh", "edge/example.bvh",
+                                      "edge/full_precision_frame_time.bvh", "edge/milad.bvh",
+                                      "edge/rotation_first_root.bvh", "edge/sinusoidal.bvh",
+                                      "edge/test_freebvh.bvh", "edge/test_mocapbank.bvh"};
+    enum { N_DEF = sizeof def / sizeof def[0] };
     static const char *const robots[] = {"g1", "h1"};
     const char *clips[64];
     int n_clips = 0, per_frame = 0, dump = 0, max_frames = 0, threads = 8, rc = 0;
-    char paths[6][512];
+    char paths[N_DEF][512];
     const char *data = getenv("RT_SHARED_DATA");
     if (!data || !data[0]) data = "../shared/data";
     for (int i = 1; i < argc; i++) {
@@ -50,7 +57,7 @@ int main(int argc, char **argv)
         else if (n_clips < 64) clips[n_clips++] = argv[i];
     }
     if (!n_clips)
-        for (int i = 0; i < 6; i++) {
+        for (int i = 0; i < N_DEF; i++) {
             snprintf(paths[i], sizeof paths[i], "%s/clips/%s", data, def[i]);
             clips[n_clips++] = paths[i];
         }
@@ -68,18 +75,23 @@ int main(int argc, char **argv)
             struct kin_quality q;
             struct solver_options opt;
             const char *base = strrchr(clips[c], '/') ? strrchr(clips[c], '/') + 1 : clips[c];
+            if (strstr(clips[c], "/edge/")) base = strstr(clips[c], "/edge/") + 1;
             if (kin_bvh_load(clips[c], &clip, &err)) {
                 fprintf(stderr, "%s\n", rt_err_line(&err, line, sizeof line));
                 rc = 1;
                 continue;
             }
             if (max_frames > 0 && clip->n_frames > max_frames) clip->n_frames = max_frames;
-            if (kin_targets_from_clip(robot, clip, NULL, &t, &err)) {
-                fprintf(stderr, "%s %s: %s\n", base, robots[r], rt_err_line(&err, line, sizeof line));
+            struct kin_profile *prof = NULL;
+            if (kin_retarget_pick_profile(clip, robot, &prof, &err) ||
+                kin_targets_from_clip(robot, clip, prof, &t, &err)) {
+                /* A clip that cannot be mapped is refused with the reason. */
+                printf("%-26s %-3s refused    %s\n", base, robots[r], rt_err_line(&err, line, sizeof line));
+                kin_profile_free(prof);
                 kin_clip_free(clip);
-                rc = 1;
                 continue;
             }
+            printf("%-26s %-3s profile    %s\n", base, robots[r], prof->name);
             int cols = solver_state_cols(&robot->tree), off[2] = {0, t.n_frames};
             float *state = malloc((size_t)t.n_frames * cols * sizeof(float));
             struct solver_clip_result cr;
@@ -87,6 +99,8 @@ int main(int argc, char **argv)
             struct solver_batch b;
             solver_options_default(&opt);
             opt.threads = threads;
+            kin_profile_solver_options(prof, &opt);
+            kin_profile_free(prof);
             kin_targets_batch(robot, &t, off, &opt, &b);
             double t0 = now();
             if (solver_solve_cpu(&b, &res, &err)) {

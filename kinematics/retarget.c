@@ -183,6 +183,37 @@ static enum rt_status source_alloc(struct source *s, int n_pts, int n_frames, in
     return RT_OK;
 }
 
+/* A leading calibration pose: CMU's cgspeed BVHs start with one T-pose
+ * frame, and the next frame has the arms down, a step of 77-132 m/s at 120
+ * fps. No limb moves that fast (the fastest step of any shared clip after
+ * its first frames is 20 m/s, a marker glitch). A trajectory cannot follow
+ * such a jump, and smoothing it spreads a 0.1-0.3 m hand error over the
+ * first frames. So within the first KIN_CALIB_WINDOW_S seconds, frames
+ * before the last step faster than KIN_CALIB_SPEED take the pose of the
+ * frame after it (docs/profiles.md "How targets are built", step 1). */
+#define KIN_CALIB_SPEED 30.0   /* m/s */
+#define KIN_CALIB_WINDOW_S 0.25
+
+static void hold_calibration_frames(struct source *s)
+{
+    double dt = s->frame_time > 0 ? s->frame_time : 1.0 / 30.0;
+    int first = 0;
+    for (int f = 1; f < s->n_frames && (f - 1) * dt <= KIN_CALIB_WINDOW_S; f++) {
+        double vmax = 0;
+        for (int j = 0; j < s->n_pts; j++) {
+            double d[3];
+            v_sub(src_at(s, f, j), src_at(s, f - 1, j), d);
+            if (v_norm(d) / dt > vmax) vmax = v_norm(d) / dt;
+        }
+        if (vmax > KIN_CALIB_SPEED) first = f;
+    }
+    size_t np = (size_t)s->n_pts;
+    for (int f = 0; f < first; f++) {
+        memcpy(s->pos + (size_t)f * np * 3, s->pos + (size_t)first * np * 3, np * 3 * sizeof(double));
+        if (s->rot) memcpy(s->rot + (size_t)f * np * 9, s->rot + (size_t)first * np * 9, np * 9 * sizeof(double));
+    }
+}
+
 static enum rt_status source_from_clip(const struct kin_clip *clip, const struct kin_profile *p,
                                        struct source *s, struct rt_err *err)
 {
@@ -220,6 +251,7 @@ static enum rt_status source_from_clip(const struct kin_clip *clip, const struct
         double *fr = s->rot ? s->rot + (size_t)f * (size_t)n_all * 9 : rot;
         kin_clip_global(clip, f, &conv, s->pos + (size_t)f * (size_t)n_all * 3, fr);
     }
+    hold_calibration_frames(s);
     /* The rest pose has identity rotations (bvh.h), and so has its
      * up-axis conversion A I A^T. */
     for (int j = 0; s->rot0 && j < n_all; j++) {
