@@ -107,6 +107,7 @@ int main(int argc, char **argv)
                 fprintf(stderr, "%s %s: %s\n", base, robots[r], rt_err_line(&err, line, sizeof line));
                 rc = 1;
             } else {
+                kin_targets_ground_lift(robot, &t, state); /* as kin_batch_solve() does */
                 kin_quality_compute(robot, &t, state, t.n_frames, &q, NULL, NULL);
                 print_q(base, robots[r], "trajectory", t.n_frames, &q, now() - t0);
                 if (dump) {

@@ -937,6 +937,61 @@ enum rt_status kin_targets_from_robot_traj(const struct kin_robot *robot,
     return st;
 }
 
+double kin_targets_ground_lift(const struct kin_robot *robot, const struct kin_targets *t,
+                               float *state)
+{
+    int n = t->n_frames, cols = solver_state_cols(&robot->tree);
+    double *x = NULL, *lp = NULL, *lr = NULL, *pen = NULL, *mx = NULL, top = 0;
+    if (n < 1 || t->foot_link[0] < 0 || t->foot_link[1] < 0) return 0;
+    x = malloc((size_t)cols * sizeof *x);
+    lp = malloc((size_t)robot->n_links * 3 * sizeof *lp);
+    lr = malloc((size_t)robot->n_links * 9 * sizeof *lr);
+    pen = calloc((size_t)n, sizeof *pen);
+    mx = calloc((size_t)n, sizeof *mx);
+    if (!x || !lp || !lr || !pen || !mx) {
+        top = -1;
+        goto done;
+    }
+    for (int f = 0; f < n; f++) {
+        for (int c = 0; c < cols; c++) x[c] = state[(size_t)f * cols + c];
+        kin_fk(robot, x, lp, lr);
+        for (int side = 0; side < 2; side++) {
+            int l = t->foot_link[side];
+            double sole = t->sole_offset >= 0 ? t->sole_offset : kin_quality_sole_offset(robot, l);
+            double d = sole - lp[3 * l + 2];
+            if (d > pen[f]) pen[f] = d;
+        }
+        if (pen[f] > top) top = pen[f];
+    }
+    if (top <= 0) goto done;
+    double dt = t->frame_time > 0 ? t->frame_time : 1.0 / 30.0;
+    int w = (int)floor(0.5 * KIN_LIFT_WINDOW_S / dt + 0.5);
+    /* Running max then running mean over the same half-width w: every frame
+     * averages values that are each >= its own penetration. */
+    for (int f = 0; f < n; f++)
+        for (int g = f - w; g <= f + w; g++)
+            if (g >= 0 && g < n && pen[g] > mx[f]) mx[f] = pen[g];
+    for (int f = 0; f < n; f++) {
+        double sum = 0;
+        int cnt = 0;
+        for (int g = f - w; g <= f + w; g++) {
+            sum += mx[g < 0 ? 0 : g >= n ? n - 1 : g];
+            cnt++;
+        }
+        /* A hair more than the penetration, so float rounding of the stored
+         * height never leaves a foot a few micrometres below. */
+        double lift = sum / cnt;
+        if (lift > 0) state[(size_t)f * cols + 2] += (float)(lift + 1e-5);
+    }
+done:
+    free(x);
+    free(lp);
+    free(lr);
+    free(pen);
+    free(mx);
+    return top;
+}
+
 void kin_targets_batch(const struct kin_robot *robot, const struct kin_targets *t,
                        const int frame_off[2], const struct solver_options *opt,
                        struct solver_batch *b)

@@ -72,6 +72,20 @@ enum rt_status kin_solve_per_frame(const struct kin_robot *robot, const struct k
                                    const struct solver_options *opt, float *state,
                                    struct solver_clip_result *res, struct rt_err *err);
 
+/* Feet on the ground after the solve: where a robot that cannot follow its
+ * targets (a squat deeper than its knees bend) pushes a foot below z = 0,
+ * the whole robot is lifted in that frame. The lift is the per-frame
+ * penetration (t->foot_link, sole offset as kin_quality_sole_offset())
+ * through a running max and then a running mean, both KIN_LIFT_WINDOW_S
+ * wide, so it rises and falls smoothly and is at least the penetration in
+ * every frame. Only the root height (column 2) of `state` changes; clips
+ * without feet or without penetration are left as they are. Returns the
+ * largest lift in metres (0: nothing changed), or -1 when out of memory
+ * (state unchanged). kin_batch_solve() applies it to every clip. */
+#define KIN_LIFT_WINDOW_S 0.1
+double kin_targets_ground_lift(const struct kin_robot *robot, const struct kin_targets *t,
+                               float *state);
+
 /* Fills a one-clip solver batch for `t` (pointers borrowed from `t`). */
 void kin_targets_batch(const struct kin_robot *robot, const struct kin_targets *t,
                        const int frame_off[2], const struct solver_options *opt,

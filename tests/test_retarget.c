@@ -216,6 +216,7 @@ static float *solve(const struct kin_robot *r, const struct kin_targets *t, cons
         free(state);
         return NULL;
     }
+    kin_targets_ground_lift(r, t, state); /* as kin_batch_solve() does */
     return state;
 }
 
