@@ -500,6 +500,25 @@ static void m_orthonormalize(double *m)
     kin_quat_to_mat(q, m);
 }
 
+/* Bends segment d (from knee b) towards the straight continuation of the
+ * segment a -> b so that the angle between (b - a) and d is at most `max`
+ * radians, keeping |d| and the plane of the bend. */
+static void clamp_bend(const double *a, const double *b, double *d, double max)
+{
+    double u[3], w[3], len = v_norm(d);
+    v_sub(b, a, u);
+    double nu = v_norm(u);
+    if (!(nu > 1e-12) || !(len > 1e-12)) return;
+    for (int i = 0; i < 3; i++) u[i] /= nu;
+    double c = v_dot(u, d) / len;
+    if (c >= cos(max)) return;
+    /* w: unit vector in the bend plane, perpendicular to u, towards d. */
+    for (int i = 0; i < 3; i++) w[i] = d[i] / len - c * u[i];
+    double nw = v_norm(w);
+    if (!(nw > 1e-9)) return; /* folded straight back: no plane; leave it */
+    for (int i = 0; i < 3; i++) d[i] = len * (cos(max) * u[i] + sin(max) * w[i] / nw);
+}
+
 /* Marks contacts of foot point `j` into c[0..n) (see the file comment). */
 static void detect_contacts(const struct source *s, int j, const struct kin_profile *p,
                             unsigned char *c, double *h, double *tmp)
@@ -690,7 +709,26 @@ static enum rt_status build_targets(const struct kin_robot *robot, const struct 
         }
     }
 
-    /* 5. Positions. */
+    /* 5. Positions. A foot's segment bends at the knee no further than the
+     * robot's knee does (knee_max, radians from straight): a deeper source
+     * knee (kneeling, a deep squat on H1, whose knee stops at 117 degrees)
+     * would otherwise ask for a leg the robot cannot fold. */
+    double knee_max[KIN_PROFILE_MAX_LINKS] = {0};
+    for (int side = 0; has_feet && side < 2; side++) {
+        int k = p->feet[side].link, pk = p->links[k].parent, gk = pk > 0 ? p->links[pk].parent : -1;
+        if (gk < 0 || p->links[k].attach != KIN_ATTACH_DIRECTION || p->links[pk].attach != KIN_ATTACH_DIRECTION)
+            continue;
+        /* The knee joint: the movable joint nearest above the foot link up
+         * to the knee link; its upper bound is the flexion limit, measured
+         * from the zero pose's bend. */
+        int lk = rs.link[pk], jk = robot->links[lk].joint;
+        if (jk < 0 || !robot->joints[jk].has_limits || !(robot->joints[jk].upper > 0)) continue;
+        double a[3], b[3];
+        v_sub(P0 + 3 * lk, P0 + 3 * rs.link[gk], a);
+        v_sub(P0 + 3 * rs.link[k], P0 + 3 * lk, b);
+        double c0 = v_dot(a, b) / (v_norm(a) * v_norm(b) + 1e-300);
+        knee_max[k] = robot->joints[jk].upper + acos(c0 > 1 ? 1 : c0 < -1 ? -1 : c0);
+    }
     for (int f = 0; f < n; f++) {
         double *P = tp + (size_t)f * nl * 3;
         const double *r0 = src_at(s, f, rs.joint[0]);
@@ -717,6 +755,7 @@ static enum rt_status build_targets(const struct kin_robot *robot, const struct 
                 v_sub(src_at(s, f, rs.joint[k]), src_at(s, f, rs.joint[pk]), d);
                 double nd2 = v_norm(d);
                 for (int i = 0; i < 3; i++) d[i] = nd2 > 1e-12 ? d[i] * len / nd2 : 0;
+                if (knee_max[k] > 0) clamp_bend(P + 3 * p->links[pk].parent, P + 3 * pk, d, knee_max[k]);
                 break;
             }
             }
