@@ -17,7 +17,7 @@
 
 static char http_url[64];
 
-static struct srv *http_start(struct srv_config *cfg)
+static inline struct srv *http_start(struct srv_config *cfg)
 {
     struct srv *s = NULL;
     struct rt_err err;
@@ -36,7 +36,7 @@ static struct srv *http_start(struct srv_config *cfg)
 
 /* One request; returns the HTTP status (0 when unreachable); *out gets the
  * body (caller frees) when out is non-NULL. */
-static long http(const char *token, const char *method, const char *path, const char *body,
+static inline long http(const char *token, const char *method, const char *path, const char *body,
                  size_t len, const char *header, char **out)
 {
     struct cli_server srv = {http_url, token};
@@ -49,7 +49,7 @@ static long http(const char *token, const char *method, const char *path, const 
     return code;
 }
 
-static double json_num(const char *text, const char *k)
+static inline double json_num(const char *text, const char *k)
 {
     cJSON *j = cJSON_Parse(text);
     cJSON *v = cJSON_GetObjectItemCaseSensitive(j, k);
@@ -59,7 +59,7 @@ static double json_num(const char *text, const char *k)
 }
 
 /* The string at error.FIELD of an error reply, into out[cap]. */
-static const char *err_field(const char *text, const char *field, char *out, size_t cap)
+static inline const char *err_field(const char *text, const char *field, char *out, size_t cap)
 {
     cJSON *j = cJSON_Parse(text);
     cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "error"), field);
@@ -70,7 +70,7 @@ static const char *err_field(const char *text, const char *field, char *out, siz
 
 /* Polls GET /v1/jobs/ID until it leaves queued/running (or ~30 s); returns
  * the final state into state[16]. */
-static void http_wait(const char *token, long long id, char state[16])
+static inline void http_wait(const char *token, long long id, char state[16])
 {
     char path[64];
     snprintf(path, sizeof path, "/v1/jobs/%lld", id);
@@ -89,7 +89,7 @@ static void http_wait(const char *token, long long id, char state[16])
 }
 
 /* A JSON submission body for BVH text. */
-static char *job_body(const char *robot, const char *name, const char *clip, int max_lm)
+static inline char *job_body(const char *robot, const char *name, const char *clip, int max_lm)
 {
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "robot", robot);
@@ -101,7 +101,7 @@ static char *job_body(const char *robot, const char *name, const char *clip, int
     return t;
 }
 
-static char *slurp(const char *path, size_t *len)
+static inline char *slurp(const char *path, size_t *len)
 {
     char *buf = NULL;
     size_t n = 0;

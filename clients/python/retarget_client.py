@@ -1,0 +1,194 @@
+#!/usr/bin/env python3
+"""retarget_client -- a Python client for the retargetd HTTP API (standard library only).
+
+As a library:
+
+    from retarget_client import Client
+    c = Client("http://127.0.0.1:8080", token="...")
+    job = c.submit_bvh(open("clip.bvh").read(), robot="g1")
+    c.wait(job["id"])
+    csv_text = c.result_csv(job["id"])
+    report = c.result(job["id"], trajectory=False)["report"]
+
+As a command:
+
+    retarget_client.py submit CLIP.bvh --robot g1 [--profile P]
+    retarget_client.py status ID | wait ID | cancel ID | list
+    retarget_client.py fetch ID -o DIR
+
+The server comes from --server or $RETARGET_SERVER (default
+http://127.0.0.1:8080), the token from --token or $RETARGET_TOKEN. Errors from
+the server raise RetargetError carrying its HTTP status and the JSON error
+({"code", "where", "message"}); the command prints them as one line.
+"""
+import argparse
+import json
+import os
+import sys
+import time
+import urllib.error
+import urllib.request
+
+
+class RetargetError(Exception):
+    """An error reply from retargetd (or a transport failure, status 0)."""
+
+    def __init__(self, status, code, where, message):
+        super().__init__(f"{status} {code}: {where}: {message}" if where else f"{status} {code}: {message}")
+        self.status, self.code, self.where, self.message = status, code, where, message
+
+
+class Client:
+    def __init__(self, server=None, token=None, timeout=60.0):
+        self.server = (server or os.environ.get("RETARGET_SERVER") or "http://127.0.0.1:8080").rstrip("/")
+        self.token = token if token is not None else os.environ.get("RETARGET_TOKEN")
+        self.timeout = timeout
+
+    def _request(self, method, path, body=None, headers=None, raw=False):
+        req = urllib.request.Request(self.server + path, data=body, method=method)
+        if self.token:
+            req.add_header("Authorization", "Bearer " + self.token)
+        for k, v in (headers or {}).items():
+            req.add_header(k, v)
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout) as r:
+                data = r.read()
+        except urllib.error.HTTPError as e:
+            text = e.read().decode("utf-8", "replace")
+            try:
+                err = json.loads(text)["error"]
+                raise RetargetError(e.code, err.get("code", ""), err.get("where", ""), err.get("message", ""))
+            except (ValueError, KeyError, TypeError):
+                raise RetargetError(e.code, "", "", text.strip()[:200])
+        except urllib.error.URLError as e:
+            raise RetargetError(0, "transport", self.server, str(e.reason))
+        return data.decode("utf-8") if raw else json.loads(data.decode("utf-8"))
+
+    def health(self):
+        return self._request("GET", "/v1/health")
+
+    def submit_bvh(self, bvh_text, robot, profile=None, options=None, idempotency_key=None, name=None):
+        body = {"robot": robot, "clip": bvh_text}
+        if name:
+            body["name"] = name
+        if profile:
+            body["profile"] = profile
+        if options:
+            body["options"] = options
+        return self._submit(body, idempotency_key)
+
+    def submit_trajectory(self, csv_text, source_robot, robot, profile=None, options=None, idempotency_key=None,
+                          name=None):
+        body = {"robot": robot, "source_robot": source_robot, "trajectory": csv_text}
+        if name:
+            body["name"] = name
+        if profile:
+            body["profile"] = profile
+        if options:
+            body["options"] = options
+        return self._submit(body, idempotency_key)
+
+    def _submit(self, body, key):
+        headers = {"Content-Type": "application/json"}
+        if key:
+            headers["Idempotency-Key"] = key
+        return self._request("POST", "/v1/jobs", json.dumps(body).encode("utf-8"), headers)
+
+    def status(self, job_id):
+        return self._request("GET", f"/v1/jobs/{int(job_id)}")
+
+    def cancel(self, job_id):
+        return self._request("DELETE", f"/v1/jobs/{int(job_id)}")
+
+    def list(self, limit=50, before=None):
+        q = f"?limit={int(limit)}" + (f"&before={int(before)}" if before else "")
+        return self._request("GET", "/v1/jobs" + q)
+
+    def result(self, job_id, trajectory=True):
+        return self._request("GET", f"/v1/jobs/{int(job_id)}/result" + ("" if trajectory else "?trajectory=0"))
+
+    def result_csv(self, job_id, header=True):
+        return self._request("GET", f"/v1/jobs/{int(job_id)}/result.csv" + ("" if header else "?header=0"), raw=True)
+
+    def wait(self, job_id, poll=0.2, timeout=None, progress=None):
+        """Polls until the job leaves queued/running; returns its final status.
+        Raises RetargetError when it failed or was cancelled."""
+        start = time.monotonic()
+        while True:
+            st = self.status(job_id)
+            if progress:
+                progress(st)
+            if st["state"] == "succeeded":
+                return st
+            if st["state"] in ("failed", "cancelled"):
+                err = st.get("error") or {}
+                raise RetargetError(200, err.get("code", st["state"]), err.get("where", ""),
+                                    err.get("message", "job " + st["state"]))
+            if timeout is not None and time.monotonic() - start > timeout:
+                raise RetargetError(0, "timeout", f"job {job_id}", f"still {st['state']} after {timeout} s")
+            time.sleep(poll)
+
+
+def _main(argv=None):
+    ap = argparse.ArgumentParser(prog="retarget_client.py", description="retargetd HTTP client")
+    ap.add_argument("--server")
+    ap.add_argument("--token")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    s = sub.add_parser("submit")
+    s.add_argument("source")
+    s.add_argument("--robot", required=True)
+    s.add_argument("--profile")
+    s.add_argument("--source-robot")
+    for name in ("status", "wait", "cancel"):
+        sub.add_parser(name).add_argument("id", type=int)
+    f = sub.add_parser("fetch")
+    f.add_argument("id", type=int)
+    f.add_argument("-o", "--out", default=".")
+    sub.add_parser("list")
+    sub.add_parser("health")
+    a = ap.parse_args(argv)
+    c = Client(a.server, a.token)
+    try:
+        if a.cmd == "submit":
+            with open(a.source, encoding="utf-8", errors="replace") as fh:
+                text = fh.read()
+            name = os.path.splitext(os.path.basename(a.source))[0]
+            if a.source_robot:
+                job = c.submit_trajectory(text, a.source_robot, a.robot, a.profile, name=name)
+            else:
+                job = c.submit_bvh(text, a.robot, a.profile, name=name)
+            print(job["id"])
+        elif a.cmd == "status":
+            print(json.dumps(c.status(a.id)))
+        elif a.cmd == "wait":
+            def bar(st):
+                if sys.stderr.isatty():
+                    p = st.get("progress") or {}
+                    sys.stderr.write(f"\rjob {a.id}: {st['state']}, LM iteration {p.get('lm_iteration', 0)}   ")
+            print(json.dumps(c.wait(a.id, progress=bar)))
+        elif a.cmd == "cancel":
+            print(json.dumps(c.cancel(a.id)))
+        elif a.cmd == "list":
+            print(json.dumps(c.list()))
+        elif a.cmd == "health":
+            print(json.dumps(c.health()))
+        elif a.cmd == "fetch":
+            st = c.status(a.id)
+            res = c.result(a.id, trajectory=False)
+            os.makedirs(a.out, exist_ok=True)
+            with open(os.path.join(a.out, st["name"] + ".csv"), "w", encoding="utf-8", newline="") as fh:
+                fh.write(c.result_csv(a.id))
+            with open(os.path.join(a.out, st["name"] + ".report.json"), "w", encoding="utf-8") as fh:
+                json.dump(res.get("report", res), fh, indent=1)
+                fh.write("\n")
+    except RetargetError as e:
+        print(f"retarget_client: {e}", file=sys.stderr)
+        return 1
+    except OSError as e:
+        print(f"retarget_client: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main())
