@@ -23,10 +23,6 @@
 #include <string.h>
 #include <strings.h>
 
-#if defined(__GNUC__)
-#pragma GCC diagnostic ignored "-Wformat-nonliteral" /* what[] in kin_skeleton_recognize */
-#endif
-
 /* Candidate classes a core name proposes (bit mask). */
 enum {
     C_PELVIS = 1 << 0,
@@ -329,9 +325,9 @@ enum rt_status kin_skeleton_recognize(const struct kin_clip *clip, struct kin_sk
     /* What is missing, per side: 0 none, else an index into what[]; hint
      * names the joint the search stopped at. */
     static const char *const what[] = {
-        "", "leg (looked for Foot/Ankle)", "foot (looked for Foot/Ankle under %.24s)",
-        "shin (looked for Leg/Knee/Shin/Calf above %.24s)", "thigh (looked for UpLeg/Thigh/Hip above %.24s)",
-        "arm (looked for ForeArm/LowArm/Elbow)", "upper arm (looked for Arm/UpArm/Shoulder above %.24s)"};
+        "", "leg (looked for Foot/Ankle", "foot (looked for Foot/Ankle under",
+        "shin (looked for Leg/Knee/Shin/Calf above", "thigh (looked for UpLeg/Thigh/Hip above",
+        "arm (looked for ForeArm/LowArm/Elbow", "upper arm (looked for Arm/UpArm/Shoulder above"};
     int leg_miss[2] = {0, 0}, arm_miss[2] = {0, 0}, leg_hint[2] = {-1, -1}, arm_hint[2] = {-1, -1};
     for (int s = 0; s < 2; s++) {
         int o = s * KIN_ROLE_SIDED, side = s + 1;
@@ -387,7 +383,8 @@ enum rt_status kin_skeleton_recognize(const struct kin_clip *clip, struct kin_sk
             if (!mi[s]) continue;
             /* Both sides missing alike without a hint: say it once. */
             int both = s == 0 && mi[1] == mi[0] && hi[0] < 0 && hi[1] < 0;
-            snprintf(text, sizeof text, what[mi[s]], hi[s] >= 0 ? jname(&t, hi[s]) : "");
+            snprintf(text, sizeof text, "%s%s%.24s)", what[mi[s]], hi[s] >= 0 ? " " : "",
+                     hi[s] >= 0 ? jname(&t, hi[s]) : "");
             snprintf(item, sizeof item, "no %s %s", both ? "left/right" : side_word[s], text);
             msg_add(miss, sizeof miss, item);
             if (both) break;
