@@ -31,7 +31,7 @@ static struct lin_args lin_args_of(const struct cuda_lm *L)
     a.n = L->n;
     a.cols = L->cols;
     a.pks = (int)CUDA_PK_STRIDE(L->n);
-    a.ws_floats = warp_ws_floats(L->nl, L->n, L->cols);
+    a.ws_floats = warp_ws_floats(L->nl, L->n, L->cols, L->bd.n_targets);
     a.clip_of = L->clip_of;
     a.off = L->off;
     return a;
@@ -49,7 +49,7 @@ static unsigned frame_grid(const struct cuda_lm *L)
 static unsigned warp_grid(const struct cuda_lm *L) { return cuda_blocks((size_t)L->nf, LIN_WARPS); }
 static size_t warp_smem_bytes(const struct cuda_lm *L)
 {
-    return (size_t)LIN_WARPS * warp_ws_floats(L->nl, L->n, L->cols) * sizeof(float);
+    return (size_t)LIN_WARPS * warp_ws_floats(L->nl, L->n, L->cols, L->bd.n_targets) * sizeof(float);
 }
 
 #define WARP_FRAME(a)                                                              \
@@ -117,7 +117,7 @@ precond_kernel(struct lin_args a, const int *gate, const float *B, const unsigne
     __syncwarp();
     float lam = lambda[k] * mu[f];
     warp_precond(&a.bd, ws.B, frozen[f], lam, f - a.off[k], a.off[k + 1] - a.off[k], 1, ws.lamd, ws.F, ws.dM,
-                 a.tb.tri, lane);
+                 a.tb.tri, lane, ws.xt);
     warp_copy4(F + (size_t)f * a.pks, ws.F, pk4, lane);
     warp_copy(lamd + (size_t)f * a.n, ws.lamd, a.n, lane);
 }
@@ -247,7 +247,10 @@ enum rt_status cuda_warp_tables_build(struct cuda_lm *L, const struct solver_bat
     size_t o_chfirst = o_chslot + (size_t)n_ch + 1;
     size_t o_tgnc = o_chfirst + (size_t)n_ch + 1;
     size_t o_tgcols = o_tgnc + (size_t)nt + 1;
-    size_t bytes = o_tgcols + ((size_t)nt + 1) * FRAME_MAX_DIM;
+    size_t o_spair = o_tgcols + ((size_t)nt + 1) * FRAME_MAX_DIM;
+    o_spair = (o_spair + 15) & ~(size_t)15;
+    const int nsp = FRAME_MAX_DIM * (FRAME_MAX_DIM + 1) / 2;
+    size_t bytes = o_spair + (size_t)nsp * sizeof(unsigned short);
     char *h = (char *)calloc(1, bytes);
     int *depth = (int *)calloc((size_t)nl, sizeof(int));
     if (!h || !depth) { free(h); free(depth); return CUDA_ERR(err, RT_ENOMEM, "solver", "out of memory"); }
@@ -270,6 +273,13 @@ enum rt_status cuda_warp_tables_build(struct cuda_lm *L, const struct solver_bat
             if (depth[i] == d) order[m++] = (short)i;
     }
     wave[nw] = m;
+    /* slot pairs (a, c), c <= a, a ascending (warp_eval's block entries) */
+    {
+        unsigned short *sp = (unsigned short *)(h + o_spair);
+        int q = 0;
+        for (int a = 0; a < FRAME_MAX_DIM; a++)
+            for (int c = 0; c <= a; c++) sp[q++] = (unsigned short)(a | (c << 8));
+    }
     /* Cholesky trailing entries, columns descending, rows ascending */
     m = 0;
     for (int j = n - 1; j >= 0; j--)
@@ -316,6 +326,7 @@ enum rt_status cuda_warp_tables_build(struct cuda_lm *L, const struct solver_bat
     L->tb.ch_first = (const signed char *)(d + o_chfirst);
     L->tb.tg_nc = (const signed char *)(d + o_tgnc);
     L->tb.tg_cols = (const signed char *)(d + o_tgcols);
+    L->tb.spair = (const unsigned short *)(d + o_spair);
     /* shared memory beyond the 48 KB default for large trees */
     int sm = (int)warp_smem_bytes(L);
     CUDA_TRY(cudaFuncSetAttribute(lin_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, sm), err);

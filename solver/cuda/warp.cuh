@@ -49,26 +49,32 @@ struct warp_tabs {
     const signed char *ch_first;   /* 1: the element opens its slot; 0: a mimic adds into it */
     const signed char *tg_nc;      /* [n_targets] compact columns */
     const signed char *tg_cols;    /* [n_targets * FRAME_MAX_DIM] tangent column of each slot */
+    const unsigned short *spair;   /* slot pairs (a, c), c <= a, a ascending: a | c << 8 */
 };
 
 /* Shared-memory workspace of one warp (floats; see warp_ws_floats). */
 struct warp_ws {
-    float *lk, *B, *F, *g, *d, *Bd, *lamd, *dM, *x, *xt, *tmp, *jp, *jo;
+    float *lk, *B, *F, *g, *d, *Bd, *lamd, *dM, *x, *xt, *tmp, *jp, *jo, *rs;
 };
+
+/* Per-target residual record (warp_eval): ep[3], eo[3], wp2, wo2, the
+ * position and rotation cost terms, flags (1: position, 2: rotation). */
+#define WARP_RS 12
 
 static __host__ __device__ __forceinline__ size_t warp_r4(size_t v) { return (v + 3) & ~(size_t)3; }
 
-static __host__ __device__ __forceinline__ size_t warp_ws_floats(int nl, int n, int cols)
+static __host__ __device__ __forceinline__ size_t warp_ws_floats(int nl, int n, int cols, int nt)
 {
     size_t pk = warp_r4((size_t)n * (n + 1) / 2);
     return warp_r4((size_t)nl * FRAME_LINK_STRIDE) + 2 * pk + 5 * warp_r4((size_t)n) + 3 * warp_r4((size_t)cols) +
-           2 * (size_t)FRAME_MAX_DIM * 3;
+           2 * warp_r4((size_t)n * 3) + (size_t)WARP_RS * (size_t)nt;
 }
 
 static __device__ __forceinline__ struct warp_ws warp_ws_at(float *base, int nl, int n, int cols)
 {
     struct warp_ws w;
     size_t pk = warp_r4((size_t)n * (n + 1) / 2), vn = warp_r4((size_t)n), vc = warp_r4((size_t)cols);
+    size_t vj = warp_r4((size_t)n * 3);
     float *p = base;
     w.lk = p; p += warp_r4((size_t)nl * FRAME_LINK_STRIDE);
     w.B = p; p += pk;
@@ -81,8 +87,9 @@ static __device__ __forceinline__ struct warp_ws warp_ws_at(float *base, int nl,
     w.x = p; p += vc;
     w.xt = p; p += vc;
     w.tmp = p; p += vc;
-    w.jp = p; p += FRAME_MAX_DIM * 3;
-    w.jo = p;
+    w.jp = p; p += vj; /* slots < nc <= n */
+    w.jo = p; p += vj;
+    w.rs = p;
     return w;
 }
 
@@ -147,20 +154,26 @@ static __device__ float warp_eval(const struct solver_batch *b, const struct war
         for (int i = (int)lane; i < n; i += 32) g[i] = 0.0f;
         __syncwarp();
     }
-    for (int k = 0; k < b->n_targets; k++) {
-        size_t ti = (size_t)f * (size_t)b->n_targets + (size_t)k;
+    /* The targets' residuals and cost terms are independent: lane k
+     * computes target k's (frame_eval's expressions) into its record; the
+     * cost terms are then added in target order on every lane. */
+    const int nt = b->n_targets;
+    for (int k = (int)lane; k < nt; k += 32) {
+        size_t ti = (size_t)f * (size_t)nt + (size_t)k;
         float wp = b->target_wpos ? b->target_wpos[ti] : 0.0f;
         float wo = b->target_wrot ? b->target_wrot[ti] : 0.0f;
         int hp = wp > 0.0f && b->target_pos, ho = wo > 0.0f && b->target_rot;
+        float *rs = ws.rs + (size_t)WARP_RS * k;
+        rs[10] = (float)(hp | (ho << 1));
         if (!hp && !ho) continue;
         int link = b->target_link[k];
         const float *L = lk + (size_t)link * FRAME_LINK_STRIDE;
         float ep[3] = {0.0f, 0.0f, 0.0f}, eo[3] = {0.0f, 0.0f, 0.0f};
-        float wp2 = wp * wp, wo2 = wo * wo;
+        float wp2 = wp * wp, wo2 = wo * wo, tp_ = 0.0f, to_ = 0.0f;
         if (hp) {
             const float *tp = b->target_pos + 3 * ti;
             ep[0] = L[0] - tp[0]; ep[1] = L[1] - tp[1]; ep[2] = L[2] - tp[2];
-            track = track + wp2 * v3_dot(ep, ep);
+            tp_ = wp2 * v3_dot(ep, ep);
         }
         if (ho) {
             float qt[4] = {b->target_rot[4 * ti], b->target_rot[4 * ti + 1], b->target_rot[4 * ti + 2],
@@ -170,9 +183,26 @@ static __device__ float warp_eval(const struct solver_batch *b, const struct war
             q_to_m3(qt, Rt);
             m3_mul_bt(L + 3, Rt, M);
             m3_log(M, eo);
-            track = track + wo2 * v3_dot(eo, eo);
+            to_ = wo2 * v3_dot(eo, eo);
         }
-        if (!B) continue;
+        rs[0] = ep[0]; rs[1] = ep[1]; rs[2] = ep[2];
+        rs[3] = eo[0]; rs[4] = eo[1]; rs[5] = eo[2];
+        rs[6] = wp2; rs[7] = wo2; rs[8] = tp_; rs[9] = to_;
+    }
+    __syncwarp();
+    for (int k = 0; k < nt; k++) {
+        const float *rs = ws.rs + (size_t)WARP_RS * k;
+        int fl = (int)rs[10];
+        if (fl & 1) track = track + rs[8];
+        if (fl & 2) track = track + rs[9];
+    }
+    for (int k = 0; B && k < nt; k++) {
+        const float *rs = ws.rs + (size_t)WARP_RS * k;
+        const int fl = (int)rs[10], hp = fl & 1, ho = fl & 2;
+        if (!fl) continue;
+        const float *L = lk + (size_t)b->target_link[k] * FRAME_LINK_STRIDE;
+        const float *ep = rs, *eo = rs + 3;
+        const float wp2 = rs[6], wo2 = rs[7];
 
         /* Jacobian columns of this target, compact (frame_eval's list). */
         const int nc = tb.tg_nc[k];
@@ -205,15 +235,32 @@ static __device__ float warp_eval(const struct solver_batch *b, const struct war
             if (ho) ga = ga + wo2 * v3_dot(jo + 3 * a, eo);
             g[cols[a]] = g[cols[a]] + ga;
         }
-        for (int p = (int)lane; p < nc * nc; p += 32) {
-            int a = p / nc, c2 = p - a * nc;
-            int ca = cols[a], cc = cols[c2];
-            if (cc < ca) continue;
-            float h = 0.0f;
-            if (hp) h = h + wp2 * v3_dot(jp + 3 * a, jp + 3 * c2);
-            if (ho) h = h + wo2 * v3_dot(jo + 3 * a, jo + 3 * c2);
-            float *e = B + pk_idx(cc, ca);
-            *e = *e + h;
+        /* Block entries: every unordered slot pair once (the products of
+         * v3_dot commute exactly, so dot(a, c) == dot(c, a) bit for bit);
+         * entry (max col, min col) of the packed lower triangle = the CPU's
+         * (min col, max col). Loads of a batch before its stores (the
+         * entries are distinct, so the batch may run in any order). */
+        const int np = nc * (nc + 1) / 2;
+        for (int p0 = (int)lane; p0 < np; p0 += 64) {
+            float v[2];
+            int at[2];
+#pragma unroll
+            for (int u = 0; u < 2; u++) {
+                int p = p0 + 32 * u;
+                if (p >= np) break;
+                unsigned pr = tb.spair[p];
+                int sa = (int)(pr & 0xffu), sc = (int)(pr >> 8);
+                int ca = cols[sa], cc = cols[sc];
+                int hi = ca > cc ? ca : cc, lo = ca > cc ? cc : ca;
+                float h = 0.0f;
+                if (hp) h = h + wp2 * v3_dot(jp + 3 * sa, jp + 3 * sc);
+                if (ho) h = h + wo2 * v3_dot(jo + 3 * sa, jo + 3 * sc);
+                at[u] = pk_idx(hi, lo);
+                v[u] = B[at[u]] + h;
+            }
+#pragma unroll
+            for (int u = 0; u < 2; u++)
+                if (p0 + 32 * u < np) B[at[u]] = v[u];
         }
         __syncwarp();
     }
@@ -283,24 +330,46 @@ static __device__ unsigned long long warp_freeze(const struct solver_tree *tr, c
     return mask;
 }
 
+#define WARP_CHOL_BATCH 3
+
 /* frame_chol on one warp, in place on the packed M (shared), with dM the
  * original diagonal of M (the pivot floor reads it). */
-static __device__ void warp_chol(float *A, const float *dM, int n, const unsigned short *tri, unsigned lane)
+static __device__ void warp_chol(float *A, const float *dM, int n, const unsigned short *tri, unsigned lane,
+                                 float *cs)
 {
     for (int k = 0; k < n; k++) {
         float s = A[pk_idx(k, k)];
         float fl = 1e-7f * dM[k] + 1e-30f;
         if (!(s > fl)) s = fl;
         float piv = sqrtf(s);
-        for (int i = k + 1 + (int)lane; i < n; i += 32) A[pk_idx(i, k)] = A[pk_idx(i, k)] / piv;
+        /* column k also goes to the contiguous copy cs (n floats; the
+         * trailing update reads it there instead of strided in A) */
+        for (int i = k + 1 + (int)lane; i < n; i += 32) {
+            float l = A[pk_idx(i, k)] / piv;
+            A[pk_idx(i, k)] = l;
+            cs[i] = l;
+        }
         __syncwarp();
         if (lane == 0) A[pk_idx(k, k)] = piv;
+        /* Step k reads column k and writes trailing entries (each one
+         * lane's), so a lane loads a batch of its entries before storing
+         * any: the same operations, with the loads in flight together. */
         int cnt = (n - k - 1) * (n - k) / 2;
-        for (int e = (int)lane; e < cnt; e += 32) {
-            unsigned ij = tri[e];
-            int i = (int)(ij & 0xffu), j = (int)(ij >> 8);
-            float *a = A + pk_idx(i, j);
-            *a = *a - A[pk_idx(i, k)] * A[pk_idx(j, k)];
+        for (int e0 = (int)lane; e0 < cnt; e0 += 32 * WARP_CHOL_BATCH) {
+            float v[WARP_CHOL_BATCH];
+            int at[WARP_CHOL_BATCH];
+#pragma unroll
+            for (int u = 0; u < WARP_CHOL_BATCH; u++) {
+                int e = e0 + 32 * u;
+                if (e >= cnt) break;
+                unsigned ij = tri[e];
+                int i = (int)(ij & 0xffu), j = (int)(ij >> 8);
+                at[u] = pk_idx(i, j);
+                v[u] = A[at[u]] - cs[i] * cs[j];
+            }
+#pragma unroll
+            for (int u = 0; u < WARP_CHOL_BATCH; u++)
+                if (e0 + 32 * u < cnt) A[at[u]] = v[u];
         }
         __syncwarp();
     }
@@ -310,7 +379,7 @@ static __device__ void warp_chol(float *A, const float *dM, int n, const unsigne
  * (packed, shared; dM scratch). */
 static __device__ void warp_precond(const struct solver_batch *b, const float *B, unsigned long long frozen, float lam,
                                     int t, int T, int smooth, float *lamd, float *F, float *dM,
-                                    const unsigned short *tri, unsigned lane)
+                                    const unsigned short *tri, unsigned lane, float *cs)
 {
     const int n = solver_tangent_dim(b->tree), pk = n * (n + 1) / 2;
     for (int i = (int)lane; i < pk; i += 32) F[i] = B[i];
@@ -327,7 +396,7 @@ static __device__ void warp_precond(const struct solver_batch *b, const float *B
         dM[c] = m;
     }
     __syncwarp();
-    warp_chol(F, dM, n, tri, lane);
+    warp_chol(F, dM, n, tri, lane, cs);
 }
 
 /* frame_chol_solve on one warp with a packed factor; lane l holds
@@ -376,7 +445,7 @@ static __device__ float warp_init_solve(const struct solver_batch *b, const stru
     float cost = warp_eval(b, tb, f, x, NULL, 0, 1, ws, ws.B, ws.g, lane);
     unsigned long long fz = warp_freeze(tr, x, ws.B, ws.g, lane);
     for (int it = 0; it < iters; it++) {
-        warp_precond(b, ws.B, fz, lam, 0, 1, 0, ws.lamd, ws.F, ws.dM, tb.tri, lane);
+        warp_precond(b, ws.B, fz, lam, 0, 1, 0, ws.lamd, ws.F, ws.dM, tb.tri, lane, ws.xt); /* xt: free until the retraction */
         float z0 = (int)lane < n ? ws.g[lane] : 0.0f, z1 = (int)lane + 32 < n ? ws.g[lane + 32] : 0.0f;
         warp_chol_solve_pk(ws.F, n, lane, &z0, &z1);
         if ((int)lane < n) ws.d[lane] = -z0;
