@@ -41,6 +41,7 @@ struct solve_args {
 struct clip {
     const char *path;
     char name[256];
+    char profile[128]; /* profile used ("cmu_g1", "auto:cmu_asf_g1"), "" for the identity mapping */
     struct kin_targets t;
     struct solver_options opt;
     float *state;
@@ -193,7 +194,10 @@ static enum rt_status load_source(const struct solve_args *a, const struct kin_r
                                              err);
         }
     }
-    if (st == RT_OK && prof) kin_profile_solver_options(prof, &c->opt);
+    if (st == RT_OK && prof) {
+        kin_profile_solver_options(prof, &c->opt);
+        snprintf(c->profile, sizeof c->profile, "%s", prof->name ? prof->name : "");
+    }
 done:
     kin_profile_free(prof);
     kin_clip_free(bvh);
@@ -263,6 +267,7 @@ static enum rt_status write_outputs(const struct solve_args *a, struct solver_ba
     if (fclose(f) && st == RT_OK) st = rt_err_set(err, RT_EIO, path, "write failed");
     if (st != RT_OK) return st;
     struct kin_report_info info = {
+        .profile = c->profile[0] ? c->profile : NULL,
         .source = c->path,
         .robot = robot->name,
         .backend = solver_backend_name(be),

@@ -14,6 +14,7 @@ cJSON *kin_report_json(const struct kin_report_info *info, const struct kin_robo
     cJSON_AddNumberToObject(root, "frame_time", t->frame_time);
     if (info->source) cJSON_AddStringToObject(root, "source", info->source);
     cJSON_AddStringToObject(root, "robot", info->robot ? info->robot : r->name);
+    if (info->profile) cJSON_AddStringToObject(root, "profile", info->profile);
     solver = cJSON_AddObjectToObject(root, "solver");
     if (!solver) goto fail;
     cJSON_AddStringToObject(solver, "backend", info->backend ? info->backend : "cpu");

@@ -19,6 +19,7 @@ extern "C" {
 struct kin_report_info {
     const char *source;     /* source file path */
     const char *robot;      /* robot name */
+    const char *profile;    /* profile used, or NULL (identity mapping) */
     const char *backend;    /* "cpu", "cuda" */
     const char *mode;       /* "trajectory" or "per-frame" */
     int threads;

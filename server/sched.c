@@ -233,6 +233,7 @@ static void solve_part(struct sched *q, const struct kin_robot *robot, struct ba
         struct kin_report_info info = {
             .source = b->j.name,
             .robot = robot->name,
+            .profile = b->in.profile[0] ? b->in.profile : NULL,
             .backend = solver_backend_name(&q->be),
             .mode = "trajectory",
             .threads = b->in.opt.threads,
