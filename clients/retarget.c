@@ -4,7 +4,7 @@
  *   retarget solve SOURCE... --robot NAME|URDF [--source-robot NAME|URDF]
  *                  [--profile NAME|FILE] [-o DIR] [--batch] [--backend cpu|cuda|auto]
  *                  [--threads N] [--per-frame] [--no-header] [--fps F]
- *                  [--max-lm N] [--max-cg N] [--linear pcg|direct] [--quiet]
+ *                  [--max-lm N] [--max-cg N] [--cg-tol T] [--linear pcg|direct] [--quiet]
  *   retarget render CLIP.bvh RESULT.csv --robot NAME -o FILE.svg
  *   retarget batch CORPUS_DIR --robot R --out DIR [--server URL] [--shard I/N] [--jobs N]
  *   retarget submit|status|wait|fetch|cancel|list ... [--server URL] [--token T]
@@ -25,7 +25,7 @@ static void usage(FILE *f)
           "       retarget solve SOURCE... --robot NAME|URDF [--source-robot NAME|URDF]\n"
           "                [--profile NAME|FILE] [-o DIR] [--batch] [--backend cpu|cuda|auto]\n"
           "                [--threads N] [--per-frame] [--no-header] [--fps F]\n"
-          "                [--max-lm N] [--max-cg N] [--linear pcg|direct] [--quiet]\n"
+          "                [--max-lm N] [--max-cg N] [--cg-tol T] [--linear pcg|direct] [--quiet]\n"
           "       retarget render CLIP.bvh RESULT.csv --robot NAME -o FILE.svg\n"
           "       retarget batch CORPUS_DIR --robot R --out DIR [--server URL] [--shard I/N] [--jobs N]\n"
           "       retarget submit CLIP --robot R [--profile P] [--source-robot S]   (prints the job id)\n"

@@ -33,7 +33,7 @@
 struct solve_args {
     const char *robot, *source_robot, *profile, *out_dir, *backend, *linear;
     int batch, per_frame, no_header, quiet, threads, max_lm, max_cg;
-    double fps;
+    double fps, cg_tol;
     int n_sources;
     const char **sources;
 };
@@ -75,6 +75,7 @@ static int parse_args(int argc, char **argv, struct solve_args *a, struct rt_err
     if (a->threads > 64) a->threads = 64;
     a->max_lm = -1;
     a->max_cg = -1;
+    a->cg_tol = -1.0;
     a->sources = calloc((size_t)argc + 1, sizeof *a->sources);
     if (!a->sources) return rt_err_set(err, RT_ENOMEM, "args", "out of memory");
     for (int i = 0; i < argc; i++) {
@@ -94,6 +95,13 @@ static int parse_args(int argc, char **argv, struct solve_args *a, struct rt_err
         else if (!strcmp(o, "--threads")) { NEED_VALUE(); if (parse_int(o, v, 1, 256, &a->threads, err)) return err->code; }
         else if (!strcmp(o, "--max-lm")) { NEED_VALUE(); if (parse_int(o, v, 0, 100000, &a->max_lm, err)) return err->code; }
         else if (!strcmp(o, "--max-cg")) { NEED_VALUE(); if (parse_int(o, v, 1, 100000, &a->max_cg, err)) return err->code; }
+        else if (!strcmp(o, "--cg-tol")) {
+            char *end;
+            NEED_VALUE();
+            a->cg_tol = strtod(v, &end);
+            if (end == v || *end || !(a->cg_tol >= 0.0 && a->cg_tol < 1.0))
+                return rt_err_set(err, RT_EINVAL, o, "expected a tolerance in [0, 1), got '%.20s'", v);
+        }
         else if (!strcmp(o, "--fps")) {
             char *end;
             NEED_VALUE();
@@ -118,6 +126,17 @@ static int parse_args(int argc, char **argv, struct solve_args *a, struct rt_err
     if (a->linear && strcmp(a->linear, "pcg") && strcmp(a->linear, "direct"))
         return rt_err_set(err, RT_EINVAL, "--linear", "expected pcg or direct, got '%.20s'", a->linear);
     return RT_OK;
+}
+
+/* Applies the command line's solver overrides on top of a clip's options
+ * (defaults, then its profile's). */
+static void apply_overrides(const struct solve_args *a, struct solver_options *o)
+{
+    o->threads = a->threads;
+    if (a->max_lm >= 0) o->max_lm_iters = a->max_lm;
+    if (a->max_cg >= 0) o->max_cg_iters = a->max_cg;
+    if (a->cg_tol >= 0) o->cg_tol = (float)a->cg_tol;
+    if (a->linear && !strcmp(a->linear, "direct")) o->linear = SOLVER_LINEAR_DIRECT;
 }
 
 /* NAME of a source: its file name without folders and extension. */
@@ -237,10 +256,7 @@ static enum rt_status solve_group(const struct solve_args *a, struct solver_back
     for (int i = 0; i < n; i++) items[i].t = &clips[idx[i]].t;
     struct progress prog = {a->quiet || !isatty(2), n, n > 1 ? "batch" : clips[idx[0]].name};
     struct solver_options opt = clips[idx[0]].opt;
-    opt.threads = a->threads;
-    if (a->max_lm >= 0) opt.max_lm_iters = a->max_lm;
-    if (a->max_cg >= 0) opt.max_cg_iters = a->max_cg;
-    if (a->linear && !strcmp(a->linear, "direct")) opt.linear = SOLVER_LINEAR_DIRECT;
+    apply_overrides(a, &opt);
     st = kin_batch_solve(be, robot, &opt, items, n, on_progress, &prog, err);
     if (!prog.quiet) fputs("\n", stderr);
     if (st == RT_OK)
@@ -338,9 +354,7 @@ int cli_solve_err(int argc, char **argv, struct rt_err *err_out)
             struct clip *c = &clips[i];
             size_t bytes = (size_t)c->t.n_frames * (size_t)solver_state_cols(&robot->tree) * sizeof(float);
             struct solver_options opt = c->opt;
-            opt.threads = a.threads;
-            if (a.max_lm >= 0) opt.max_lm_iters = a.max_lm;
-            if (a.max_cg >= 0) opt.max_cg_iters = a.max_cg;
+            apply_overrides(&a, &opt);
             if (!(c->state = malloc(bytes))) {
                 rt_err_set(&err, RT_ENOMEM, c->path, "out of memory");
                 goto fail;
