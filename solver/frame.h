@@ -38,6 +38,7 @@
 
 #include "solver.h"
 #include "reduce.h"
+#include "lm_rule.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -748,12 +749,10 @@ RT_HD float frame_init_solve(const struct solver_batch *b, int f, float *x, int 
         float pred = -frame_dot(g, d, n) - 0.5f * frame_dot(d, Bd, n);
         frame_retract(tr, x, d, xt);
         float cnew = frame_eval(b, f, xt, NULL, 0, 1, lk, NULL, NULL);
-        float rho = pred > 0.0f ? (cost - cnew) / pred : -1.0f;
+        float rho = lm_rule_rho(cost, cnew, pred);
         if (rho > 0.0f) {
             for (int i = 0; i < cols; i++) x[i] = xt[i];
-            float s = 2.0f * rho - 1.0f, fct = 1.0f - s * s * s;
-            lam = lam * (fct > (1.0f / 3.0f) ? fct : (1.0f / 3.0f));
-            if (lam < 1e-7f) lam = 1e-7f;
+            lam = lm_rule_shrink(lam, rho, LM_RULE_INIT_LAMBDA_MIN);
             nu = 2.0f;
             if (it + 1 < iters) {
                 cost = frame_eval(b, f, x, NULL, 0, 1, lk, B, g);
@@ -762,7 +761,7 @@ RT_HD float frame_init_solve(const struct solver_batch *b, int f, float *x, int 
         } else {
             lam = lam * nu;
             nu = nu * 2.0f;
-            if (lam > 1e10f) break;
+            if (lam > LM_RULE_INIT_LAMBDA_MAX) break;
         }
     }
     return lam;

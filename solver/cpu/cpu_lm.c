@@ -19,15 +19,12 @@
 #include <time.h>
 
 #include "../frame.h"
+#include "../lm_rule.h"
 #include "../reduce.h"
 #include "cpu_internal.h"
 
 void cpu_costs(struct cpu_ctx *c, const float *state, float *out);
 void cpu_predict(struct cpu_ctx *c);
-
-#define MU_MAX 1e6f
-#define LAMBDA_MAX 1e10f
-#define LAMBDA_MIN 1e-9f
 
 static double now_s(void)
 {
@@ -176,15 +173,13 @@ static void ph_init(void *vctx, int tid, size_t begin, size_t end)
 
 /* One repair round over the independent solutions (read from x, written to
  * xt, costs from part to part_t): a frame whose tracking cost exceeds
- * INIT_REPAIR_RATIO times a same-clip neighbour's (plus a floor) restarts
+ * LM_RULE_INIT_REPAIR_RATIO times a same-clip neighbour's (plus a floor) restarts
  * from that neighbour's solution (left neighbour first, then right) and
- * keeps the result only if it lowers its own cost. Independent solves from
- * the rest pose can land in another basin (a wrist flipped against its
- * limits); the neighbour usually sits in the right one. Frame-parallel and
- * double-buffered, so the result never depends on thread count. */
-#define INIT_REPAIR_RATIO 2.0f
-#define INIT_REPAIR_FLOOR 1e-7f
-#define INIT_REPAIR_ROUNDS 8
+ * keeps the result only if it lowers its own cost (lm_rule.h
+ * lm_rule_repair_wants). Independent solves from the rest pose can land in
+ * another basin (a wrist flipped against its limits); the neighbour usually
+ * sits in the right one. Frame-parallel and double-buffered, so the result
+ * never depends on thread count. */
 static void ph_repair(void *vctx, int tid, size_t begin, size_t end)
 {
     struct cpu_ctx *c = (struct cpu_ctx *)vctx;
@@ -198,7 +193,7 @@ static void ph_repair(void *vctx, int tid, size_t begin, size_t end)
         for (int side = 0; side < 2; side++) {
             long nb = side == 0 ? (long)f - 1 : (long)f + 1;
             if (nb < cl->off || nb >= cl->off + cl->T) continue;
-            if (!(c->part[f] > INIT_REPAIR_RATIO * c->part[nb] + INIT_REPAIR_FLOOR)) continue;
+            if (!lm_rule_repair_wants(c->part[f], c->part[nb])) continue;
             memcpy(tmp, c->x + (size_t)nb * cols, cols * sizeof(float));
             frame_init_solve(c->b, (int)f, tmp, c->b->opt.init_iters, c->b->opt.init_lambda, s);
             float ct = frame_eval(c->b, (int)f, tmp, NULL, 0, 1, s, NULL, NULL);
@@ -214,7 +209,7 @@ static void ph_repair(void *vctx, int tid, size_t begin, size_t end)
 static void init_solve(struct cpu_ctx *c)
 {
     cpu_pool_run(c->pool, ph_init, c, (size_t)c->nf);
-    for (int round = 0; round < INIT_REPAIR_ROUNDS; round++) {
+    for (int round = 0; round < LM_RULE_INIT_REPAIR_ROUNDS; round++) {
         cpu_pool_run(c->pool, ph_repair, c, (size_t)c->nf);
         int changed = 0;
         for (int f = 0; f < c->nf; f++) changed += c->part_t[f] != c->part[f];
@@ -235,19 +230,8 @@ static void ph_accept(void *vctx, int tid, size_t begin, size_t end)
     for (size_t f = begin; f < end; f++) {
         const struct cpu_clip *cl = &c->clip[c->clip_of[f]];
         if (!cl->sel) continue;
-        if (c->b->opt.per_frame_damping) {
-            /* The frame's own gain ratio: its partial cost change over its
-             * share of the predicted decrease; only frames carrying at least
-             * 1% of the average share are judged. */
-            float pf = c->pred_f[f], share = 0.01f * cl->pred / (float)cl->T;
-            if (pf > 0.0f && pf > share) {
-                float rho = (c->part[f] - c->part_t[f]) / pf;
-                float m = c->mu[f];
-                if (rho < 0.25f) m = m * 4.0f;
-                else if (rho > 0.75f) m = m / 3.0f;
-                c->mu[f] = rt_clampf(m, 1.0f, MU_MAX);
-            }
-        }
+        if (c->b->opt.per_frame_damping)
+            c->mu[f] = lm_rule_mu(c->mu[f], c->part[f], c->part_t[f], c->pred_f[f], cl->pred, (float)cl->T);
         if (cl->sel == 2) {
             memcpy(c->x + f * c->cols, c->xt + f * c->cols, (size_t)c->cols * sizeof(float));
             c->part[f] = c->part_t[f];
@@ -317,9 +301,8 @@ static enum rt_status lm_run(struct cpu_ctx *c, struct rt_err *err)
             cl->cost = clip_frame_sum(c, cl, c->part);
             if (first) cl->initial_cost = cl->cost;
             cl->need_lin = 0;
-            if (max_abs_g(c, cl) < o->tol_grad) { cl->term = SOLVER_TERM_GRADIENT; cl->active = 0; }
-            else if (!(cl->cost > 0.0f)) { cl->term = SOLVER_TERM_COST; cl->active = 0; }
-            else if (cl->lm_iters >= o->max_lm_iters) { cl->term = SOLVER_TERM_MAX_ITERS; cl->active = 0; }
+            int term = lm_rule_after_lin(o, max_abs_g(c, cl), cl->cost, cl->lm_iters);
+            if (term != SOLVER_TERM_NONE) { cl->term = term; cl->active = 0; }
         }
         first = 0;
         cpu_select_all_active(c);
@@ -342,7 +325,8 @@ static enum rt_status lm_run(struct cpu_ctx *c, struct rt_err *err)
             const float *u[3] = {c->x, NULL, NULL}, *v[3] = {c->x, NULL, NULL};
             cpu_dots(c, 1, u, v, c->cols, sx);
         }
-        /* 3. accept or reject, per clip */
+        /* 3. accept or reject, per clip (lm_rule.h, shared with the CUDA
+         * backend's host driver) */
         for (int k = 0; k < c->nc; k++) {
             struct cpu_clip *cl = &c->clip[k];
             if (!cl->sel) continue;
@@ -350,27 +334,9 @@ static enum rt_status lm_run(struct cpu_ctx *c, struct rt_err *err)
             cl->cost_t = clip_frame_sum(c, cl, c->part_t);
             cl->cg_total += cl->cg_it;
             cl->lm_iters++;
-            float rho = cl->pred > 0.0f ? (cl->cost - cl->cost_t) / cl->pred : -1.0f;
-            float dn = sqrtf(s[k][0]), xn = sqrtf(sx[k][0]);
-            if (rho > 0.0f) {
-                float dec = cl->cost - cl->cost_t;
-                float t2 = 2.0f * rho - 1.0f, fct = 1.0f - t2 * t2 * t2;
-                cl->lambda = cl->lambda * (fct > (1.0f / 3.0f) ? fct : (1.0f / 3.0f));
-                if (cl->lambda < LAMBDA_MIN) cl->lambda = LAMBDA_MIN;
-                cl->nu = 2.0f;
+            if (lm_rule_step(o, &cl->cost, cl->cost_t, cl->pred, s[k][0], sx[k][0], &cl->lambda, &cl->nu, &cl->term)) {
                 cl->sel = 2;
                 cl->need_lin = 1;
-                if (dec < o->tol_cost * cl->cost) cl->term = SOLVER_TERM_COST;
-                else if (dn < o->tol_step * (xn + o->tol_step)) cl->term = SOLVER_TERM_STEP;
-                cl->cost = cl->cost_t;
-            } else {
-                cl->lambda = cl->lambda * cl->nu;
-                cl->nu = cl->nu * 2.0f;
-                /* A rejected step that is already negligible cannot be
-                 * improved by more damping: the clip has converged to float
-                 * precision. The CUDA backend makes the same decision. */
-                if (cl->lambda > LAMBDA_MAX) cl->term = SOLVER_TERM_DAMPING;
-                else if (dn < o->tol_step * (xn + o->tol_step)) cl->term = SOLVER_TERM_STEP;
             }
         }
         free(sx);
@@ -379,8 +345,7 @@ static enum rt_status lm_run(struct cpu_ctx *c, struct rt_err *err)
         int max_it = 0;
         for (int k = 0; k < c->nc; k++) {
             struct cpu_clip *cl = &c->clip[k];
-            if (cl->active && cl->term != SOLVER_TERM_NONE) cl->active = 0;
-            if (cl->active && cl->lm_iters >= o->max_lm_iters) { cl->term = SOLVER_TERM_MAX_ITERS; cl->active = 0; }
+            lm_rule_end_iter(o, cl->lm_iters, &cl->active, &cl->term);
             done_clips += !cl->active;
             if (cl->lm_iters > max_it) max_it = cl->lm_iters;
         }

@@ -27,7 +27,7 @@ enum rt_status cuda_costs(struct cuda_lm *L, const float *state, float *out, con
 /* lamd and the Cholesky factor F of every gated frame (lambda_clip * mu_f). */
 enum rt_status cuda_precondition(struct cuda_lm *L, const int *gate, cudaStream_t s, struct rt_err *err);
 /* opt.init_iters independent LM iterations per frame on x, then up to
- * INIT_REPAIR_ROUNDS neighbour repair rounds (cpu_lm.c init_solve); swaps
+ * LM_RULE_INIT_REPAIR_ROUNDS neighbour repair rounds (cpu_lm.c init_solve); swaps
  * L->x/xt and L->part/part_t as the CPU does. One host read per round. */
 enum rt_status cuda_init_solves(struct cuda_lm *L, cudaStream_t s, struct rt_err *err);
 /* Per-frame damping update and, for clips with sel == 2, x = xt, part = part_t. */

@@ -5,9 +5,10 @@
  * Division of labour: every per-frame computation and the whole PCG run on
  * the device (lin.cu, cg.cu); every clip scalar is reduced on the device in
  * the DESIGN.md order (reduce.cuh); the per-clip LM decisions (acceptance,
- * lambda, stopping) run here on the host on those few floats, in the same
- * C expressions as the CPU backend, so that they are the same bits (this
- * file is compiled with -ffp-contract=off like the C code). One round trip
+ * lambda, stopping) run here on the host on those few floats, through the
+ * functions of solver/lm_rule.h that the CPU backend calls too, so that
+ * they are the same bits (this file is compiled with -ffp-contract=off
+ * like the C code). One round trip
  * per LM phase (two per iteration), none inside the PCG. */
 #include "lm.cuh"
 #include "cg.cuh"
@@ -17,9 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-#define LAMBDA_MAX 1e10f /* solver/cpu/cpu_lm.c */
-#define LAMBDA_MIN 1e-9f
 
 struct host_clip { /* struct cpu_clip's LM fields */
     int off, T, active, sel, need_lin, lm_iters, cg_total, term;
@@ -344,9 +342,8 @@ enum rt_status cuda_lm_solve(struct cuda_lm **lmp, const struct solver_batch *b,
                 c->cost = h_a[k];
                 if (first) c->initial_cost = c->cost;
                 c->need_lin = 0;
-                if (h_b[k] < o->tol_grad) { c->term = SOLVER_TERM_GRADIENT; c->active = 0; }
-                else if (!(c->cost > 0.0f)) { c->term = SOLVER_TERM_COST; c->active = 0; }
-                else if (c->lm_iters >= o->max_lm_iters) { c->term = SOLVER_TERM_MAX_ITERS; c->active = 0; }
+                int term = lm_rule_after_lin(o, h_b[k], c->cost, c->lm_iters);
+                if (term != SOLVER_TERM_NONE) { c->term = term; c->active = 0; }
             }
             first = 0;
             any = 0;
@@ -376,7 +373,7 @@ enum rt_status cuda_lm_solve(struct cuda_lm **lmp, const struct solver_batch *b,
             CTRY(cudaStreamSynchronize(s));
             TRY(cuda_pcg_account(L, err));
 
-            /* 3. accept or reject, per clip (cpu_lm.c, same expressions) */
+            /* 3. accept or reject, per clip (lm_rule.h, as cpu_lm.c) */
             for (int k = 0; k < nc; k++) {
                 struct host_clip *c = &cl[k];
                 if (!c->sel) continue;
@@ -384,24 +381,9 @@ enum rt_status cuda_lm_solve(struct cuda_lm **lmp, const struct solver_batch *b,
                 c->cost_t = h_d[k];
                 c->cg_total += h_it[k];
                 c->lm_iters++;
-                float rho = c->pred > 0.0f ? (c->cost - c->cost_t) / c->pred : -1.0f;
-                float dn = sqrtf(h_a[k]), xn = sqrtf(h_b[k]);
-                if (rho > 0.0f) {
-                    float dec = c->cost - c->cost_t;
-                    float t2 = 2.0f * rho - 1.0f, fct = 1.0f - t2 * t2 * t2;
-                    c->lambda = c->lambda * (fct > (1.0f / 3.0f) ? fct : (1.0f / 3.0f));
-                    if (c->lambda < LAMBDA_MIN) c->lambda = LAMBDA_MIN;
-                    c->nu = 2.0f;
+                if (lm_rule_step(o, &c->cost, c->cost_t, c->pred, h_a[k], h_b[k], &c->lambda, &c->nu, &c->term)) {
                     c->sel = 2;
                     c->need_lin = 1;
-                    if (dec < o->tol_cost * c->cost) c->term = SOLVER_TERM_COST;
-                    else if (dn < o->tol_step * (xn + o->tol_step)) c->term = SOLVER_TERM_STEP;
-                    c->cost = c->cost_t;
-                } else {
-                    c->lambda = c->lambda * c->nu;
-                    c->nu = c->nu * 2.0f;
-                    if (c->lambda > LAMBDA_MAX) c->term = SOLVER_TERM_DAMPING;
-                    else if (dn < o->tol_step * (xn + o->tol_step)) c->term = SOLVER_TERM_STEP;
                 }
             }
             for (int k = 0; k < nc; k++) {
@@ -414,12 +396,7 @@ enum rt_status cuda_lm_solve(struct cuda_lm **lmp, const struct solver_batch *b,
             int done_clips = 0, max_it = 0;
             for (int k = 0; k < nc; k++) {
                 struct host_clip *c = &cl[k];
-                if (c->active && c->term != SOLVER_TERM_NONE) c->active = 0;
-                if (c->active && c->lm_iters >= o->max_lm_iters && !c->need_lin) {
-                    c->term = SOLVER_TERM_MAX_ITERS;
-                    c->active = 0;
-                }
-                if (c->active && c->lm_iters >= o->max_lm_iters) { c->term = SOLVER_TERM_MAX_ITERS; c->active = 0; }
+                lm_rule_end_iter(o, c->lm_iters, &c->active, &c->term);
                 done_clips += !c->active;
                 if (c->lm_iters > max_it) max_it = c->lm_iters;
             }

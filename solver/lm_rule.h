@@ -1,0 +1,143 @@
+/* lm_rule.h -- the Levenberg-Marquardt decisions of the solver, written
+ * once for both backends.
+ *
+ * The CPU backend (solver/cpu/cpu_lm.c lm_run) and the CUDA backend's host
+ * driver (solver/cuda/lm.cu cuda_lm_solve) run the same per-clip loop on
+ * the same clip scalars (costs, predicted decrease, step and state norms,
+ * all reduced in the DESIGN.md order). What each clip does with those
+ * scalars -- the stopping tests after a linearization, accept or reject,
+ * the Nielsen damping update, the stopping tests after a step -- lives here
+ * and nowhere else, so the two backends cannot drift apart: the contract
+ * is the same bits (DESIGN.md "The numerical contract", point 3). The
+ * per-frame rules (per-frame damping factor mu, the neighbour repair test
+ * of the initialization, the per-frame LM of frame_init_solve and its warp
+ * executor) are RT_HD and run on the device as well.
+ *
+ * Every function is a pure expression of its arguments in one fixed
+ * order; -ffp-contract=off (cc, nvcc's host compiler) and -fmad=false keep
+ * the compilers from fusing. Valid C11 and C++ (extern "C"-safe); include
+ * after solver.h (CUDA sources: through frame_dev.cuh). */
+#ifndef RT_SOLVER_LM_RULE_H
+#define RT_SOLVER_LM_RULE_H
+
+#include <math.h> /* sqrtf: correctly rounded on host and device */
+
+#include "solver.h"
+#include "reduce.h" /* RT_HD */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Per-clip damping bounds: a clip whose damping passes LM_RULE_LAMBDA_MAX
+ * on a rejected step stops (SOLVER_TERM_DAMPING); an accepted step never
+ * shrinks it below LM_RULE_LAMBDA_MIN. */
+#define LM_RULE_LAMBDA_MIN 1e-9f
+#define LM_RULE_LAMBDA_MAX 1e10f
+/* The same bounds of the independent per-frame LM (frame_init_solve). */
+#define LM_RULE_INIT_LAMBDA_MIN 1e-7f
+#define LM_RULE_INIT_LAMBDA_MAX 1e10f
+/* Per-frame damping factor mu_t in [1, LM_RULE_MU_MAX]. */
+#define LM_RULE_MU_MAX 1e6f
+/* Initialization repair (cpu_lm.c init_solve, lin.cu repair_kernel): a
+ * frame whose tracking cost exceeds RATIO times a same-clip neighbour's
+ * plus FLOOR restarts from that neighbour; at most ROUNDS rounds. */
+#define LM_RULE_INIT_REPAIR_RATIO 2.0f
+#define LM_RULE_INIT_REPAIR_FLOOR 1e-7f
+#define LM_RULE_INIT_REPAIR_ROUNDS 8
+
+/* The Nielsen shrink of an accepted step with gain ratio rho > 0:
+ * lambda * max(1 - (2 rho - 1)^3, 1/3), not below lambda_min. */
+RT_HD float lm_rule_shrink(float lambda, float rho, float lambda_min)
+{
+    float t2 = 2.0f * rho - 1.0f, fct = 1.0f - t2 * t2 * t2;
+    lambda = lambda * (fct > (1.0f / 3.0f) ? fct : (1.0f / 3.0f));
+    if (lambda < lambda_min) lambda = lambda_min;
+    return lambda;
+}
+
+/* The gain ratio: actual over predicted decrease, -1 when the model
+ * predicts no decrease. */
+RT_HD float lm_rule_rho(float cost, float cost_new, float pred)
+{
+    return pred > 0.0f ? (cost - cost_new) / pred : -1.0f;
+}
+
+/* The stopping tests of a selected clip right after its linearization at
+ * a state of cost `cost` (gmax: max |g|). Returns SOLVER_TERM_NONE while
+ * the clip goes on. */
+static inline int lm_rule_after_lin(const struct solver_options *o, float gmax, float cost, int lm_iters)
+{
+    if (gmax < o->tol_grad) return SOLVER_TERM_GRADIENT;
+    if (!(cost > 0.0f)) return SOLVER_TERM_COST;
+    if (lm_iters >= o->max_lm_iters) return SOLVER_TERM_MAX_ITERS;
+    return SOLVER_TERM_NONE;
+}
+
+/* One clip's decision on its trial step. In: *cost (at the state), cost_t
+ * (at the trial state), pred (predicted decrease), dd = d.d and xx = x.x
+ * of the step and the state (clip dot products), *lambda, *nu. Out:
+ * *lambda, *nu and *cost updated, *term set when the clip stops (left
+ * alone otherwise). Returns 1 when the step is accepted (the caller copies
+ * the trial state and relinearizes), 0 when it is rejected.
+ * A rejected step that is already negligible cannot be improved by more
+ * damping: the clip has converged to float precision (SOLVER_TERM_STEP). */
+static inline int lm_rule_step(const struct solver_options *o, float *cost, float cost_t, float pred, float dd,
+                               float xx, float *lambda, float *nu, int *term)
+{
+    float rho = lm_rule_rho(*cost, cost_t, pred);
+    float dn = sqrtf(dd), xn = sqrtf(xx);
+    if (rho > 0.0f) {
+        float dec = *cost - cost_t;
+        *lambda = lm_rule_shrink(*lambda, rho, LM_RULE_LAMBDA_MIN);
+        *nu = 2.0f;
+        if (dec < o->tol_cost * *cost) *term = SOLVER_TERM_COST;
+        else if (dn < o->tol_step * (xn + o->tol_step)) *term = SOLVER_TERM_STEP;
+        *cost = cost_t;
+        return 1;
+    }
+    *lambda = *lambda * *nu;
+    *nu = *nu * 2.0f;
+    if (*lambda > LM_RULE_LAMBDA_MAX) *term = SOLVER_TERM_DAMPING;
+    else if (dn < o->tol_step * (xn + o->tol_step)) *term = SOLVER_TERM_STEP;
+    return 0;
+}
+
+/* After every clip's step decision: an active clip with a termination
+ * stops, and one at the iteration limit stops with SOLVER_TERM_MAX_ITERS.
+ * Updates *active and *term. */
+static inline void lm_rule_end_iter(const struct solver_options *o, int lm_iters, int *active, int *term)
+{
+    if (*active && *term != SOLVER_TERM_NONE) *active = 0;
+    if (*active && lm_iters >= o->max_lm_iters) { *term = SOLVER_TERM_MAX_ITERS; *active = 0; }
+}
+
+/* Per-frame damping (options.per_frame_damping): the frame's own gain
+ * ratio, its partial cost change (part - part_t) over its share pred_f of
+ * the clip's predicted decrease pred; only frames carrying more than 1% of
+ * the average share (pred / T over T frames) are judged. Returns the new
+ * mu. */
+RT_HD float lm_rule_mu(float mu, float part, float part_t, float pred_f, float pred, float T)
+{
+    float share = 0.01f * pred / T;
+    if (pred_f > 0.0f && pred_f > share) {
+        float rho = (part - part_t) / pred_f;
+        float m = mu;
+        if (rho < 0.25f) m = m * 4.0f;
+        else if (rho > 0.75f) m = m / 3.0f;
+        mu = m < 1.0f ? 1.0f : (m > LM_RULE_MU_MAX ? LM_RULE_MU_MAX : m); /* rt_clampf */
+    }
+    return mu;
+}
+
+/* The repair test of the initialization: does a frame of independent-solve
+ * cost `part` restart from a neighbour of cost `part_nb`? */
+RT_HD int lm_rule_repair_wants(float part, float part_nb)
+{
+    return part > LM_RULE_INIT_REPAIR_RATIO * part_nb + LM_RULE_INIT_REPAIR_FLOOR;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif
