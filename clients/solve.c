@@ -292,6 +292,9 @@ static enum rt_status write_outputs(const struct solve_args *a, struct solver_ba
         .batch_clips = c->solved,
     };
     cJSON *rep = kin_report_json(&info, robot, &c->t, c->state, &c->res);
+    const cJSON *warn = cJSON_GetObjectItemCaseSensitive(rep, "warnings"), *w;
+    cJSON_ArrayForEach(w, warn)
+        if (cJSON_IsString(w)) fprintf(stderr, "retarget: %s: warning: %s\n", c->path, w->valuestring);
     char *text = rep ? cJSON_Print(rep) : NULL;
     cJSON_Delete(rep);
     if (!text) return rt_err_set(err, RT_ENOMEM, c->name, "out of memory for the report");

@@ -2,7 +2,50 @@
  * kinematics/quality.c (kin_quality_json), shared by every caller. */
 #include "report.h"
 
+#include <stdio.h>
+
 #include "quality.h"
+
+/* Bounds a retargeted clip is held to (docs/profiles.md "Quality bounds"):
+ * past them the report carries a warning, so that a corpus run can flag the
+ * clips whose motion the robot cannot follow. */
+#define KIN_REPORT_MAX_MEAN_POS_M 0.03
+#define KIN_REPORT_MAX_PENETRATION_M 0.01
+
+static double num_at(const cJSON *o, const char *a, const char *b)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, a);
+    if (b) x = cJSON_GetObjectItemCaseSensitive(x, b);
+    return cJSON_IsNumber(x) ? x->valuedouble : 0.0;
+}
+
+/* Adds "warnings": [..] to `root` when the quality figures leave the bounds. */
+static void add_warnings(cJSON *root, const cJSON *q)
+{
+    char msg[160];
+    cJSON *w = cJSON_CreateArray();
+    if (!w) return;
+    double mean = num_at(q, "position_error_m", "mean");
+    double pen = num_at(q, "ground_penetration_m", NULL);
+    double viol = num_at(q, "joint_limit_violations", NULL);
+    if (mean > KIN_REPORT_MAX_MEAN_POS_M) {
+        snprintf(msg, sizeof msg,
+                 "mean position error %.3f m exceeds %.2f m: the robot cannot follow this motion closely "
+                 "(see quality.links for where)", mean, KIN_REPORT_MAX_MEAN_POS_M);
+        cJSON_AddItemToArray(w, cJSON_CreateString(msg));
+    }
+    if (pen > KIN_REPORT_MAX_PENETRATION_M) {
+        snprintf(msg, sizeof msg, "a foot goes %.3f m below the ground (bound %.2f m)", pen,
+                 KIN_REPORT_MAX_PENETRATION_M);
+        cJSON_AddItemToArray(w, cJSON_CreateString(msg));
+    }
+    if (viol > 0) {
+        snprintf(msg, sizeof msg, "%.0f joint-limit violations", viol);
+        cJSON_AddItemToArray(w, cJSON_CreateString(msg));
+    }
+    if (cJSON_GetArraySize(w) > 0) cJSON_AddItemToObject(root, "warnings", w);
+    else cJSON_Delete(w);
+}
 
 cJSON *kin_report_json(const struct kin_report_info *info, const struct kin_robot *r,
                        const struct kin_targets *t, const float *state,
@@ -30,6 +73,7 @@ cJSON *kin_report_json(const struct kin_report_info *info, const struct kin_robo
     quality = kin_quality_json(r, t, state, t->n_frames);
     if (!quality) goto fail;
     cJSON_AddItemToObject(root, "quality", quality);
+    add_warnings(root, quality);
     return root;
 fail:
     cJSON_Delete(root);

@@ -26,8 +26,10 @@ struct kin_report_info {
     int batch_clips;        /* clips in the solver call */
 };
 
-/* Builds {"frames", "frame_time", "source", "robot", "solver":{...},
- * "quality":{...}} for one clip. `state` is the clip's n_frames rows. Returns
+/* Builds {"frames", "frame_time", "source", "robot", "profile", "solver":{...},
+ * "quality":{...}, "warnings":[...]} for one clip; "warnings" is present only
+ * when the result leaves the quality bounds (mean position error 3 cm,
+ * ground penetration 1 cm, any joint-limit violation). `state` is the clip's n_frames rows. Returns
  * NULL only when out of memory. */
 cJSON *kin_report_json(const struct kin_report_info *info, const struct kin_robot *r,
                        const struct kin_targets *t, const float *state,
