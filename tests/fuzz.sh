@@ -3,7 +3,8 @@
 # seed corpus and prints one summary line per fuzzer:
 #   NAME: SECONDS s, EXECUTIONS executions, CRASHES crashes (artifacts: DIR)
 # Seeds: fuzz_urdf gets the shared robot files (robots/*.urdf), fuzz_bvh the
-# shared clips (clips/**/*.bvh), copied into build/fuzz/corpus_NAME, which
+# shared clips (clips/**/*.bvh), fuzz_profile the bundled profiles, fuzz_traj
+# the first rows of the shared reference trajectories, copied into build/fuzz/corpus_NAME, which
 # keeps what the fuzzer finds between runs. tests/NAME.dict is passed as a
 # dictionary when it exists. Crash, leak, timeout and OOM inputs are written
 # to build/fuzz/artifacts_NAME/. Exits non-zero when any fuzzer found one.
@@ -23,13 +24,22 @@ for f in "$@"; do
     case $name in
     fuzz_urdf) [ -d "$data/robots" ] && find "$data/robots" -name '*.urdf' -exec cp {} "$corpus"/ \; ;;
     fuzz_bvh) [ -d "$data/clips" ] && find "$data/clips" -name '*.bvh' -exec cp {} "$corpus"/ \; ;;
+    fuzz_profile) cp profiles/*.json "$corpus"/ ;;
+    fuzz_traj) # the column-count byte (7 + 29 for G1, 7 + 19 for H1), then the first rows of
+        # the real trajectories
+        for src in "$data"/reference/*/*.csv; do
+            [ -f "$src" ] || continue
+            robot=$(basename "$(dirname "$src")")
+            case $robot in h1) b='\023' ;; *) b='\035' ;; esac
+            { printf "$b"; head -c 20000 "$src"; } > "$corpus/$robot.csv"
+        done ;;
     esac
     dict=""
     [ -f "tests/$name.dict" ] && dict="-dict=tests/$name.dict"
     # Whole capture clips are megabytes: past 64 KiB an input only adds rows,
     # and executions per second drop a hundredfold.
     maxlen=""
-    [ "$name" = fuzz_bvh ] && maxlen="-max_len=65536"
+    case $name in fuzz_bvh | fuzz_traj) maxlen="-max_len=65536" ;; esac
     before=$(ls "$art" | wc -l)
     # -print_final_stats prints stat::number_of_executed_units at the end.
     "$f" -max_total_time="$secs" -print_final_stats=1 -artifact_prefix="$art/" $dict $maxlen "$corpus" \
