@@ -122,7 +122,8 @@ precond_kernel(struct lin_args a, const int *gate, const float *B, const unsigne
     warp_copy(lamd + (size_t)f * a.n, ws.lamd, a.n, lane);
 }
 
-/* ph_init: frame_init_solve, then the frame's cost. */
+/* ph_init: frame_init_solve, then the frame's cost (warp_init_solve
+ * returns it: the same floats as frame_eval on the final state). */
 static __global__ void __launch_bounds__(LIN_WARPS * 32, LIN_MIN_BLOCKS)
 init_kernel(struct lin_args a, float *x, float *part, int iters, float lam0)
 {
@@ -130,8 +131,8 @@ init_kernel(struct lin_args a, float *x, float *part, int iters, float lam0)
     float *xf = x + (size_t)f * a.cols;
     warp_copy(ws.x, xf, a.cols, lane);
     __syncwarp();
-    warp_init_solve(&a.bd, a.tb, f, ws.x, iters, lam0, ws, lane);
-    float c = warp_eval(&a.bd, a.tb, f, ws.x, NULL, 0, 1, ws, NULL, NULL, lane);
+    float c;
+    warp_init_solve(&a.bd, a.tb, f, ws.x, iters, lam0, ws, lane, &c);
     warp_copy(xf, ws.x, a.cols, lane);
     if (lane == 0) part[f] = c;
 }
@@ -139,9 +140,6 @@ init_kernel(struct lin_args a, float *x, float *part, int iters, float lam0)
 /* One repair round (solver/cpu/cpu_lm.c ph_repair): x, part -> xt, part_t;
  * *changed = 1 when some frame's cost changed (a plain store of one value,
  * the same whichever thread writes it). */
-#define INIT_REPAIR_RATIO 2.0f
-#define INIT_REPAIR_FLOOR 1e-7f
-#define INIT_REPAIR_ROUNDS 8
 static __global__ void __launch_bounds__(LIN_WARPS * 32, LIN_MIN_BLOCKS)
 repair_kernel(struct lin_args a, const float *x, const float *part, float *xt, float *part_t, int iters, float lam0,
               int *changed)
@@ -154,11 +152,11 @@ repair_kernel(struct lin_args a, const float *x, const float *part, float *xt, f
     for (int side = 0; side < 2; side++) {
         long nb = side == 0 ? (long)f - 1 : (long)f + 1;
         if (nb < off || nb >= off + T) continue;
-        if (!(part[f] > INIT_REPAIR_RATIO * part[nb] + INIT_REPAIR_FLOOR)) continue;
+        if (!lm_rule_repair_wants(part[f], part[nb])) continue;
         warp_copy(ws.tmp, x + (size_t)nb * cols, a.cols, lane);
         __syncwarp();
-        warp_init_solve(&a.bd, a.tb, f, ws.tmp, iters, lam0, ws, lane);
-        float ct = warp_eval(&a.bd, a.tb, f, ws.tmp, NULL, 0, 1, ws, NULL, NULL, lane);
+        float ct;
+        warp_init_solve(&a.bd, a.tb, f, ws.tmp, iters, lam0, ws, lane, &ct);
         if (ct < best) {
             best = ct;
             from = side;
@@ -173,8 +171,6 @@ repair_kernel(struct lin_args a, const float *x, const float *part, float *xt, f
     }
 }
 
-#define MU_MAX 1e6f /* solver/cpu/cpu_lm.c */
-
 static __global__ void accept_kernel(struct lin_args a, const int *sel, const float *pred, int per_frame,
                                      const float *pred_f, float *part, const float *part_t, float *mu,
                                      float *x, const float *xt)
@@ -182,17 +178,8 @@ static __global__ void accept_kernel(struct lin_args a, const int *sel, const fl
     FRAME_LOOP(a) {
         int k = a.clip_of[f];
         if (!sel[k]) continue;
-        if (per_frame) {
-            float T = (float)(a.off[k + 1] - a.off[k]);
-            float pf = pred_f[f], share = 0.01f * pred[k] / T;
-            if (pf > 0.0f && pf > share) {
-                float rho = (part[f] - part_t[f]) / pf;
-                float m = mu[f];
-                if (rho < 0.25f) m = m * 4.0f;
-                else if (rho > 0.75f) m = m / 3.0f;
-                mu[f] = rt_clampf(m, 1.0f, MU_MAX);
-            }
-        }
+        if (per_frame)
+            mu[f] = lm_rule_mu(mu[f], part[f], part_t[f], pred_f[f], pred[k], (float)(a.off[k + 1] - a.off[k]));
         if (sel[k] == 2) {
             for (int i = 0; i < a.cols; i++) x[(size_t)f * a.cols + i] = xt[(size_t)f * a.cols + i];
             part[f] = part_t[f];
@@ -376,7 +363,7 @@ enum rt_status cuda_init_solves(struct cuda_lm *L, cudaStream_t s, struct rt_err
                                                                           L->bd.opt.init_lambda);
     CUDA_TRY_LAUNCH(err);
     int *d_changed = L->cg_it; /* free until the PCG */
-    for (int round = 0; round < INIT_REPAIR_ROUNDS; round++) {
+    for (int round = 0; round < LM_RULE_INIT_REPAIR_ROUNDS; round++) {
         int changed = 0;
         CUDA_TRY(cudaMemsetAsync(d_changed, 0, sizeof(int), s), err);
         repair_kernel<<<warp_grid(L), LIN_WARPS * 32, warp_smem_bytes(L), s>>>(

@@ -136,10 +136,14 @@ static __device__ void warp_fk(const struct solver_tree *tr, const struct warp_t
 /* frame_eval on one warp. x: the frame's state (any memory all lanes can
  * read); dq: the clip's forward differences or NULL; B (packed, shared) and
  * g (shared) NULL for the cost alone. Returns the partial cost on every
- * lane. Leaves B, g complete after a final __syncwarp. */
+ * lane. Leaves B, g complete after a final __syncwarp, and the link records
+ * (ws.lk) and target records (ws.rs) of x. reuse = 1: ws.lk and ws.rs
+ * already hold those of a state with x's bits (the last warp_eval ran on a
+ * copy of x), so FK and the target residuals are not recomputed: they
+ * would be the same floats. */
 static __device__ float warp_eval(const struct solver_batch *b, const struct warp_tabs &tb, int f, const float *x,
                                   const float *dq, int t, int T, const struct warp_ws &ws, float *B, float *g,
-                                  unsigned lane)
+                                  unsigned lane, int reuse = 0)
 {
     const struct solver_tree *tr = b->tree;
     const int n = solver_tangent_dim(tr), ro = tr->floating_base ? 6 : 0;
@@ -147,7 +151,7 @@ static __device__ float warp_eval(const struct solver_batch *b, const struct war
     float track = 0.0f, vel = 0.0f, acc = 0.0f;
     float *lk = ws.lk;
 
-    warp_fk(tr, tb, x, lk, lane);
+    if (!reuse) warp_fk(tr, tb, x, lk, lane);
     if (B) {
         int pk = n * (n + 1) / 2;
         for (int i = (int)lane; i < pk; i += 32) B[i] = 0.0f;
@@ -158,7 +162,7 @@ static __device__ float warp_eval(const struct solver_batch *b, const struct war
      * computes target k's (frame_eval's expressions) into its record; the
      * cost terms are then added in target order on every lane. */
     const int nt = b->n_targets;
-    for (int k = (int)lane; k < nt; k += 32) {
+    for (int k = reuse ? nt : (int)lane; k < nt; k += 32) {
         size_t ti = (size_t)f * (size_t)nt + (size_t)k;
         float wp = b->target_wpos ? b->target_wpos[ti] : 0.0f;
         float wo = b->target_wrot ? b->target_wrot[ti] : 0.0f;
@@ -435,9 +439,14 @@ static __device__ __forceinline__ float warp_block_row(const float *B, const flo
 }
 
 /* frame_init_solve on one warp. x (shared) is updated in place. Uses ws.B,
- * F, g, d, Bd, lamd, dM, xt, lk, jp, jo. Returns the final damping. */
+ * F, g, d, Bd, lamd, dM, xt, lk, rs, jp, jo. Returns the final damping and
+ * in *cost_out the cost of the final x: frame_eval's value for it, which
+ * the loop already has (the cost of every accepted trial state is computed
+ * by the same warp_eval on a copy of the same bits), so the caller needs no
+ * further evaluation. */
 static __device__ float warp_init_solve(const struct solver_batch *b, const struct warp_tabs &tb, int f, float *x,
-                                        int iters, float lam0, const struct warp_ws &ws, unsigned lane)
+                                        int iters, float lam0, const struct warp_ws &ws, unsigned lane,
+                                        float *cost_out)
 {
     const struct solver_tree *tr = b->tree;
     const int n = solver_tangent_dim(tr), cols = solver_state_cols(tr);
@@ -457,24 +466,25 @@ static __device__ float warp_init_solve(const struct solver_batch *b, const stru
         if (lane == 0) frame_retract(tr, x, ws.d, ws.xt);
         __syncwarp();
         float cnew = warp_eval(b, tb, f, ws.xt, NULL, 0, 1, ws, NULL, NULL, lane);
-        float rho = pred > 0.0f ? (cost - cnew) / pred : -1.0f;
+        float rho = lm_rule_rho(cost, cnew, pred);
         if (rho > 0.0f) {
             for (int i = (int)lane; i < cols; i += 32) x[i] = ws.xt[i];
             __syncwarp();
-            float s = 2.0f * rho - 1.0f, fct = 1.0f - s * s * s;
-            lam = lam * (fct > (1.0f / 3.0f) ? fct : (1.0f / 3.0f));
-            if (lam < 1e-7f) lam = 1e-7f;
+            lam = lm_rule_shrink(lam, rho, LM_RULE_INIT_LAMBDA_MIN);
             nu = 2.0f;
+            cost = cnew;
             if (it + 1 < iters) {
-                cost = warp_eval(b, tb, f, x, NULL, 0, 1, ws, ws.B, ws.g, lane);
+                /* ws.lk and ws.rs hold x's records (the trial eval above) */
+                cost = warp_eval(b, tb, f, x, NULL, 0, 1, ws, ws.B, ws.g, lane, 1);
                 fz = warp_freeze(tr, x, ws.B, ws.g, lane);
             }
         } else {
             lam = lam * nu;
             nu = nu * 2.0f;
-            if (lam > 1e10f) break;
+            if (lam > LM_RULE_INIT_LAMBDA_MAX) break;
         }
     }
+    *cost_out = cost;
     return lam;
 }
 
