@@ -83,10 +83,7 @@ static enum MHD_Result list_assets(struct srv *s, struct MHD_Connection *c, cons
     return srv_reply_json(s, c, MHD_HTTP_OK, root);
 }
 
-/* 1 when `name` is a valid uploaded name: 1..64 of [A-Za-z0-9_.-], not
- * starting with '.', not ending in .urdf or .json (which the loaders would
- * take for paths). */
-static int upload_name_ok(const char *name)
+int srv_name_ok(const char *name)
 {
     size_t n = strlen(name);
     if (n == 0 || n > STORE_MAX_NAME || name[0] == '.') return 0;
@@ -107,7 +104,7 @@ enum MHD_Result srv_route_robots(struct srv *s, struct MHD_Connection *c, struct
     struct kin_robot *robot = NULL;
     rt_err_clear(&err);
     if (r->route == SRV_R_ROBOTS) return list_assets(s, c, "robot", kin_robot_bundled());
-    if (!upload_name_ok(r->name)) {
+    if (!srv_name_ok(r->name)) {
         rt_err_set(&err, RT_EINVAL, "url", "robot name: 1..%d characters of A-Z a-z 0-9 _ . -", STORE_MAX_NAME);
         return srv_reply_err(s, c, &err);
     }
@@ -150,7 +147,7 @@ enum MHD_Result srv_route_profiles(struct srv *s, struct MHD_Connection *c, stru
     struct kin_profile *p = NULL;
     rt_err_clear(&err);
     if (r->route == SRV_R_PROFILES) return list_assets(s, c, "profile", kin_profile_bundled());
-    if (!upload_name_ok(r->name)) {
+    if (!srv_name_ok(r->name)) {
         rt_err_set(&err, RT_EINVAL, "url", "profile name: 1..%d characters of A-Z a-z 0-9 _ . -", STORE_MAX_NAME);
         return srv_reply_err(s, c, &err);
     }

@@ -105,6 +105,11 @@ enum rt_status srv_robot_load(struct srv *s, const char *name, struct kin_robot 
 /* Loads profile `name`: a bundled one, else an uploaded one. RT_ENOTFOUND. */
 enum rt_status srv_profile_load(struct srv *s, const char *name, struct kin_profile **out,
                                 struct rt_err *err);
+/* 1 when `name` may name an uploaded robot or profile: 1..STORE_MAX_NAME
+ * of [A-Za-z0-9_.-], not starting with '.', not ending in .urdf or .json
+ * (which the loaders would take for paths). Uploads and job submissions
+ * check names with this one rule, so every uploaded name can be used. */
+int srv_name_ok(const char *name);
 int srv_is_bundled_robot(const char *name);
 int srv_is_bundled_profile(const char *name);
 

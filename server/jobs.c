@@ -288,19 +288,6 @@ static enum rt_status get_str(const cJSON *root, const char *key, int required, 
     return RT_OK;
 }
 
-static int valid_name(const char *n)
-{
-    size_t len = strlen(n);
-    if (!len || len > STORE_MAX_NAME) return 0;
-    for (size_t i = 0; i < len; i++) {
-        char ch = n[i];
-        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-              ch == '_' || ch == '.' || ch == '-'))
-            return 0;
-    }
-    return n[0] != '.' && !strstr(n, ".urdf") && !strstr(n, ".json");
-}
-
 static void hash_field(struct store_sha256 *h, const char *s)
 {
     size_t n = s ? strlen(s) : 0;
@@ -375,15 +362,15 @@ static enum MHD_Result post_job(struct srv *s, struct MHD_Connection *c, struct 
         st = parse_options(cJSON_GetObjectItemCaseSensitive(root, "options"), &o, &err);
     }
     if (st != RT_OK) goto fail;
-    if (!robot_name || !valid_name(robot_name)) {
+    if (!robot_name || !srv_name_ok(robot_name)) {
         st = rt_err_set(&err, RT_EINVAL, "body.robot", "expected a robot name (1..%d of A-Z a-z 0-9 _ . -)", STORE_MAX_NAME);
         goto fail;
     }
-    if (profile && !valid_name(profile)) {
+    if (profile && !srv_name_ok(profile)) {
         st = rt_err_set(&err, RT_EINVAL, "body.profile", "expected a profile name");
         goto fail;
     }
-    if (source_robot && !valid_name(source_robot)) {
+    if (source_robot && !srv_name_ok(source_robot)) {
         st = rt_err_set(&err, RT_EINVAL, "body.source_robot", "expected a robot name");
         goto fail;
     }

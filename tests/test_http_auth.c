@@ -91,6 +91,10 @@ int main(void)
         CHECK(resp && strstr(resp, "\"name\":\"myg1\""));
         free(resp);
         CHECK_EQ_INT(http(user, "GET", "/v1/robots/myg1", NULL, 0, NULL, NULL), 200);
+        /* A name that holds ".urdf" but does not end in it is a valid upload
+         * name, and a job may name it too. */
+        CHECK_EQ_INT(http(admin, "PUT", "/v1/robots/g1.urdf.v2", urdf, ulen, NULL, NULL), 201);
+        CHECK_EQ_INT(http(admin, "PUT", "/v1/robots/g1.v2.urdf", urdf, ulen, NULL, NULL), 400);
         free(urdf);
     }
     const char *bad_urdf = "<robot name=\"x\">\n<link name=\"a\"/>\n<joint name=\"j\" type=\"revolute\">\n"
@@ -148,6 +152,11 @@ int main(void)
     free(resp);
     /* A job on the uploaded robot and profile. */
     body = job_body("myg1", "rf2", clip, 2);
+    code = http(user, "POST", "/v1/jobs", body, strlen(body), NULL, &resp);
+    CHECK_EQ_INT(code, 201);
+    free(body);
+    free(resp);
+    body = job_body("g1.urdf.v2", "rf3", clip, 2);
     code = http(user, "POST", "/v1/jobs", body, strlen(body), NULL, &resp);
     CHECK_EQ_INT(code, 201);
     free(body);
