@@ -255,8 +255,7 @@ static enum rt_status run_one(struct batch *b, int i, long long *job, struct rt_
     }
     cJSON *j = cJSON_Parse(resp);
     free(resp);
-    cJSON *idj = cJSON_GetObjectItemCaseSensitive(j, "id");
-    *job = cJSON_IsNumber(idj) ? (long long)idj->valuedouble : 0;
+    *job = cli_json_int(j, "id", 0);
     cJSON_Delete(j);
     if (*job <= 0) return rt_err_set(err, RT_EPARSE, "server", "no job id in the reply");
     if ((st = cli_wait_job(&b->srv, *job, 0, 0, state, err)) != RT_OK) return st;

@@ -60,6 +60,12 @@ enum rt_status cli_wait_job(const struct cli_server *srv, long long id, double t
                             int progress, char state[16], struct rt_err *err);
 int cli_render(int argc, char **argv);
 
+/* The integer at key `k` of JSON object `o` (may be NULL), or `def` when it
+ * is absent, not a number, or beyond +-2^53 (a reply from the server is
+ * input: casting an out-of-range double to an integer is undefined). */
+struct cJSON;
+long long cli_json_int(const struct cJSON *o, const char *k, long long def);
+
 /* Prints "retarget: WHERE: reason" on stderr and returns 1. */
 int cli_fail(const struct rt_err *err);
 

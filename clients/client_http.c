@@ -183,10 +183,13 @@ static const char *jstr(const cJSON *o, const char *k)
     return cJSON_IsString(v) ? v->valuestring : "";
 }
 
-static double jnum(const cJSON *o, const char *k)
+long long cli_json_int(const cJSON *o, const char *k, long long def)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+    /* Converting a double outside long long's range (or NaN) is undefined:
+     * only integers up to 2^53 in magnitude are taken. */
+    if (!cJSON_IsNumber(v) || !(fabs(v->valuedouble) <= 9007199254740992.0)) return def;
+    return (long long)v->valuedouble;
 }
 
 static enum rt_status write_file(const char *path, const char *data, size_t len, int nl,
@@ -266,9 +269,9 @@ enum rt_status cli_wait_job(const struct cli_server *srv, long long id, double t
         enum rt_status st = get_json(srv, "GET", url, &job, err);
         if (st != RT_OK) return st;
         snprintf(state, 16, "%s", jstr(job, "state"));
-        int lm = (int)jnum(cJSON_GetObjectItemCaseSensitive(job, "progress"), "lm_iteration");
-        double max_lm = jnum(cJSON_GetObjectItemCaseSensitive(job, "options"), "max_lm_iters");
-        if (progress) draw_bar(id, state, lm, isnan(max_lm) ? 50 : (int)max_lm);
+        int lm = (int)cli_json_int(cJSON_GetObjectItemCaseSensitive(job, "progress"), "lm_iteration", 0);
+        int max_lm = (int)cli_json_int(cJSON_GetObjectItemCaseSensitive(job, "options"), "max_lm_iters", 50);
+        if (progress) draw_bar(id, state, lm, max_lm);
         int done = strcmp(state, "queued") && strcmp(state, "running");
         if (done && strcmp(state, "succeeded")) {
             cJSON *e = cJSON_GetObjectItemCaseSensitive(job, "error");
@@ -389,13 +392,13 @@ int cli_submit(int argc, char **argv)
     }
     cJSON *j = cJSON_Parse(resp);
     free(resp);
-    double id = jnum(j, "id");
+    long long id = cli_json_int(j, "id", 0);
     cJSON_Delete(j);
-    if (isnan(id)) {
+    if (id <= 0) {
         rt_err_set(&err, RT_EPARSE, "server", "no job id in the reply");
         return cli_fail(&err);
     }
-    printf("%lld\n", (long long)id);
+    printf("%lld\n", id);
     return 0;
 }
 
@@ -470,8 +473,8 @@ int cli_list(int argc, char **argv)
     printf("%-8s %-10s %7s %-8s %s\n", "ID", "STATE", "FRAMES", "ROBOT", "NAME");
     cJSON *it;
     cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(j, "jobs"))
-        printf("%-8lld %-10s %7d %-8s %s\n", (long long)jnum(it, "id"), jstr(it, "state"), (int)jnum(it, "frames"),
-               jstr(it, "robot"), jstr(it, "name"));
+        printf("%-8lld %-10s %7lld %-8s %s\n", cli_json_int(it, "id", 0), jstr(it, "state"),
+               cli_json_int(it, "frames", 0), jstr(it, "robot"), jstr(it, "name"));
     cJSON_Delete(j);
     return 0;
 }

@@ -1,7 +1,8 @@
 /* test_solve_cli.c -- `retarget solve` end to end on the real G1 reference
  * trajectory: the round trip's accuracy, the report's fields, and the
  * numerical contract on output bytes (batched == solo, run == run,
- * --threads 1 == --threads 2), exercised through cli_solve() itself. */
+ * --threads 1 == --threads 2), exercised through cli_solve() itself; and
+ * cli_json_int(), the client's reading of integers in server replies. */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,10 +80,26 @@ static double num(cJSON *o, const char *a, const char *b)
     return cJSON_IsNumber(x) ? x->valuedouble : -1.0;
 }
 
+/* cli_json_int() on server replies: absent, non-numbers and doubles beyond
+ * 2^53 (which a cast would make undefined) give the default. */
+static void test_json_int(void)
+{
+    cJSON *j = cJSON_Parse("{\"id\":42,\"neg\":-7,\"big\":1e300,\"nan\":\"x\",\"edge\":9007199254740992}");
+    CHECK_EQ_INT(cli_json_int(j, "id", 0), 42);
+    CHECK_EQ_INT(cli_json_int(j, "neg", 0), -7);
+    CHECK_EQ_INT(cli_json_int(j, "big", -1), -1);
+    CHECK_EQ_INT(cli_json_int(j, "nan", -1), -1);
+    CHECK_EQ_INT(cli_json_int(j, "none", 5), 5);
+    CHECK_EQ_INT(cli_json_int(j, "edge", 0), 9007199254740992LL);
+    CHECK_EQ_INT(cli_json_int(NULL, "id", 3), 3);
+    cJSON_Delete(j);
+}
+
 int main(void)
 {
     char ref[512], *text;
     size_t len;
+    test_json_int();
     snprintf(ref, sizeof ref, "%s/reference/g1/dance1_subject1.csv", test_data_dir());
     if (!(text = slurp(ref, &len))) TEST_SKIP("reference trajectory not found");
     snprintf(dir, sizeof dir, "/tmp/rt_solve_XXXXXX");
