@@ -63,7 +63,12 @@ enum rt_status cli_http(const struct cli_server *srv, const char *method, const 
     enum rt_status st = RT_OK;
     *resp = NULL;
     pthread_once(&curl_once, curl_init_once);
-    snprintf(url, sizeof url, "%s%s", srv->url, path);
+    /* A cut URL or header would send the request elsewhere or unauthenticated. */
+    if ((size_t)snprintf(url, sizeof url, "%s%s", srv->url, path) >= sizeof url)
+        return rt_err_set(err, RT_ELIMIT, "--server", "URL longer than %zu bytes", sizeof url - 1);
+    if (srv->token && strlen(srv->token) > sizeof hdr - sizeof "Authorization: Bearer ")
+        return rt_err_set(err, RT_ELIMIT, "--token", "longer than %zu bytes",
+                          sizeof hdr - sizeof "Authorization: Bearer ");
     CURL *c = curl_easy_init();
     if (!c) return rt_err_set(err, RT_ENOMEM, "http", "cannot start libcurl");
     curl_easy_setopt(c, CURLOPT_URL, url);

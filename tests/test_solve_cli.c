@@ -2,7 +2,8 @@
  * trajectory: the round trip's accuracy, the report's fields, and the
  * numerical contract on output bytes (batched == solo, run == run,
  * --threads 1 == --threads 2), exercised through cli_solve() itself; and
- * cli_json_int(), the client's reading of integers in server replies. */
+ * cli_json_int(), the client's reading of integers in server replies, and
+ * cli_http()'s refusal of a URL or token it would cut. */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,11 +96,34 @@ static void test_json_int(void)
     cJSON_Delete(j);
 }
 
+/* cli_http() refuses a URL or token it would have to cut, before any
+ * request is sent. */
+static void test_http_limits(void)
+{
+    static char long_url[3000], long_token[600];
+    memset(long_url, 'a', sizeof long_url - 1);
+    memcpy(long_url, "http://127.0.0.1:9/", 19);
+    memset(long_token, 'b', sizeof long_token - 1);
+    struct cli_server srv = {long_url, NULL};
+    struct rt_err err;
+    long code = 0;
+    char *resp = NULL;
+    rt_err_clear(&err);
+    CHECK_EQ_INT(cli_http(&srv, "GET", "/v1/health", NULL, NULL, 0, NULL, &code, &resp, NULL, &err), RT_ELIMIT);
+    CHECK_EQ_STR(err.where, "--server");
+    srv.url = "http://127.0.0.1:9";
+    srv.token = long_token;
+    CHECK_EQ_INT(cli_http(&srv, "GET", "/v1/health", NULL, NULL, 0, NULL, &code, &resp, NULL, &err), RT_ELIMIT);
+    CHECK_EQ_STR(err.where, "--token");
+    CHECK(resp == NULL);
+}
+
 int main(void)
 {
     char ref[512], *text;
     size_t len;
     test_json_int();
+    test_http_limits();
     snprintf(ref, sizeof ref, "%s/reference/g1/dance1_subject1.csv", test_data_dir());
     if (!(text = slurp(ref, &len))) TEST_SKIP("reference trajectory not found");
     snprintf(dir, sizeof dir, "/tmp/rt_solve_XXXXXX");
