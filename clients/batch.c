@@ -23,7 +23,7 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
+#include <dirent.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,7 +52,7 @@ struct batch {
     int manifest_fd;
 };
 
-static struct batch *walk_batch; /* nftw has no user pointer; one walk at a time */
+#define BATCH_MAX_DEPTH 64
 
 static int want_file(const struct batch *b, const char *path)
 {
@@ -61,25 +61,47 @@ static int want_file(const struct batch *b, const char *path)
     return b->source_robot && n > 4 && !strcasecmp(path + n - 4, ".csv");
 }
 
-static int on_file(const char *path, const struct stat *st, int type, struct FTW *ftw)
+/* Adds `path` (below the corpus) to b->clips by its relative path. */
+static int add_clip(struct batch *b, const char *path)
 {
-    struct batch *b = walk_batch;
-    (void)st;
-    (void)ftw;
-    if (type != FTW_F || !want_file(b, path)) return 0;
-    if (b->n_clips >= BATCH_MAX_CLIPS) return 1;
+    if (b->n_clips >= BATCH_MAX_CLIPS) return -1;
     if (b->n_clips == b->cap_clips) {
         int cap = b->cap_clips ? 2 * b->cap_clips : 256;
         char **c = realloc(b->clips, (size_t)cap * sizeof *c);
-        if (!c) return 1;
+        if (!c) return -1;
         b->clips = c;
         b->cap_clips = cap;
     }
     const char *rel = path + b->corpus_len;
     while (*rel == '/') rel++;
-    if (!(b->clips[b->n_clips] = strdup(rel))) return 1;
+    if (!(b->clips[b->n_clips] = strdup(rel))) return -1;
     b->n_clips++;
     return 0;
+}
+
+/* Collects the wanted regular files below folder `dir`, not following
+ * symbolic links (as nftw's FTW_PHYS). -1 when a folder cannot be read, the
+ * tree is deeper than BATCH_MAX_DEPTH, or memory runs out. */
+static int walk(struct batch *b, const char *dir, int depth)
+{
+    char path[4096];
+    struct dirent *e;
+    int rc = 0;
+    if (depth > BATCH_MAX_DEPTH) return -1;
+    DIR *d = opendir(dir);
+    if (!d) return -1;
+    while (rc == 0 && (e = readdir(d))) {
+        struct stat st;
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= sizeof path || lstat(path, &st)) {
+            rc = -1;
+            break;
+        }
+        if (S_ISDIR(st.st_mode)) rc = walk(b, path, depth + 1);
+        else if (S_ISREG(st.st_mode) && want_file(b, path)) rc = add_clip(b, path);
+    }
+    closedir(d);
+    return rc;
 }
 
 static int cmp_str(const void *x, const void *y) { return strcmp(*(char *const *)x, *(char *const *)y); }
@@ -355,8 +377,7 @@ int cli_batch(int argc, char **argv)
         goto fail;
     }
     b.corpus_len = strlen(b.corpus);
-    walk_batch = &b;
-    if (nftw(b.corpus, on_file, 32, FTW_PHYS)) {
+    if (walk(&b, b.corpus, 0)) {
         rt_err_set(&err, RT_EIO, b.corpus, "cannot list the corpus (or out of memory)");
         goto fail;
     }
