@@ -350,12 +350,18 @@ int cli_batch(int argc, char **argv)
         else if (!strcmp(o, "--profile")) b.profile = v;
         else if (!strcmp(o, "--source-robot")) b.source_robot = v;
         else if (!strcmp(o, "--shard")) {
-            char tail;
-            if (sscanf(v, "%d/%d%c", &b.shard_i, &b.shard_n, &tail) != 2 || b.shard_n < 1 || b.shard_i < 0 ||
-                b.shard_i >= b.shard_n) {
+            /* strtol with range checks: sscanf's %d is undefined on overflow. */
+            char *slash, *end = NULL;
+            errno = 0;
+            long si = strtol(v, &slash, 10), sn = -1;
+            if (v[0] >= '0' && v[0] <= '9' && *slash == '/' && slash[1] >= '0' && slash[1] <= '9')
+                sn = strtol(slash + 1, &end, 10);
+            if (sn < 1 || *end || errno || sn > BATCH_MAX_CLIPS || si >= sn) {
                 fprintf(stderr, "retarget: --shard: expected I/N with 0 <= I < N, got '%.20s'\n", v);
                 return 2;
             }
+            b.shard_i = (int)si;
+            b.shard_n = (int)sn;
         } else if (!strcmp(o, "--jobs") || !strcmp(o, "--threads") || !strcmp(o, "--max-lm")) {
             char *end;
             long x = strtol(v, &end, 10);
