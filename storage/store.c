@@ -91,6 +91,16 @@ static sqlite3_stmt *prep(struct store *s, const char *sql)
 
 static void rollback(struct store *s) { sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL); }
 
+/* Ends the transaction a BEGIN IMMEDIATE opened: COMMIT when st is RT_OK,
+ * else ROLLBACK. A failed COMMIT is rolled back and its status returned, so
+ * a caller never leaves a half-written transaction open. */
+static enum rt_status tx_end(struct store *s, enum rt_status st, struct rt_err *err, const char *where)
+{
+    if (st == RT_OK && (st = exec(s, "COMMIT", err, where)) == RT_OK) return RT_OK;
+    rollback(s);
+    return st;
+}
+
 static int user_version(struct store *s)
 {
     sqlite3_stmt *q = prep(s, "PRAGMA user_version");
@@ -503,12 +513,7 @@ dberr:
     st = db_err(s, err, "jobs");
 end:
     sqlite3_finalize(q);
-    if (st == RT_OK) {
-        if ((st = exec(s, "COMMIT", err, "jobs")) != RT_OK) rollback(s);
-    } else {
-        rollback(s);
-    }
-    if (st != RT_OK) *existed = 0;
+    if ((st = tx_end(s, st, err, "jobs")) != RT_OK) *existed = 0;
 unlock:
     UNLOCK(s);
     return st;
@@ -719,15 +724,8 @@ dberr:
     st = db_err(s, err, "result");
 end:
     sqlite3_finalize(q);
-    if (st == RT_OK && *stored) {
-        if ((st = exec(s, "COMMIT", err, "result")) != RT_OK) {
-            rollback(s);
-            *stored = 0;
-        }
-    } else {
-        rollback(s);
-        *stored = 0;
-    }
+    /* A cancelled job changed no row: committing that is a no-op. */
+    if ((st = tx_end(s, st, err, "result")) != RT_OK) *stored = 0;
 unlock:
     UNLOCK(s);
     return st;
@@ -789,11 +787,7 @@ dberr:
     st = db_err(s, err, "jobs");
 end:
     sqlite3_finalize(q);
-    if (st == RT_OK) {
-        if ((st = exec(s, "COMMIT", err, "jobs")) != RT_OK) rollback(s);
-    } else {
-        rollback(s);
-    }
+    st = tx_end(s, st, err, "jobs");
 unlock:
     UNLOCK(s);
     return st;
