@@ -614,30 +614,12 @@ done:
     return st;
 }
 
-/* Runs one UPDATE with an id parameter (and optional extra binds), returning
- * the rows changed in *changes. */
-static enum rt_status update1(struct store *s, const char *sql, int64_t id, const char *text,
-                              int *changes, struct rt_err *err)
-{
-    enum rt_status st = RT_OK;
-    sqlite3_stmt *q = prep(s, sql);
-    if (!q) return db_err(s, err, "jobs");
-    int k = 1;
-    if (strchr(sql, '?') != strrchr(sql, '?')) sqlite3_bind_text(q, k++, text, -1, SQLITE_STATIC);
-    if (id) sqlite3_bind_int64(q, k, id);
-    if (sqlite3_step(q) != SQLITE_DONE) st = db_err(s, err, "jobs");
-    else if (changes) *changes = sqlite3_changes(s->db);
-    sqlite3_finalize(q);
-    return st;
-}
-
 enum rt_status store_job_requeue_running(struct store *s, int *n, struct rt_err *err)
 {
-    int changes = 0;
     LOCK(s);
-    enum rt_status st = update1(s, "UPDATE jobs SET state = 'queued', lm_iter = 0, cost = NULL "
-                                   "WHERE state = 'running'",
-                                0, NULL, &changes, err);
+    enum rt_status st = exec(s, "UPDATE jobs SET state = 'queued', lm_iter = 0, cost = NULL "
+                                "WHERE state = 'running'", err, "jobs");
+    int changes = st == RT_OK ? sqlite3_changes(s->db) : 0;
     UNLOCK(s);
     if (n) *n = changes;
     return st;
