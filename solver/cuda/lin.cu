@@ -126,9 +126,9 @@ precond_kernel(struct lin_args a, const int *gate, const float *B, const unsigne
 
 /* ph_init: frame_init_solve, then the frame's cost (warp_init_solve
  * returns it: the same floats as frame_eval on the final state).
- * FULL = 0: packed factor, right-looking warp_chol (the earlier executor);
+ * FULL = 0: packed factor, right-looking warp_chol (V2 = 1: see init_mode);
  * FULL = 1: full-storage factor, warp_chol_full (RT_CUDA_INIT=full). */
-template <int FULL>
+template <int FULL, int V2>
 static __global__ void __launch_bounds__(LIN_WARPS * 32, LIN_MIN_BLOCKS)
 init_kernel(struct lin_args a, float *x, float *part, int iters, float lam0)
 {
@@ -137,7 +137,7 @@ init_kernel(struct lin_args a, float *x, float *part, int iters, float lam0)
     warp_copy(ws.x, xf, a.cols, lane);
     __syncwarp();
     float c;
-    warp_init_solve<FULL>(&a.bd, a.tb, f, ws.x, iters, lam0, ws, lane, &c);
+    warp_init_solve<FULL, V2>(&a.bd, a.tb, f, ws.x, iters, lam0, ws, lane, &c);
     warp_copy(xf, ws.x, a.cols, lane);
     if (lane == 0) part[f] = c;
 }
@@ -145,7 +145,7 @@ init_kernel(struct lin_args a, float *x, float *part, int iters, float lam0)
 /* One repair round (solver/cpu/cpu_lm.c ph_repair): x, part -> xt, part_t;
  * *changed = 1 when some frame's cost changed (a plain store of one value,
  * the same whichever thread writes it). */
-template <int FULL>
+template <int FULL, int V2>
 static __global__ void __launch_bounds__(LIN_WARPS * 32, LIN_MIN_BLOCKS)
 repair_kernel(struct lin_args a, const float *x, const float *part, float *xt, float *part_t, int iters, float lam0,
               int *changed)
@@ -162,7 +162,7 @@ repair_kernel(struct lin_args a, const float *x, const float *part, float *xt, f
         warp_copy(ws.tmp, x + (size_t)nb * cols, a.cols, lane);
         __syncwarp();
         float ct;
-        warp_init_solve<FULL>(&a.bd, a.tb, f, ws.tmp, iters, lam0, ws, lane, &ct);
+        warp_init_solve<FULL, V2>(&a.bd, a.tb, f, ws.tmp, iters, lam0, ws, lane, &ct);
         if (ct < best) {
             best = ct;
             from = side;
@@ -325,11 +325,13 @@ enum rt_status cuda_warp_tables_build(struct cuda_lm *L, const struct solver_bat
     CUDA_TRY(cudaFuncSetAttribute(lin_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, sm), err);
     CUDA_TRY(cudaFuncSetAttribute(cost_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, sm), err);
     CUDA_TRY(cudaFuncSetAttribute(precond_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, sm), err);
-    CUDA_TRY(cudaFuncSetAttribute(init_kernel<0>, cudaFuncAttributeMaxDynamicSharedMemorySize, sm), err);
-    CUDA_TRY(cudaFuncSetAttribute(repair_kernel<0>, cudaFuncAttributeMaxDynamicSharedMemorySize, sm), err);
+    CUDA_TRY(cudaFuncSetAttribute(init_kernel<0, 0>, cudaFuncAttributeMaxDynamicSharedMemorySize, sm), err);
+    CUDA_TRY(cudaFuncSetAttribute(repair_kernel<0, 0>, cudaFuncAttributeMaxDynamicSharedMemorySize, sm), err);
+    CUDA_TRY(cudaFuncSetAttribute(init_kernel<0, 1>, cudaFuncAttributeMaxDynamicSharedMemorySize, sm), err);
+    CUDA_TRY(cudaFuncSetAttribute(repair_kernel<0, 1>, cudaFuncAttributeMaxDynamicSharedMemorySize, sm), err);
     int smf = (int)warp_smem_bytes(L, 1);
-    CUDA_TRY(cudaFuncSetAttribute(init_kernel<1>, cudaFuncAttributeMaxDynamicSharedMemorySize, smf), err);
-    CUDA_TRY(cudaFuncSetAttribute(repair_kernel<1>, cudaFuncAttributeMaxDynamicSharedMemorySize, smf), err);
+    CUDA_TRY(cudaFuncSetAttribute(init_kernel<1, 0>, cudaFuncAttributeMaxDynamicSharedMemorySize, smf), err);
+    CUDA_TRY(cudaFuncSetAttribute(repair_kernel<1, 0>, cudaFuncAttributeMaxDynamicSharedMemorySize, smf), err);
     return RT_OK;
 }
 
@@ -365,39 +367,44 @@ enum rt_status cuda_precondition(struct cuda_lm *L, const int *gate, cudaStream_
     return RT_OK;
 }
 
-/* RT_CUDA_INIT=full: the full-storage factor (init_kernel<1>, left-looking
- * warp_chol_full); anything else (the default, "warp"): the packed factor
- * (init_kernel<0>, right-looking warp_chol). The same bits (checked on an
- * H200, bench/RESULTS.md fifth session); "full" measured 6-12% slower on
- * large batches, so it is not the default. */
-static int init_full(void)
+/* RT_CUDA_INIT selects the init-solve executor (the same bits; checked on
+ * an H200, bench/RESULTS.md fifth and sixth sessions):
+ *   "full": full-storage factor (init_kernel<1, 0>, left-looking
+ *           warp_chol_full); measured 6-12% slower on large batches;
+ *   "v1":   packed factor, right-looking warp_chol, block product rows
+ *           one after the other, pred's dot products one after the other
+ *           (init_kernel<0, 0>, the executor of 3866dc0..88bb2d4);
+ *   anything else (the default): the packed factor with the block
+ *           product's two rows per lane in one loop and pred's two dot
+ *           products side by side (init_kernel<0, 1>). */
+static int init_mode(void)
 {
     const char *e = getenv("RT_CUDA_INIT");
-    return e && strcmp(e, "full") == 0;
+    if (e && strcmp(e, "full") == 0) return 1;
+    if (e && strcmp(e, "v1") == 0) return 0;
+    return 2;
 }
+
+#define INIT_LAUNCH(K, mode, args)                                                        \
+    do {                                                                                  \
+        if ((mode) == 1) K<1, 0><<<warp_grid(L), LIN_WARPS * 32, smi, s>>> args;          \
+        else if ((mode) == 0) K<0, 0><<<warp_grid(L), LIN_WARPS * 32, smi, s>>> args;     \
+        else K<0, 1><<<warp_grid(L), LIN_WARPS * 32, smi, s>>> args;                      \
+    } while (0)
 
 enum rt_status cuda_init_solves(struct cuda_lm *L, cudaStream_t s, struct rt_err *err)
 {
     struct lin_args a = lin_args_of(L);
-    const int full = init_full();
-    const size_t smi = warp_smem_bytes(L, full);
-    if (full)
-        init_kernel<1><<<warp_grid(L), LIN_WARPS * 32, smi, s>>>(a, L->x, L->part, L->bd.opt.init_iters,
-                                                                 L->bd.opt.init_lambda);
-    else
-        init_kernel<0><<<warp_grid(L), LIN_WARPS * 32, smi, s>>>(a, L->x, L->part, L->bd.opt.init_iters,
-                                                                 L->bd.opt.init_lambda);
+    const int mode = init_mode();
+    const size_t smi = warp_smem_bytes(L, mode == 1);
+    INIT_LAUNCH(init_kernel, mode, (a, L->x, L->part, L->bd.opt.init_iters, L->bd.opt.init_lambda));
     CUDA_TRY_LAUNCH(err);
     int *d_changed = L->cg_it; /* free until the PCG */
     for (int round = 0; round < LM_RULE_INIT_REPAIR_ROUNDS; round++) {
         int changed = 0;
         CUDA_TRY(cudaMemsetAsync(d_changed, 0, sizeof(int), s), err);
-        if (full)
-            repair_kernel<1><<<warp_grid(L), LIN_WARPS * 32, smi, s>>>(
-                a, L->x, L->part, L->xt, L->part_t, L->bd.opt.init_iters, L->bd.opt.init_lambda, d_changed);
-        else
-            repair_kernel<0><<<warp_grid(L), LIN_WARPS * 32, smi, s>>>(
-                a, L->x, L->part, L->xt, L->part_t, L->bd.opt.init_iters, L->bd.opt.init_lambda, d_changed);
+        INIT_LAUNCH(repair_kernel, mode,
+                    (a, L->x, L->part, L->xt, L->part_t, L->bd.opt.init_iters, L->bd.opt.init_lambda, d_changed));
         CUDA_TRY_LAUNCH(err);
         CUDA_TRY(cudaMemcpyAsync(&changed, d_changed, sizeof(int), cudaMemcpyDeviceToHost, s), err);
         CUDA_TRY(cudaStreamSynchronize(s), err);

@@ -141,6 +141,34 @@ static __device__ __forceinline__ void warp_copy4(float *dst, const float *src, 
     }
 }
 
+/* Asynchronous copies (cp.async, sm_80+): global -> shared without a
+ * register round trip, so a kernel can issue a frame's block and go on
+ * with independent work before warp_copy_wait. warp_copy4_async: `count`
+ * floats, a multiple of 4, both 16-byte aligned (L2 only: .cg);
+ * warp_copy_async: any count and alignment, 4 bytes per copy. The data is
+ * visible to the warp after warp_copy_wait() and a __syncwarp(). */
+static __device__ __forceinline__ void warp_copy4_async(float *dst, const float *src, int count, unsigned lane)
+{
+    unsigned s = (unsigned)__cvta_generic_to_shared(dst);
+    for (int q = (int)lane; q < (count >> 2); q += 32)
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s + 16u * (unsigned)q), "l"(src + 4 * q)
+                     : "memory");
+}
+
+static __device__ __forceinline__ void warp_copy_async(float *dst, const float *src, int count, unsigned lane)
+{
+    unsigned s = (unsigned)__cvta_generic_to_shared(dst);
+    for (int i = (int)lane; i < count; i += 32)
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(s + 4u * (unsigned)i), "l"(src + i)
+                     : "memory");
+}
+
+static __device__ __forceinline__ void warp_copy_wait(void)
+{
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+    asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+}
+
 static __device__ __forceinline__ void warp_copy(float *dst, const float *src, int count, unsigned lane)
 {
     for (int i = (int)lane; i < count; i += 32) dst[i] = src[i];
@@ -575,13 +603,38 @@ static __device__ __forceinline__ float warp_block_row(const float *B, const flo
     return y;
 }
 
+/* warp_block_row for rows c0 = lane and c1 = lane + 32 (n <= 64) in one
+ * loop: two independent chains side by side instead of lanes 0..n-33
+ * running a second pass. Each y is warp_block_row's sum exactly (j
+ * ascending from 0, the same entries: row c's packed entries for j < c,
+ * column c's for j >= c, pk_idx(j + 1, c) = pk_idx(j, c) + j + 1). A lane
+ * with c1 >= n reads entry 0 for its dummy chain; its y1 is not used. */
+static __device__ __forceinline__ void warp_block_rows2(const float *B, const float *x, int n, unsigned lane,
+                                                        float *y0, float *y1)
+{
+    const int c0 = (int)lane, c1 = (int)lane + 32;
+    const int h0 = c0 < n, h1 = c1 < n;
+    int a0 = h0 ? c0 * (c0 + 1) / 2 : 0, a1 = h1 ? c1 * (c1 + 1) / 2 : 0;
+    float s0 = 0.0f, s1 = 0.0f;
+    for (int j = 0; j < n; j++) {
+        float xj = x[j];
+        float b0 = B[a0], b1 = B[a1];
+        s0 = s0 + b0 * xj;
+        s1 = s1 + b1 * xj;
+        a0 += h0 ? (j < c0 ? 1 : j + 1) : 0;
+        a1 += h1 ? (j < c1 ? 1 : j + 1) : 0;
+    }
+    *y0 = s0;
+    *y1 = s1;
+}
+
 /* frame_init_solve on one warp. x (shared) is updated in place. Uses ws.B,
  * F, g, d, Bd, lamd, dM, xt, lk, rs, jp, jo. Returns the final damping and
  * in *cost_out the cost of the final x: frame_eval's value for it, which
  * the loop already has (the cost of every accepted trial state is computed
  * by the same warp_eval on a copy of the same bits), so the caller needs no
  * further evaluation. */
-template <int FULL>
+template <int FULL, int V2 = 0>
 static __device__ float warp_init_solve(const struct solver_batch *b, const struct warp_tabs &tb, int f, float *x,
                                         int iters, float lam0, const struct warp_ws &ws, unsigned lane,
                                         float *cost_out)
@@ -608,9 +661,27 @@ static __device__ float warp_init_solve(const struct solver_batch *b, const stru
         if ((int)lane < n) ws.d[lane] = -z0;
         if ((int)lane + 32 < n) ws.d[lane + 32] = -z1;
         __syncwarp();
-        for (int c = (int)lane; c < n; c += 32) ws.Bd[c] = warp_block_row(ws.B, ws.d, n, c);
-        __syncwarp();
-        float pred = -frame_dot(ws.g, ws.d, n) - 0.5f * frame_dot(ws.d, ws.Bd, n);
+        float pred;
+        if (V2) {
+            /* both rows of a lane in one loop; the two dot products of
+             * pred side by side (each frame_dot's own order) */
+            float y0, y1;
+            warp_block_rows2(ws.B, ws.d, n, lane, &y0, &y1);
+            if ((int)lane < n) ws.Bd[lane] = y0;
+            if ((int)lane + 32 < n) ws.Bd[lane + 32] = y1;
+            __syncwarp();
+            float sgd = 0.0f, sdb = 0.0f;
+            for (int i = 0; i < n; i++) {
+                float di = ws.d[i];
+                sgd = sgd + ws.g[i] * di;
+                sdb = sdb + di * ws.Bd[i];
+            }
+            pred = -sgd - 0.5f * sdb;
+        } else {
+            for (int c = (int)lane; c < n; c += 32) ws.Bd[c] = warp_block_row(ws.B, ws.d, n, c);
+            __syncwarp();
+            pred = -frame_dot(ws.g, ws.d, n) - 0.5f * frame_dot(ws.d, ws.Bd, n);
+        }
         if (lane == 0) frame_retract(tr, x, ws.d, ws.xt);
         __syncwarp();
         float cnew = warp_eval(b, tb, f, ws.xt, NULL, 0, 1, ws, NULL, NULL, lane);
