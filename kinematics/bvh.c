@@ -14,6 +14,7 @@
  * order, position channels replacing OFFSET, the up-axis conversion) are
  * stated once in bvh.h. */
 #include "bvh.h"
+#include "rot.h"
 
 #include <assert.h>
 #include <cjson/cJSON.h>
@@ -765,14 +766,6 @@ int kin_clip_find_joint(const struct kin_clip *c, const char *name)
 /* Forward kinematics                                                       */
 /* ------------------------------------------------------------------------ */
 
-/* out = a b for row-major 3x3; out must not alias a or b. */
-static void mat3_mul(const double *a, const double *b, double *out)
-{
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++)
-            out[3 * i + j] = a[3 * i] * b[j] + a[3 * i + 1] * b[3 + j] + a[3 * i + 2] * b[6 + j];
-}
-
 /* Rotation by `deg` degrees about axis 0 (x), 1 (y) or 2 (z). */
 static void rot_axis(int axis, double deg, double *R)
 {
@@ -802,7 +795,7 @@ static void joint_local(const struct kin_bvh_joint *j, const double *row, double
             t[ch] = v;
         } else {
             rot_axis(ch - KIN_XROT, v, Rk);
-            mat3_mul(R, Rk, tmp);
+            kin_mat_mul(R, Rk, tmp);
             memcpy(R, tmp, sizeof tmp);
         }
     }
@@ -823,7 +816,7 @@ static void clip_pose(const struct kin_clip *c, const double *row, double *pos, 
             memcpy(pos + 3 * i, t, sizeof t);
         } else {
             const double *Rp = rot + 9 * j->parent, *pp = pos + 3 * j->parent;
-            mat3_mul(Rp, R, rot + 9 * i);
+            kin_mat_mul(Rp, R, rot + 9 * i);
             for (int a = 0; a < 3; a++)
                 pos[3 * i + a] = pp[a] + (Rp[3 * a] * t[0] + Rp[3 * a + 1] * t[1] + Rp[3 * a + 2] * t[2]);
         }
@@ -845,8 +838,8 @@ static void convert_pose(int n_all, const struct kin_bvh_convert *conv, double *
             p[1] = -z;
             p[2] = y;
             double tmp[9];
-            mat3_mul(A, rot + 9 * i, tmp);
-            mat3_mul(tmp, At, rot + 9 * i);
+            kin_mat_mul(A, rot + 9 * i, tmp);
+            kin_mat_mul(tmp, At, rot + 9 * i);
         }
         p[0] *= s;
         p[1] *= s;

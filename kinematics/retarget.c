@@ -65,27 +65,11 @@ static void v_sub(const double *a, const double *b, double *o)
 }
 static double v_dot(const double *a, const double *b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
 static double v_norm(const double *a) { return sqrt(v_dot(a, a)); }
-static void v_cross(const double *a, const double *b, double *o)
-{
-    o[0] = a[1] * b[2] - a[2] * b[1];
-    o[1] = a[2] * b[0] - a[0] * b[2];
-    o[2] = a[0] * b[1] - a[1] * b[0];
-}
-/* o = a * b (3x3 row-major); o may not alias. */
-static void m_mul(const double *a, const double *b, double *o)
-{
-    for (int r = 0; r < 3; r++)
-        for (int c = 0; c < 3; c++) o[3 * r + c] = a[3 * r] * b[c] + a[3 * r + 1] * b[3 + c] + a[3 * r + 2] * b[6 + c];
-}
 /* o = a^T * b */
 static void m_tmul(const double *a, const double *b, double *o)
 {
     for (int r = 0; r < 3; r++)
         for (int c = 0; c < 3; c++) o[3 * r + c] = a[r] * b[c] + a[3 + r] * b[3 + c] + a[6 + r] * b[6 + c];
-}
-static void m_vec(const double *m, const double *v, double *o)
-{
-    for (int r = 0; r < 3; r++) o[r] = m[3 * r] * v[0] + m[3 * r + 1] * v[1] + m[3 * r + 2] * v[2];
 }
 static void m_tvec(const double *m, const double *v, double *o)
 {
@@ -475,7 +459,7 @@ static int build_frame(const struct source *s, int f, const struct kin_profile_f
     memcpy(cols[ia], a, sizeof a);
     memcpy(cols[ib], b, sizeof b);
     int ic = 3 - ia - ib;
-    v_cross(cols[(ic + 1) % 3], cols[(ic + 2) % 3], cols[ic]);
+    kin_cross(cols[(ic + 1) % 3], cols[(ic + 2) % 3], cols[ic]);
     for (int r = 0; r < 3; r++)
         for (int c = 0; c < 3; c++) m[3 * r + c] = cols[c][r];
     return 1;
@@ -494,7 +478,7 @@ static void m_orthonormalize(double *m)
     for (int i = 0; i < 3; i++) y[i] -= d * x[i];
     n = v_norm(y);
     for (int i = 0; i < 3; i++) y[i] /= n;
-    v_cross(x, y, z);
+    kin_cross(x, y, z);
     double r[9] = {x[0], y[0], z[0], x[1], y[1], z[1], x[2], y[2], z[2]};
     kin_mat_to_quat(r, q);
     kin_quat_to_mat(q, m);
@@ -650,7 +634,7 @@ static enum rt_status build_targets(const struct kin_robot *robot, const struct 
             }
             for (int f = 0; f < n; f++) {
                 const double *S = s->rot + ((size_t)f * (size_t)s->n_pts + (size_t)rs.joint[k]) * 9;
-                m_mul(S, off[k], tr + ((size_t)f * nl + k) * 9);
+                kin_mat_mul(S, off[k], tr + ((size_t)f * nl + k) * 9);
             }
             continue;
         }
@@ -691,7 +675,7 @@ static enum rt_status build_targets(const struct kin_robot *robot, const struct 
                         const double *S = tr + ((size_t)f * nl + k) * 9;
                         m_rotz(m_yaw(S), rz);
                         m_tmul(S, rz, a);
-                        m_mul(a, m0, b);
+                        kin_mat_mul(a, m0, b);
                         for (int i = 0; i < 9; i++) acc[i] += b[i];
                         cnt++;
                     }
@@ -704,7 +688,7 @@ static enum rt_status build_targets(const struct kin_robot *robot, const struct 
         }
         for (int f = 0; f < n; f++) {
             double *m = tr + ((size_t)f * nl + k) * 9, o[9];
-            m_mul(m, off[k], o);
+            kin_mat_mul(m, off[k], o);
             memcpy(m, o, sizeof o);
         }
     }
@@ -742,7 +726,7 @@ static enum rt_status build_targets(const struct kin_robot *robot, const struct 
                 const double *Rp = tr + ((size_t)f * nl + pk) * 9;
                 v_sub(P0 + 3 * rs.link[k], P0 + 3 * rs.link[pk], d);
                 m_tvec(mp, d, e);  /* offset in the parent link's frame */
-                m_vec(Rp, e, d);
+                kin_mat_vec(Rp, e, d);
                 break;
             }
             case KIN_ATTACH_SCALED:
@@ -854,7 +838,7 @@ static enum rt_status build_targets(const struct kin_robot *robot, const struct 
                     const double *m0 = M0 + 9 * rs.link[k];
                     double yaw = m_yaw(R) - m_yaw(m0);
                     m_rotz(yaw, rz);
-                    m_mul(rz, m0, m0l);
+                    kin_mat_mul(rz, m0, m0l);
                     memcpy(R, m0l, sizeof m0l);
                 }
                 f = e;

@@ -40,14 +40,43 @@ static inline void kin_mat_to_quat(const double *m, double *q)
     for (int i = 0; i < 4; i++) q[i] /= n;
 }
 
-/* Rotation matrix of quaternion q (x,y,z,w), normalized first. */
+/* Rotation matrix of quaternion q (x,y,z,w), normalized first; a zero or
+ * non-finite quaternion is read as the identity rather than giving NaNs. */
 static inline void kin_quat_to_mat(const double *qin, double *m)
 {
     double n = sqrt(qin[0] * qin[0] + qin[1] * qin[1] + qin[2] * qin[2] + qin[3] * qin[3]);
-    double x = qin[0] / n, y = qin[1] / n, z = qin[2] / n, w = qin[3] / n;
+    double x = 0, y = 0, z = 0, w = 1;
+    if (n > 0 && isfinite(n)) {
+        x = qin[0] / n;
+        y = qin[1] / n;
+        z = qin[2] / n;
+        w = qin[3] / n;
+    }
     m[0] = 1 - 2 * (y * y + z * z); m[1] = 2 * (x * y - z * w);     m[2] = 2 * (x * z + y * w);
     m[3] = 2 * (x * y + z * w);     m[4] = 1 - 2 * (x * x + z * z); m[5] = 2 * (y * z - x * w);
     m[6] = 2 * (x * z - y * w);     m[7] = 2 * (y * z + x * w);     m[8] = 1 - 2 * (x * x + y * y);
+}
+
+/* o = a b (3x3 row-major); o must not alias a or b. */
+static inline void kin_mat_mul(const double *a, const double *b, double *o)
+{
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            o[3 * i + j] = a[3 * i] * b[j] + a[3 * i + 1] * b[3 + j] + a[3 * i + 2] * b[6 + j];
+}
+
+/* o = m v; o must not alias v. */
+static inline void kin_mat_vec(const double *m, const double *v, double *o)
+{
+    for (int i = 0; i < 3; i++) o[i] = m[3 * i] * v[0] + m[3 * i + 1] * v[1] + m[3 * i + 2] * v[2];
+}
+
+/* o = a x b; o must not alias a or b. */
+static inline void kin_cross(const double *a, const double *b, double *o)
+{
+    o[0] = a[1] * b[2] - a[2] * b[1];
+    o[1] = a[2] * b[0] - a[0] * b[2];
+    o[2] = a[0] * b[1] - a[1] * b[0];
 }
 
 /* Angle (radians, in [0, pi]) of the rotation a^T b between two matrices. */

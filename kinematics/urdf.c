@@ -19,6 +19,7 @@
  * finite and complete, and a DOCTYPE (the door to entity expansion) is
  * refused. */
 #include "robot.h"
+#include "rot.h"
 #include "urdf.h"
 
 #include <assert.h>
@@ -96,37 +97,6 @@ static void rot_from_axis_angle(const double a[3], double theta, double R[9])
     R[0] = c + a[0] * a[0] * t;        R[1] = a[0] * a[1] * t - a[2] * s; R[2] = a[0] * a[2] * t + a[1] * s;
     R[3] = a[0] * a[1] * t + a[2] * s; R[4] = c + a[1] * a[1] * t;        R[5] = a[1] * a[2] * t - a[0] * s;
     R[6] = a[0] * a[2] * t - a[1] * s; R[7] = a[1] * a[2] * t + a[0] * s; R[8] = c + a[2] * a[2] * t;
-}
-
-/* Unit quaternion (x, y, z, w), normalized here; a zero quaternion is read
- * as the identity rather than producing NaNs. */
-static void rot_from_quat(const double q[4], double R[9])
-{
-    double n = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
-    double x = 0, y = 0, z = 0, w = 1;
-    if (n > 0 && isfinite(n)) { x = q[0] / n; y = q[1] / n; z = q[2] / n; w = q[3] / n; }
-    R[0] = 1 - 2 * (y * y + z * z); R[1] = 2 * (x * y - z * w);     R[2] = 2 * (x * z + y * w);
-    R[3] = 2 * (x * y + z * w);     R[4] = 1 - 2 * (x * x + z * z); R[5] = 2 * (y * z - x * w);
-    R[6] = 2 * (x * z - y * w);     R[7] = 2 * (y * z + x * w);     R[8] = 1 - 2 * (x * x + y * y);
-}
-
-static void mat_mul(const double A[9], const double B[9], double C[9])
-{
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++)
-            C[3 * i + j] = A[3 * i] * B[j] + A[3 * i + 1] * B[3 + j] + A[3 * i + 2] * B[6 + j];
-}
-
-static void mat_vec(const double A[9], const double v[3], double out[3])
-{
-    for (int i = 0; i < 3; i++) out[i] = A[3 * i] * v[0] + A[3 * i + 1] * v[1] + A[3 * i + 2] * v[2];
-}
-
-static void cross(const double a[3], const double b[3], double out[3])
-{
-    out[0] = a[1] * b[2] - a[2] * b[1];
-    out[1] = a[2] * b[0] - a[0] * b[2];
-    out[2] = a[0] * b[1] - a[1] * b[0];
 }
 
 /* ---------------------------------------------------------------------------
@@ -1004,17 +974,17 @@ static void link_step(const struct kin_robot_priv *pv, int k, const double *q, c
     int idx = pv->joint_index[k];
     double v = idx >= 0 ? pv->d_mult[k] * q[idx] + pv->d_offset[k] : 0.0;
     const double *a = pv->d_axis + 3 * k;
-    mat_mul(R_par, pv->d_rot + 9 * k, Ro);
-    mat_vec(R_par, pv->d_pos + 3 * k, t);
+    kin_mat_mul(R_par, pv->d_rot + 9 * k, Ro);
+    kin_mat_vec(R_par, pv->d_pos + 3 * k, t);
     for (int i = 0; i < 3; i++) p[i] = p_par[i] + t[i];
     if (idx >= 0 && pv->joint_type[k] == SOLVER_JOINT_REVOLUTE) {
         double M[9];
         rot_from_axis_angle(a, v, M);
-        mat_mul(Ro, M, R);
+        kin_mat_mul(Ro, M, R);
     } else {
         memcpy(R, Ro, sizeof Ro);
         if (idx >= 0 && pv->joint_type[k] == SOLVER_JOINT_PRISMATIC) {
-            mat_vec(Ro, a, t);
+            kin_mat_vec(Ro, a, t);
             for (int i = 0; i < 3; i++) p[i] += t[i] * v;
         }
     }
@@ -1028,7 +998,7 @@ void kin_fk(const struct kin_robot *r, const double *state, double *link_pos, do
     const struct kin_robot_priv *pv = r->priv;
     const double *q = state + SOLVER_ROOT_COLS;
     memcpy(link_pos, state, 3 * sizeof *link_pos);
-    rot_from_quat(state + 3, link_rot);
+    kin_quat_to_mat(state + 3, link_rot);
     for (int k = 1; k < r->n_links; k++) {
         int p = pv->parent[k];
         link_step(pv, k, q, link_pos + 3 * p, link_rot + 9 * p, link_pos + 3 * k, link_rot + 9 * k);
@@ -1051,7 +1021,7 @@ void kin_jacobian(const struct kin_robot *r, const double *state, int link, doub
 
     /* Pass 1: the link's world position x. */
     memcpy(p, state, sizeof p);
-    rot_from_quat(state + 3, R);
+    kin_quat_to_mat(state + 3, R);
     for (int s = n_path - 1; s >= 0; s--) {
         double pn[3], Rn[9];
         link_step(pv, path[s], q, p, R, pn, Rn);
@@ -1076,7 +1046,7 @@ void kin_jacobian(const struct kin_robot *r, const double *state, int link, doub
      * axis fixed); the joint sits at the child link's origin. Mimic joints
      * add to their leader's column, scaled by their multiplier. */
     memcpy(p, state, sizeof p);
-    rot_from_quat(state + 3, R);
+    kin_quat_to_mat(state + 3, R);
     for (int s = n_path - 1; s >= 0; s--) {
         int k = path[s], idx = pv->joint_index[k];
         double pn[3], Rn[9], w[3], c[3];
@@ -1084,12 +1054,12 @@ void kin_jacobian(const struct kin_robot *r, const double *state, int link, doub
         memcpy(p, pn, sizeof p);
         memcpy(R, Rn, sizeof R);
         if (idx < 0) continue;
-        mat_vec(R, pv->d_axis + 3 * k, w);
+        kin_mat_vec(R, pv->d_axis + 3 * k, w);
         double m = pv->d_mult[k];
         int col = 6 + idx;
         if (pv->joint_type[k] == SOLVER_JOINT_REVOLUTE) {
             for (int i = 0; i < 3; i++) d[i] = x[i] - p[i];
-            cross(w, d, c);
+            kin_cross(w, d, c);
             for (int i = 0; i < 3; i++) {
                 J[i * cols + col] += m * c[i];
                 J[(3 + i) * cols + col] += m * w[i];
