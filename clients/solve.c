@@ -149,28 +149,6 @@ static void clip_name(const char *path, char *out, size_t cap)
     if (dot && dot != out) *dot = 0;
 }
 
-/* 1 when profile field `want` (e.g. "g1") names robot `key` ("g1", or a URDF
- * robot name such as "g1_29dof_rev_1_0"). */
-static int robot_matches(const char *want, const char *key)
-{
-    return want && key && !strncmp(want, key, strlen(want));
-}
-
-/* The bundled robot-to-robot profile from `src` to `dst`, or NULL. */
-static struct kin_profile *find_robot_profile(const char *src, const char *dst)
-{
-    const char *const *names = kin_profile_bundled();
-    for (int i = 0; names && names[i]; i++) {
-        struct kin_profile *p = NULL;
-        if (kin_profile_load(names[i], &p, NULL) != RT_OK) continue;
-        if (p->source == KIN_SOURCE_ROBOT && robot_matches(p->source_robot, src) &&
-            robot_matches(p->robot, dst))
-            return p;
-        kin_profile_free(p);
-    }
-    return NULL;
-}
-
 static enum rt_status load_source(const struct solve_args *a, const struct kin_robot *robot,
                                   const struct kin_robot *src_robot, struct clip *c,
                                   struct rt_err *err)
@@ -201,8 +179,8 @@ static enum rt_status load_source(const struct solve_args *a, const struct kin_r
          * robot-to-robot profile (given, or the bundled one for the pair). */
         if (!prof) st = kin_targets_from_traj(src_robot, states, n_frames, dt, robot, &c->t, NULL);
         if (prof || st != RT_OK) {
-            if (!prof) prof = find_robot_profile(a->source_robot, a->robot);
-            if (!prof) prof = find_robot_profile(src_robot->name, robot->name);
+            if (!prof) prof = kin_profile_find_robot_pair(a->source_robot, a->robot);
+            if (!prof) prof = kin_profile_find_robot_pair(src_robot->name, robot->name);
             if (!prof) {
                 st = rt_err_set(err, RT_ENOTFOUND, c->path,
                                 "no mapping from robot '%.40s' to '%.40s': give --profile FILE",

@@ -642,6 +642,28 @@ const char *kin_profile_bundled_text(const char *name, size_t *len)
     return NULL;
 }
 
+int kin_profile_fits_robot(const char *label, const char *robot_name)
+{
+    size_t n;
+    if (!label || !robot_name) return 0;
+    n = strlen(label);
+    return strncmp(label, robot_name, n) == 0 && (robot_name[n] == 0 || robot_name[n] == '_');
+}
+
+struct kin_profile *kin_profile_find_robot_pair(const char *src, const char *dst)
+{
+    const char *const *names = kin_profile_bundled();
+    for (int i = 0; names && names[i]; i++) {
+        struct kin_profile *p = NULL;
+        if (kin_profile_load(names[i], &p, NULL) != RT_OK) continue;
+        if (p->source == KIN_SOURCE_ROBOT && kin_profile_fits_robot(p->source_robot, src) &&
+            kin_profile_fits_robot(p->robot, dst))
+            return p;
+        kin_profile_free(p);
+    }
+    return NULL;
+}
+
 int kin_profile_link_index(const struct kin_profile *p, const char *joint)
 {
     for (int i = 0; i < p->n_links; i++)

@@ -130,6 +130,16 @@ const char *const *kin_profile_bundled(void);
 /* The JSON text of bundled profile `name` (static, NUL-terminated) or NULL. */
 const char *kin_profile_bundled_text(const char *name, size_t *len);
 
+/* 1 when a profile's robot label fits `robot_name`: equal, or robot_name
+ * starts with it followed by '_' ("g1" fits "g1_29dof_rev_1_0"). 0 when
+ * either is NULL. */
+int kin_profile_fits_robot(const char *label, const char *robot_name);
+
+/* The first bundled robot-to-robot profile (source kind "robot") whose
+ * source robot fits `src` and whose robot fits `dst`, loaded; the caller
+ * frees it with kin_profile_free(). NULL when there is none. */
+struct kin_profile *kin_profile_find_robot_pair(const char *src, const char *dst);
+
 /* Index into p->links of the mapping whose source joint is `joint`, or -1. */
 int kin_profile_link_index(const struct kin_profile *p, const char *joint);
 

@@ -339,16 +339,6 @@ static int resolve(const struct kin_profile *p, const struct source *s, const st
     return n_missing;
 }
 
-/* 1 when the profile's robot label fits `robot_name`: equal, or robot_name
- * starts with it followed by '_' ("g1" fits "g1_29dof_rev_1_0"). */
-static int robot_fits(const char *label, const char *robot_name)
-{
-    size_t n;
-    if (!label || !robot_name) return 0;
-    n = strlen(label);
-    return strncmp(label, robot_name, n) == 0 && (robot_name[n] == 0 || robot_name[n] == '_');
-}
-
 /* A source over a clip's names only (no frames), for detection. */
 static int names_only_source(const struct kin_clip *clip, struct source *s)
 {
@@ -378,7 +368,7 @@ static enum rt_status detect(const struct kin_clip *clip, const char *robot_name
         char mj[160] = "", ml[160] = "";
         if (kin_profile_load(*b, &p, NULL) != RT_OK) continue;
         /* With the robot at hand its links decide; by name, the label does. */
-        if (p->source != KIN_SOURCE_BVH || (!robot && !robot_fits(p->robot, robot_name))) {
+        if (p->source != KIN_SOURCE_BVH || (!robot && !kin_profile_fits_robot(p->robot, robot_name))) {
             kin_profile_free(p);
             continue;
         }
@@ -389,7 +379,7 @@ static enum rt_status detect(const struct kin_clip *clip, const char *robot_name
                 miss++;
             }
         /* Ties go to the profile written for this robot. */
-        int score = 2 * p->n_links + robot_fits(p->robot, robot_name);
+        int score = 2 * p->n_links + kin_profile_fits_robot(p->robot, robot_name);
         if (miss == 0 && score > best_links) {
             best_links = score;
             *best = *b;
@@ -425,7 +415,7 @@ enum rt_status kin_retarget_pick_profile(const struct kin_clip *clip, const stru
     /* Bundled robots are named by their URDF; try the short bundled names. */
     const char *const *bundled = kin_robot_bundled();
     for (int i = 0; bundled && bundled[i]; i++)
-        if (robot_fits(bundled[i], robot->name)) rname = bundled[i];
+        if (kin_profile_fits_robot(bundled[i], robot->name)) rname = bundled[i];
     if (detect(clip, rname, robot, &best, &closest, mj, sizeof mj, ml, sizeof ml))
         return rt_err_set(err, RT_ENOMEM, "profile", "out of memory");
     if (!best && !closest)

@@ -552,16 +552,6 @@ static int template_score(const struct kin_profile *p, const struct kin_clip *c)
     return score;
 }
 
-/* 1 when a profile's robot label fits the robot's name ("g1" fits
- * "g1_29dof_rev_1_0"). */
-static int robot_fits(const char *label, const char *robot_name)
-{
-    size_t n;
-    if (!label || !robot_name) return 0;
-    n = strlen(label);
-    return strncmp(label, robot_name, n) == 0 && (robot_name[n] == 0 || robot_name[n] == '_');
-}
-
 /* Replaces *slot with a copy of `name`; -1 when out of memory. */
 static int set_name(char **slot, const char *name)
 {
@@ -604,12 +594,12 @@ enum rt_status kin_skeleton_auto_profile(const struct kin_clip *clip, const stru
 
     const char *const *bundled = kin_robot_bundled();
     for (int i = 0; bundled && bundled[i]; i++)
-        if (robot_fits(bundled[i], robot->name)) rname = bundled[i];
+        if (kin_profile_fits_robot(bundled[i], robot->name)) rname = bundled[i];
     for (const char *const *b = kin_profile_bundled(); *b; b++) {
         struct kin_profile *t = NULL;
         int ok = 1;
         if (kin_profile_load(*b, &t, NULL) != RT_OK) continue;
-        ok = t->source == KIN_SOURCE_BVH && robot_fits(t->robot, rname) && template_roles(t, lrole) == 0;
+        ok = t->source == KIN_SOURCE_BVH && kin_profile_fits_robot(t->robot, rname) && template_roles(t, lrole) == 0;
         for (int k = 0; ok && k < t->n_links; k++) ok = kin_robot_link_index(robot, t->links[k].link) >= 0;
         int score = ok ? template_score(t, clip) : -1;
         if (ok && score > best_score) best_score = score, best = *b;

@@ -102,29 +102,6 @@ void srv_job_input_free(struct srv_job_input *in)
     memset(in, 0, sizeof *in);
 }
 
-static int robot_matches(const char *want, const char *key)
-{
-    return want && key && !strncmp(want, key, strlen(want));
-}
-
-/* The bundled robot-to-robot profile from `src` to `dst` (names), or NULL;
- * the rule of `retarget solve` for CSV sources. */
-static struct kin_profile *find_robot_profile(const char *src, const char *dst, char *name)
-{
-    const char *const *names = kin_profile_bundled();
-    for (int i = 0; names && names[i]; i++) {
-        struct kin_profile *p = NULL;
-        if (kin_profile_load(names[i], &p, NULL) != RT_OK) continue;
-        if (p->source == KIN_SOURCE_ROBOT && robot_matches(p->source_robot, src) &&
-            robot_matches(p->robot, dst)) {
-            snprintf(name, STORE_MAX_NAME + 1, "%s", names[i]);
-            return p;
-        }
-        kin_profile_free(p);
-    }
-    return NULL;
-}
-
 enum rt_status srv_job_build(struct srv *s, const struct store_job *j,
                              const struct kin_robot *robot, struct srv_job_input *in,
                              struct rt_err *err)
@@ -178,8 +155,9 @@ enum rt_status srv_job_build(struct srv *s, const struct store_job *j,
         double dt = o.fps > 0 ? 1.0 / o.fps : 1.0 / 30.0;
         if (!prof) st = kin_targets_from_traj(src, states, n_frames, dt, robot, &in->t, NULL);
         if (prof || st != RT_OK) {
-            if (!prof) prof = find_robot_profile(j->source_robot, j->robot, in->profile);
-            if (!prof) prof = find_robot_profile(src->name, robot->name, in->profile);
+            if (!prof) prof = kin_profile_find_robot_pair(j->source_robot, j->robot);
+            if (!prof) prof = kin_profile_find_robot_pair(src->name, robot->name);
+            if (prof && !in->profile[0]) snprintf(in->profile, sizeof in->profile, "%s", prof->name);
             if (!prof) {
                 st = rt_err_set(err, RT_ENOTFOUND, "body.profile",
                                 "no mapping from robot '%.40s' to '%.40s': name a profile", j->source_robot,
