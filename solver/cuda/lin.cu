@@ -126,7 +126,7 @@ precond_kernel(struct lin_args a, const int *gate, const float *B, const unsigne
 
 /* ph_init: frame_init_solve, then the frame's cost (warp_init_solve
  * returns it: the same floats as frame_eval on the final state).
- * FULL = 0: packed factor, right-looking warp_chol (V2 = 1: see init_mode);
+ * FULL = 0: packed factor, right-looking warp_chol (V2 = 1: RT_CUDA_INIT=v2, see init_mode);
  * FULL = 1: full-storage factor, warp_chol_full (RT_CUDA_INIT=full). */
 template <int FULL, int V2>
 static __global__ void __launch_bounds__(LIN_WARPS * 32, LIN_MIN_BLOCKS)
@@ -371,18 +371,19 @@ enum rt_status cuda_precondition(struct cuda_lm *L, const int *gate, cudaStream_
  * an H200, bench/RESULTS.md fifth and sixth sessions):
  *   "full": full-storage factor (init_kernel<1, 0>, left-looking
  *           warp_chol_full); measured 6-12% slower on large batches;
- *   "v1":   packed factor, right-looking warp_chol, block product rows
- *           one after the other, pred's dot products one after the other
- *           (init_kernel<0, 0>, the executor of 3866dc0..88bb2d4);
- *   anything else (the default): the packed factor with the block
- *           product's two rows per lane in one loop and pred's two dot
- *           products side by side (init_kernel<0, 1>). */
+ *   "v2":   the packed factor with the block product's two rows per lane
+ *           in one loop and pred's two dot products side by side
+ *           (init_kernel<0, 1>); measured (together with RT_CUDA_CG=v2)
+ *           2-14% slower on batches of 4..1024 clips;
+ *   anything else (the default): packed factor, right-looking warp_chol,
+ *           block product rows one after the other, pred's dot products
+ *           one after the other (init_kernel<0, 0>). */
 static int init_mode(void)
 {
     const char *e = getenv("RT_CUDA_INIT");
     if (e && strcmp(e, "full") == 0) return 1;
-    if (e && strcmp(e, "v1") == 0) return 0;
-    return 2;
+    if (e && strcmp(e, "v2") == 0) return 2;
+    return 0;
 }
 
 #define INIT_LAUNCH(K, mode, args)                                                        \
