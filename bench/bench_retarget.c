@@ -7,6 +7,7 @@
  *
  * Usage: bench_retarget [--per-frame] [--json] [--frames N] [--threads N] [CLIP.bvh...]
  * (default clips: $RT_SHARED_DATA/clips, the six clips and the nine edge clips). */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,21 @@ static void print_q(const char *clip, const char *robot, const char *mode, int f
            q->max_joint_velocity, secs);
 }
 
+/* Strict integer argument in [lo, hi]: digits only (atoi took "x" as 0
+ * threads). */
+static int arg_int(const char *opt, const char *v, int lo, int hi, int *out)
+{
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (v[0] < '0' || v[0] > '9' || *end || errno || x < lo || x > hi) {
+        fprintf(stderr, "bench_retarget: %s: expected an integer in [%d, %d], got '%.20s'\n", opt, lo, hi, v);
+        return -1;
+    }
+    *out = (int)x;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const char *const def[] = {"01_01.bvh", "01_03.bvh", "cmu_12_01_walk.bvh",
@@ -52,8 +68,11 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--per-frame") == 0) per_frame = 1;
         else if (strcmp(argv[i], "--json") == 0) dump = 1;
-        else if (strcmp(argv[i], "--frames") == 0 && i + 1 < argc) max_frames = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) threads = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--frames") == 0 && i + 1 < argc) {
+            if (arg_int("--frames", argv[++i], 0, 100000000, &max_frames)) return 2;
+        } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
+            if (arg_int("--threads", argv[++i], 1, 256, &threads)) return 2;
+        }
         else if (n_clips < 64) clips[n_clips++] = argv[i];
     }
     if (!n_clips)
