@@ -15,27 +15,10 @@
 #include "../kinematics/quality.h"
 #include "../kinematics/retarget.h"
 #include "../kinematics/robot.h"
+#include "clip_util.h"
 #include "test.h"
 
-static int max_frames(void)
-{
-    const char *s = getenv("RT_TEST_FRAMES");
-    int n = s ? atoi(s) : 0;
-    return n > 0 ? n : 240;
-}
-
-static struct kin_clip *load_clip(const char *rel)
-{
-    char path[512];
-    struct kin_clip *c = NULL;
-    struct rt_err e;
-    snprintf(path, sizeof path, "%s/%s", test_data_dir(), rel);
-    if (kin_bvh_load(path, &c, &e)) {
-        fprintf(stderr, "%s: %s: %s\n", path, e.where, e.msg);
-        return NULL;
-    }
-    return c;
-}
+static int max_frames(void) { return test_env_int("RT_TEST_FRAMES", 240); }
 
 static void test_detect(void)
 {
@@ -51,7 +34,7 @@ static void test_detect(void)
         {"clips/edge/example.bvh", NULL, NULL},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        struct kin_clip *c = load_clip(cases[i].clip);
+        struct kin_clip *c = test_load_clip(cases[i].clip);
         CHECK(c != NULL);
         if (!c) continue;
         const char *g = kin_retarget_detect_profile(c, "g1");
@@ -73,7 +56,7 @@ static void test_detect(void)
  * what is missing. */
 static void test_unmappable(const struct kin_robot *g1)
 {
-    struct kin_clip *c = load_clip("clips/edge/rotation_first_root.bvh");
+    struct kin_clip *c = test_load_clip("clips/edge/rotation_first_root.bvh");
     struct kin_targets t;
     struct rt_err e;
     if (!c) return;
@@ -82,7 +65,7 @@ static void test_unmappable(const struct kin_robot *g1)
     CHECK(strstr(e.msg, "foot") != NULL);
     CHECK(t.n_frames == 0 && t.pos == NULL);
     kin_clip_free(c);
-    c = load_clip("clips/edge/example.bvh");
+    c = test_load_clip("clips/edge/example.bvh");
     if (!c) return;
     CHECK_EQ_INT(kin_targets_from_clip(g1, c, NULL, &t, &e), RT_OK);
     kin_targets_free(&t);
@@ -101,7 +84,7 @@ static void test_unmappable(const struct kin_robot *g1)
  * anchors fixed over each contact interval, root starting above the origin. */
 static void test_targets(const struct kin_robot *g1)
 {
-    struct kin_clip *c = load_clip("clips/cmu_12_01_walk.bvh");
+    struct kin_clip *c = test_load_clip("clips/cmu_12_01_walk.bvh");
     struct kin_targets t;
     struct rt_err e;
     if (!c) return;
@@ -232,7 +215,7 @@ static void test_end_to_end(void)
         CHECK_EQ_INT(kin_robot_load(robots[r], &robot, &e), RT_OK);
         if (!robot) continue;
         for (size_t c = 0; c < sizeof clips / sizeof clips[0]; c++) {
-            struct kin_clip *clip = load_clip(clips[c]);
+            struct kin_clip *clip = test_load_clip(clips[c]);
             struct kin_targets t;
             if (!clip) continue;
             if (clip->n_frames > max_frames()) clip->n_frames = max_frames();
@@ -268,7 +251,7 @@ static void test_jerk_vs_per_frame(void)
     static const char *const robots[] = {"g1", "h1"};
     for (int r = 0; r < 2; r++) {
         struct kin_robot *robot = NULL;
-        struct kin_clip *clip = load_clip("clips/01_01.bvh");
+        struct kin_clip *clip = test_load_clip("clips/01_01.bvh");
         struct kin_targets t;
         struct rt_err e;
         memset(&t, 0, sizeof t);
@@ -314,7 +297,7 @@ static void test_jerk_vs_per_frame(void)
 static void test_robot_source(void)
 {
     struct kin_robot *g1 = NULL, *h1 = NULL;
-    struct kin_clip *clip = load_clip("clips/cmu_12_01_walk.bvh");
+    struct kin_clip *clip = test_load_clip("clips/cmu_12_01_walk.bvh");
     struct kin_targets t, t2;
     struct kin_profile *p = NULL;
     struct rt_err e;
@@ -362,7 +345,7 @@ int main(void)
 {
     struct kin_robot *g1 = NULL;
     struct rt_err e;
-    struct kin_clip *probe = load_clip("clips/01_01.bvh");
+    struct kin_clip *probe = test_load_clip("clips/01_01.bvh");
     if (!probe) TEST_SKIP("shared data not found (set RT_SHARED_DATA)");
     kin_clip_free(probe);
     if (kin_robot_load("g1", &g1, &e)) {

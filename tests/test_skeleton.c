@@ -16,27 +16,10 @@
 #include "../kinematics/retarget.h"
 #include "../kinematics/robot.h"
 #include "../kinematics/skeleton.h"
+#include "clip_util.h"
 #include "test.h"
 
-static int max_frames(void)
-{
-    const char *s = getenv("RT_TEST_SKEL_FRAMES");
-    int n = s ? atoi(s) : 0;
-    return n > 0 ? n : 200;
-}
-
-static struct kin_clip *load_clip(const char *rel)
-{
-    char path[512];
-    struct kin_clip *c = NULL;
-    struct rt_err e;
-    snprintf(path, sizeof path, "%s/%s", test_data_dir(), rel);
-    if (kin_bvh_load(path, &c, &e)) {
-        fprintf(stderr, "%s: %s: %s\n", path, e.where, e.msg);
-        return NULL;
-    }
-    return c;
-}
+static int max_frames(void) { return test_env_int("RT_TEST_SKEL_FRAMES", 200); }
 
 static void test_split_name(void)
 {
@@ -89,7 +72,7 @@ static void test_recognize(void)
     static const int roles[] = {KIN_ROLE_PELVIS, KIN_ROLE_CHEST, KIN_ROLE_L_UPPER_ARM, KIN_ROLE_L_FOREARM,
                                 KIN_ROLE_L_HAND, KIN_ROLE_L_THIGH, KIN_ROLE_L_SHIN, KIN_ROLE_L_FOOT, KIN_ROLE_L_TOE};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        struct kin_clip *c = load_clip(cases[i].clip);
+        struct kin_clip *c = test_load_clip(cases[i].clip);
         struct kin_skeleton_map m;
         struct rt_err e;
         CHECK(c != NULL);
@@ -139,7 +122,7 @@ static void test_refuse(const struct kin_robot *g1)
         {"clips/edge/full_precision_frame_time.bvh", {"not a human skeleton", "Hips", "Head"}},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        struct kin_clip *c = load_clip(cases[i].clip);
+        struct kin_clip *c = test_load_clip(cases[i].clip);
         struct kin_profile *p = NULL;
         struct kin_targets t;
         struct rt_err e;
@@ -156,7 +139,7 @@ static void test_refuse(const struct kin_robot *g1)
     }
     /* An arm without hand or forearm names what it looked for; a forearm
      * with another name is found by topology (the hand's parent). */
-    struct kin_clip *c = load_clip("clips/edge/example.bvh");
+    struct kin_clip *c = test_load_clip("clips/edge/example.bvh");
     struct kin_skeleton_map m;
     struct rt_err e;
     if (!c) return;
@@ -191,7 +174,7 @@ static void test_templates(const struct kin_robot *g1, const struct kin_robot *h
         {"clips/edge/test_mocapbank.bvh", "auto:cmu_asf_g1", "auto:cmu_asf_h1"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        struct kin_clip *c = load_clip(cases[i].clip);
+        struct kin_clip *c = test_load_clip(cases[i].clip);
         struct kin_profile *p = NULL;
         struct rt_err e;
         if (!c) continue;
@@ -210,7 +193,7 @@ static void test_templates(const struct kin_robot *g1, const struct kin_robot *h
     }
     /* Biovision's example.bvh: the feet's End Sites carry on down the shin,
      * so there are no toes and the feet track positions only. */
-    struct kin_clip *c = load_clip("clips/edge/example.bvh");
+    struct kin_clip *c = test_load_clip("clips/edge/example.bvh");
     struct kin_profile *p = NULL;
     struct rt_err e;
     if (!c) return;
@@ -356,7 +339,7 @@ static void test_edge_end_to_end(const struct kin_robot *const robots[2])
                                         "clips/edge/test_freebvh.bvh", "clips/edge/test_mocapbank.bvh"};
     for (int r = 0; r < 2; r++)
         for (size_t i = 0; i < sizeof clips / sizeof clips[0]; i++) {
-            struct kin_clip *c = load_clip(clips[i]);
+            struct kin_clip *c = test_load_clip(clips[i]);
             struct kin_targets t;
             struct kin_quality q;
             if (!c) continue;
@@ -393,7 +376,7 @@ static void test_variants(const struct kin_robot *const robots[2])
             struct kin_targets t0, tv;
             struct kin_quality q;
             char label[96];
-            struct kin_clip *c = load_clip(clips[i]);
+            struct kin_clip *c = test_load_clip(clips[i]);
             if (!c) continue;
             if (c->n_frames > max_frames()) c->n_frames = max_frames();
             struct kin_bvh_convert conv;
@@ -403,7 +386,7 @@ static void test_variants(const struct kin_robot *const robots[2])
                 continue;
             }
             for (int v = 0; v < 5; v++) {
-                struct kin_clip *cv = load_clip(clips[i]);
+                struct kin_clip *cv = test_load_clip(clips[i]);
                 static const char *const what[] = {"z-up", "metres", "millimetres", "half rate", "root rotation only"};
                 if (!cv) continue;
                 if (cv->n_frames > max_frames()) cv->n_frames = max_frames();
@@ -432,7 +415,7 @@ int main(void)
 {
     struct kin_robot *robots[2] = {NULL, NULL};
     struct rt_err e;
-    struct kin_clip *probe = load_clip("clips/01_01.bvh");
+    struct kin_clip *probe = test_load_clip("clips/01_01.bvh");
     if (!probe) TEST_SKIP("shared data not found (set RT_SHARED_DATA)");
     kin_clip_free(probe);
     if (kin_robot_load("g1", &robots[0], &e) || kin_robot_load("h1", &robots[1], &e)) {
