@@ -385,7 +385,9 @@ static enum MHD_Result post_job(struct srv *s, struct MHD_Connection *c, struct 
         .idem_key = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Idempotency-Key"),
         .name = name,
         .robot = robot_name,
-        .profile = in.profile[0] ? in.profile : NULL,
+        /* An automatic mapping ("auto:TEMPLATE") is no stored profile: the
+         * worker maps the clip again, with the same result. */
+        .profile = in.profile[0] && strncmp(in.profile, "auto:", 5) ? in.profile : NULL,
         .options = opts,
         .source_robot = source_robot,
         .class_key = class_key,

@@ -264,6 +264,29 @@ int main(void)
     CHECK(resp && strstr(resp, "retargetd_jobs{state=\"succeeded\"} 3"));
     CHECK(resp && strstr(resp, "retargetd_http_requests_total{code=\"413\"} 1"));
     free(resp);
+    /* A clip no bundled profile fits is mapped automatically ("auto:NAME",
+     * not a storable profile name): accepted, solved, named in the report. */
+    {
+        char epath[512];
+        snprintf(epath, sizeof epath, "%s/clips/edge/example.bvh", test_data_dir());
+        char *ex = slurp(epath, NULL), *rep = NULL;
+        CHECK(ex != NULL);
+        char *be = ex ? job_body("g1", "example", ex, 2) : NULL;
+        long long ie = be ? submit(be, NULL, &code) : -1;
+        CHECK_EQ_INT(code, 201);
+        http_wait(NULL, ie, state);
+        CHECK_EQ_STR(state, "succeeded");
+        char eurl[96];
+        snprintf(eurl, sizeof eurl, "/v1/jobs/%lld/result?trajectory=0", ie);
+        CHECK_EQ_INT(http(NULL, "GET", eurl, NULL, 0, NULL, &rep), 200);
+        cJSON *rj = rep ? cJSON_Parse(rep) : NULL;
+        const cJSON *pn = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(rj, "report"), "profile");
+        CHECK(cJSON_IsString(pn) && !strncmp(pn->valuestring, "auto:", 5));
+        cJSON_Delete(rj);
+        free(rep);
+        free(be);
+        free(ex);
+    }
     srv_stop(s);
 
     /* --- restart recovery: a queued job and a crash-interrupted running one --- */
