@@ -420,25 +420,20 @@ static int print_json(const struct client_args *a, const char *method, const cha
     return 0;
 }
 
-int cli_status(int argc, char **argv)
+/* `retarget status|cancel ID`: `method` on /v1/jobs/ID, the job printed. */
+static int job_request(int argc, char **argv, const char *method)
 {
     struct client_args a;
     long long id;
     char path[64];
     if (parse_client_args(argc, argv, &a, 1) || parse_id(a.pos[0], &id)) return 2;
     snprintf(path, sizeof path, "/v1/jobs/%lld", id);
-    return print_json(&a, "GET", path);
+    return print_json(&a, method, path);
 }
 
-int cli_cancel(int argc, char **argv)
-{
-    struct client_args a;
-    long long id;
-    char path[64];
-    if (parse_client_args(argc, argv, &a, 1) || parse_id(a.pos[0], &id)) return 2;
-    snprintf(path, sizeof path, "/v1/jobs/%lld", id);
-    return print_json(&a, "DELETE", path);
-}
+int cli_status(int argc, char **argv) { return job_request(argc, argv, "GET"); }
+
+int cli_cancel(int argc, char **argv) { return job_request(argc, argv, "DELETE"); }
 
 int cli_wait(int argc, char **argv)
 {
