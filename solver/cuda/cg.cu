@@ -134,137 +134,6 @@ cg_update_kernel(struct cg_args a, const int *gate, const float *alpha, const fl
     if (i1 < a.n) z[o + i1] = z1;
 }
 
-/* ---- CG v2 (RT_CUDA_CG=v2; not the default, see cg_v2) ----
- * The same floats as the v1 kernels: the frame's packed block / factor is
- * staged with cp.async (no registers held by the copy: more warps per SM),
- * issued first so that the vector work of the kernel overlaps it; the
- * block product runs both output rows of a lane in one loop
- * (warp_block_rows2). */
-#define CG2_MIN_BLOCKS 16 /* 32 registers: 64 warps per SM (update, init) */
-#define CG2_MV_MIN_BLOCKS 12 /* 40 registers, no spill (at 32: 36 bytes of spill) */
-
-static __global__ void __launch_bounds__(WARP_FRAMES_PER_BLOCK * 32, CG2_MV_MIN_BLOCKS)
-matvec2_kernel(struct cg_args a, const int *gate, const float *__restrict__ B, const float *lamd,
-               const unsigned long long *frozen, const float *p, float *q)
-{
-    extern __shared__ float4 smem4[];
-    int w = threadIdx.x >> 5, f = blockIdx.x * WARP_FRAMES_PER_BLOCK + w;
-    unsigned lane = threadIdx.x & 31u;
-    if (f >= a.nf) return;
-    int k = a.clip_of[f];
-    if (!gate[k]) return; /* uniform per warp */
-    const int n = a.n, pks = (int)CUDA_PK_STRIDE(n);
-    float *Bs = (float *)smem4 + (size_t)w * (pks + 64), *xs = Bs + pks;
-    warp_copy4_async(Bs, B + (size_t)f * pks, pks, lane);
-    warp_copy_async(xs, p + (size_t)f * n, n, lane);
-    int t = f - a.off[k], T = a.off[k + 1] - a.off[k];
-    unsigned long long fz = frozen[f];
-    const float *pc = p + (size_t)a.off[k] * n;
-    const int c0 = (int)lane, c1 = (int)lane + 32;
-    /* the damping and stencil terms read global memory only: ahead of the wait */
-    float ld0 = 0.0f, ld1 = 0.0f, st0 = 0.0f, st1 = 0.0f;
-    if (c0 < n && !((fz >> c0) & 1ull)) {
-        if (lamd) ld0 = lamd[(size_t)f * n + c0];
-        st0 = frame_stencil_at(&a.bd, pc, n, c0, t, T);
-    }
-    if (c1 < n && !((fz >> c1) & 1ull)) {
-        if (lamd) ld1 = lamd[(size_t)f * n + c1];
-        st1 = frame_stencil_at(&a.bd, pc, n, c1, t, T);
-    }
-    warp_copy_wait();
-    __syncwarp();
-    float y0, y1;
-    warp_block_rows2(Bs, xs, n, lane, &y0, &y1);
-    if (c0 < n) {
-        float y = 0.0f;
-        if (!((fz >> c0) & 1ull)) {
-            float v = y0;
-            if (lamd) v = v + ld0 * xs[c0];
-            y = v + st0;
-        }
-        q[(size_t)f * n + c0] = y;
-    }
-    if (c1 < n) {
-        float y = 0.0f;
-        if (!((fz >> c1) & 1ull)) {
-            float v = y1;
-            if (lamd) v = v + ld1 * xs[c1];
-            y = v + st1;
-        }
-        q[(size_t)f * n + c1] = y;
-    }
-}
-
-static __global__ void __launch_bounds__(WARP_FRAMES_PER_BLOCK * 32, CG2_MIN_BLOCKS)
-cg_init2_kernel(struct cg_args a, const int *gate, const float *__restrict__ F, const float *g, float *r, float *d,
-                float *z, float *p)
-{
-    extern __shared__ float4 smem4[];
-    int w = threadIdx.x >> 5, f = blockIdx.x * WARP_FRAMES_PER_BLOCK + w;
-    unsigned lane = threadIdx.x & 31u;
-    if (f >= a.nf || !gate[a.clip_of[f]]) return; /* uniform per warp */
-    size_t o = (size_t)f * a.n;
-    const int pks = (int)CUDA_PK_STRIDE(a.n);
-    float *Fs = (float *)smem4 + (size_t)w * (pks + 64);
-    warp_copy4_async(Fs, F + (size_t)f * pks, pks, lane);
-    int i0 = (int)lane, i1 = (int)lane + 32;
-    float z0 = 0.0f, z1 = 0.0f;
-    if (i0 < a.n) { z0 = -g[o + i0]; r[o + i0] = z0; d[o + i0] = 0.0f; }
-    if (i1 < a.n) { z1 = -g[o + i1]; r[o + i1] = z1; d[o + i1] = 0.0f; }
-    warp_copy_wait();
-    __syncwarp();
-    warp_chol_solve_pk(Fs, a.n, lane, &z0, &z1);
-    if (i0 < a.n) { z[o + i0] = z0; p[o + i0] = z0; }
-    if (i1 < a.n) { z[o + i1] = z1; p[o + i1] = z1; }
-}
-
-static __global__ void __launch_bounds__(WARP_FRAMES_PER_BLOCK * 32, CG2_MIN_BLOCKS)
-cg_update2_kernel(struct cg_args a, const int *gate, const float *alpha, const float *__restrict__ F, const float *p,
-                  const float *q, float *d, float *r, float *z)
-{
-    extern __shared__ float4 smem4[];
-    int w = threadIdx.x >> 5, f = blockIdx.x * WARP_FRAMES_PER_BLOCK + w;
-    unsigned lane = threadIdx.x & 31u;
-    if (f >= a.nf) return;
-    int k = a.clip_of[f];
-    if (!gate[k]) return;
-    const int pks = (int)CUDA_PK_STRIDE(a.n);
-    float *Fs = (float *)smem4 + (size_t)w * (pks + 64);
-    warp_copy4_async(Fs, F + (size_t)f * pks, pks, lane);
-    float al = alpha[k];
-    size_t o = (size_t)f * a.n;
-    int i0 = (int)lane, i1 = (int)lane + 32;
-    float z0 = 0.0f, z1 = 0.0f;
-    if (i0 < a.n) {
-        d[o + i0] = d[o + i0] + al * p[o + i0];
-        z0 = r[o + i0] - al * q[o + i0];
-        r[o + i0] = z0;
-    }
-    if (i1 < a.n) {
-        d[o + i1] = d[o + i1] + al * p[o + i1];
-        z1 = r[o + i1] - al * q[o + i1];
-        r[o + i1] = z1;
-    }
-    warp_copy_wait();
-    __syncwarp();
-    warp_chol_solve_pk(Fs, a.n, lane, &z0, &z1);
-    if (i0 < a.n) z[o + i0] = z0;
-    if (i1 < a.n) z[o + i1] = z1;
-}
-
-/* RT_CUDA_CG=v2: the v2 kernels above; anything else (the default): the
- * v1 kernels (register-staged copies, block product rows one after the
- * other). Both give the same bits (H200, bench/RESULTS.md sixth session);
- * v2 measured 1.4% faster per CG iteration at 64 x 3945 frames and equal
- * on the reference batch, but was timed only together with the init
- * solves' v2 (slower end to end) and racecheck did not finish on it, so
- * it is not the default. */
-static int cg_v2(void)
-{
-    const char *e = getenv("RT_CUDA_CG");
-    return e && strcmp(e, "v2") == 0;
-}
-
 /* p = z + beta p (ph_cg_p). */
 static __global__ void cg_p_kernel(struct cg_args a, const int *gate, const float *beta, const float *z, float *p)
 {
@@ -355,12 +224,8 @@ static enum rt_status pcg_enqueue_init(struct cuda_lm *L, cudaStream_t s, struct
 {
     struct cg_args a = cg_args_of(L);
     unsigned gw = cuda_blocks((size_t)L->nf, WARP_FRAMES_PER_BLOCK);
-    if (cg_v2())
-        cg_init2_kernel<<<gw, 32 * WARP_FRAMES_PER_BLOCK, warp_smem(L), s>>>(a, L->sel, L->F, L->g, L->r, L->d, L->z,
-                                                                             L->p);
-    else
-        cg_init_kernel<<<gw, 32 * WARP_FRAMES_PER_BLOCK, warp_smem(L), s>>>(a, L->sel, L->F, L->g, L->r, L->d, L->z,
-                                                                            L->p);
+    cg_init_kernel<<<gw, 32 * WARP_FRAMES_PER_BLOCK, warp_smem(L), s>>>(a, L->sel, L->F, L->g, L->r, L->d, L->z,
+                                                                        L->p);
     CUDA_TRY_LAUNCH(err);
     cuda_reduce_src<2> src = {{L->g, L->r}, {L->g, L->z}};
     cuda_reduce_dst<2> dst = {{NULL, NULL}};
@@ -376,11 +241,7 @@ static enum rt_status pcg_enqueue_iter(struct cuda_lm *L, cudaStream_t s, struct
     unsigned ge = cuda_blocks(ne, 256), gw = cuda_blocks((size_t)L->nf, WARP_FRAMES_PER_BLOCK);
     size_t sm = warp_smem(L);
     enum rt_status st;
-    const int v2 = cg_v2();
-    if (v2)
-        matvec2_kernel<<<gw, 32 * WARP_FRAMES_PER_BLOCK, sm, s>>>(a, L->cg_on, L->B, L->lamd, L->frozen, L->p, L->q);
-    else
-        matvec_kernel<<<gw, 32 * WARP_FRAMES_PER_BLOCK, sm, s>>>(a, L->cg_on, L->B, L->lamd, L->frozen, L->p, L->q);
+    matvec_kernel<<<gw, 32 * WARP_FRAMES_PER_BLOCK, sm, s>>>(a, L->cg_on, L->B, L->lamd, L->frozen, L->p, L->q);
     CUDA_TRY_LAUNCH(err);
     {
         cuda_reduce_src<1> src = {{L->p}, {L->q}};
@@ -388,12 +249,8 @@ static enum rt_status pcg_enqueue_iter(struct cuda_lm *L, cudaStream_t s, struct
         fin_alpha fin = {L->cg_on, L->rz, L->alpha};
         if ((st = cuda_reduce_run<1>(&L->plan_n, src, dst, fin, s, err)) != RT_OK) return st;
     }
-    if (v2)
-        cg_update2_kernel<<<gw, 32 * WARP_FRAMES_PER_BLOCK, sm, s>>>(a, L->cg_on, L->alpha, L->F, L->p, L->q, L->d,
-                                                                     L->r, L->z);
-    else
-        cg_update_kernel<<<gw, 32 * WARP_FRAMES_PER_BLOCK, sm, s>>>(a, L->cg_on, L->alpha, L->F, L->p, L->q, L->d,
-                                                                    L->r, L->z);
+    cg_update_kernel<<<gw, 32 * WARP_FRAMES_PER_BLOCK, sm, s>>>(a, L->cg_on, L->alpha, L->F, L->p, L->q, L->d, L->r,
+                                                                L->z);
     CUDA_TRY_LAUNCH(err);
     {
         cuda_reduce_src<2> src = {{L->r, L->r}, {L->r, L->z}};
@@ -504,13 +361,8 @@ enum rt_status cuda_pcg(struct cuda_lm *L, cudaStream_t s, struct rt_err *err)
 enum rt_status cuda_predict(struct cuda_lm *L, cudaStream_t s, struct rt_err *err)
 {
     struct cg_args a = cg_args_of(L);
-    unsigned gw = cuda_blocks((size_t)L->nf, WARP_FRAMES_PER_BLOCK);
-    if (cg_v2())
-        matvec2_kernel<<<gw, 32 * WARP_FRAMES_PER_BLOCK, warp_smem(L), s>>>(a, L->sel, L->B, NULL, L->frozen, L->d,
-                                                                           L->q);
-    else
-        matvec_kernel<<<gw, 32 * WARP_FRAMES_PER_BLOCK, warp_smem(L), s>>>(a, L->sel, L->B, NULL, L->frozen, L->d,
-                                                                          L->q);
+    matvec_kernel<<<cuda_blocks((size_t)L->nf, WARP_FRAMES_PER_BLOCK), 32 * WARP_FRAMES_PER_BLOCK, warp_smem(L), s>>>(
+        a, L->sel, L->B, NULL, L->frozen, L->d, L->q);
     CUDA_TRY_LAUNCH(err);
     predict_kernel<<<cuda_blocks((size_t)L->nf, CUDA_FRAME_THREADS), CUDA_FRAME_THREADS, 0, s>>>(
         a, L->cols, L->sel, L->g, L->d, L->q, L->x, L->xt, L->pred_f);

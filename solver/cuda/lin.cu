@@ -18,7 +18,10 @@ struct lin_args { /* by value into every kernel */
     struct solver_batch bd;
     struct warp_tabs tb;
     int nf, n, cols, pks;
-    size_t ws_floats, ws_full_floats; /* warp_ws_floats with full = 0 / 1 */
+    size_t ws_floats;
+    size_t spare; /* unused, 0: the slot of the removed RT_CUDA_INIT=full
+                   * executor's workspace size, kept so that every kernel's
+                   * parameter offsets (and so its code) stay as they were */
     const int *clip_of, *off;
 };
 
@@ -32,7 +35,7 @@ static struct lin_args lin_args_of(const struct cuda_lm *L)
     a.cols = L->cols;
     a.pks = (int)CUDA_PK_STRIDE(L->n);
     a.ws_floats = warp_ws_floats(L->nl, L->n, L->cols, L->bd.n_targets);
-    a.ws_full_floats = warp_ws_floats(L->nl, L->n, L->cols, L->bd.n_targets, 1);
+    a.spare = 0;
     a.clip_of = L->clip_of;
     a.off = L->off;
     return a;
@@ -48,20 +51,19 @@ static unsigned frame_grid(const struct cuda_lm *L)
 #define LIN_WARPS 4
 #define LIN_MIN_BLOCKS 5 /* 102 registers: 20 warps per SM, as many as the shared memory holds for G1 */
 static unsigned warp_grid(const struct cuda_lm *L) { return cuda_blocks((size_t)L->nf, LIN_WARPS); }
-static size_t warp_smem_bytes(const struct cuda_lm *L, int full = 0)
+static size_t warp_smem_bytes(const struct cuda_lm *L)
 {
-    return (size_t)LIN_WARPS * warp_ws_floats(L->nl, L->n, L->cols, L->bd.n_targets, full) * sizeof(float);
+    return (size_t)LIN_WARPS * warp_ws_floats(L->nl, L->n, L->cols, L->bd.n_targets) * sizeof(float);
 }
 
-#define WARP_FRAME_L(a, FULL)                                                                            \
-    extern __shared__ float4 smem4[];                                                                    \
-    const unsigned lane = threadIdx.x & 31u;                                                             \
-    const int f = (int)(blockIdx.x * LIN_WARPS + (threadIdx.x >> 5));                                    \
-    const struct warp_ws ws =                                                                            \
-        warp_ws_at((float *)smem4 + (size_t)(threadIdx.x >> 5) * ((FULL) ? (a).ws_full_floats : (a).ws_floats), \
-                   (a).bd.tree->n_links, (a).n, (a).cols, (FULL));                                       \
+#define WARP_FRAME(a)                                                              \
+    extern __shared__ float4 smem4[];                                              \
+    const unsigned lane = threadIdx.x & 31u;                                       \
+    const int f = (int)(blockIdx.x * LIN_WARPS + (threadIdx.x >> 5));              \
+    const struct warp_ws ws =                                                      \
+        warp_ws_at((float *)smem4 + (size_t)(threadIdx.x >> 5) * (a).ws_floats,    \
+                   (a).bd.tree->n_links, (a).n, (a).cols);                         \
     if (f >= (a).nf) return; /* uniform per warp */
-#define WARP_FRAME(a) WARP_FRAME_L(a, 0)
 
 static __global__ void diff_kernel(struct lin_args a, const float *state, float *dq, const int *gate)
 {
@@ -125,19 +127,16 @@ precond_kernel(struct lin_args a, const int *gate, const float *B, const unsigne
 }
 
 /* ph_init: frame_init_solve, then the frame's cost (warp_init_solve
- * returns it: the same floats as frame_eval on the final state).
- * FULL = 0: packed factor, right-looking warp_chol (V2 = 1: RT_CUDA_INIT=v2, see init_mode);
- * FULL = 1: full-storage factor, warp_chol_full (RT_CUDA_INIT=full). */
-template <int FULL, int V2>
+ * returns it: the same floats as frame_eval on the final state). */
 static __global__ void __launch_bounds__(LIN_WARPS * 32, LIN_MIN_BLOCKS)
 init_kernel(struct lin_args a, float *x, float *part, int iters, float lam0)
 {
-    WARP_FRAME_L(a, FULL)
+    WARP_FRAME(a)
     float *xf = x + (size_t)f * a.cols;
     warp_copy(ws.x, xf, a.cols, lane);
     __syncwarp();
     float c;
-    warp_init_solve<FULL, V2>(&a.bd, a.tb, f, ws.x, iters, lam0, ws, lane, &c);
+    warp_init_solve(&a.bd, a.tb, f, ws.x, iters, lam0, ws, lane, &c);
     warp_copy(xf, ws.x, a.cols, lane);
     if (lane == 0) part[f] = c;
 }
@@ -145,12 +144,11 @@ init_kernel(struct lin_args a, float *x, float *part, int iters, float lam0)
 /* One repair round (solver/cpu/cpu_lm.c ph_repair): x, part -> xt, part_t;
  * *changed = 1 when some frame's cost changed (a plain store of one value,
  * the same whichever thread writes it). */
-template <int FULL, int V2>
 static __global__ void __launch_bounds__(LIN_WARPS * 32, LIN_MIN_BLOCKS)
 repair_kernel(struct lin_args a, const float *x, const float *part, float *xt, float *part_t, int iters, float lam0,
               int *changed)
 {
-    WARP_FRAME_L(a, FULL)
+    WARP_FRAME(a)
     size_t cols = (size_t)a.cols;
     int k = a.clip_of[f], off = a.off[k], T = a.off[k + 1] - off;
     float best = part[f];
@@ -162,7 +160,7 @@ repair_kernel(struct lin_args a, const float *x, const float *part, float *xt, f
         warp_copy(ws.tmp, x + (size_t)nb * cols, a.cols, lane);
         __syncwarp();
         float ct;
-        warp_init_solve<FULL, V2>(&a.bd, a.tb, f, ws.tmp, iters, lam0, ws, lane, &ct);
+        warp_init_solve(&a.bd, a.tb, f, ws.tmp, iters, lam0, ws, lane, &ct);
         if (ct < best) {
             best = ct;
             from = side;
@@ -325,13 +323,8 @@ enum rt_status cuda_warp_tables_build(struct cuda_lm *L, const struct solver_bat
     CUDA_TRY(cudaFuncSetAttribute(lin_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, sm), err);
     CUDA_TRY(cudaFuncSetAttribute(cost_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, sm), err);
     CUDA_TRY(cudaFuncSetAttribute(precond_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, sm), err);
-    CUDA_TRY(cudaFuncSetAttribute(init_kernel<0, 0>, cudaFuncAttributeMaxDynamicSharedMemorySize, sm), err);
-    CUDA_TRY(cudaFuncSetAttribute(repair_kernel<0, 0>, cudaFuncAttributeMaxDynamicSharedMemorySize, sm), err);
-    CUDA_TRY(cudaFuncSetAttribute(init_kernel<0, 1>, cudaFuncAttributeMaxDynamicSharedMemorySize, sm), err);
-    CUDA_TRY(cudaFuncSetAttribute(repair_kernel<0, 1>, cudaFuncAttributeMaxDynamicSharedMemorySize, sm), err);
-    int smf = (int)warp_smem_bytes(L, 1);
-    CUDA_TRY(cudaFuncSetAttribute(init_kernel<1, 0>, cudaFuncAttributeMaxDynamicSharedMemorySize, smf), err);
-    CUDA_TRY(cudaFuncSetAttribute(repair_kernel<1, 0>, cudaFuncAttributeMaxDynamicSharedMemorySize, smf), err);
+    CUDA_TRY(cudaFuncSetAttribute(init_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, sm), err);
+    CUDA_TRY(cudaFuncSetAttribute(repair_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, sm), err);
     return RT_OK;
 }
 
@@ -367,45 +360,18 @@ enum rt_status cuda_precondition(struct cuda_lm *L, const int *gate, cudaStream_
     return RT_OK;
 }
 
-/* RT_CUDA_INIT selects the init-solve executor (the same bits; checked on
- * an H200, bench/RESULTS.md fifth and sixth sessions):
- *   "full": full-storage factor (init_kernel<1, 0>, left-looking
- *           warp_chol_full); measured 6-12% slower on large batches;
- *   "v2":   the packed factor with the block product's two rows per lane
- *           in one loop and pred's two dot products side by side
- *           (init_kernel<0, 1>); measured (together with RT_CUDA_CG=v2)
- *           2-14% slower on batches of 4..1024 clips;
- *   anything else (the default): packed factor, right-looking warp_chol,
- *           block product rows one after the other, pred's dot products
- *           one after the other (init_kernel<0, 0>). */
-static int init_mode(void)
-{
-    const char *e = getenv("RT_CUDA_INIT");
-    if (e && strcmp(e, "full") == 0) return 1;
-    if (e && strcmp(e, "v2") == 0) return 2;
-    return 0;
-}
-
-#define INIT_LAUNCH(K, mode, args)                                                        \
-    do {                                                                                  \
-        if ((mode) == 1) K<1, 0><<<warp_grid(L), LIN_WARPS * 32, smi, s>>> args;          \
-        else if ((mode) == 0) K<0, 0><<<warp_grid(L), LIN_WARPS * 32, smi, s>>> args;     \
-        else K<0, 1><<<warp_grid(L), LIN_WARPS * 32, smi, s>>> args;                      \
-    } while (0)
-
 enum rt_status cuda_init_solves(struct cuda_lm *L, cudaStream_t s, struct rt_err *err)
 {
     struct lin_args a = lin_args_of(L);
-    const int mode = init_mode();
-    const size_t smi = warp_smem_bytes(L, mode == 1);
-    INIT_LAUNCH(init_kernel, mode, (a, L->x, L->part, L->bd.opt.init_iters, L->bd.opt.init_lambda));
+    init_kernel<<<warp_grid(L), LIN_WARPS * 32, warp_smem_bytes(L), s>>>(a, L->x, L->part, L->bd.opt.init_iters,
+                                                                          L->bd.opt.init_lambda);
     CUDA_TRY_LAUNCH(err);
     int *d_changed = L->cg_it; /* free until the PCG */
     for (int round = 0; round < LM_RULE_INIT_REPAIR_ROUNDS; round++) {
         int changed = 0;
         CUDA_TRY(cudaMemsetAsync(d_changed, 0, sizeof(int), s), err);
-        INIT_LAUNCH(repair_kernel, mode,
-                    (a, L->x, L->part, L->xt, L->part_t, L->bd.opt.init_iters, L->bd.opt.init_lambda, d_changed));
+        repair_kernel<<<warp_grid(L), LIN_WARPS * 32, warp_smem_bytes(L), s>>>(
+            a, L->x, L->part, L->xt, L->part_t, L->bd.opt.init_iters, L->bd.opt.init_lambda, d_changed);
         CUDA_TRY_LAUNCH(err);
         CUDA_TRY(cudaMemcpyAsync(&changed, d_changed, sizeof(int), cudaMemcpyDeviceToHost, s), err);
         CUDA_TRY(cudaStreamSynchronize(s), err);

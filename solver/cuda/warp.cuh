@@ -63,9 +63,8 @@ struct warp_ws {
 
 static __host__ __device__ __forceinline__ size_t warp_r4(size_t v) { return (v + 3) & ~(size_t)3; }
 
-/* Row stride of a full-storage factor (warp_chol_full): a multiple of 4
- * floats (rows 16-byte aligned) with stride / 4 odd, so that the float4
- * loads of 8 consecutive rows (one quarter warp) hit distinct banks. */
+/* Row stride of the full-storage factor of the removed RT_CUDA_INIT=full
+ * executor (88bb2d4); only warp_ws_at's full = 1 layout still reads it. */
 static __host__ __device__ __forceinline__ int warp_fs(int n)
 {
     int s = (n + 3) & ~3;
@@ -73,20 +72,20 @@ static __host__ __device__ __forceinline__ int warp_fs(int n)
     return s;
 }
 
-/* full = 1: the layout of the init solves with the full-storage factor
- * (warp_init_solve<1>): F (n x warp_fs(n) floats) shares its region with
- * the link records lk, which are dead while the factor is (the factor is
- * built and used between two evaluations; every evaluation that follows
- * a factorization recomputes FK). */
-static __host__ __device__ __forceinline__ size_t warp_ws_floats(int nl, int n, int cols, int nt, int full = 0)
+static __host__ __device__ __forceinline__ size_t warp_ws_floats(int nl, int n, int cols, int nt)
 {
     size_t pk = warp_r4((size_t)n * (n + 1) / 2);
-    size_t lkf = warp_r4((size_t)nl * FRAME_LINK_STRIDE) + pk;
-    if (full && warp_r4((size_t)n * (size_t)warp_fs(n)) > lkf) lkf = warp_r4((size_t)n * (size_t)warp_fs(n));
-    return lkf + pk + 5 * warp_r4((size_t)n) + 3 * warp_r4((size_t)cols) +
+    return warp_r4((size_t)nl * FRAME_LINK_STRIDE) + 2 * pk + 5 * warp_r4((size_t)n) + 3 * warp_r4((size_t)cols) +
            2 * warp_r4((size_t)n * 3) + (size_t)WARP_RS * (size_t)nt;
 }
 
+/* full = 1: the layout of the removed full-storage init executor (88bb2d4;
+ * F over the dead link records). No caller passes 1 any more, but the
+ * branch stays on purpose: nvcc optimizes this function on its own before
+ * inlining it, and without the branch the default kernels (lin, cost,
+ * precond, init, repair) compile to different PTX (other register counts
+ * and instruction order). Dropping it changes the default code and should
+ * be measured like any other kernel change. */
 static __device__ __forceinline__ struct warp_ws warp_ws_at(float *base, int nl, int n, int cols, int full = 0)
 {
     struct warp_ws w;
@@ -139,34 +138,6 @@ static __device__ __forceinline__ void warp_copy4(float *dst, const float *src, 
             if (q < q4) d4[q] = r[u];
         }
     }
-}
-
-/* Asynchronous copies (cp.async, sm_80+): global -> shared without a
- * register round trip, so a kernel can issue a frame's block and go on
- * with independent work before warp_copy_wait. warp_copy4_async: `count`
- * floats, a multiple of 4, both 16-byte aligned (L2 only: .cg);
- * warp_copy_async: any count and alignment, 4 bytes per copy. The data is
- * visible to the warp after warp_copy_wait() and a __syncwarp(). */
-static __device__ __forceinline__ void warp_copy4_async(float *dst, const float *src, int count, unsigned lane)
-{
-    unsigned s = (unsigned)__cvta_generic_to_shared(dst);
-    for (int q = (int)lane; q < (count >> 2); q += 32)
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s + 16u * (unsigned)q), "l"(src + 4 * q)
-                     : "memory");
-}
-
-static __device__ __forceinline__ void warp_copy_async(float *dst, const float *src, int count, unsigned lane)
-{
-    unsigned s = (unsigned)__cvta_generic_to_shared(dst);
-    for (int i = (int)lane; i < count; i += 32)
-        asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(s + 4u * (unsigned)i), "l"(src + i)
-                     : "memory");
-}
-
-static __device__ __forceinline__ void warp_copy_wait(void)
-{
-    asm volatile("cp.async.commit_group;\n" ::: "memory");
-    asm volatile("cp.async.wait_group 0;\n" ::: "memory");
 }
 
 static __device__ __forceinline__ void warp_copy(float *dst, const float *src, int count, unsigned lane)
@@ -481,117 +452,6 @@ static __device__ __forceinline__ void warp_chol_solve_pk(const float *F, int n,
     }
 }
 
-/* ---- full-storage factor (the init solves' private factor) ----
- *
- * frame_chol's own order, column by column (left-looking): entry (i, j),
- * i >= j, is s = M_ij - L_i0 L_j0 - ... - L_i,j-1 L_j,j-1 (k ascending),
- * then the floored sqrt (i = j) or s / L_jj -- exactly frame_chol's loop
- * for that entry, with the lanes over the rows i = j, j + 1, ... of column
- * j (independent outputs). A holds M's lower triangle row-major with row
- * stride S = warp_fs(n), in place: column j reads rows i and j at k < j
- * (final factor entries) and M_ij; it writes L_ij to (i, j) and to the
- * mirror (j, i) (the CPU's F[j][i] = L_ij), which only the solves read.
- * The k loop reads both rows with 16-byte loads (4 products per pair of
- * loads, subtracted one at a time in k order). */
-static __device__ __forceinline__ float warp_chol_dot(const float *ri, const float *rj, int j)
-{
-    float s = ri[j];
-    int k = 0;
-    for (; k + 4 <= j; k += 4) {
-        float4 a = *(const float4 *)(ri + k), c = *(const float4 *)(rj + k);
-        s = s - a.x * c.x;
-        s = s - a.y * c.y;
-        s = s - a.z * c.z;
-        s = s - a.w * c.w;
-    }
-    for (; k < j; k++) s = s - ri[k] * rj[k];
-    return s;
-}
-
-static __device__ void warp_chol_full(float *A, int n, int S, unsigned lane)
-{
-    for (int j = 0; j < n; j++) {
-        const float *rj = A + (size_t)j * S;
-        const int i0 = j + (int)lane, i1 = i0 + 32;
-        float s0 = 0.0f, s1 = 0.0f;
-        if (i0 < n) s0 = warp_chol_dot(A + (size_t)i0 * S, rj, j);
-        if (i1 < n) s1 = warp_chol_dot(A + (size_t)i1 * S, rj, j);
-        float piv = 0.0f;
-        if (lane == 0) { /* row j itself: s0 is the diagonal sum, rj[j] still M_jj */
-            float fl = 1e-7f * rj[j] + 1e-30f;
-            float s = s0;
-            if (!(s > fl)) s = fl;
-            piv = sqrtf(s);
-        }
-        piv = __shfl_sync(0xffffffffu, piv, 0);
-        if (lane != 0 && i0 < n) {
-            float v = s0 / piv;
-            A[(size_t)i0 * S + j] = v;
-            A[(size_t)j * S + i0] = v;
-        }
-        if (i1 < n) {
-            float v = s1 / piv;
-            A[(size_t)i1 * S + j] = v;
-            A[(size_t)j * S + i1] = v;
-        }
-        if (lane == 0) A[(size_t)j * S + j] = piv;
-        __syncwarp();
-    }
-}
-
-/* warp_precond (smoothness terms included for generality) into the
- * full-storage factor F (row stride S). */
-static __device__ void warp_precond_full(const struct solver_batch *b, const float *B, unsigned long long frozen,
-                                         float lam, int t, int T, int smooth, float *lamd, float *F, int S,
-                                         unsigned lane)
-{
-    const int n = solver_tangent_dim(b->tree);
-    for (int i = 0; i < n; i++) {
-        const float *bi = B + pk_idx(i, 0);
-        float *fi = F + (size_t)i * S;
-        for (int j = (int)lane; j <= i; j += 32) fi[j] = bi[j];
-    }
-    __syncwarp();
-    for (int c = (int)lane; c < n; c += 32) {
-        int fz = (int)((frozen >> c) & 1ull);
-        float bcc = B[pk_idx(c, c)];
-        float sd = (smooth && !fz) ? frame_smooth_diag(b, c, t, T) : 0.0f;
-        float D = fz ? 1.0f : bcc + sd;
-        if (!(D > FRAME_DMIN)) D = FRAME_DMIN;
-        lamd[c] = lam * D;
-        float m = (bcc + lamd[c]) + sd;
-        F[(size_t)c * S + c] = m;
-    }
-    __syncwarp();
-    warp_chol_full(F, n, S, lane);
-}
-
-/* frame_chol_solve with the full-storage factor: step j reads row j
- * (F[j][i] = L_ij for i > j, L_ji for i < j), contiguous over the lanes. */
-static __device__ __forceinline__ void warp_chol_solve_full(const float *F, int n, int S, unsigned lane, float *z0,
-                                                            float *z1)
-{
-    int i0 = (int)lane, i1 = (int)lane + 32;
-    for (int j = 0; j < n; j++) {
-        const float *row = F + (size_t)j * S;
-        float mine = (j < 32 ? *z0 : *z1) / row[j];
-        float zj = __shfl_sync(0xffffffffu, mine, j & 31);
-        if (i0 == j) *z0 = zj;
-        else if (i0 > j && i0 < n) *z0 = *z0 - row[i0] * zj;
-        if (i1 == j) *z1 = zj;
-        else if (i1 > j && i1 < n) *z1 = *z1 - row[i1] * zj;
-    }
-    for (int j = n - 1; j >= 0; j--) {
-        const float *row = F + (size_t)j * S;
-        float mine = (j < 32 ? *z0 : *z1) / row[j];
-        float zj = __shfl_sync(0xffffffffu, mine, j & 31);
-        if (i0 == j) *z0 = zj;
-        else if (i0 < j) *z0 = *z0 - row[i0] * zj;
-        if (i1 == j) *z1 = zj;
-        else if (i1 < j) *z1 = *z1 - row[i1] * zj;
-    }
-}
-
 /* (B x)_c for packed symmetric B (shared) and x (shared): frame_block_mul's
  * order, j ascending from 0. */
 static __device__ __forceinline__ float warp_block_row(const float *B, const float *x, int n, int c)
@@ -603,38 +463,12 @@ static __device__ __forceinline__ float warp_block_row(const float *B, const flo
     return y;
 }
 
-/* warp_block_row for rows c0 = lane and c1 = lane + 32 (n <= 64) in one
- * loop: two independent chains side by side instead of lanes 0..n-33
- * running a second pass. Each y is warp_block_row's sum exactly (j
- * ascending from 0, the same entries: row c's packed entries for j < c,
- * column c's for j >= c, pk_idx(j + 1, c) = pk_idx(j, c) + j + 1). A lane
- * with c1 >= n reads entry 0 for its dummy chain; its y1 is not used. */
-static __device__ __forceinline__ void warp_block_rows2(const float *B, const float *x, int n, unsigned lane,
-                                                        float *y0, float *y1)
-{
-    const int c0 = (int)lane, c1 = (int)lane + 32;
-    const int h0 = c0 < n, h1 = c1 < n;
-    int a0 = h0 ? c0 * (c0 + 1) / 2 : 0, a1 = h1 ? c1 * (c1 + 1) / 2 : 0;
-    float s0 = 0.0f, s1 = 0.0f;
-    for (int j = 0; j < n; j++) {
-        float xj = x[j];
-        float b0 = B[a0], b1 = B[a1];
-        s0 = s0 + b0 * xj;
-        s1 = s1 + b1 * xj;
-        a0 += h0 ? (j < c0 ? 1 : j + 1) : 0;
-        a1 += h1 ? (j < c1 ? 1 : j + 1) : 0;
-    }
-    *y0 = s0;
-    *y1 = s1;
-}
-
 /* frame_init_solve on one warp. x (shared) is updated in place. Uses ws.B,
  * F, g, d, Bd, lamd, dM, xt, lk, rs, jp, jo. Returns the final damping and
  * in *cost_out the cost of the final x: frame_eval's value for it, which
  * the loop already has (the cost of every accepted trial state is computed
  * by the same warp_eval on a copy of the same bits), so the caller needs no
  * further evaluation. */
-template <int FULL, int V2 = 0>
 static __device__ float warp_init_solve(const struct solver_batch *b, const struct warp_tabs &tb, int f, float *x,
                                         int iters, float lam0, const struct warp_ws &ws, unsigned lane,
                                         float *cost_out)
@@ -645,43 +479,15 @@ static __device__ float warp_init_solve(const struct solver_batch *b, const stru
     float cost = warp_eval(b, tb, f, x, NULL, 0, 1, ws, ws.B, ws.g, lane);
     unsigned long long fz = warp_freeze(tr, x, ws.B, ws.g, lane);
     for (int it = 0; it < iters; it++) {
-        float z0, z1;
-        if (FULL) { /* ws.F: full storage over the (dead) link records, see warp_ws_at */
-            const int S = warp_fs(n);
-            warp_precond_full(b, ws.B, fz, lam, 0, 1, 0, ws.lamd, ws.F, S, lane);
-            z0 = (int)lane < n ? ws.g[lane] : 0.0f;
-            z1 = (int)lane + 32 < n ? ws.g[lane + 32] : 0.0f;
-            warp_chol_solve_full(ws.F, n, S, lane, &z0, &z1);
-        } else {
-            warp_precond(b, ws.B, fz, lam, 0, 1, 0, ws.lamd, ws.F, ws.dM, tb.tri, lane, ws.xt); /* xt: free until the retraction */
-            z0 = (int)lane < n ? ws.g[lane] : 0.0f;
-            z1 = (int)lane + 32 < n ? ws.g[lane + 32] : 0.0f;
-            warp_chol_solve_pk(ws.F, n, lane, &z0, &z1);
-        }
+        warp_precond(b, ws.B, fz, lam, 0, 1, 0, ws.lamd, ws.F, ws.dM, tb.tri, lane, ws.xt); /* xt: free until the retraction */
+        float z0 = (int)lane < n ? ws.g[lane] : 0.0f, z1 = (int)lane + 32 < n ? ws.g[lane + 32] : 0.0f;
+        warp_chol_solve_pk(ws.F, n, lane, &z0, &z1);
         if ((int)lane < n) ws.d[lane] = -z0;
         if ((int)lane + 32 < n) ws.d[lane + 32] = -z1;
         __syncwarp();
-        float pred;
-        if (V2) {
-            /* both rows of a lane in one loop; the two dot products of
-             * pred side by side (each frame_dot's own order) */
-            float y0, y1;
-            warp_block_rows2(ws.B, ws.d, n, lane, &y0, &y1);
-            if ((int)lane < n) ws.Bd[lane] = y0;
-            if ((int)lane + 32 < n) ws.Bd[lane + 32] = y1;
-            __syncwarp();
-            float sgd = 0.0f, sdb = 0.0f;
-            for (int i = 0; i < n; i++) {
-                float di = ws.d[i];
-                sgd = sgd + ws.g[i] * di;
-                sdb = sdb + di * ws.Bd[i];
-            }
-            pred = -sgd - 0.5f * sdb;
-        } else {
-            for (int c = (int)lane; c < n; c += 32) ws.Bd[c] = warp_block_row(ws.B, ws.d, n, c);
-            __syncwarp();
-            pred = -frame_dot(ws.g, ws.d, n) - 0.5f * frame_dot(ws.d, ws.Bd, n);
-        }
+        for (int c = (int)lane; c < n; c += 32) ws.Bd[c] = warp_block_row(ws.B, ws.d, n, c);
+        __syncwarp();
+        float pred = -frame_dot(ws.g, ws.d, n) - 0.5f * frame_dot(ws.d, ws.Bd, n);
         if (lane == 0) frame_retract(tr, x, ws.d, ws.xt);
         __syncwarp();
         float cnew = warp_eval(b, tb, f, ws.xt, NULL, 0, 1, ws, NULL, NULL, lane);
