@@ -38,17 +38,27 @@ static const char *const identity_links[] = {
 const char *const *kin_traj_identity_links(void) { return identity_links; }
 
 /* Parses one number of a CSV field starting at *p; advances past it and a
- * following comma. Returns 0 on a malformed field. */
+ * following comma. Returns 0 on a malformed field. The text need not be
+ * NUL-terminated at `end`, so strtod() reads a NUL-terminated copy of the
+ * number's characters, never the bytes past `end`. */
 static int parse_field(const char **p, const char *end, double *v)
 {
     const char *s = *p;
+    char num[128];
+    size_t n = 0;
     while (s < end && (*s == ' ' || *s == '\t')) s++;
     if (s >= end || !(isdigit((unsigned char)*s) || *s == '-' || *s == '+' || *s == '.')) return 0;
+    while (s + n < end && s[n] != ',' && s[n] != ' ' && s[n] != '\t') {
+        if (n == sizeof num - 1) return 0;
+        num[n] = s[n];
+        n++;
+    }
+    num[n] = 0;
     char *e;
     errno = 0;
-    double x = strtod(s, &e);
-    if (e == s || e > end || errno == ERANGE || !isfinite(x)) return 0;
-    s = e;
+    double x = strtod(num, &e);
+    if (e == num || errno == ERANGE || !isfinite(x)) return 0;
+    s += e - num;
     while (s < end && (*s == ' ' || *s == '\t')) s++;
     if (s < end && *s != ',') return 0;
     if (s < end) s++;

@@ -3,7 +3,8 @@
  * numerical contract on output bytes (batched == solo, run == run,
  * --threads 1 == --threads 2), exercised through cli_solve() itself; and
  * cli_json_int(), the client's reading of integers in server replies, and
- * cli_http()'s refusal of a URL or token it would cut. */
+ * cli_http()'s refusal of a URL or token it would cut; kin_traj_parse() on
+ * text without a NUL terminator. */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 
 #include "../clients/cli.h"
 #include "../kinematics/status.h"
+#include "../kinematics/traj.h"
 #include "test.h"
 
 static char dir[64];
@@ -118,12 +120,37 @@ static void test_http_limits(void)
     CHECK(resp == NULL);
 }
 
+/* kin_traj_parse() on text that is not NUL-terminated (as its header
+ * allows): the last number ends at `len`, and the digits that follow in
+ * memory are not read as part of it. */
+static void test_traj_unterminated(void)
+{
+    static const char csv[] = "0,0,0.75,0,0,0,1\n0.5,0,0.75,0,0,0,1";
+    size_t len = sizeof csv - 1;
+    char *text = malloc(len + 1);
+    double *rows = NULL;
+    int n = 0;
+    struct rt_err err;
+    CHECK(text != NULL);
+    if (!text) return;
+    memcpy(text, csv, len);
+    text[len] = '5'; /* not part of the text */
+    CHECK_EQ_INT(kin_traj_parse(text, len, "t.csv", 7, &rows, &n, &err), RT_OK);
+    CHECK_EQ_INT(n, 2);
+    CHECK(rows && rows[7] == 0.5 && rows[13] == 1.0);
+    free(rows);
+    /* A number cut by `len` is the number up to `len`. */
+    CHECK_EQ_INT(kin_traj_parse(text, len - 1, "t.csv", 7, &rows, &n, &err), RT_EPARSE);
+    free(text);
+}
+
 int main(void)
 {
     char ref[512], *text;
     size_t len;
     test_json_int();
     test_http_limits();
+    test_traj_unterminated();
     snprintf(ref, sizeof ref, "%s/reference/g1/dance1_subject1.csv", test_data_dir());
     if (!(text = slurp(ref, &len))) TEST_SKIP("reference trajectory not found");
     snprintf(dir, sizeof dir, "/tmp/rt_solve_XXXXXX");
