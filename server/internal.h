@@ -74,7 +74,9 @@ struct srv_req {
 enum MHD_Result srv_reply(struct srv *s, struct MHD_Connection *c, unsigned int code,
                           const char *type, char *text, size_t len);
 
-/* Queues cJSON tree `j` as JSON (deleted here). */
+/* Queues cJSON tree `j` (may be NULL) as JSON with `code`; `j` is deleted
+ * here in every case. When it cannot be printed (out of memory) a fixed 503
+ * error body goes instead. Returns MHD's result of queueing. */
 struct cJSON;
 enum MHD_Result srv_reply_json(struct srv *s, struct MHD_Connection *c, unsigned int code,
                                struct cJSON *j);
@@ -110,9 +112,13 @@ enum rt_status srv_profile_load(struct srv *s, const char *name, struct kin_prof
  * (which the loaders would take for paths). Uploads and job submissions
  * check names with this one rule, so every uploaded name can be used. */
 int srv_name_ok(const char *name);
+/* 1 when `name` is a bundled robot / profile (which uploads cannot replace). */
 int srv_is_bundled_robot(const char *name);
 int srv_is_bundled_profile(const char *name);
 
+/* GET /v1/robots, GET and PUT (admin) /v1/robots/NAME; the profiles alike.
+ * Each queues its reply (errors as srv_reply_err) and returns MHD's result.
+ * An upload is parsed before it is stored: a refused one stores nothing. */
 enum MHD_Result srv_route_robots(struct srv *s, struct MHD_Connection *c, struct srv_req *r,
                                  const char *method);
 enum MHD_Result srv_route_profiles(struct srv *s, struct MHD_Connection *c, struct srv_req *r,
@@ -120,6 +126,9 @@ enum MHD_Result srv_route_profiles(struct srv *s, struct MHD_Connection *c, stru
 
 /* --- jobs.c --------------------------------------------------------------- */
 
+/* POST and GET /v1/jobs, GET and DELETE /v1/jobs/ID, GET .../result and
+ * .../result.csv. Queues the reply and returns MHD's result. A submission
+ * is validated completely (srv_job_build) before its row is written. */
 enum MHD_Result srv_route_jobs(struct srv *s, struct MHD_Connection *c, struct srv_req *r,
                                const char *method);
 
@@ -136,10 +145,16 @@ struct srv_job_input {
 enum rt_status srv_job_build(struct srv *s, const struct store_job *j,
                              const struct kin_robot *robot, struct srv_job_input *in,
                              struct rt_err *err);
+/* Frees what srv_job_build put in `in` and zeroes it; safe on a zeroed or
+ * already freed `in`. */
 void srv_job_input_free(struct srv_job_input *in);
 
 /* --- sched.c -------------------------------------------------------------- */
 
+/* Starts the scheduler: opens the solver backend (s->cfg.backend), loads
+ * the database's queued jobs and starts the worker thread. On failure *out
+ * is NULL, nothing is left running, and err says why (RT_ENODEV for an
+ * absent backend, RT_ENOMEM). The caller stops it with sched_stop(). */
 enum rt_status sched_start(struct srv *s, struct sched **out, struct rt_err *err);
 /* Adds a queued job (called after its row is committed). */
 void sched_add(struct sched *q, int64_t id, int frames, const char *class_key);
@@ -147,15 +162,25 @@ void sched_add(struct sched *q, int64_t id, int frames, const char *class_key);
 void sched_remove(struct sched *q, int64_t id);
 /* Number of jobs waiting in the scheduler. */
 int sched_queued(struct sched *q);
+/* Name of the backend the worker solves on ("cpu", "cuda"); static. */
 const char *sched_backend(struct sched *q);
+/* Lets the worker finish the batch it is solving (its results are stored),
+ * joins it and frees the scheduler. Jobs still queued stay queued in the
+ * database. NULL-safe. */
 void sched_stop(struct sched *q);
 
 /* --- metrics.c ------------------------------------------------------------ */
 
+/* Zeroes the counters and creates their mutex; srv_metrics_free() destroys it. */
 void srv_metrics_init(struct srv_metrics *m);
 void srv_metrics_free(struct srv_metrics *m);
+/* Counts one reply with HTTP status `code` (codes >= 600 are not counted). */
 void srv_metrics_http(struct srv_metrics *m, unsigned int code);
+/* Counts one solver batch of `clips` clips and `frames` frames that took
+ * `seconds` of wall time. */
 void srv_metrics_solved(struct srv_metrics *m, int clips, long long frames, double seconds);
+/* GET /v1/metrics: the Prometheus text. Queues the reply (a 503 when out of
+ * memory) and returns MHD's result. */
 enum MHD_Result srv_route_metrics(struct srv *s, struct MHD_Connection *c);
 
 /* Monotonic seconds. */
