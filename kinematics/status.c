@@ -124,15 +124,19 @@ enum rt_status rt_read_file(const char *path, size_t max_bytes, char **out, size
 
 void rt_log(const char *level, const char *module, const char *where, const char *fmt, ...)
 {
-    char msg[512];
+    char msg[512], at[160];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    /* One record, one line: `where` may be a path or name from input too. */
+    snprintf(at, sizeof at, "%s", where ? where : "");
     for (char *p = msg; *p; p++)
         if (*p == '\n' || *p == '\r') *p = ' ';
-    if (where && where[0])
-        fprintf(stderr, "%s %s: %s: %s\n", level, module, where, msg);
+    for (char *p = at; *p; p++)
+        if (*p == '\n' || *p == '\r') *p = ' ';
+    if (at[0])
+        fprintf(stderr, "%s %s: %s: %s\n", level, module, at, msg);
     else
         fprintf(stderr, "%s %s: %s\n", level, module, msg);
 }
