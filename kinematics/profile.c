@@ -39,14 +39,6 @@ static int perr(struct pctx *c, int code, const char *field, const char *fmt, ..
     return rt_err_set(c->err, code, where, "%s", msg);
 }
 
-static char *xstrdup(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    if (d) memcpy(d, s, n);
-    return d;
-}
-
 /* Refuses keys of `obj` not in the NULL-terminated `allowed`. */
 static int check_keys(struct pctx *c, const cJSON *obj, const char *path, const char *const *allowed)
 {
@@ -77,7 +69,7 @@ static int get_str(struct pctx *c, const cJSON *obj, const char *key, const char
     if (strlen(v->valuestring) >= KIN_PROFILE_MAX_NAME)
         return perr(c, RT_EINVAL, f, "longer than %d characters", KIN_PROFILE_MAX_NAME - 1);
     free(*out);
-    *out = xstrdup(v->valuestring);
+    *out = strdup(v->valuestring);
     if (!*out) return perr(c, RT_ENOMEM, f, "out of memory");
     return RT_OK;
 }
@@ -195,7 +187,7 @@ static int parse_source(struct pctx *c, const cJSON *src, struct kin_profile *p)
             if (!cJSON_IsString(it) || !it->valuestring[0] ||
                 strlen(it->valuestring) >= KIN_PROFILE_MAX_NAME)
                 return perr(c, RT_EINVAL, f, "expected a joint name");
-            if (!(p->match[i] = xstrdup(it->valuestring))) return perr(c, RT_ENOMEM, f, "out of memory");
+            if (!(p->match[i] = strdup(it->valuestring))) return perr(c, RT_ENOMEM, f, "out of memory");
             p->n_match = ++i;
         }
     }
@@ -227,8 +219,8 @@ static int parse_frame(struct pctx *c, const cJSON *fr, const char *path, struct
             strcmp(a, b) == 0)
             return perr(c, RT_EINVAL, ap, "expected two different joint names");
         f->axis[n] = it->string[0];
-        f->from[n] = xstrdup(a);
-        f->to[n] = xstrdup(b);
+        f->from[n] = strdup(a);
+        f->to[n] = strdup(b);
         if (!f->from[n] || !f->to[n]) return perr(c, RT_ENOMEM, ap, "out of memory");
         n++;
     }

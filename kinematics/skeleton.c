@@ -461,14 +461,6 @@ done:
 
 /* ---- the template ---- */
 
-static char *xstrdup(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    if (d) memcpy(d, s, n);
-    return d;
-}
-
 /* Roles of a template's links, derived from its structure: links[0] is the
  * pelvis; each foot, its parent (shin) and grandparent (thigh); the rigid
  * child of the root that other links hang from is the chest; its children
@@ -555,7 +547,7 @@ static int template_score(const struct kin_profile *p, const struct kin_clip *c)
 /* Replaces *slot with a copy of `name`; -1 when out of memory. */
 static int set_name(char **slot, const char *name)
 {
-    char *d = xstrdup(name);
+    char *d = strdup(name);
     if (!d) return -1;
     free(*slot);
     *slot = d;
