@@ -333,10 +333,11 @@ int cli_solve_err(int argc, char **argv, struct rt_err *err_out)
     if (a.per_frame) {
         for (int i = 0; i < a.n_sources; i++) {
             struct clip *c = &clips[i];
-            size_t bytes = (size_t)c->t.n_frames * (size_t)solver_state_cols(&robot->tree) * sizeof(float);
+            size_t bytes;
             struct solver_options opt = c->opt;
             apply_overrides(&a, &opt);
-            if (!(c->state = malloc(bytes))) {
+            if (!rt_mul_size((size_t)c->t.n_frames, (size_t)solver_state_cols(&robot->tree) * sizeof(float), &bytes) ||
+                !(c->state = malloc(bytes))) {
                 rt_err_set(&err, RT_ENOMEM, c->path, "out of memory");
                 goto fail;
             }
