@@ -55,6 +55,13 @@ int main(void)
     CHECK_EQ_INT(py(args, out, sizeof out), 0);
     long id = strtol(out, NULL, 10);
     CHECK(id > 0);
+    /* The same key returns the same job. */
+    snprintf(args, sizeof args, "submit %s --robot g1 --idempotency-key k1", clip);
+    CHECK_EQ_INT(py(args, out, sizeof out), 0);
+    long k1 = strtol(out, NULL, 10);
+    CHECK_EQ_INT(py(args, out, sizeof out), 0);
+    CHECK_EQ_INT(strtol(out, NULL, 10), k1);
+    CHECK(k1 > 0 && k1 != id);
     snprintf(args, sizeof args, "wait %ld", id);
     CHECK_EQ_INT(py(args, out, sizeof out), 0);
     CHECK(strstr(out, "\"succeeded\"") != NULL);

@@ -12,7 +12,7 @@ As a library:
 
 As a command:
 
-    retarget_client.py submit CLIP.bvh --robot g1 [--profile P]
+    retarget_client.py submit CLIP.bvh --robot g1 [--profile P] [--idempotency-key K]
     retarget_client.py status ID | wait ID | cancel ID | list
     retarget_client.py fetch ID -o DIR
 
@@ -139,6 +139,7 @@ def _main(argv=None):
     s.add_argument("--robot", required=True)
     s.add_argument("--profile")
     s.add_argument("--source-robot")
+    s.add_argument("--idempotency-key", help="resubmitting with the same key returns the same job")
     for name in ("status", "wait", "cancel"):
         sub.add_parser(name).add_argument("id", type=int)
     f = sub.add_parser("fetch")
@@ -154,9 +155,10 @@ def _main(argv=None):
                 text = fh.read()
             name = os.path.splitext(os.path.basename(a.source))[0]
             if a.source_robot:
-                job = c.submit_trajectory(text, a.source_robot, a.robot, a.profile, name=name)
+                job = c.submit_trajectory(text, a.source_robot, a.robot, a.profile, name=name,
+                                          idempotency_key=a.idempotency_key)
             else:
-                job = c.submit_bvh(text, a.robot, a.profile, name=name)
+                job = c.submit_bvh(text, a.robot, a.profile, name=name, idempotency_key=a.idempotency_key)
             print(job["id"])
         elif a.cmd == "status":
             print(json.dumps(c.status(a.id)))
