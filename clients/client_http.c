@@ -31,10 +31,16 @@ struct buf {
     size_t n, cap;
 };
 
+/* Largest reply kept in memory: a 10-million-frame result as JSON is less. */
+#define CLI_MAX_REPLY (1ull << 31)
+
 static size_t on_data(char *data, size_t size, size_t nmemb, void *user)
 {
     struct buf *b = user;
-    size_t n = size * nmemb;
+    size_t n = size * nmemb; /* libcurl: size is 1 */
+    /* A reply past the limit fails the transfer (CURLE_WRITE_ERROR) rather
+     * than growing without bound or overflowing the doubling below. */
+    if (n > CLI_MAX_REPLY - b->n) return 0;
     if (b->n + n + 1 > b->cap) {
         size_t cap = b->cap ? b->cap : 4096;
         while (cap < b->n + n + 1) cap *= 2;
@@ -93,7 +99,11 @@ enum rt_status cli_http(const struct cli_server *srv, const char *method, const 
     if (h) curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
     CURLcode rc = curl_easy_perform(c);
     if (rc != CURLE_OK) {
-        st = rt_err_set(err, RT_EIO, srv->url, "%s", curl_easy_strerror(rc));
+        if (rc == CURLE_WRITE_ERROR)
+            st = rt_err_set(err, RT_ELIMIT, srv->url, "reply larger than %llu bytes (or out of memory)",
+                            (unsigned long long)CLI_MAX_REPLY);
+        else
+            st = rt_err_set(err, RT_EIO, srv->url, "%s", curl_easy_strerror(rc));
         free(b.p);
         goto done;
     }
