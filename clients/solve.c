@@ -175,20 +175,23 @@ static enum rt_status load_source(const struct solve_args *a, const struct kin_r
         st = kin_traj_read(c->path, SOLVER_ROOT_COLS + src_robot->n_dof, &states, &n_frames, err);
         if (st != RT_OK) goto done;
         double dt = a->fps > 0 ? 1.0 / a->fps : 1.0 / 30.0;
-        /* Same link names on both sides: the identity mapping; otherwise a
-         * robot-to-robot profile (given, or the bundled one for the pair). */
-        if (!prof) st = kin_targets_from_traj(src_robot, states, n_frames, dt, robot, &c->t, NULL);
-        if (prof || st != RT_OK) {
-            if (!prof) prof = kin_profile_find_robot_pair(a->source_robot, a->robot);
+        /* A profile given wins. Otherwise two different robot models (their
+         * URDF robot names differ) use the bundled profile for the pair when
+         * there is one: matching links by name across models tracks far
+         * worse. The identity mapping (links of the same name) is for the
+         * same model, or for a pair no bundled profile covers. */
+        if (!prof && strcmp(src_robot->name, robot->name)) {
+            prof = kin_profile_find_robot_pair(a->source_robot, a->robot);
             if (!prof) prof = kin_profile_find_robot_pair(src_robot->name, robot->name);
-            if (!prof) {
-                st = rt_err_set(err, RT_ENOTFOUND, c->path,
-                                "no mapping from robot '%.40s' to '%.40s': give --profile FILE",
-                                src_robot->name, robot->name);
-                goto done;
-            }
+        }
+        if (prof) {
             st = kin_targets_from_robot_traj(robot, src_robot, states, n_frames, dt, prof, &c->t,
                                              err);
+        } else if ((st = kin_targets_from_traj(src_robot, states, n_frames, dt, robot, &c->t,
+                                               NULL)) != RT_OK) {
+            st = rt_err_set(err, RT_ENOTFOUND, c->path,
+                            "no mapping from robot '%.40s' to '%.40s': give --profile FILE",
+                            a->source_robot, a->robot);
         }
     }
     if (st == RT_OK && prof) {

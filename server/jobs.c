@@ -153,18 +153,21 @@ enum rt_status srv_job_build(struct srv *s, const struct store_job *j,
             goto done;
         }
         double dt = o.fps > 0 ? 1.0 / o.fps : 1.0 / 30.0;
-        if (!prof) st = kin_targets_from_traj(src, states, n_frames, dt, robot, &in->t, NULL);
-        if (prof || st != RT_OK) {
-            if (!prof) prof = kin_profile_find_robot_pair(j->source_robot, j->robot);
+        /* As `retarget solve`: a profile given wins; two different robot
+         * models (URDF robot names differ) use the bundled pair profile when
+         * there is one; the identity mapping (links of the same name) is for
+         * the same model or a pair no bundled profile covers. */
+        if (!prof && strcmp(src->name, robot->name)) {
+            prof = kin_profile_find_robot_pair(j->source_robot, j->robot);
             if (!prof) prof = kin_profile_find_robot_pair(src->name, robot->name);
-            if (prof && !in->profile[0]) snprintf(in->profile, sizeof in->profile, "%s", prof->name);
-            if (!prof) {
-                st = rt_err_set(err, RT_ENOTFOUND, "body.profile",
-                                "no mapping from robot '%.40s' to '%.40s': name a profile", j->source_robot,
-                                j->robot);
-                goto done;
-            }
+            if (prof) snprintf(in->profile, sizeof in->profile, "%s", prof->name);
+        }
+        if (prof) {
             st = kin_targets_from_robot_traj(robot, src, states, n_frames, dt, prof, &in->t, err);
+        } else if ((st = kin_targets_from_traj(src, states, n_frames, dt, robot, &in->t, NULL)) != RT_OK) {
+            st = rt_err_set(err, RT_ENOTFOUND, "body.profile",
+                            "no mapping from robot '%.40s' to '%.40s': name a profile", j->source_robot,
+                            j->robot);
         }
     }
     if (st != RT_OK) goto done;

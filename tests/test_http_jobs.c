@@ -166,6 +166,30 @@ int main(void)
     submit(body2, "key-1", &code);
     CHECK_EQ_INT(code, 409);
     free(body2);
+    /* A G1 trajectory (job 1's result) onto the H1 without a profile: two
+     * different models, so the bundled pair profile maps it. */
+    {
+        char url1[64], *csv = NULL, *resp1 = NULL;
+        snprintf(url1, sizeof url1, "/v1/jobs/%lld/result.csv", id1);
+        CHECK_EQ_INT(http(NULL, "GET", url1, NULL, 0, NULL, &csv), 200);
+        cJSON *tj = cJSON_CreateObject();
+        cJSON_AddStringToObject(tj, "robot", "h1");
+        cJSON_AddStringToObject(tj, "source_robot", "g1");
+        cJSON_AddStringToObject(tj, "trajectory", csv ? csv : "");
+        char *tb = cJSON_PrintUnformatted(tj);
+        cJSON_Delete(tj);
+        CHECK_EQ_INT(http(NULL, "POST", "/v1/jobs", tb, strlen(tb), NULL, &resp1), 201);
+        cJSON *jr = resp1 ? cJSON_Parse(resp1) : NULL;
+        const cJSON *pn = cJSON_GetObjectItemCaseSensitive(jr, "profile");
+        CHECK(cJSON_IsString(pn) && !strcmp(pn->valuestring, "g1_to_h1"));
+        long long it = jr ? (long long)json_num(resp1, "id") : -1;
+        http_wait(NULL, it, state);
+        CHECK_EQ_STR(state, "succeeded");
+        cJSON_Delete(jr);
+        free(resp1);
+        free(tb);
+        free(csv);
+    }
     /* retarget fetch writes NAME.csv like retarget solve. */
     {
         struct cli_server srv = {http_url, NULL};
@@ -261,7 +285,7 @@ int main(void)
     /* Metrics. */
     code = http(NULL, "GET", "/v1/metrics", NULL, 0, NULL, &resp);
     CHECK_EQ_INT(code, 200);
-    CHECK(resp && strstr(resp, "retargetd_jobs{state=\"succeeded\"} 3"));
+    CHECK(resp && strstr(resp, "retargetd_jobs{state=\"succeeded\"} 4"));
     CHECK(resp && strstr(resp, "retargetd_http_requests_total{code=\"413\"} 1"));
     free(resp);
     /* A clip no bundled profile fits is mapped automatically ("auto:NAME",

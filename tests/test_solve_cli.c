@@ -4,7 +4,8 @@
  * --threads 1 == --threads 2), exercised through cli_solve() itself; and
  * cli_json_int(), the client's reading of integers in server replies, and
  * cli_http()'s refusal of a URL or token it would cut; kin_traj_parse() on
- * text without a NUL terminator. */
+ * text without a NUL terminator; a G1 trajectory onto the H1 through the
+ * bundled pair profile when none is given. */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -209,7 +210,26 @@ int main(void)
     }
     CHECK(same_file("o_t1", "o_solo", "c513", ".csv"));
 
-    /* 3. Bad input: a clear error, not a crash. */
+    /* 3. A G1 trajectory onto the H1 without --profile: two different
+     * models, so the bundled pair profile g1_to_h1 maps it (matching link
+     * names instead tracks about 0.1 m off), and the report names it. */
+    {
+        CHECK(write_cut(ref, n_ref, lines, 100, 60, "g1h1"));
+        const char *one[] = {"g1h1"};
+        CHECK_EQ_INT(run_solve("o_h1", one, 1, "--robot", "h1"), 0);
+        char path[256];
+        snprintf(path, sizeof path, "%s/o_h1/g1h1.report.json", dir);
+        char *rep = slurp(path, &len);
+        cJSON *j = rep ? cJSON_Parse(rep) : NULL;
+        const cJSON *pn = cJSON_GetObjectItemCaseSensitive(j, "profile");
+        CHECK(cJSON_IsString(pn) && !strcmp(pn->valuestring, "g1_to_h1"));
+        double mean = num(cJSON_GetObjectItemCaseSensitive(j, "quality"), "position_error_m", "mean");
+        CHECK(mean >= 0 && mean < 0.05);
+        cJSON_Delete(j);
+        free(rep);
+    }
+
+    /* 4. Bad input: a clear error, not a crash. */
     {
         char path[256];
         snprintf(path, sizeof path, "%s/bad.csv", dir);
