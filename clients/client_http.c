@@ -122,7 +122,7 @@ done:
 
 enum rt_status cli_http_error(long code, const char *resp, struct rt_err *err)
 {
-    enum rt_status st = code == 404 ? RT_ENOTFOUND : code == 413 ? RT_ELIMIT
+    enum rt_status st = code == 404 ? RT_ENOTFOUND : code == 413 ? RT_ELIMIT : code == 429 ? RT_EBUSY
                         : code == 409 ? RT_ESTATE : code >= 500 ? RT_EIO : RT_EINVAL;
     cJSON *j = resp ? cJSON_Parse(resp) : NULL;
     cJSON *e = cJSON_GetObjectItemCaseSensitive(j, "error");

@@ -22,6 +22,7 @@ const char *rt_status_str(int st)
     case RT_EBACKEND: return "backend error";
     case RT_ESTATE: return "invalid state";
     case RT_ECONFLICT: return "conflict";
+    case RT_EBUSY: return "too many requests";
     default: return "unknown error";
     }
 }

@@ -26,7 +26,8 @@ enum rt_status {
     RT_ENODEV = -7,    /* no such backend or device */
     RT_EBACKEND = -8,  /* a backend (CUDA, LAPACK) reported an error */
     RT_ESTATE = -9,    /* operation not valid in the current state */
-    RT_ECONFLICT = -10 /* conflicting request (idempotency, duplicates) */
+    RT_ECONFLICT = -10, /* conflicting request (idempotency, duplicates) */
+    RT_EBUSY = -11      /* too many requests: a per-client quota is used up; retry later */
 };
 
 struct rt_err {

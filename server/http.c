@@ -53,7 +53,7 @@ void srv_config_default(struct srv_config *c)
 
 /* Status table: STYLE.md "Errors", plus 409 for a request that conflicts
  * with the resource's state (finished job, reused idempotency key, a
- * bundled name). */
+ * bundled name) and 429 for a quota used up (the active-job limit). */
 unsigned int srv_http_status(int st)
 {
     switch (st) {
@@ -66,6 +66,7 @@ unsigned int srv_http_status(int st)
     case RT_ENOMEM: return MHD_HTTP_SERVICE_UNAVAILABLE;
     case RT_ESTATE:
     case RT_ECONFLICT: return MHD_HTTP_CONFLICT;
+    case RT_EBUSY: return MHD_HTTP_TOO_MANY_REQUESTS;
     default: return MHD_HTTP_INTERNAL_SERVER_ERROR;
     }
 }

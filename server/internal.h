@@ -90,7 +90,8 @@ enum MHD_Result srv_reply_err_http(struct srv *s, struct MHD_Connection *c, unsi
                                    const char *code, const char *where, const char *msg);
 
 /* The HTTP status for an rt_status: EINVAL, EPARSE 400; ENOTFOUND 404;
- * ELIMIT 413; ENODEV, ENOMEM 503; ESTATE, ECONFLICT 409; anything else 500. */
+ * ELIMIT 413; EBUSY 429; ENODEV, ENOMEM 503; ESTATE, ECONFLICT 409;
+ * anything else 500. */
 unsigned int srv_http_status(int st);
 
 /* --- auth.c --------------------------------------------------------------- */

@@ -482,7 +482,7 @@ enum rt_status store_job_insert(struct store *s, const struct store_job_new *in,
         sqlite3_bind_text(q, 1, in->owner, -1, SQLITE_STATIC);
         if (sqlite3_step(q) != SQLITE_ROW) goto dberr;
         if (sqlite3_column_int64(q, 0) >= in->max_active) {
-            st = rt_err_set(err, RT_ELIMIT, "jobs", "%d jobs queued or running: the limit is %d",
+            st = rt_err_set(err, RT_EBUSY, "jobs", "%d jobs queued or running: the limit is %d",
                             (int)sqlite3_column_int64(q, 0), in->max_active);
             goto end;
         }

@@ -131,7 +131,8 @@ void store_job_release(struct store_job *j);
 /* Inserts a queued job and returns its id. With an idempotency key that
  * the owner already used: the existing job's id and *existed = 1 when the
  * input hash matches, RT_ECONFLICT when it does not. RT_ELIMIT when a field
- * exceeds its STORE_MAX_* limit or the owner has max_active active jobs.
+ * exceeds its STORE_MAX_* limit; RT_EBUSY when the owner has max_active
+ * queued or running jobs.
  * The check and the insert are one transaction. */
 enum rt_status store_job_insert(struct store *s, const struct store_job_new *in, int64_t *id,
                                 int *existed, struct rt_err *err);

@@ -316,6 +316,7 @@ int main(void)
     /* --- restart recovery: a queued job and a crash-interrupted running one --- */
     cfg.batch_wait_ms = 600000; /* nothing dispatches: the jobs stay queued */
     cfg.max_frames = 60;
+    cfg.max_active = 2;
     s = http_start(&cfg);
     CHECK(s != NULL);
     if (!s) return test_report("test_http_jobs");
@@ -324,6 +325,12 @@ int main(void)
     CHECK_EQ_INT(code, 201);
     long long ir = submit(br, NULL, &code);
     CHECK_EQ_INT(code, 201);
+    /* Active-job limit: 2 queued accepted, a third refused with 429. */
+    code = http(NULL, "POST", "/v1/jobs", bq, strlen(bq), NULL, &resp);
+    CHECK_EQ_INT(code, 429);
+    CHECK_EQ_STR(err_field(resp, "code", buf, sizeof buf), "too many requests");
+    CHECK_EQ_STR(err_field(resp, "where", buf, sizeof buf), "jobs");
+    free(resp);
     /* Frame limit: 60 frames accepted (above), 61 refused. */
     char *b61 = job_body("g1", "jj_c", cut_c, -1);
     code = http(NULL, "POST", "/v1/jobs", b61, strlen(b61), NULL, &resp);

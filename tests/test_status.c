@@ -55,5 +55,6 @@ int main(void)
     test_mul_size();
     test_err_one_line();
     test_log_one_line();
+    CHECK_EQ_STR(rt_status_str(RT_EBUSY), "too many requests");
     return test_report("test_status");
 }

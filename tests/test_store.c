@@ -183,7 +183,7 @@ static void test_active_limit(struct store *s)
         snprintf(clip, sizeof clip, "clip %d", i);
         struct store_job_new n = new_job("carol", NULL, clip);
         n.max_active = 3;
-        CHECK_EQ_INT(store_job_insert(s, &n, &id, &existed, &err), i < 3 ? RT_OK : RT_ELIMIT);
+        CHECK_EQ_INT(store_job_insert(s, &n, &id, &existed, &err), i < 3 ? RT_OK : RT_EBUSY);
     }
     CHECK(strstr(err.msg, "limit is 3") != NULL);
 }
