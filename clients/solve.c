@@ -189,7 +189,7 @@ static enum rt_status load_source(const struct solve_args *a, const struct kin_r
                                              err);
         } else if ((st = kin_targets_from_traj(src_robot, states, n_frames, dt, robot, &c->t,
                                                NULL)) != RT_OK) {
-            st = rt_err_set(err, RT_ENOTFOUND, c->path,
+            st = rt_err_set(err, RT_EINVAL, c->path,
                             "no mapping from robot '%.40s' to '%.40s': give --profile FILE",
                             a->source_robot, a->robot);
         }

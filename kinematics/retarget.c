@@ -419,7 +419,7 @@ enum rt_status kin_retarget_pick_profile(const struct kin_clip *clip, const stru
     if (detect(clip, rname, robot, &best, &closest, mj, sizeof mj, ml, sizeof ml))
         return rt_err_set(err, RT_ENOMEM, "profile", "out of memory");
     if (!best && !closest)
-        return rt_err_set(err, RT_ENOTFOUND, "profile",
+        return rt_err_set(err, RT_EINVAL, "profile",
                           "no bundled profile targets robot '%.40s'; pass --profile FILE", robot->name);
     /* No bundled profile fits by name: recognize the skeleton by synonyms
      * and topology and fill the closest template (skeleton.h). */
@@ -545,7 +545,7 @@ static enum rt_status build_targets(const struct kin_robot *robot, const struct 
 
     memset(t, 0, sizeof *t);
     if (resolve(p, s, robot, &rs, mj, sizeof mj, ml, sizeof ml)) {
-        return rt_err_set(err, RT_ENOTFOUND, "profile",
+        return rt_err_set(err, RT_EINVAL, "profile",
                           "'%.30s' cannot map this source; missing %s%.90s%s%.40s", p->name,
                           mj[0] ? "joints " : "", mj, ml[0] ? "; links " : "", ml);
     }

@@ -33,7 +33,7 @@ const char *kin_retarget_detect_profile(const struct kin_clip *clip, const char 
  * loads the profile. When no bundled profile fits by name, the skeleton is
  * recognized by name synonyms and topology and a profile is built from the
  * closest bundled template (kin_skeleton_auto_profile(), named
- * "auto:<template>"). Fails with RT_ENOTFOUND when that fails too; the
+ * "auto:<template>"). Fails with RT_EINVAL when that fails too; the
  * message lists the roles it could not find: "cannot map: no left foot
  * (looked for Foot/Ankle under LeftLeg), ...". */
 enum rt_status kin_retarget_pick_profile(const struct kin_clip *clip, const struct kin_robot *robot,
@@ -42,7 +42,7 @@ enum rt_status kin_retarget_pick_profile(const struct kin_clip *clip, const stru
 /* Builds targets for `robot` from a BVH clip through `profile` (NULL: the
  * detected bundled profile). On success `t` holds n_frames = clip frames,
  * one target per profile link, weights, the initial state, foot links and
- * contact flags. Failures: RT_ENOTFOUND listing missing joints or links,
+ * contact flags. Failures: RT_EINVAL listing missing joints or links,
  * RT_EINVAL for a clip whose units or up axis cannot be detected (the
  * message says which field of the profile to set), RT_ENOMEM, RT_ELIMIT.
  * On failure `t` is left zeroed. The clip needs at least one frame. */

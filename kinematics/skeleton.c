@@ -316,7 +316,7 @@ enum rt_status kin_skeleton_recognize(const struct kin_clip *clip, struct kin_sk
     if (n_sided == 0) {
         char names[80] = "";
         for (int j = 0; j < t.n_joints && j < 6; j++) msg_add(names, sizeof names, jname(&t, j));
-        st = rt_err_set(err, RT_ENOTFOUND, "skeleton",
+        st = rt_err_set(err, RT_EINVAL, "skeleton",
                         "cannot map: not a human skeleton, no joint is named Left/Right or L/R "
                         "(%d joints: %s%s)", t.n_joints, names, t.n_joints > 6 ? ", ..." : "");
         goto done;
@@ -391,7 +391,7 @@ enum rt_status kin_skeleton_recognize(const struct kin_clip *clip, struct kin_sk
         }
     }
     if (miss[0]) {
-        st = rt_err_set(err, RT_ENOTFOUND, "skeleton", "cannot map: %s", miss);
+        st = rt_err_set(err, RT_EINVAL, "skeleton", "cannot map: %s", miss);
         goto done;
     }
 
@@ -401,14 +401,14 @@ enum rt_status kin_skeleton_recognize(const struct kin_clip *clip, struct kin_sk
     int ual = m->joint[KIN_ROLE_L_UPPER_ARM], uar = m->joint[KIN_ROLE_R_UPPER_ARM];
     int pelvis = lca(&t, thl, thr), chest = lca(&t, ual, uar);
     if (pelvis < 0 || t.side[pelvis] || is_anc(&t, thl, thr) || is_anc(&t, thr, thl)) {
-        st = rt_err_set(err, RT_ENOTFOUND, "skeleton",
+        st = rt_err_set(err, RT_EINVAL, "skeleton",
                         "cannot map: the thighs %.30s and %.30s do not branch from one pelvis",
                         jname(&t, thl), jname(&t, thr));
         goto done;
     }
     if (chest < 0 || t.side[chest] || !is_anc(&t, pelvis, chest) || is_anc(&t, ual, uar) ||
         is_anc(&t, uar, ual) || is_anc(&t, thl, chest) || is_anc(&t, thr, chest)) {
-        st = rt_err_set(err, RT_ENOTFOUND, "skeleton",
+        st = rt_err_set(err, RT_EINVAL, "skeleton",
                         "cannot map: the arms %.30s and %.30s do not branch from a spine above the pelvis %.30s",
                         jname(&t, ual), jname(&t, uar), jname(&t, pelvis));
         goto done;
@@ -443,7 +443,7 @@ enum rt_status kin_skeleton_recognize(const struct kin_clip *clip, struct kin_sk
         if (a == pelvis || !coincide(&t, a, chest)) break;
     }
     if (spine < 0 || (base == chest && neck < 0)) {
-        st = rt_err_set(err, RT_ENOTFOUND, "skeleton",
+        st = rt_err_set(err, RT_EINVAL, "skeleton",
                         "cannot map: no spine between the pelvis %.30s and the arms (looked for Spine/Chest/Neck)",
                         jname(&t, pelvis));
         goto done;
@@ -598,7 +598,7 @@ enum rt_status kin_skeleton_auto_profile(const struct kin_clip *clip, const stru
         kin_profile_free(t);
     }
     if (!best)
-        return rt_err_set(err, RT_ENOTFOUND, "profile",
+        return rt_err_set(err, RT_EINVAL, "profile",
                           "no bundled profile targets robot '%.40s'; pass --profile FILE", robot->name);
     if ((st = kin_profile_load(best, &p, err)) != RT_OK) return st;
     template_roles(p, lrole);

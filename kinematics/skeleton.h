@@ -78,8 +78,8 @@ const char *kin_skeleton_role_name(int role);
  * cap - 1 characters and a NUL. */
 int kin_skeleton_split_name(const char *name, char *core, size_t cap);
 
-/* Recognizes the skeleton of `clip` (see the file comment). RT_ENOTFOUND
- * when a required role is missing; the message lists every missing role
+/* Recognizes the skeleton of `clip` (see the file comment). RT_EINVAL
+ * (the clip is input that cannot be used) when a required role is missing; the message lists every missing role
  * and what was looked for: "cannot map: no left foot (looked for
  * Foot/Ankle under LeftKnee)". The clip's first frame (its rest pose when
  * it has none) decides which of several coinciding joints is used. */
@@ -92,7 +92,7 @@ enum rt_status kin_skeleton_recognize(const struct kin_clip *clip, struct kin_sk
  * recognized joints substituted for the template's. A template hand link
  * whose role the clip lacks is dropped; without toes the feet track
  * positions only. On success *out is a new profile named
- * "auto:<template>"; on failure *out is NULL and RT_ENOTFOUND says what is
+ * "auto:<template>"; on failure *out is NULL and RT_EINVAL says what is
  * missing (see kin_skeleton_recognize()) or that no bundled profile targets
  * the robot; RT_ENOMEM. */
 enum rt_status kin_skeleton_auto_profile(const struct kin_clip *clip, const struct kin_robot *robot,

@@ -165,7 +165,7 @@ enum rt_status srv_job_build(struct srv *s, const struct store_job *j,
         if (prof) {
             st = kin_targets_from_robot_traj(robot, src, states, n_frames, dt, prof, &in->t, err);
         } else if ((st = kin_targets_from_traj(src, states, n_frames, dt, robot, &in->t, NULL)) != RT_OK) {
-            st = rt_err_set(err, RT_ENOTFOUND, "body.profile",
+            st = rt_err_set(err, RT_EINVAL, "body.profile",
                             "no mapping from robot '%.40s' to '%.40s': name a profile", j->source_robot,
                             j->robot);
         }
@@ -378,7 +378,8 @@ static enum MHD_Result post_job(struct srv *s, struct MHD_Connection *c, struct 
     j.clip = (char *)clip;
     j.clip_len = clip_len;
     if ((st = srv_job_build(s, &j, robot, &in, &err)) != RT_OK) {
-        if (st == RT_ENOTFOUND && !strcmp(err.where, "profile")) snprintf(err.where, sizeof err.where, "body.profile");
+        /* A profile that does not exist (404) or cannot map the clip (400). */
+        if (!strcmp(err.where, "profile")) snprintf(err.where, sizeof err.where, "body.profile");
         goto fail;
     }
     snprintf(class_key, sizeof class_key, "%s|%s|%s|%s|%s", robot_name, in.profile,

@@ -252,6 +252,22 @@ int main(void)
     CHECK_EQ_INT(code, 404);
     free(resp);
 
+    /* A clip that cannot be mapped is bad input: 400 saying what is missing. */
+    {
+        char spath[512], *sin = NULL;
+        snprintf(spath, sizeof spath, "%s/clips/edge/sinusoidal.bvh", test_data_dir());
+        char *sclip = slurp(spath, NULL);
+        char *sb = sclip ? job_body("g1", "sinusoidal", sclip, -1) : NULL;
+        code = sb ? http(NULL, "POST", "/v1/jobs", sb, strlen(sb), NULL, &sin) : 0;
+        CHECK_EQ_INT(code, 400);
+        CHECK_EQ_STR(err_field(sin, "code", buf, sizeof buf), "invalid argument");
+        CHECK_EQ_STR(err_field(sin, "where", buf, sizeof buf), "skeleton");
+        CHECK(strstr(err_field(sin, "message", buf, sizeof buf), "cannot map") != NULL);
+        free(sin);
+        free(sb);
+        free(sclip);
+    }
+
     /* Body limit: N bytes are read (and fail as JSON: 400), N+1 refused (413). */
     size_t n = cfg.max_body;
     char *big = malloc(n + 2);
