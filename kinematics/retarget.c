@@ -299,6 +299,61 @@ static void list_add(char *buf, size_t cap, const char *name)
     }
 }
 
+/* Appends to out[] (used bytes so far: *used; never past `limit` bytes)
+ * `label` and the names of the comma-separated `list` (list_add()'s form),
+ * as many as fit, then " and N more" for the rest. A list that list_add()
+ * cut ("..., ...") counts its cut tail as one more. Nothing when the list
+ * is empty. */
+static void put_names(char *out, size_t *used, size_t limit, const char *label, const char *list)
+{
+    char item[KIN_PROFILE_MAX_NAME + 8], tail[32];
+    int n = 0, put = 0;
+    if (!list[0]) return;
+    n = 1;
+    for (const char *q = list; (q = strstr(q, ", ")) != NULL; q += 2) n++;
+    size_t need = strlen(label);
+    snprintf(tail, sizeof tail, " and %d more", n);
+    if (*used + need + strlen(tail) > limit) return; /* the caller leaves room for this */
+    *used += (size_t)snprintf(out + *used, limit + 1 - *used, "%s", label);
+    const char *p = list;
+    for (int i = 0; i < n; i++) {
+        const char *e = strstr(p, ", ");
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len > KIN_PROFILE_MAX_NAME) len = KIN_PROFILE_MAX_NAME;
+        snprintf(item, sizeof item, "%s%.*s", put ? ", " : "", (int)len, p);
+        int rest = n - i - 1;
+        snprintf(tail, sizeof tail, rest ? " and %d more" : "", rest);
+        if (strcmp(item + (put ? 2 : 0), "...") && *used + strlen(item) + strlen(tail) <= limit) {
+            *used += (size_t)snprintf(out + *used, limit + 1 - *used, "%s", item);
+            put++;
+        } else {
+            break;
+        }
+        p = e ? e + 2 : p + len;
+    }
+    if (put < n) {
+        snprintf(tail, sizeof tail, put ? " and %d more" : "%d", n - put);
+        *used += (size_t)snprintf(out + *used, limit + 1 - *used, "%s", tail);
+    }
+}
+
+/* The message for a profile that cannot map a source: "'NAME' cannot map
+ * this source; missing joints A, B and 3 more; links C", within `cap`
+ * bytes (struct rt_err's msg): as many names as fit, the links keeping at
+ * least a share of the room when both lists are long. */
+static void missing_message(char *out, size_t cap, const char *profile, const char *mj,
+                            const char *ml)
+{
+    size_t used = (size_t)snprintf(out, cap, "'%.30s' cannot map this source; missing ", profile);
+    size_t limit = cap - 1;
+    if (used > limit) used = limit;
+    /* Room kept for the links: all of them when short, else half of what is left. */
+    size_t links_len = ml[0] ? strlen("; links ") + strlen(ml) : 0, left = limit - used;
+    size_t keep = links_len < left / 2 ? links_len : (ml[0] ? left / 2 : 0);
+    put_names(out, &used, limit - keep, "joints ", mj);
+    put_names(out, &used, limit, mj[0] ? "; links " : "links ", ml);
+}
+
 /* Resolves the profile's names against the source (and the robot when not
  * NULL); returns the number of missing names and lists them. */
 static int resolve(const struct kin_profile *p, const struct source *s, const struct kin_robot *r,
@@ -533,7 +588,8 @@ static enum rt_status build_targets(const struct kin_robot *robot, const struct 
                                     struct rt_err *err)
 {
     struct resolved rs;
-    char mj[160] = "", ml[160] = "";
+    /* Every missing name, so that the message can count those it leaves out. */
+    char mj[4096] = "", ml[4096] = "";
     int nl = p->n_links, n = s->n_frames;
     int nd = robot->n_dof, cols = SOLVER_ROOT_COLS + nd;
     double *zstate = NULL, *P0 = NULL, *M0 = NULL, *h = NULL, *tmp = NULL;
@@ -545,9 +601,9 @@ static enum rt_status build_targets(const struct kin_robot *robot, const struct 
 
     memset(t, 0, sizeof *t);
     if (resolve(p, s, robot, &rs, mj, sizeof mj, ml, sizeof ml)) {
-        return rt_err_set(err, RT_EINVAL, "profile",
-                          "'%.30s' cannot map this source; missing %s%.90s%s%.40s", p->name,
-                          mj[0] ? "joints " : "", mj, ml[0] ? "; links " : "", ml);
+        char msg[sizeof err->msg];
+        missing_message(msg, sizeof msg, p->name, mj, ml);
+        return rt_err_set(err, RT_EINVAL, "profile", "%s", msg);
     }
     if (!rt_mul_size((size_t)n, (size_t)nl, &nfl) || !rt_mul_size(nfl, 3 * sizeof(double), &b3) ||
         !rt_mul_size(nfl, 9 * sizeof(double), &b9))

@@ -80,6 +80,48 @@ static void test_unmappable(const struct kin_robot *g1)
     kin_clip_free(c);
 }
 
+/* The message of a profile that cannot map: no empty "missing ;" list,
+ * within struct rt_err's msg without a cut name: as many names as fit, then
+ * "and N more", with room left for the links. */
+static void test_missing_message(void)
+{
+    struct kin_robot *h1 = NULL;
+    struct kin_profile *p = NULL;
+    struct kin_targets t;
+    struct rt_err e;
+    struct kin_clip *rf = test_load_clip("clips/run_forward.bvh");
+    struct kin_clip *ex = test_load_clip("clips/edge/example.bvh");
+    CHECK_EQ_INT(kin_robot_load("h1", &h1, &e), RT_OK);
+    if (!rf || !ex || !h1) goto done;
+    /* Only links missing: a G1 profile on the H1. */
+    CHECK_EQ_INT(kin_profile_load("games105_g1", &p, &e), RT_OK);
+    CHECK_EQ_INT(kin_targets_from_clip(h1, rf, p, &t, &e), RT_EINVAL);
+    CHECK(strstr(e.msg, "missing ;") == NULL);
+    CHECK(strstr(e.msg, "joints") == NULL);
+    CHECK(strstr(e.msg, "'games105_g1' cannot map this source; missing links ") == e.msg);
+    CHECK(strlen(e.msg) < sizeof e.msg - 1);
+    size_t n = strlen(e.msg);
+    CHECK(n > 5 && (!strcmp(e.msg + n - 5, " more") || !strcmp(e.msg + n - 5, "_link")));
+    if (n <= 5 || (strcmp(e.msg + n - 5, " more") && strcmp(e.msg + n - 5, "_link")))
+        fprintf(stderr, "  cut message: '%s'\n", e.msg);
+    kin_profile_free(p);
+    p = NULL;
+    /* Joints and links missing, more than fit: both lists, counted. */
+    CHECK_EQ_INT(kin_profile_load("cmu_g1", &p, &e), RT_OK);
+    CHECK_EQ_INT(kin_targets_from_clip(h1, ex, p, &t, &e), RT_EINVAL);
+    CHECK(strstr(e.msg, "missing joints ") != NULL);
+    CHECK(strstr(e.msg, "; links ") != NULL);
+    CHECK(strstr(e.msg, " more") != NULL);
+    n = strlen(e.msg);
+    CHECK(n < sizeof e.msg - 1 && n > 5 && !strcmp(e.msg + n - 5, " more"));
+    if (n <= 5 || strcmp(e.msg + n - 5, " more")) fprintf(stderr, "  cut message: '%s'\n", e.msg);
+done:
+    kin_profile_free(p);
+    kin_robot_free(h1);
+    kin_clip_free(rf);
+    kin_clip_free(ex);
+}
+
 /* Targets of a standing-then-moving clip: feet on the ground, contacts,
  * anchors fixed over each contact interval, root starting above the origin. */
 static void test_targets(const struct kin_robot *g1)
@@ -354,6 +396,7 @@ int main(void)
     }
     test_detect();
     test_unmappable(g1);
+    test_missing_message();
     test_targets(g1);
     test_quality_model(g1);
     test_end_to_end();
