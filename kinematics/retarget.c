@@ -475,7 +475,7 @@ enum rt_status kin_retarget_pick_profile(const struct kin_clip *clip, const stru
         return rt_err_set(err, RT_ENOMEM, "profile", "out of memory");
     if (!best && !closest)
         return rt_err_set(err, RT_EINVAL, "profile",
-                          "no bundled profile targets robot '%.40s'; pass --profile FILE", robot->name);
+                          "no bundled profile targets robot '%.40s': give a profile", robot->name);
     /* No bundled profile fits by name: recognize the skeleton by synonyms
      * and topology and fill the closest template (skeleton.h). */
     if (!best) return kin_skeleton_auto_profile(clip, robot, out, err);

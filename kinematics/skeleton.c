@@ -599,7 +599,7 @@ enum rt_status kin_skeleton_auto_profile(const struct kin_clip *clip, const stru
     }
     if (!best)
         return rt_err_set(err, RT_EINVAL, "profile",
-                          "no bundled profile targets robot '%.40s'; pass --profile FILE", robot->name);
+                          "no bundled profile targets robot '%.40s': give a profile", robot->name);
     if ((st = kin_profile_load(best, &p, err)) != RT_OK) return st;
     template_roles(p, lrole);
 

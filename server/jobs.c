@@ -96,6 +96,21 @@ static char *options_text(const struct job_opts *o)
 
 /* --- building a job's targets ---------------------------------------------- */
 
+/* The mapping code names a robot by its URDF robot name ("g1_29dof_rev_1_0");
+ * a client named it `user_name` ("g1", an upload's name). Replaces the first
+ * quoted URDF name in err->msg with the client's name, so that the message
+ * speaks of the robot the request named. */
+static void err_name_robot(struct rt_err *err, const char *urdf_name, const char *user_name)
+{
+    char quoted[48], msg[sizeof err->msg];
+    if (!err || !strcmp(urdf_name, user_name)) return;
+    snprintf(quoted, sizeof quoted, "'%.40s'", urdf_name);
+    const char *at = strstr(err->msg, quoted);
+    if (!at) return;
+    snprintf(msg, sizeof msg, "%.*s'%s'%s", (int)(at - err->msg), err->msg, user_name, at + strlen(quoted));
+    rt_err_set(err, err->code, err->where, "%s", msg);
+}
+
 void srv_job_input_free(struct srv_job_input *in)
 {
     kin_targets_free(&in->t);
@@ -138,10 +153,14 @@ enum rt_status srv_job_build(struct srv *s, const struct store_job *j,
         }
         if (!prof) {
             const char *name = kin_retarget_detect_profile(bvh, robot->name);
-            if ((st = kin_retarget_pick_profile(bvh, robot, &prof, err)) != RT_OK) goto done;
+            if ((st = kin_retarget_pick_profile(bvh, robot, &prof, err)) != RT_OK) {
+                err_name_robot(err, robot->name, j->robot);
+                goto done;
+            }
             snprintf(in->profile, sizeof in->profile, "%s", name ? name : prof->name);
         }
-        st = kin_targets_from_clip(robot, bvh, prof, &in->t, err);
+        if ((st = kin_targets_from_clip(robot, bvh, prof, &in->t, err)) != RT_OK)
+            err_name_robot(err, robot->name, j->robot);
     } else {
         int n_frames = 0;
         if ((st = srv_robot_load(s, j->source_robot, &src, err)) != RT_OK) goto done;

@@ -161,6 +161,25 @@ int main(void)
     CHECK_EQ_INT(code, 201);
     free(body);
     free(resp);
+    /* A robot no bundled profile fits: the message names the robot as the
+     * request did (not its URDF name) and gives no command-line advice. */
+    snprintf(path, sizeof path, "%s/robots/g1_23dof_rev_1_0.urdf", test_data_dir());
+    char *u23 = slurp(path, &ulen);
+    CHECK(u23 != NULL);
+    if (u23) {
+        CHECK_EQ_INT(http(admin, "PUT", "/v1/robots/g1_23dof", u23, ulen, NULL, NULL), 201);
+        body = job_body("g1_23dof", "rf23", clip, 2);
+        code = http(user, "POST", "/v1/jobs", body, strlen(body), NULL, &resp);
+        CHECK_EQ_INT(code, 400);
+        err_field(resp, "message", buf, sizeof buf);
+        CHECK(strstr(buf, "'g1_23dof'") != NULL);
+        CHECK(strstr(buf, "rev_1_0") == NULL);
+        CHECK(strstr(buf, "--profile") == NULL);
+        if (!strstr(buf, "'g1_23dof'") || strstr(buf, "--profile")) fprintf(stderr, "  message: %s\n", buf);
+        free(resp);
+        free(body);
+        free(u23);
+    }
     code = http(NULL, "GET", "/v1/metrics", NULL, 0, NULL, &resp);
     CHECK(resp && strstr(resp, "retargetd_http_requests_total{code=\"401\"} 3"));
     CHECK(resp && strstr(resp, "retargetd_http_requests_total{code=\"403\"} 2"));
