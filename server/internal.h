@@ -152,6 +152,12 @@ void srv_job_input_free(struct srv_job_input *in);
 
 /* --- sched.c -------------------------------------------------------------- */
 
+/* The state columns of `robot` as a JSON array, malloc'd (NULL when out of
+ * memory): root_x .. root_qw, then the joints in URDF order -- the CSV
+ * header, stored with each result so that reading a result never needs the
+ * robot (which an upload may replace). */
+char *srv_column_names_json(const struct kin_robot *robot);
+
 /* Starts the scheduler: opens the solver backend (s->cfg.backend), loads
  * the database's queued jobs and starts the worker thread. On failure *out
  * is NULL, nothing is left running, and err says why (RT_ENODEV for an

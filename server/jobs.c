@@ -518,20 +518,35 @@ static enum MHD_Result get_result(struct srv *s, struct MHD_Connection *c, struc
     struct store_job j;
     struct kin_robot *robot = NULL;
     float *traj = NULL;
-    char *report = NULL, *text = NULL;
+    char *report = NULL, *text = NULL, *names = NULL;
+    cJSON *cols_json = NULL;
     size_t len = 0;
     int frames = 0, cols = 0;
     const char *tq = qarg(c, "trajectory"), *hq = qarg(c, "header");
     int want_traj = csv || !(tq && !strcmp(tq, "0"));
     memset(&j, 0, sizeof j);
     if (store_job_get(s->store, r->id, r->owner, 0, &j, &err) != RT_OK ||
-        store_result_get(s->store, r->id, r->owner, &frames, &cols, want_traj ? &traj : NULL,
-                         csv ? NULL : &report, &err) != RT_OK ||
-        srv_robot_load(s, j.robot, &robot, &err) != RT_OK)
+        store_result_get(s->store, r->id, r->owner, &frames, &cols, &names, want_traj ? &traj : NULL,
+                         csv ? NULL : &report, &err) != RT_OK)
         goto fail;
-    if (cols != SOLVER_ROOT_COLS + robot->n_dof) {
-        rt_err_set(&err, RT_ESTATE, "result", "robot '%s' changed since the job ran (%d columns, now %d)", j.robot,
-                   cols, SOLVER_ROOT_COLS + robot->n_dof);
+    if (!names) {
+        /* A result stored before schema version 3 has no column names: the
+         * robot's current joints name them, if it still has as many. */
+        if (srv_robot_load(s, j.robot, &robot, &err) != RT_OK) goto fail;
+        if (cols != SOLVER_ROOT_COLS + robot->n_dof) {
+            rt_err_set(&err, RT_ESTATE, "result", "robot '%s' changed since the job ran (%d columns, now %d)",
+                       j.robot, cols, SOLVER_ROOT_COLS + robot->n_dof);
+            goto fail;
+        }
+        if (!(names = srv_column_names_json(robot))) {
+            rt_err_set(&err, RT_ENOMEM, "result", "out of memory");
+            goto fail;
+        }
+    }
+    cols_json = cJSON_Parse(names);
+    if (!cJSON_IsArray(cols_json) || cJSON_GetArraySize(cols_json) != cols) {
+        rt_err_set(&err, RT_EIO, "result", "job %lld: stored column names do not match its %d columns",
+                   (long long)j.id, cols);
         goto fail;
     }
     FILE *f = open_memstream(&text, &len);
@@ -540,22 +555,30 @@ static enum MHD_Result get_result(struct srv *s, struct MHD_Connection *c, struc
         goto fail;
     }
     if (csv) {
-        kin_traj_write(f, robot, traj, frames, hq && !strcmp(hq, "0"), NULL);
+        /* kin_traj_write()'s layout, with the stored header. */
+        if (!(hq && !strcmp(hq, "0"))) {
+            int k = 0;
+            for (const cJSON *e = cols_json->child; e; e = e->next, k++)
+                fprintf(f, "%s%s", k ? "," : "", cJSON_IsString(e) ? e->valuestring : "");
+            fputc('\n', f);
+        }
+        for (int t = 0; t < frames; t++) {
+            const float *row = traj + (size_t)t * (size_t)cols;
+            for (int k = 0; k < cols; k++) fprintf(f, k ? ",%.9g" : "%.9g", (double)row[k]);
+            fputc('\n', f);
+        }
     } else {
         cJSON *nm = cJSON_CreateString(j.name), *rb = cJSON_CreateString(j.robot);
         char *nms = cJSON_PrintUnformatted(nm), *rbs = cJSON_PrintUnformatted(rb);
+        char *cls = cJSON_PrintUnformatted(cols_json);
         cJSON_Delete(nm);
         cJSON_Delete(rb);
-        fprintf(f, "{\"id\":%lld,\"name\":%s,\"robot\":%s,\"frames\":%d,\"columns\":[", (long long)j.id,
-                nms ? nms : "null", rbs ? rbs : "null", frames);
+        fprintf(f, "{\"id\":%lld,\"name\":%s,\"robot\":%s,\"frames\":%d,\"columns\":%s", (long long)j.id,
+                nms ? nms : "null", rbs ? rbs : "null", frames, cls ? cls : "null");
         free(nms);
         free(rbs);
-        static const char *const root_cols[SOLVER_ROOT_COLS] = {"root_x", "root_y", "root_z", "root_qx",
-                                                                 "root_qy", "root_qz", "root_qw"};
-        for (int k = 0; k < cols; k++)
-            fprintf(f, "%s\"%s\"", k ? "," : "",
-                    k < SOLVER_ROOT_COLS ? root_cols[k] : robot->joints[robot->coord_joint[k - SOLVER_ROOT_COLS]].name);
-        fprintf(f, "],\"report\":%s", report);
+        free(cls);
+        fprintf(f, ",\"report\":%s", report);
         if (want_traj) {
             fputs(",\"trajectory\":[", f);
             for (int t = 0; t < frames; t++) {
@@ -575,12 +598,16 @@ static enum MHD_Result get_result(struct srv *s, struct MHD_Connection *c, struc
     }
     store_job_release(&j);
     kin_robot_free(robot);
+    cJSON_Delete(cols_json);
+    free(names);
     free(traj);
     free(report);
     return srv_reply(s, c, MHD_HTTP_OK, csv ? "text/csv" : "application/json", text, len);
 fail:
     store_job_release(&j);
     kin_robot_free(robot);
+    cJSON_Delete(cols_json);
+    free(names);
     free(traj);
     free(report);
     return srv_reply_err(s, c, &err);

@@ -191,6 +191,19 @@ static void fail_job(struct sched *q, int64_t id, const struct rt_err *err)
     free(e);
 }
 
+char *srv_column_names_json(const struct kin_robot *robot)
+{
+    static const char *const root_cols[SOLVER_ROOT_COLS] = {"root_x", "root_y", "root_z", "root_qx",
+                                                             "root_qy", "root_qz", "root_qw"};
+    cJSON *a = cJSON_CreateArray();
+    for (int k = 0; a && k < SOLVER_ROOT_COLS; k++) cJSON_AddItemToArray(a, cJSON_CreateString(root_cols[k]));
+    for (int k = 0; a && k < robot->n_dof; k++)
+        cJSON_AddItemToArray(a, cJSON_CreateString(robot->joints[robot->coord_joint[k]].name));
+    char *t = a && cJSON_GetArraySize(a) == SOLVER_ROOT_COLS + robot->n_dof ? cJSON_PrintUnformatted(a) : NULL;
+    cJSON_Delete(a);
+    return t;
+}
+
 struct batch_job {
     struct store_job j;
     struct srv_job_input in;
@@ -228,6 +241,7 @@ static void solve_part(struct sched *q, const struct kin_robot *robot, struct ba
     }
     srv_metrics_solved(&s->metrics, n, frames, dt);
     int cols = solver_state_cols(&robot->tree);
+    char *col_names = srv_column_names_json(robot);
     for (int i = 0; i < n; i++) {
         struct batch_job *b = &jobs[idx[i]];
         struct kin_report_info info = {
@@ -243,10 +257,10 @@ static void solve_part(struct sched *q, const struct kin_robot *robot, struct ba
         char *text = rep ? cJSON_PrintUnformatted(rep) : NULL;
         cJSON_Delete(rep);
         int stored = 0;
-        if (!text) {
+        if (!text || !col_names) {
             rt_err_set(&err, RT_ENOMEM, "report", "out of memory");
             fail_job(q, ids[i], &err);
-        } else if (store_job_finish(s->store, ids[i], b->in.t.n_frames, cols, items[i].state, text,
+        } else if (store_job_finish(s->store, ids[i], b->in.t.n_frames, cols, col_names, items[i].state, text,
                                     items[i].res.lm_iters, items[i].res.final_cost, dt, n, &stored,
                                     &err) != RT_OK) {
             fail_job(q, ids[i], &err);
@@ -258,6 +272,7 @@ static void solve_part(struct sched *q, const struct kin_robot *robot, struct ba
         free(items[i].state);
         items[i].state = NULL;
     }
+    free(col_names);
     if (!s->cfg.quiet)
         rt_log("info", "sched", "batch", "%d clip(s), %lld frames solved in %.3f s on %s", n, frames, dt,
                solver_backend_name(&q->be));

@@ -33,6 +33,9 @@ static const char *migration_sql(int version)
     case 2: /* solve timing and batch size per job, for the job view and metrics */
         return "ALTER TABLE jobs ADD COLUMN solve_seconds REAL;\n"
                "ALTER TABLE jobs ADD COLUMN batch_clips INTEGER;\n";
+    case 3: /* a result's column names (JSON array), so that reading it never
+             * needs the robot, which an upload may have replaced since */
+        return "ALTER TABLE results ADD COLUMN column_names TEXT;\n";
     default: return NULL;
     }
 }
@@ -307,21 +310,44 @@ enum rt_status store_asset_put(struct store *s, const char *kind, const char *na
                           STORE_MAX_NAME);
     if (len > STORE_MAX_TEXT)
         return rt_err_set(err, RT_ELIMIT, kind, "larger than %u bytes", STORE_MAX_TEXT);
-    snprintf(sql, sizeof sql, "INSERT OR REPLACE INTO %s (name, %s, created) VALUES (?,?,?)", table,
-             !strcmp(kind, "robot") ? "urdf" : "json");
+    int robot = !strcmp(kind, "robot");
     enum rt_status st = RT_OK;
+    sqlite3_stmt *q = NULL;
     LOCK(s);
-    sqlite3_stmt *q = prep(s, sql);
-    if (!q) {
-        st = db_err(s, err, kind);
-        goto done;
+    if ((st = exec(s, "BEGIN IMMEDIATE", err, kind)) != RT_OK) goto unlock;
+    /* A queued or running job is built from the robot and profile it names
+     * when it runs: replacing one under it would change or break it. */
+    q = prep(s, robot ? "SELECT count(*), min(id) FROM jobs WHERE state IN ('queued','running') "
+                        "AND (robot = ?1 OR source_robot = ?1)"
+                      : "SELECT count(*), min(id) FROM jobs WHERE state IN ('queued','running') "
+                        "AND profile = ?1");
+    if (!q) goto dberr;
+    sqlite3_bind_text(q, 1, name, -1, SQLITE_STATIC);
+    if (sqlite3_step(q) != SQLITE_ROW) goto dberr;
+    if (sqlite3_column_int64(q, 0) > 0) {
+        st = rt_err_set(err, RT_ECONFLICT, "url",
+                        "%lld queued or running job(s) use %s '%s' (job %lld first): it can be "
+                        "replaced once they finish or are cancelled",
+                        (long long)sqlite3_column_int64(q, 0), kind, name,
+                        (long long)sqlite3_column_int64(q, 1));
+        goto end;
     }
+    sqlite3_finalize(q);
+    snprintf(sql, sizeof sql, "INSERT OR REPLACE INTO %s (name, %s, created) VALUES (?,?,?)", table,
+             robot ? "urdf" : "json");
+    q = prep(s, sql);
+    if (!q) goto dberr;
     sqlite3_bind_text(q, 1, name, -1, SQLITE_STATIC);
     sqlite3_bind_text(q, 2, text, (int)len, SQLITE_STATIC);
     sqlite3_bind_double(q, 3, now_s());
-    if (sqlite3_step(q) != SQLITE_DONE) st = db_err(s, err, kind);
-done:
+    if (sqlite3_step(q) != SQLITE_DONE) goto dberr;
+    goto end;
+dberr:
+    st = db_err(s, err, kind);
+end:
     sqlite3_finalize(q);
+    st = tx_end(s, st, err, kind);
+unlock:
     UNLOCK(s);
     return st;
 }
@@ -667,9 +693,9 @@ done:
 }
 
 enum rt_status store_job_finish(struct store *s, int64_t id, int frames, int columns,
-                                const float *traj, const char *report, int lm_iter, double cost,
-                                double solve_seconds, int batch_clips, int *stored,
-                                struct rt_err *err)
+                                const char *column_names, const float *traj, const char *report,
+                                int lm_iter, double cost, double solve_seconds, int batch_clips,
+                                int *stored, struct rt_err *err)
 {
     enum rt_status st = RT_OK;
     sqlite3_stmt *q = NULL;
@@ -692,13 +718,15 @@ enum rt_status store_job_finish(struct store *s, int64_t id, int frames, int col
     if (sqlite3_step(q) != SQLITE_DONE) goto dberr;
     if (sqlite3_changes(s->db) != 1) goto end; /* cancelled meanwhile: store nothing */
     sqlite3_finalize(q);
-    q = prep(s, "INSERT INTO results (job_id, frames, columns, trajectory, report) VALUES (?,?,?,?,?)");
+    q = prep(s, "INSERT INTO results (job_id, frames, columns, trajectory, report, column_names) "
+                "VALUES (?,?,?,?,?,?)");
     if (!q) goto dberr;
     sqlite3_bind_int64(q, 1, id);
     sqlite3_bind_int(q, 2, frames);
     sqlite3_bind_int(q, 3, columns);
     sqlite3_bind_blob(q, 4, traj, (int)bytes, SQLITE_STATIC);
     sqlite3_bind_text(q, 5, report, -1, SQLITE_STATIC);
+    if (column_names) sqlite3_bind_text(q, 6, column_names, -1, SQLITE_STATIC);
     if (sqlite3_step(q) != SQLITE_DONE) goto dberr;
     *stored = 1;
     goto end;
@@ -776,13 +804,16 @@ unlock:
 }
 
 enum rt_status store_result_get(struct store *s, int64_t id, const char *owner, int *frames,
-                                int *columns, float **traj, char **report, struct rt_err *err)
+                                int *columns, char **column_names, float **traj, char **report,
+                                struct rt_err *err)
 {
     enum rt_status st = RT_OK;
     if (traj) *traj = NULL;
     if (report) *report = NULL;
+    if (column_names) *column_names = NULL;
     LOCK(s);
-    sqlite3_stmt *q = prep(s, "SELECT j.owner, j.state, r.frames, r.columns, r.trajectory, r.report "
+    sqlite3_stmt *q = prep(s, "SELECT j.owner, j.state, r.frames, r.columns, r.trajectory, r.report, "
+                              "r.column_names "
                               "FROM jobs j LEFT JOIN results r ON r.job_id = j.id WHERE j.id = ?");
     if (!q) {
         st = db_err(s, err, "result");
@@ -818,11 +849,16 @@ enum rt_status store_result_get(struct store *s, int64_t id, const char *owner, 
         }
         memcpy(*traj, sqlite3_column_blob(q, 4), (size_t)n);
     }
-    if (report && !(*report = dup_col(q, 5, NULL))) {
+    if ((report && !(*report = dup_col(q, 5, NULL))) ||
+        (column_names && sqlite3_column_type(q, 6) != SQLITE_NULL && !(*column_names = dup_col(q, 6, NULL)))) {
         st = rt_err_set(err, RT_ENOMEM, "result", "out of memory");
         if (traj) {
             free(*traj);
             *traj = NULL;
+        }
+        if (report) {
+            free(*report);
+            *report = NULL;
         }
     }
 done:

@@ -28,7 +28,7 @@
 #include "../kinematics/status.h"
 #include "sha256.h"
 
-#define STORE_VERSION 2
+#define STORE_VERSION 3
 #define STORE_MAX_NAME 64          /* robot, profile, token, owner names (bytes) */
 #define STORE_MAX_KEY 128          /* Idempotency-Key (bytes) */
 #define STORE_MAX_TEXT (256u << 20) /* a clip, URDF or profile text (bytes) */
@@ -81,7 +81,10 @@ enum rt_status store_token_find(struct store *s, const unsigned char hash[STORE_
 
 /* --- robots and profiles (kind: "robot" or "profile") -------------------- */
 
-/* Inserts or replaces the uploaded text of robot/profile `name`. */
+/* Inserts or replaces the uploaded text of robot/profile `name`.
+ * RT_ECONFLICT (where "url") when queued or running jobs name it (a robot
+ * as robot or source_robot, a profile as profile): they are built from it
+ * when they run. The check and the write are one transaction. */
 enum rt_status store_asset_put(struct store *s, const char *kind, const char *name,
                                const char *text, size_t len, struct rt_err *err);
 
@@ -170,14 +173,16 @@ enum rt_status store_job_progress(struct store *s, int64_t id, int lm_iter, doub
                                   struct rt_err *err);
 
 /* running -> succeeded together with its result, in one transaction.
- * `traj` holds frames * columns floats; `report` is JSON text; the solve
+ * `traj` holds frames * columns floats; `column_names` is a JSON array of
+ * the `columns` column names (NULL: not recorded), kept with the result so
+ * that reading it never needs the robot; `report` is JSON text; the solve
  * time and the clips of its solver batch are recorded with it. When the job
  * is no longer running (cancelled), nothing is written and *stored = 0. On
  * any failure the transaction is rolled back: no half-written row. */
 enum rt_status store_job_finish(struct store *s, int64_t id, int frames, int columns,
-                                const float *traj, const char *report, int lm_iter, double cost,
-                                double solve_seconds, int batch_clips, int *stored,
-                                struct rt_err *err);
+                                const char *column_names, const float *traj, const char *report,
+                                int lm_iter, double cost, double solve_seconds, int batch_clips,
+                                int *stored, struct rt_err *err);
 
 /* queued|running -> failed with error JSON `error_json`. */
 enum rt_status store_job_fail(struct store *s, int64_t id, const char *error_json,
@@ -188,12 +193,15 @@ enum rt_status store_job_fail(struct store *s, int64_t id, const char *error_jso
 enum rt_status store_job_cancel(struct store *s, int64_t id, const char *owner, int *state,
                                 struct rt_err *err);
 
-/* The result of a succeeded job: frames, columns, the trajectory (malloc'd
- * frames*columns floats; NULL allowed to skip it) and the report (malloc'd
- * JSON text; NULL to skip). RT_ENOTFOUND as store_job_get; RT_ESTATE when
- * the job has no result (not succeeded). */
+/* The result of a succeeded job: frames, columns, the column names
+ * (malloc'd JSON array; *column_names NULL for a result stored before
+ * schema version 3; NULL to skip), the trajectory (malloc'd frames*columns
+ * floats; NULL allowed to skip it) and the report (malloc'd JSON text; NULL
+ * to skip). RT_ENOTFOUND as store_job_get; RT_ESTATE when the job has no
+ * result (not succeeded). */
 enum rt_status store_result_get(struct store *s, int64_t id, const char *owner, int *frames,
-                                int *columns, float **traj, char **report, struct rt_err *err);
+                                int *columns, char **column_names, float **traj, char **report,
+                                struct rt_err *err);
 
 /* Jobs per state (counts[STORE_N_STATES]). */
 enum rt_status store_job_counts(struct store *s, long long counts[STORE_N_STATES],

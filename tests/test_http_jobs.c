@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../kinematics/profile.h"
 #include "../storage/store.h"
 #include "http_util.h"
 
@@ -332,7 +333,7 @@ int main(void)
     /* --- restart recovery: a queued job and a crash-interrupted running one --- */
     cfg.batch_wait_ms = 600000; /* nothing dispatches: the jobs stay queued */
     cfg.max_frames = 60;
-    cfg.max_active = 2;
+    cfg.max_active = 3;
     s = http_start(&cfg);
     CHECK(s != NULL);
     if (!s) return test_report("test_http_jobs");
@@ -341,7 +342,36 @@ int main(void)
     CHECK_EQ_INT(code, 201);
     long long ir = submit(br, NULL, &code);
     CHECK_EQ_INT(code, 201);
-    /* Active-job limit: 2 queued accepted, a third refused with 429. */
+    /* A job on an uploaded robot and profile: while it is queued neither
+     * can be replaced (409); the robot is replaced after it ran (below). */
+    size_t g1_len = 0, h1_len = 0, prof_len = 0;
+    char *g1_urdf = slurp("robots/g1.urdf", &g1_len), *h1_urdf = slurp("robots/h1.urdf", &h1_len);
+    const char *prof_text = kin_profile_bundled_text("cmu_asf_g1", &prof_len);
+    CHECK(g1_urdf && h1_urdf && prof_text);
+    CHECK_EQ_INT(http(NULL, "PUT", "/v1/robots/lab", g1_urdf, g1_len, NULL, NULL), 201);
+    CHECK_EQ_INT(http(NULL, "PUT", "/v1/profiles/studio", prof_text, prof_len, NULL, NULL), 201);
+    long long il = -1;
+    {
+        cJSON *lj = cJSON_CreateObject();
+        cJSON_AddStringToObject(lj, "robot", "lab");
+        cJSON_AddStringToObject(lj, "profile", "studio");
+        cJSON_AddStringToObject(lj, "name", "jj_lab");
+        cJSON_AddStringToObject(lj, "clip", cut_a);
+        char *lb = cJSON_PrintUnformatted(lj);
+        cJSON_Delete(lj);
+        il = submit(lb, NULL, &code);
+        CHECK_EQ_INT(code, 201);
+        free(lb);
+    }
+    code = http(NULL, "PUT", "/v1/robots/lab", h1_urdf, h1_len, NULL, &resp);
+    CHECK_EQ_INT(code, 409);
+    CHECK(strstr(err_field(resp, "message", buf, sizeof buf), "queued or running job(s) use robot 'lab'") != NULL);
+    free(resp);
+    code = http(NULL, "PUT", "/v1/profiles/studio", prof_text, prof_len, NULL, &resp);
+    CHECK_EQ_INT(code, 409);
+    CHECK(strstr(err_field(resp, "message", buf, sizeof buf), "use profile 'studio'") != NULL);
+    free(resp);
+    /* Active-job limit: 3 queued accepted, a fourth refused with 429. */
     code = http(NULL, "POST", "/v1/jobs", bq, strlen(bq), NULL, &resp);
     CHECK_EQ_INT(code, 429);
     CHECK_EQ_STR(err_field(resp, "code", buf, sizeof buf), "too many requests");
@@ -376,6 +406,29 @@ int main(void)
     CHECK_EQ_INT(job_int(ir, "attempts"), 2);
     CHECK(result_equals(iq, "ref8", "jj_a"));
     CHECK(result_equals(ir, "ref", "jj_b"));
+    /* The robot of a finished job replaced: its result reads as before. */
+    http_wait(NULL, il, state);
+    CHECK_EQ_STR(state, "succeeded");
+    {
+        char lurl[96], *before_csv = NULL, *after_csv = NULL, *before_js = NULL, *after_js = NULL;
+        snprintf(lurl, sizeof lurl, "/v1/jobs/%lld/result.csv", il);
+        CHECK_EQ_INT(http(NULL, "GET", lurl, NULL, 0, NULL, &before_csv), 200);
+        snprintf(lurl, sizeof lurl, "/v1/jobs/%lld/result", il);
+        CHECK_EQ_INT(http(NULL, "GET", lurl, NULL, 0, NULL, &before_js), 200);
+        CHECK_EQ_INT(http(NULL, "PUT", "/v1/robots/lab", h1_urdf, h1_len, NULL, NULL), 201);
+        CHECK_EQ_INT(http(NULL, "GET", lurl, NULL, 0, NULL, &after_js), 200);
+        snprintf(lurl, sizeof lurl, "/v1/jobs/%lld/result.csv", il);
+        CHECK_EQ_INT(http(NULL, "GET", lurl, NULL, 0, NULL, &after_csv), 200);
+        CHECK(before_csv && after_csv && !strcmp(before_csv, after_csv));
+        CHECK(before_csv && !strncmp(before_csv, "root_x,", 7) && strstr(before_csv, "left_wrist_yaw_joint"));
+        CHECK(before_js && after_js && !strcmp(before_js, after_js));
+        free(before_csv);
+        free(after_csv);
+        free(before_js);
+        free(after_js);
+    }
+    free(g1_urdf);
+    free(h1_urdf);
     free(bq);
     free(br);
     srv_stop(s);

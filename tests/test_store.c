@@ -214,9 +214,9 @@ static void test_lifecycle(const char *path)
     store_job_release(&j);
     /* No result for a job that is not succeeded. */
     int fr, co;
-    CHECK_EQ_INT(store_result_get(s, a, NULL, &fr, &co, NULL, NULL, &err), RT_ESTATE);
+    CHECK_EQ_INT(store_result_get(s, a, NULL, &fr, &co, NULL, NULL, NULL, &err), RT_ESTATE);
     /* A bad result (mismatched blob) is rolled back whole: the job stays running. */
-    CHECK(store_job_finish(s, a, -1, 3, traj, "{}", 5, 0.25, 0.1, 1, &stored, &err) != RT_OK);
+    CHECK(store_job_finish(s, a, -1, 3, NULL, traj, "{}", 5, 0.25, 0.1, 1, &stored, &err) != RT_OK);
     CHECK_EQ_INT(stored, 0);
     store_job_get(s, a, NULL, 0, &j, &err);
     CHECK_EQ_INT(j.state, STORE_RUNNING);
@@ -233,18 +233,21 @@ static void test_lifecycle(const char *path)
     store_job_release(&j);
     /* Result and state in one transaction. */
     store_job_claim(s, a, &claimed, &err);
-    CHECK_EQ_INT(store_job_finish(s, a, 2, 3, traj, "{\"ok\":1}", 5, 0.25, 0.1, 2, &stored, &err), RT_OK);
+    CHECK_EQ_INT(store_job_finish(s, a, 2, 3, "[\"x\",\"y\",\"z\"]", traj, "{\"ok\":1}", 5, 0.25, 0.1, 2, &stored, &err), RT_OK);
     CHECK_EQ_INT(stored, 1);
     float *t = NULL;
     char *rep = NULL;
-    CHECK_EQ_INT(store_result_get(s, a, "dave", &fr, &co, &t, &rep, &err), RT_OK);
+    char *names = NULL;
+    CHECK_EQ_INT(store_result_get(s, a, "dave", &fr, &co, &names, &t, &rep, &err), RT_OK);
     CHECK_EQ_INT(fr, 2);
     CHECK_EQ_INT(co, 3);
+    CHECK_EQ_STR(names, "[\"x\",\"y\",\"z\"]");
+    free(names);
     CHECK(t && !memcmp(t, traj, sizeof traj));
     CHECK_EQ_STR(rep, "{\"ok\":1}");
     free(t);
     free(rep);
-    CHECK_EQ_INT(store_result_get(s, a, "eve", &fr, &co, NULL, NULL, &err), RT_ENOTFOUND);
+    CHECK_EQ_INT(store_result_get(s, a, "eve", &fr, &co, NULL, NULL, NULL, &err), RT_ENOTFOUND);
     store_job_get(s, a, NULL, 0, &j, &err);
     CHECK_EQ_INT(j.state, STORE_SUCCEEDED);
     CHECK_EQ_INT(j.batch_clips, 2);
@@ -255,9 +258,9 @@ static void test_lifecycle(const char *path)
     CHECK_EQ_INT(store_job_cancel(s, b, "eve", &state, &err), RT_ENOTFOUND);
     CHECK_EQ_INT(store_job_cancel(s, b, "dave", &state, &err), RT_OK);
     CHECK_EQ_INT(state, STORE_RUNNING);
-    CHECK_EQ_INT(store_job_finish(s, b, 2, 3, traj, "{}", 5, 0.25, 0.1, 1, &stored, &err), RT_OK);
+    CHECK_EQ_INT(store_job_finish(s, b, 2, 3, NULL, traj, "{}", 5, 0.25, 0.1, 1, &stored, &err), RT_OK);
     CHECK_EQ_INT(stored, 0);
-    CHECK_EQ_INT(store_result_get(s, b, NULL, &fr, &co, NULL, NULL, &err), RT_ESTATE);
+    CHECK_EQ_INT(store_result_get(s, b, NULL, &fr, &co, NULL, NULL, NULL, &err), RT_ESTATE);
     CHECK_EQ_INT(store_job_cancel(s, b, NULL, &state, &err), RT_ESTATE);
     CHECK_EQ_INT(state, STORE_CANCELLED);
     CHECK_EQ_INT(store_job_cancel(s, a, NULL, &state, &err), RT_ESTATE);
@@ -307,6 +310,23 @@ static void test_assets(struct store *s)
     free(t);
     CHECK_EQ_INT(store_asset_get(s, "profile", "myrobot", &t, &len, &err), RT_ENOTFOUND);
     CHECK_EQ_INT(store_asset_put(s, "profile", "../x", "{}", 2, &err), RT_EINVAL);
+    /* Not replaced while a queued or running job names it. */
+    struct store_job_new n = new_job("carol", NULL, "ASSET");
+    n.robot = "myrobot";
+    n.profile = "myprofile";
+    int64_t id = 0;
+    int existed = 0;
+    CHECK_EQ_INT(store_asset_put(s, "profile", "myprofile", "{}", 2, &err), RT_OK);
+    CHECK_EQ_INT(store_job_insert(s, &n, &id, &existed, &err), RT_OK);
+    CHECK_EQ_INT(store_asset_put(s, "robot", "myrobot", "<robot name=\"b\"/>", 17, &err), RT_ECONFLICT);
+    CHECK_EQ_STR(err.where, "url");
+    CHECK_EQ_INT(store_asset_put(s, "profile", "myprofile", "{}", 2, &err), RT_ECONFLICT);
+    CHECK_EQ_INT(store_asset_get(s, "robot", "myrobot", &t, &len, &err), RT_OK);
+    CHECK_EQ_STR(t, "<robot/>");
+    free(t);
+    CHECK_EQ_INT(store_job_fail(s, id, "{}", &err), RT_OK);
+    CHECK_EQ_INT(store_asset_put(s, "robot", "myrobot", "<robot name=\"b\"/>", 17, &err), RT_OK);
+    CHECK_EQ_INT(store_asset_put(s, "profile", "myprofile", "{}", 2, &err), RT_OK);
 }
 
 int main(void)
