@@ -378,9 +378,12 @@ enum rt_status srv_start(const struct srv_config *cfg, struct srv **out, struct 
     s->cfg.db_path = s->db_path;
     s->cfg.backend = s->backend;
     if ((st = store_open(s->db_path, &s->store, err)) != RT_OK) goto fail;
-    int n_requeued = 0;
-    if ((st = store_job_requeue_running(s->store, &n_requeued, err)) != RT_OK) goto fail;
+    int n_requeued = 0, n_failed = 0;
+    if ((st = store_job_requeue_running(s->store, &n_requeued, &n_failed, err)) != RT_OK) goto fail;
     if (n_requeued) rt_log("warn", "srv", s->db_path, "%d job(s) left running by a crash queued again", n_requeued);
+    if (n_failed)
+        rt_log("warn", "srv", s->db_path, "%d job(s) left running by a crash failed: interrupted %d times",
+               n_failed, STORE_MAX_ATTEMPTS);
     if ((st = sched_start(s, &s->sched, err)) != RT_OK) goto fail;
     unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG;
     if (v6) flags |= MHD_USE_IPv6;

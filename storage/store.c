@@ -640,14 +640,31 @@ done:
     return st;
 }
 
-enum rt_status store_job_requeue_running(struct store *s, int *n, struct rt_err *err)
+enum rt_status store_job_requeue_running(struct store *s, int *n, int *n_failed, struct rt_err *err)
 {
+    char sql[400];
+    int failed = 0, requeued = 0;
+    enum rt_status st;
+    snprintf(sql, sizeof sql,
+             "UPDATE jobs SET state = 'failed', finished = %.6f, error = '{\"code\":\"%s\",\"where\":\"jobs\","
+             "\"message\":\"interrupted %d times (the daemon stopped while it ran): not retried\"}' "
+             "WHERE state = 'running' AND attempts >= %d",
+             now_s(), rt_status_str(RT_ESTATE), STORE_MAX_ATTEMPTS, STORE_MAX_ATTEMPTS);
     LOCK(s);
-    enum rt_status st = exec(s, "UPDATE jobs SET state = 'queued', lm_iter = 0, cost = NULL "
-                                "WHERE state = 'running'", err, "jobs");
-    int changes = st == RT_OK ? sqlite3_changes(s->db) : 0;
+    if ((st = exec(s, "BEGIN IMMEDIATE", err, "jobs")) != RT_OK) goto unlock;
+    if ((st = exec(s, sql, err, "jobs")) != RT_OK) goto end;
+    failed = sqlite3_changes(s->db);
+    if ((st = exec(s, "UPDATE jobs SET state = 'queued', lm_iter = 0, cost = NULL "
+                      "WHERE state = 'running'", err, "jobs")) != RT_OK)
+        goto end;
+    requeued = sqlite3_changes(s->db);
+end:
+    st = tx_end(s, st, err, "jobs");
+unlock:
     UNLOCK(s);
-    if (n) *n = changes;
+    if (st != RT_OK) failed = requeued = 0;
+    if (n) *n = requeued;
+    if (n_failed) *n_failed = failed;
     return st;
 }
 

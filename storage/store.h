@@ -33,6 +33,7 @@
 #define STORE_MAX_KEY 128          /* Idempotency-Key (bytes) */
 #define STORE_MAX_TEXT (256u << 20) /* a clip, URDF or profile text (bytes) */
 #define STORE_MAX_PAGE 1000        /* jobs per store_job_list() page */
+#define STORE_MAX_ATTEMPTS 3       /* runs a crash may interrupt before a job is failed */
 
 enum store_state {
     STORE_QUEUED = 0,
@@ -161,8 +162,12 @@ enum rt_status store_job_each_queued(struct store *s,
                                      void *user, struct rt_err *err);
 
 /* Crash recovery: every job left running returns to queued (its progress
- * cleared). *n gets how many (may be NULL). */
-enum rt_status store_job_requeue_running(struct store *s, int *n, struct rt_err *err);
+ * cleared), except one that has already been taken STORE_MAX_ATTEMPTS
+ * times: each of its runs was interrupted, so it would likely bring the
+ * daemon down again; it is failed with an error saying so. *n gets how many
+ * were queued again, *n_failed how many were failed (either may be NULL).
+ * One transaction. */
+enum rt_status store_job_requeue_running(struct store *s, int *n, int *n_failed, struct rt_err *err);
 
 /* queued -> running (started = now, attempts + 1). *claimed = 0 when the job
  * was not queued any more (cancelled meanwhile). */

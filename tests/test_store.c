@@ -225,8 +225,10 @@ static void test_lifecycle(const char *path)
     store_job_claim(s, b, &claimed, &err);
     store_close(s);
     CHECK_EQ_INT(store_open(path, &s, &err), RT_OK);
-    CHECK_EQ_INT(store_job_requeue_running(s, &n, &err), RT_OK);
+    int n_failed = -1;
+    CHECK_EQ_INT(store_job_requeue_running(s, &n, &n_failed, &err), RT_OK);
     CHECK_EQ_INT(n, 2);
+    CHECK_EQ_INT(n_failed, 0);
     store_job_get(s, a, NULL, 0, &j, &err);
     CHECK_EQ_INT(j.state, STORE_QUEUED);
     CHECK_EQ_INT(j.lm_iter, 0);
@@ -268,6 +270,26 @@ static void test_lifecycle(const char *path)
     CHECK_EQ_INT(store_job_cancel(s, c, NULL, &state, &err), RT_OK);
     store_job_claim(s, c, &claimed, &err);
     CHECK_EQ_INT(claimed, 0);
+    /* A job interrupted STORE_MAX_ATTEMPTS times fails instead of running
+     * again; at one attempt fewer it is queued again. */
+    {
+        struct store_job_new ne = new_job("erin", NULL, "E");
+        int64_t e = 0;
+        store_job_insert(s, &ne, &e, &existed, &err);
+        for (int k = 1; k <= STORE_MAX_ATTEMPTS; k++) {
+            CHECK_EQ_INT(store_job_claim(s, e, &claimed, &err), RT_OK);
+            CHECK_EQ_INT(claimed, 1);
+            CHECK_EQ_INT(store_job_requeue_running(s, &n, &n_failed, &err), RT_OK);
+            CHECK_EQ_INT(n, k < STORE_MAX_ATTEMPTS ? 1 : 0);
+            CHECK_EQ_INT(n_failed, k < STORE_MAX_ATTEMPTS ? 0 : 1);
+        }
+        store_job_get(s, e, NULL, 0, &j, &err);
+        CHECK_EQ_INT(j.state, STORE_FAILED);
+        CHECK_EQ_INT(j.attempts, STORE_MAX_ATTEMPTS);
+        CHECK(j.finished > 0);
+        CHECK(j.error && strstr(j.error, "interrupted 3 times") && strstr(j.error, "\"code\":\"invalid state\""));
+        store_job_release(&j);
+    }
     /* Fail. */
     struct store_job_new nd = new_job("dave", NULL, "D");
     int64_t d;
@@ -281,7 +303,7 @@ static void test_lifecycle(const char *path)
     CHECK_EQ_INT(store_job_counts(s, counts, &err), RT_OK);
     CHECK_EQ_INT(counts[STORE_SUCCEEDED], 1);
     CHECK_EQ_INT(counts[STORE_CANCELLED], 2);
-    CHECK_EQ_INT(counts[STORE_FAILED], 1);
+    CHECK_EQ_INT(counts[STORE_FAILED], 2);
     /* Paging, newest first. */
     struct store_job *page = NULL;
     CHECK_EQ_INT(store_job_list(s, "dave", 0, 2, &page, &n, &err), RT_OK);
