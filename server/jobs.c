@@ -360,6 +360,11 @@ static enum MHD_Result post_job(struct srv *s, struct MHD_Connection *c, struct 
         }
         clip_len = strlen(clip);
         st = parse_options(cJSON_GetObjectItemCaseSensitive(root, "options"), &o, &err);
+        /* A BVH clip's frame rate is its Frame Time: an fps would be ignored
+         * (and would only split batches). */
+        if (st == RT_OK && kind == STORE_SRC_BVH && o.fps >= 0)
+            st = rt_err_set(&err, RT_EINVAL, "body.options.fps",
+                            "a BVH clip carries its own Frame Time; fps is for trajectories only");
     }
     if (st != RT_OK) goto fail;
     if (!robot_name || !srv_name_ok(robot_name)) {

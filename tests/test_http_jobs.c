@@ -248,6 +248,13 @@ int main(void)
     CHECK_EQ_INT(code, 400);
     CHECK_EQ_STR(err_field(resp, "where", buf, sizeof buf), "body.options.max_lm_iters");
     free(resp);
+    /* fps is for trajectories: a BVH clip carries its own Frame Time. */
+    const char *bvh_fps = "{\"robot\":\"g1\",\"clip\":\"x\",\"options\":{\"fps\":60}}";
+    code = http(NULL, "POST", "/v1/jobs", bvh_fps, strlen(bvh_fps), NULL, &resp);
+    CHECK_EQ_INT(code, 400);
+    CHECK_EQ_STR(err_field(resp, "where", buf, sizeof buf), "body.options.fps");
+    CHECK(strstr(err_field(resp, "message", buf, sizeof buf), "Frame Time") != NULL);
+    free(resp);
     const char *bad_robot = "{\"robot\":\"nosuch\",\"clip\":\"x\"}";
     code = http(NULL, "POST", "/v1/jobs", bad_robot, strlen(bad_robot), NULL, &resp);
     CHECK_EQ_INT(code, 404);
