@@ -517,6 +517,22 @@ static enum MHD_Result list_jobs(struct srv *s, struct MHD_Connection *c, struct
 
 /* --- results ----------------------------------------------------------------- */
 
+/* A boolean query parameter: absent keeps *out; 0/false and 1/true set it;
+ * anything else is RT_EINVAL naming query.K. */
+static enum rt_status query_bool(struct MHD_Connection *c, const char *k, int *out, struct rt_err *err)
+{
+    const char *v = qarg(c, k);
+    char where[32];
+    if (!v) return RT_OK;
+    if (!strcmp(v, "0") || !strcmp(v, "false")) *out = 0;
+    else if (!strcmp(v, "1") || !strcmp(v, "true")) *out = 1;
+    else {
+        snprintf(where, sizeof where, "query.%s", k);
+        return rt_err_set(err, RT_EINVAL, where, "expected 0, 1, false or true, got '%.20s'", v);
+    }
+    return RT_OK;
+}
+
 static enum MHD_Result get_result(struct srv *s, struct MHD_Connection *c, struct srv_req *r, int csv)
 {
     struct rt_err err;
@@ -527,10 +543,11 @@ static enum MHD_Result get_result(struct srv *s, struct MHD_Connection *c, struc
     cJSON *cols_json = NULL;
     size_t len = 0;
     int frames = 0, cols = 0;
-    const char *tq = qarg(c, "trajectory"), *hq = qarg(c, "header");
-    int want_traj = csv || !(tq && !strcmp(tq, "0"));
+    int want_traj = 1, header = 1;
     memset(&j, 0, sizeof j);
-    if (store_job_get(s->store, r->id, r->owner, 0, &j, &err) != RT_OK ||
+    if ((!csv && query_bool(c, "trajectory", &want_traj, &err) != RT_OK) ||
+        (csv && query_bool(c, "header", &header, &err) != RT_OK) ||
+        store_job_get(s->store, r->id, r->owner, 0, &j, &err) != RT_OK ||
         store_result_get(s->store, r->id, r->owner, &frames, &cols, &names, want_traj ? &traj : NULL,
                          csv ? NULL : &report, &err) != RT_OK)
         goto fail;
@@ -561,7 +578,7 @@ static enum MHD_Result get_result(struct srv *s, struct MHD_Connection *c, struc
     }
     if (csv) {
         /* kin_traj_write()'s layout, with the stored header. */
-        if (!(hq && !strcmp(hq, "0"))) {
+        if (header) {
             int k = 0;
             for (const cJSON *e = cols_json->child; e; e = e->next, k++)
                 fprintf(f, "%s%s", k ? "," : "", cJSON_IsString(e) ? e->valuestring : "");

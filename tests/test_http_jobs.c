@@ -167,6 +167,34 @@ int main(void)
     submit(body2, "key-1", &code);
     CHECK_EQ_INT(code, 409);
     free(body2);
+    /* ?trajectory= and ?header= take 0/1/false/true, and refuse the rest. */
+    {
+        char qurl[96], *qr = NULL;
+        snprintf(qurl, sizeof qurl, "/v1/jobs/%lld/result?trajectory=false", id1);
+        CHECK_EQ_INT(http(NULL, "GET", qurl, NULL, 0, NULL, &qr), 200);
+        CHECK(qr && !strstr(qr, "\"trajectory\":["));
+        free(qr);
+        snprintf(qurl, sizeof qurl, "/v1/jobs/%lld/result?trajectory=true", id1);
+        CHECK_EQ_INT(http(NULL, "GET", qurl, NULL, 0, NULL, &qr), 200);
+        CHECK(qr && strstr(qr, "\"trajectory\":[["));
+        free(qr);
+        snprintf(qurl, sizeof qurl, "/v1/jobs/%lld/result?trajectory=no", id1);
+        CHECK_EQ_INT(http(NULL, "GET", qurl, NULL, 0, NULL, &qr), 400);
+        CHECK_EQ_STR(err_field(qr, "where", buf, sizeof buf), "query.trajectory");
+        free(qr);
+        snprintf(qurl, sizeof qurl, "/v1/jobs/%lld/result.csv?header=false", id1);
+        CHECK_EQ_INT(http(NULL, "GET", qurl, NULL, 0, NULL, &qr), 200);
+        CHECK(qr && strncmp(qr, "root_x", 6));
+        free(qr);
+        snprintf(qurl, sizeof qurl, "/v1/jobs/%lld/result.csv?header=1", id1);
+        CHECK_EQ_INT(http(NULL, "GET", qurl, NULL, 0, NULL, &qr), 200);
+        CHECK(qr && !strncmp(qr, "root_x", 6));
+        free(qr);
+        snprintf(qurl, sizeof qurl, "/v1/jobs/%lld/result.csv?header=2", id1);
+        CHECK_EQ_INT(http(NULL, "GET", qurl, NULL, 0, NULL, &qr), 400);
+        CHECK_EQ_STR(err_field(qr, "where", buf, sizeof buf), "query.header");
+        free(qr);
+    }
     /* A G1 trajectory (job 1's result) onto the H1 without a profile: two
      * different models, so the bundled pair profile maps it. */
     {
