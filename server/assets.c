@@ -83,19 +83,23 @@ static enum MHD_Result list_assets(struct srv *s, struct MHD_Connection *c, cons
     return srv_reply_json(s, c, MHD_HTTP_OK, root);
 }
 
-int srv_name_ok(const char *name)
+const char *srv_name_why(const char *name)
 {
     size_t n = strlen(name);
-    if (n == 0 || n > STORE_MAX_NAME || name[0] == '.') return 0;
+    if (n == 0 || n > STORE_MAX_NAME) return "expected 1..64 characters of A-Z a-z 0-9 _ . -";
     for (size_t i = 0; i < n; i++) {
         char ch = name[i];
         if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
               ch == '_' || ch == '.' || ch == '-'))
-            return 0;
+            return "expected 1..64 characters of A-Z a-z 0-9 _ . -";
     }
-    if (n >= 5 && (!strcmp(name + n - 5, ".urdf") || !strcmp(name + n - 5, ".json"))) return 0;
-    return 1;
+    if (name[0] == '.') return "must not start with '.'";
+    if (n >= 5 && (!strcmp(name + n - 5, ".urdf") || !strcmp(name + n - 5, ".json")))
+        return "must not end in .urdf or .json (such a name is read as a file path)";
+    return NULL;
 }
+
+int srv_name_ok(const char *name) { return srv_name_why(name) == NULL; }
 
 enum MHD_Result srv_route_robots(struct srv *s, struct MHD_Connection *c, struct srv_req *r,
                                  const char *method)
@@ -105,7 +109,7 @@ enum MHD_Result srv_route_robots(struct srv *s, struct MHD_Connection *c, struct
     rt_err_clear(&err);
     if (r->route == SRV_R_ROBOTS) return list_assets(s, c, "robot", kin_robot_bundled());
     if (!srv_name_ok(r->name)) {
-        rt_err_set(&err, RT_EINVAL, "url", "robot name: 1..%d characters of A-Z a-z 0-9 _ . -", STORE_MAX_NAME);
+        rt_err_set(&err, RT_EINVAL, "url", "robot name: %s", srv_name_why(r->name));
         return srv_reply_err(s, c, &err);
     }
     if (!strcmp(method, "PUT")) {
@@ -148,7 +152,7 @@ enum MHD_Result srv_route_profiles(struct srv *s, struct MHD_Connection *c, stru
     rt_err_clear(&err);
     if (r->route == SRV_R_PROFILES) return list_assets(s, c, "profile", kin_profile_bundled());
     if (!srv_name_ok(r->name)) {
-        rt_err_set(&err, RT_EINVAL, "url", "profile name: 1..%d characters of A-Z a-z 0-9 _ . -", STORE_MAX_NAME);
+        rt_err_set(&err, RT_EINVAL, "url", "profile name: %s", srv_name_why(r->name));
         return srv_reply_err(s, c, &err);
     }
     if (!strcmp(method, "PUT")) {

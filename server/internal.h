@@ -113,6 +113,9 @@ enum rt_status srv_profile_load(struct srv *s, const char *name, struct kin_prof
  * (which the loaders would take for paths). Uploads and job submissions
  * check names with this one rule, so every uploaded name can be used. */
 int srv_name_ok(const char *name);
+/* Why `name` fails srv_name_ok() (a static phrase for a message), or NULL
+ * when it passes. */
+const char *srv_name_why(const char *name);
 /* 1 when `name` is a bundled robot / profile (which uploads cannot replace). */
 int srv_is_bundled_robot(const char *name);
 int srv_is_bundled_profile(const char *name);

@@ -368,15 +368,16 @@ static enum MHD_Result post_job(struct srv *s, struct MHD_Connection *c, struct 
     }
     if (st != RT_OK) goto fail;
     if (!robot_name || !srv_name_ok(robot_name)) {
-        st = rt_err_set(&err, RT_EINVAL, "body.robot", "expected a robot name (1..%d of A-Z a-z 0-9 _ . -)", STORE_MAX_NAME);
+        st = rt_err_set(&err, RT_EINVAL, "body.robot", "robot name: %s",
+                        robot_name ? srv_name_why(robot_name) : "required");
         goto fail;
     }
     if (profile && !srv_name_ok(profile)) {
-        st = rt_err_set(&err, RT_EINVAL, "body.profile", "expected a profile name");
+        st = rt_err_set(&err, RT_EINVAL, "body.profile", "profile name: %s", srv_name_why(profile));
         goto fail;
     }
     if (source_robot && !srv_name_ok(source_robot)) {
-        st = rt_err_set(&err, RT_EINVAL, "body.source_robot", "expected a robot name");
+        st = rt_err_set(&err, RT_EINVAL, "body.source_robot", "robot name: %s", srv_name_why(source_robot));
         goto fail;
     }
     snprintf(name, sizeof name, "%s", jname && jname[0] ? jname : "clip");

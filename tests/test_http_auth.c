@@ -94,7 +94,15 @@ int main(void)
         /* A name that holds ".urdf" but does not end in it is a valid upload
          * name, and a job may name it too. */
         CHECK_EQ_INT(http(admin, "PUT", "/v1/robots/g1.urdf.v2", urdf, ulen, NULL, NULL), 201);
-        CHECK_EQ_INT(http(admin, "PUT", "/v1/robots/g1.v2.urdf", urdf, ulen, NULL, NULL), 400);
+        code = http(admin, "PUT", "/v1/robots/g1.v2.urdf", urdf, ulen, NULL, &resp);
+        CHECK_EQ_INT(code, 400);
+        /* The message gives the reason: the ending, not the characters. */
+        CHECK(strstr(err_field(resp, "message", buf, sizeof buf), "must not end in .urdf or .json") != NULL);
+        free(resp);
+        code = http(admin, "PUT", "/v1/robots/a$b", urdf, ulen, NULL, &resp);
+        CHECK_EQ_INT(code, 400);
+        CHECK(strstr(err_field(resp, "message", buf, sizeof buf), "A-Z a-z 0-9 _ . -") != NULL);
+        free(resp);
         free(urdf);
     }
     const char *bad_urdf = "<robot name=\"x\">\n<link name=\"a\"/>\n<joint name=\"j\" type=\"revolute\">\n"
