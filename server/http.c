@@ -71,8 +71,10 @@ unsigned int srv_http_status(int st)
     }
 }
 
-enum MHD_Result srv_reply(struct srv *s, struct MHD_Connection *c, unsigned int code,
-                          const char *type, char *text, size_t len)
+/* srv_reply() with one more header `hdr: val` (hdr NULL: none). */
+static enum MHD_Result reply_hdr(struct srv *s, struct MHD_Connection *c, unsigned int code,
+                                 const char *type, char *text, size_t len, const char *hdr,
+                                 const char *val)
 {
     struct MHD_Response *resp = MHD_create_response_from_buffer_with_free_callback(len, text, &free);
     if (!resp) {
@@ -80,10 +82,35 @@ enum MHD_Result srv_reply(struct srv *s, struct MHD_Connection *c, unsigned int 
         return MHD_NO;
     }
     if (type) MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+    if (hdr) MHD_add_response_header(resp, hdr, val);
     enum MHD_Result ret = MHD_queue_response(c, code, resp);
     MHD_destroy_response(resp);
     srv_metrics_http(&s->metrics, code);
     return ret;
+}
+
+enum MHD_Result srv_reply(struct srv *s, struct MHD_Connection *c, unsigned int code,
+                          const char *type, char *text, size_t len)
+{
+    return reply_hdr(s, c, code, type, text, len, NULL, NULL);
+}
+
+/* An error reply (as srv_reply_err_http) carrying header `hdr: val`: 401
+ * says how to authenticate (RFC 9110 11.6.1: WWW-Authenticate), 405 which
+ * methods the resource takes (15.5.6: Allow). */
+static enum MHD_Result reply_err_hdr(struct srv *s, struct MHD_Connection *c, unsigned int http,
+                                     const char *code, const char *where, const char *msg,
+                                     const char *hdr, const char *val)
+{
+    cJSON *root = cJSON_CreateObject(), *e = cJSON_AddObjectToObject(root, "error");
+    cJSON_AddStringToObject(e, "code", code);
+    cJSON_AddStringToObject(e, "where", where);
+    cJSON_AddStringToObject(e, "message", msg);
+    char *text = cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    if (!s->cfg.quiet) rt_log("warn", "http", where, "%u %s", http, msg);
+    if (!text) return srv_reply_err_http(s, c, http, code, where, msg);
+    return reply_hdr(s, c, http, "application/json", text, strlen(text), hdr, val);
 }
 
 enum MHD_Result srv_reply_json(struct srv *s, struct MHD_Connection *c, unsigned int code,
@@ -161,6 +188,18 @@ static int parse_route(const char *url, struct srv_req *r)
     return 0;
 }
 
+/* The Allow header of a route (what method_ok() accepts). */
+static const char *route_allow(int route)
+{
+    switch (route) {
+    case SRV_R_ROBOT:
+    case SRV_R_PROFILE: return "GET, HEAD, PUT";
+    case SRV_R_JOBS: return "GET, HEAD, POST";
+    case SRV_R_JOB: return "GET, HEAD, DELETE";
+    default: return "GET, HEAD";
+    }
+}
+
 /* Methods each route takes, and whether it reads a body. */
 static int method_ok(int route, const char *m, int *has_body, int *admin_only)
 {
@@ -223,12 +262,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         if (!parse_route(url, r))
             return srv_reply_err_http(s, c, MHD_HTTP_NOT_FOUND, "not found", "url", "no such resource");
         if (!method_ok(r->route, method, &has_body, &admin_only))
-            return srv_reply_err_http(s, c, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed", "method",
-                                      "method not allowed on this resource");
+            return reply_err_hdr(s, c, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed", "method",
+                                 "method not allowed on this resource", MHD_HTTP_HEADER_ALLOW,
+                                 route_allow(r->route));
         if (r->route != SRV_R_HEALTH && r->route != SRV_R_METRICS) {
             const char *why = NULL;
             unsigned int code = srv_auth(s, c, r, &why);
-            if (code) return srv_reply_err_http(s, c, code, "unauthorized", "Authorization", why);
+            if (code)
+                return reply_err_hdr(s, c, code, "unauthorized", "Authorization", why,
+                                     MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"retargetd\"");
             if (admin_only && !r->admin)
                 return srv_reply_err_http(s, c, MHD_HTTP_FORBIDDEN, "forbidden", "Authorization",
                                           "this token may not change robots or profiles (admin only)");

@@ -5,6 +5,7 @@
  * field), bundled names protected (409), 404 for another token's job (get,
  * result, cancel), each token's list holding only its jobs, --no-auth
  * refused off loopback, tokens stored hashed. */
+#include <curl/curl.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,43 @@
 #include <unistd.h>
 
 #include "http_util.h"
+
+static size_t keep_headers(char *p, size_t size, size_t n, void *user)
+{
+    char *buf = user;
+    size_t used = strlen(buf), len = size * n;
+    if (used + len < 2048) {
+        memcpy(buf + used, p, len);
+        buf[used + len] = 0;
+    }
+    return len;
+}
+
+static size_t drop_body(char *p, size_t size, size_t n, void *user)
+{
+    (void)p;
+    (void)user;
+    return size * n;
+}
+
+/* METHOD PATH without a token; the response headers into hdrs[2048]. */
+static long http_headers(const char *method, const char *path, char *hdrs)
+{
+    char url[256];
+    long code = 0;
+    CURL *c = curl_easy_init();
+    if (!c) return 0;
+    hdrs[0] = 0;
+    snprintf(url, sizeof url, "%s%s", http_url, path);
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, keep_headers);
+    curl_easy_setopt(c, CURLOPT_HEADERDATA, hdrs);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, drop_body);
+    if (curl_easy_perform(c) == CURLE_OK) curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+    curl_easy_cleanup(c);
+    return code;
+}
 
 int main(void)
 {
@@ -73,6 +111,20 @@ int main(void)
     CHECK_EQ_INT(http(user, "GET", "/v1/robots", NULL, 0, NULL, NULL), 200);
     CHECK_EQ_INT(http(user, "GET", "/v1/nothing", NULL, 0, NULL, NULL), 404);
     CHECK_EQ_INT(http(user, "PATCH", "/v1/jobs", NULL, 0, NULL, NULL), 405);
+    /* 401 says how to authenticate, 405 which methods the resource takes. */
+    {
+        char hdrs[2048];
+        CHECK_EQ_INT(http_headers("GET", "/v1/jobs", hdrs), 401);
+        CHECK(strstr(hdrs, "WWW-Authenticate: Bearer") != NULL);
+        CHECK_EQ_INT(http_headers("PATCH", "/v1/jobs", hdrs), 405);
+        CHECK(strstr(hdrs, "Allow: GET, HEAD, POST\r\n") != NULL);
+        CHECK_EQ_INT(http_headers("POST", "/v1/robots/g1", hdrs), 405);
+        CHECK(strstr(hdrs, "Allow: GET, HEAD, PUT\r\n") != NULL);
+        CHECK_EQ_INT(http_headers("PUT", "/v1/jobs/1", hdrs), 405);
+        CHECK(strstr(hdrs, "Allow: GET, HEAD, DELETE\r\n") != NULL);
+        CHECK_EQ_INT(http_headers("POST", "/v1/health", hdrs), 405);
+        CHECK(strstr(hdrs, "Allow: GET, HEAD\r\n") != NULL);
+    }
 
     /* Robots: admin only, parsed before stored, bundled names protected. */
     snprintf(path, sizeof path, "%s/robots/g1_29dof.urdf", test_data_dir());
@@ -189,7 +241,7 @@ int main(void)
         free(u23);
     }
     code = http(NULL, "GET", "/v1/metrics", NULL, 0, NULL, &resp);
-    CHECK(resp && strstr(resp, "retargetd_http_requests_total{code=\"401\"} 3"));
+    CHECK(resp && strstr(resp, "retargetd_http_requests_total{code=\"401\"} 4"));
     CHECK(resp && strstr(resp, "retargetd_http_requests_total{code=\"403\"} 2"));
     free(resp);
     srv_stop(s);
