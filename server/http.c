@@ -339,14 +339,16 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
     *req_cls = NULL;
 }
 
+/* MHD's own messages, under the address asked for ("Failed to bind to
+ * port 8080: Address already in use" names what failed). */
 static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 {
+    const struct srv *s = cls;
     char line[256];
-    (void)cls;
     vsnprintf(line, sizeof line, fmt, ap);
     size_t n = strlen(line);
     while (n && (line[n - 1] == '\n' || line[n - 1] == '\r')) line[--n] = 0;
-    rt_log("warn", "http", "mhd", "%s", line);
+    rt_log("warn", "http", s && s->listen ? s->listen : "mhd", "%s", line);
 }
 
 /* Parses "A.B.C.D:PORT" or "[V6]:PORT" into `ss`; *loopback when the
@@ -429,7 +431,11 @@ enum rt_status srv_start(const struct srv_config *cfg, struct srv **out, struct 
     if ((st = sched_start(s, &s->sched, err)) != RT_OK) goto fail;
     unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG;
     if (v6) flags |= MHD_USE_IPv6;
-    s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, &on_request, s,
+    /* MHD binds MHD_OPTION_SOCK_ADDR but names the port argument in its
+     * messages ("Failed to bind to port N"): pass the one asked for. */
+    uint16_t port = v6 ? ntohs(((const struct sockaddr_in6 *)&ss)->sin6_port)
+                       : ntohs(((const struct sockaddr_in *)&ss)->sin_port);
+    s->mhd = MHD_start_daemon(flags, port, NULL, NULL, &on_request, s,
                               MHD_OPTION_EXTERNAL_LOGGER, &on_mhd_log, (void *)s,
                               MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)&ss,
                               MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)s->cfg.threads,

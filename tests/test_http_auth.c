@@ -6,6 +6,7 @@
  * result, cancel), each token's list holding only its jobs, --no-auth
  * refused off loopback, tokens stored hashed. */
 #include <curl/curl.h>
+#include <fcntl.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -244,6 +245,36 @@ int main(void)
     CHECK(resp && strstr(resp, "retargetd_http_requests_total{code=\"401\"} 4"));
     CHECK(resp && strstr(resp, "retargetd_http_requests_total{code=\"403\"} 2"));
     free(resp);
+    /* A port in use: srv_start fails, and the log names the address and
+     * port asked for (not "port 0"). */
+    {
+        char listen[64], logpath[128], want[96];
+        struct srv_config c2;
+        struct srv *s2 = NULL;
+        srv_config_default(&c2);
+        snprintf(listen, sizeof listen, "127.0.0.1:%u", srv_port(s));
+        snprintf(logpath, sizeof logpath, "%s/bind.log", dir);
+        c2.listen = listen;
+        c2.db_path = db;
+        c2.backend = "cpu";
+        c2.quiet = 1;
+        fflush(stderr);
+        int saved = dup(2), fd = open(logpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        CHECK(saved >= 0 && fd >= 0);
+        if (fd >= 0) dup2(fd, 2);
+        CHECK_EQ_INT(srv_start(&c2, &s2, &err), RT_EIO);
+        fflush(stderr);
+        if (saved >= 0) dup2(saved, 2);
+        if (fd >= 0) close(fd);
+        if (saved >= 0) close(saved);
+        CHECK(s2 == NULL);
+        char *log = slurp(logpath, NULL);
+        snprintf(want, sizeof want, "%s: Failed to bind to port %u", listen, srv_port(s));
+        CHECK(log && strstr(log, want));
+        CHECK(log && !strstr(log, "port 0"));
+        if (log && !strstr(log, want)) fprintf(stderr, "  log: %s\n", log);
+        free(log);
+    }
     srv_stop(s);
     free(clip);
     char cmd[128];
