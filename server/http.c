@@ -507,3 +507,33 @@ enum rt_status srv_token_add(const char *db_path, const char *name, int admin,
     if (rc != RT_OK) memset(token, 0, SRV_TOKEN_HEX + 1);
     return rc;
 }
+
+static void print_token(void *user, const char *name, int admin, double created)
+{
+    char when[32] = "-";
+    time_t t = (time_t)created;
+    struct tm tm;
+    if (gmtime_r(&t, &tm)) strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    fprintf(user, "%s\t%s\t%s\n", name, admin ? "admin" : "user", when);
+}
+
+enum rt_status srv_token_list(const char *db_path, FILE *out, struct rt_err *err)
+{
+    struct store *st = NULL;
+    enum rt_status rc;
+    if ((rc = store_open(db_path, &st, err)) == RT_OK) {
+        fputs("name\tadmin\tcreated\n", out);
+        rc = store_token_list(st, print_token, out, err);
+    }
+    store_close(st);
+    return rc;
+}
+
+enum rt_status srv_token_revoke(const char *db_path, const char *name, struct rt_err *err)
+{
+    struct store *st = NULL;
+    enum rt_status rc;
+    if ((rc = store_open(db_path, &st, err)) == RT_OK) rc = store_token_revoke(st, name, err);
+    store_close(st);
+    return rc;
+}

@@ -4,6 +4,8 @@
  *             [--solver-threads N] [--max-body BYTES] [--max-frames N] [--max-joints N]
  *             [--max-active N] [--batch-frames N] [--batch-wait-ms N] [--no-auth] [--quiet]
  *   retargetd token add NAME [--admin] --db FILE
+ *   retargetd token list --db FILE
+ *   retargetd token revoke NAME --db FILE
  *
  * Runs until SIGINT or SIGTERM, then stops accepting requests, lets the
  * batch being solved finish and closes the database. */
@@ -21,7 +23,9 @@ static void usage(FILE *f)
     fputs("usage: retargetd [--listen ADDR:PORT] [--db FILE] [--threads N] [--backend cpu|cuda|auto]\n"
           "                 [--solver-threads N] [--max-body BYTES] [--max-frames N] [--max-joints N]\n"
           "                 [--max-active N] [--batch-frames N] [--batch-wait-ms N] [--no-auth] [--quiet]\n"
-          "       retargetd token add NAME [--admin] --db FILE\n",
+          "       retargetd token add NAME [--admin] --db FILE\n"
+          "       retargetd token list --db FILE\n"
+          "       retargetd token revoke NAME --db FILE\n",
           f);
 }
 
@@ -48,12 +52,14 @@ static int cmd_token(int argc, char **argv)
     int admin = 0;
     char token[SRV_TOKEN_HEX + 1];
     struct rt_err err;
-    if (argc < 1 || strcmp(argv[0], "add")) {
+    int add = argc >= 1 && !strcmp(argv[0], "add"), list = argc >= 1 && !strcmp(argv[0], "list");
+    int revoke = argc >= 1 && !strcmp(argv[0], "revoke");
+    if (!add && !list && !revoke) {
         usage(stderr);
         return 2;
     }
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--admin")) admin = 1;
+        if (!strcmp(argv[i], "--admin") && add) admin = 1;
         else if (!strcmp(argv[i], "--db") && i + 1 < argc) db = argv[++i];
         else if (argv[i][0] != '-' && !name) name = argv[i];
         else {
@@ -61,11 +67,19 @@ static int cmd_token(int argc, char **argv)
             return 2;
         }
     }
-    if (!name || !db) {
+    if (!db || (list ? name != NULL : !name)) {
         usage(stderr);
         return 2;
     }
     rt_err_clear(&err);
+    if (list || revoke) {
+        if ((list ? srv_token_list(db, stdout, &err) : srv_token_revoke(db, name, &err)) != RT_OK) {
+            char line[300];
+            fprintf(stderr, "retargetd: %s\n", rt_err_line(&err, line, sizeof line));
+            return 1;
+        }
+        return 0;
+    }
     if (srv_token_add(db, name, admin, token, &err) != RT_OK) {
         char line[300];
         fprintf(stderr, "retargetd: %s\n", rt_err_line(&err, line, sizeof line));

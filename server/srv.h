@@ -9,6 +9,7 @@
 #define RT_SRV_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "../kinematics/status.h"
 
@@ -58,5 +59,17 @@ void srv_stop(struct srv *s);
  * its SHA-256 is stored. */
 enum rt_status srv_token_add(const char *db_path, const char *name, int admin,
                              char token[SRV_TOKEN_HEX + 1], struct rt_err *err);
+
+/* `retargetd token list`: writes one line per token of the database at
+ * `db_path` to `out`, in name order, under a header line:
+ * "NAME<TAB>admin|user<TAB>CREATED" (created as UTC, ISO 8601). Never the
+ * hash: a token cannot be shown again. */
+enum rt_status srv_token_list(const char *db_path, FILE *out, struct rt_err *err);
+
+/* `retargetd token revoke`: deletes token `name`, so that requests with it
+ * are 401 from then on (a running daemon reads tokens per request). The
+ * jobs it submitted stay, owned by its name. RT_ENOTFOUND when there is
+ * no such token. */
+enum rt_status srv_token_revoke(const char *db_path, const char *name, struct rt_err *err);
 
 #endif

@@ -290,6 +290,46 @@ done:
     return st;
 }
 
+enum rt_status store_token_list(struct store *s,
+                                void (*fn)(void *user, const char *name, int admin, double created),
+                                void *user, struct rt_err *err)
+{
+    enum rt_status st = RT_OK;
+    LOCK(s);
+    sqlite3_stmt *q = prep(s, "SELECT name, admin, created FROM tokens ORDER BY name");
+    if (!q) {
+        st = db_err(s, err, "token");
+        goto done;
+    }
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW)
+        fn(user, (const char *)sqlite3_column_text(q, 0), sqlite3_column_int(q, 1), sqlite3_column_double(q, 2));
+    if (rc != SQLITE_DONE) st = db_err(s, err, "token");
+done:
+    sqlite3_finalize(q);
+    UNLOCK(s);
+    return st;
+}
+
+enum rt_status store_token_revoke(struct store *s, const char *name, struct rt_err *err)
+{
+    enum rt_status st = RT_OK;
+    LOCK(s);
+    sqlite3_stmt *q = prep(s, "DELETE FROM tokens WHERE name = ?");
+    if (!q) {
+        st = db_err(s, err, "token");
+        goto done;
+    }
+    sqlite3_bind_text(q, 1, name, -1, SQLITE_STATIC);
+    if (sqlite3_step(q) != SQLITE_DONE) st = db_err(s, err, "token");
+    else if (sqlite3_changes(s->db) == 0)
+        st = rt_err_set(err, RT_ENOTFOUND, "token.name", "no token named '%.64s'", name);
+done:
+    sqlite3_finalize(q);
+    UNLOCK(s);
+    return st;
+}
+
 /* --- robots and profiles ----------------------------------------------- */
 
 static const char *asset_table(const char *kind)

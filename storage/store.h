@@ -80,6 +80,16 @@ enum rt_status store_token_add(struct store *s, const char *name,
 enum rt_status store_token_find(struct store *s, const unsigned char hash[STORE_SHA256_LEN],
                                 char *name, int *admin, struct rt_err *err);
 
+/* Calls fn for every token in name order with its name, admin flag and
+ * creation time (never its hash). */
+enum rt_status store_token_list(struct store *s,
+                                void (*fn)(void *user, const char *name, int admin, double created),
+                                void *user, struct rt_err *err);
+
+/* Deletes the token named `name`. RT_ENOTFOUND when there is none. Jobs
+ * keep its name as their owner. */
+enum rt_status store_token_revoke(struct store *s, const char *name, struct rt_err *err);
+
 /* --- robots and profiles (kind: "robot" or "profile") -------------------- */
 
 /* Inserts or replaces the uploaded text of robot/profile `name`.

@@ -245,6 +245,30 @@ int main(void)
     CHECK(resp && strstr(resp, "retargetd_http_requests_total{code=\"401\"} 4"));
     CHECK(resp && strstr(resp, "retargetd_http_requests_total{code=\"403\"} 2"));
     free(resp);
+    /* token list: names, admin flag, creation time, never the hash;
+     * token revoke: the token is refused from the next request on. */
+    {
+        FILE *f = tmpfile();
+        char out[1024] = "";
+        CHECK(f != NULL);
+        if (f) {
+            CHECK_EQ_INT(srv_token_list(db, f, &err), RT_OK);
+            rewind(f);
+            size_t got = fread(out, 1, sizeof out - 1, f);
+            out[got] = 0;
+            fclose(f);
+        }
+        CHECK(!strncmp(out, "name\tadmin\tcreated\n", 19));
+        CHECK(strstr(out, "\nalice\tadmin\t20") != NULL);
+        CHECK(strstr(out, "\nbob\tuser\t20") != NULL);
+        CHECK(strstr(out, admin) == NULL && strstr(out, user) == NULL);
+        CHECK_EQ_INT(http(user, "GET", "/v1/jobs", NULL, 0, NULL, NULL), 200);
+        CHECK_EQ_INT(srv_token_revoke(db, "bob", &err), RT_OK);
+        CHECK_EQ_INT(http(user, "GET", "/v1/jobs", NULL, 0, NULL, NULL), 401);
+        CHECK_EQ_INT(http(admin, "GET", "/v1/jobs", NULL, 0, NULL, NULL), 200);
+        CHECK_EQ_INT(srv_token_revoke(db, "bob", &err), RT_ENOTFOUND);
+        CHECK_EQ_STR(err.where, "token.name");
+    }
     /* A port in use: srv_start fails, and the log names the address and
      * port asked for (not "port 0"). */
     {

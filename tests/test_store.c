@@ -102,6 +102,20 @@ static void test_schema_and_migration(void)
     sqlite3_close(db);
 }
 
+struct token_seen {
+    char names[256];
+    int admins;
+};
+
+static void seen_token(void *user, const char *name, int admin, double created)
+{
+    struct token_seen *t = user;
+    size_t n = strlen(t->names);
+    snprintf(t->names + n, sizeof t->names - n, "%s;", name);
+    t->admins += admin;
+    CHECK(created > 0);
+}
+
 static void test_tokens(struct store *s)
 {
     struct rt_err err;
@@ -132,6 +146,17 @@ static void test_tokens(struct store *s)
     longname[STORE_MAX_NAME + 1] = 0;
     store_sha256("l2", 2, h3);
     CHECK_EQ_INT(store_token_add(s, longname, h3, 0, &err), RT_EINVAL);
+    /* List in name order; revoke: the token no longer authenticates. */
+    struct token_seen seen = {"", 0};
+    CHECK_EQ_INT(store_token_list(s, seen_token, &seen, &err), RT_OK);
+    CHECK(!strncmp(seen.names, "alice;bob;", 10));
+    CHECK_EQ_INT(seen.admins, 1);
+    CHECK_EQ_INT(store_token_revoke(s, "bob", &err), RT_OK);
+    CHECK_EQ_INT(store_token_find(s, h2, name, &admin, &err), RT_ENOTFOUND);
+    CHECK_EQ_INT(store_token_revoke(s, "bob", &err), RT_ENOTFOUND);
+    seen.names[0] = 0;
+    CHECK_EQ_INT(store_token_list(s, seen_token, &seen, &err), RT_OK);
+    CHECK(strstr(seen.names, "bob;") == NULL);
 }
 
 static void test_idempotency(struct store *s)
