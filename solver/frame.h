@@ -721,6 +721,41 @@ RT_HD float frame_dot(const float *a, const float *b, int n)
 /* Independent per-frame LM (the initialization, no smoothness). */
 
 /* Scratch floats needed by frame_init_solve. */
+/* The starting state of global frame f, written to x (state_cols floats):
+ * b->init's row with the quaternion normalized and the joints clamped to
+ * their limits; without b->init, the rest pose (clamped) with the base at
+ * the root link's target when one is given that frame (else the origin,
+ * identity). Both backends start from it (it is the same bits either way). */
+RT_HD void frame_start_state(const struct solver_batch *b, int f, float *x)
+{
+    const struct solver_tree *tr = b->tree;
+    int cols = SOLVER_ROOT_COLS + tr->n_joints;
+    if (b->init) {
+        for (int i = 0; i < cols; i++) x[i] = b->init[(size_t)f * (size_t)cols + (size_t)i];
+        if (tr->floating_base) q_normalize(x + 3);
+        for (int j = 0; j < tr->n_joints; j++)
+            x[SOLVER_ROOT_COLS + j] = rt_clampf(x[SOLVER_ROOT_COLS + j], tr->lower[j], tr->upper[j]);
+        return;
+    }
+    int root_k = -1;
+    for (int k = 0; k < b->n_targets; k++)
+        if (b->target_link[k] == 0) { root_k = k; break; }
+    x[0] = x[1] = x[2] = 0.0f;
+    x[3] = x[4] = x[5] = 0.0f;
+    x[6] = 1.0f;
+    if (tr->floating_base && root_k >= 0) {
+        size_t ti = (size_t)f * (size_t)b->n_targets + (size_t)root_k;
+        if (b->target_pos && b->target_wpos && b->target_wpos[ti] > 0.0f)
+            for (int i = 0; i < 3; i++) x[i] = b->target_pos[3 * ti + i];
+        if (b->target_rot && b->target_wrot && b->target_wrot[ti] > 0.0f) {
+            for (int i = 0; i < 4; i++) x[3 + i] = b->target_rot[4 * ti + i];
+            q_normalize(x + 3);
+        }
+    }
+    for (int j = 0; j < tr->n_joints; j++)
+        x[SOLVER_ROOT_COLS + j] = rt_clampf(b->rest ? b->rest[j] : 0.0f, tr->lower[j], tr->upper[j]);
+}
+
 RT_HD size_t frame_init_scratch(const struct solver_tree *tr)
 {
     size_t n = (size_t)solver_tangent_dim(tr);

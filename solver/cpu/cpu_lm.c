@@ -125,39 +125,7 @@ static float clip_frame_sum(struct cpu_ctx *c, const struct cpu_clip *cl, const 
 
 static void start_state(struct cpu_ctx *c)
 {
-    const struct solver_batch *b = c->b;
-    const struct solver_tree *tr = c->tr;
-    size_t cols = (size_t)c->cols;
-    if (b->init) {
-        memcpy(c->x, b->init, (size_t)c->nf * cols * sizeof(float));
-        for (int f = 0; f < c->nf; f++) {
-            float *x = c->x + (size_t)f * cols;
-            if (tr->floating_base) q_normalize(x + 3);
-            for (int j = 0; j < tr->n_joints; j++)
-                x[SOLVER_ROOT_COLS + j] = rt_clampf(x[SOLVER_ROOT_COLS + j], tr->lower[j], tr->upper[j]);
-        }
-        return;
-    }
-    int root_k = -1;
-    for (int k = 0; k < b->n_targets; k++)
-        if (b->target_link[k] == 0) { root_k = k; break; }
-    for (int f = 0; f < c->nf; f++) {
-        float *x = c->x + (size_t)f * cols;
-        x[0] = x[1] = x[2] = 0.0f;
-        x[3] = x[4] = x[5] = 0.0f;
-        x[6] = 1.0f;
-        if (tr->floating_base && root_k >= 0) {
-            size_t ti = (size_t)f * b->n_targets + (size_t)root_k;
-            if (b->target_pos && b->target_wpos && b->target_wpos[ti] > 0.0f)
-                for (int i = 0; i < 3; i++) x[i] = b->target_pos[3 * ti + i];
-            if (b->target_rot && b->target_wrot && b->target_wrot[ti] > 0.0f) {
-                for (int i = 0; i < 4; i++) x[3 + i] = b->target_rot[4 * ti + i];
-                q_normalize(x + 3);
-            }
-        }
-        for (int j = 0; j < tr->n_joints; j++)
-            x[SOLVER_ROOT_COLS + j] = rt_clampf(b->rest ? b->rest[j] : 0.0f, tr->lower[j], tr->upper[j]);
-    }
+    for (int f = 0; f < c->nf; f++) frame_start_state(c->b, f, c->x + (size_t)f * (size_t)c->cols);
 }
 
 static void ph_init(void *vctx, int tid, size_t begin, size_t end)

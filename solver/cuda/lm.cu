@@ -189,42 +189,12 @@ static enum rt_status prepare(struct cuda_lm *L, const struct solver_batch *b, c
     return st;
 }
 
-/* ---- start state: solver/cpu/cpu_lm.c start_state() ------------------- */
+/* ---- start state: frame_start_state() of frame.h, as on the CPU ---------- */
 
 static void start_state(const struct solver_batch *b, float *xs, int nf)
 {
-    const struct solver_tree *tr = b->tree;
-    size_t cols = (size_t)solver_state_cols(tr);
-    if (b->init) {
-        memcpy(xs, b->init, (size_t)nf * cols * sizeof(float));
-        for (int f = 0; f < nf; f++) {
-            float *x = xs + (size_t)f * cols;
-            if (tr->floating_base) q_normalize(x + 3);
-            for (int j = 0; j < tr->n_joints; j++)
-                x[SOLVER_ROOT_COLS + j] = rt_clampf(x[SOLVER_ROOT_COLS + j], tr->lower[j], tr->upper[j]);
-        }
-        return;
-    }
-    int root_k = -1;
-    for (int k = 0; k < b->n_targets; k++)
-        if (b->target_link[k] == 0) { root_k = k; break; }
-    for (int f = 0; f < nf; f++) {
-        float *x = xs + (size_t)f * cols;
-        x[0] = x[1] = x[2] = 0.0f;
-        x[3] = x[4] = x[5] = 0.0f;
-        x[6] = 1.0f;
-        if (tr->floating_base && root_k >= 0) {
-            size_t ti = (size_t)f * b->n_targets + (size_t)root_k;
-            if (b->target_pos && b->target_wpos && b->target_wpos[ti] > 0.0f)
-                for (int i = 0; i < 3; i++) x[i] = b->target_pos[3 * ti + i];
-            if (b->target_rot && b->target_wrot && b->target_wrot[ti] > 0.0f) {
-                for (int i = 0; i < 4; i++) x[3 + i] = b->target_rot[4 * ti + i];
-                q_normalize(x + 3);
-            }
-        }
-        for (int j = 0; j < tr->n_joints; j++)
-            x[SOLVER_ROOT_COLS + j] = rt_clampf(b->rest ? b->rest[j] : 0.0f, tr->lower[j], tr->upper[j]);
-    }
+    size_t cols = (size_t)solver_state_cols(b->tree);
+    for (int f = 0; f < nf; f++) frame_start_state(b, f, xs + (size_t)f * cols);
 }
 
 /* ---- small transfers ------------------------------------------------ */
