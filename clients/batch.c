@@ -111,13 +111,10 @@ static int make_dirs(const char *path)
 {
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s", path);
-    for (char *p = tmp + 1; *p; p++)
-        if (*p == '/') {
-            *p = 0;
-            if (mkdir(tmp, 0777) && errno != EEXIST) return -1;
-            *p = '/';
-        }
-    return 0;
+    char *slash = strrchr(tmp, '/');
+    if (!slash || slash == tmp) return 0;
+    *slash = 0;
+    return cli_mkdirs(tmp, NULL) == RT_OK ? 0 : -1;
 }
 
 static enum rt_status input_hash(const struct batch *b, const char *path, char hex[65],
@@ -378,10 +375,7 @@ int cli_batch(int argc, char **argv)
     if (b.server && (!b.srv.url || !b.srv.url[0])) goto usage;
     if (b.jobs < 1) b.jobs = b.server ? 8 : 1;
     if (b.threads < 1) b.threads = n_cpu / b.jobs > 0 ? n_cpu / b.jobs : 1;
-    if (mkdir(b.out, 0777) && errno != EEXIST) {
-        rt_err_set(&err, RT_EIO, b.out, "cannot create folder: %s", strerror(errno));
-        goto fail;
-    }
+    if (cli_mkdirs(b.out, &err) != RT_OK) goto fail;
     b.corpus_len = strlen(b.corpus);
     if (walk(&b, b.corpus, 0)) {
         rt_err_set(&err, RT_EIO, b.corpus, "cannot list the corpus (or out of memory)");

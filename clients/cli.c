@@ -1,6 +1,8 @@
 /* cli.c -- helpers shared by the `retarget` subcommands. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 
@@ -15,4 +17,23 @@ int cli_is_bvh(const char *path)
 {
     size_t n = strlen(path);
     return n > 4 && !strcasecmp(path + n - 4, ".bvh");
+}
+
+enum rt_status cli_mkdirs(const char *dir, struct rt_err *err)
+{
+    char tmp[4096];
+    size_t n = strlen(dir);
+    if (n == 0 || n >= sizeof tmp) return rt_err_set(err, RT_EINVAL, "folder", "bad folder path (%zu bytes)", n);
+    memcpy(tmp, dir, n + 1);
+    for (char *p = tmp + 1;; p++) {
+        if (*p == '/' || *p == 0) {
+            char c = *p;
+            *p = 0;
+            if (mkdir(tmp, 0777) && errno != EEXIST)
+                return rt_err_set(err, RT_EIO, dir, "cannot create folder %.60s: %s", tmp, strerror(errno));
+            *p = c;
+            if (!c) break;
+        }
+    }
+    return RT_OK;
 }

@@ -69,6 +69,10 @@ long long cli_json_int(const struct cJSON *o, const char *k, long long def);
 /* Prints "retarget: WHERE: reason" on stderr and returns 1. */
 int cli_fail(const struct rt_err *err);
 
+/* mkdir -p: creates folder `dir` and any missing parents. RT_EIO naming the
+ * folder that could not be created. */
+enum rt_status cli_mkdirs(const char *dir, struct rt_err *err);
+
 /* 1 when `path` names a BVH file (by extension). */
 int cli_is_bvh(const char *path);
 

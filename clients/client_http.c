@@ -244,10 +244,7 @@ enum rt_status cli_fetch_job(const struct cli_server *srv, long long id, const c
         st = rt_err_set(err, RT_EPARSE, url, "no report in the result");
         goto done;
     }
-    if (mkdir(dir, 0777) && errno != EEXIST) {
-        st = rt_err_set(err, RT_EIO, dir, "cannot create folder: %s", strerror(errno));
-        goto done;
-    }
+    if ((st = cli_mkdirs(dir, err)) != RT_OK) goto done;
     snprintf(path, sizeof path, "%s/%s.csv", dir, jname);
     if ((st = write_file(path, csv, csv_len, 0, err)) != RT_OK) goto done;
     snprintf(path, sizeof path, "%s/%s.report.json", dir, jname);

@@ -312,10 +312,7 @@ int cli_solve_err(int argc, char **argv, struct rt_err *err_out)
     if (kin_robot_load(a.robot, &robot, &err) != RT_OK) goto fail;
     if (a.source_robot && kin_robot_load(a.source_robot, &src_robot, &err) != RT_OK) goto fail;
     if (solver_backend_init(&be, a.backend, &err) != RT_OK) goto fail;
-    if (a.out_dir && mkdir(a.out_dir, 0777) && errno != EEXIST) {
-        rt_err_set(&err, RT_EIO, a.out_dir, "cannot create folder: %s", strerror(errno));
-        goto fail;
-    }
+    if (a.out_dir && cli_mkdirs(a.out_dir, &err) != RT_OK) goto fail;
     clips = calloc((size_t)a.n_sources, sizeof *clips);
     idx = calloc((size_t)a.n_sources, sizeof *idx);
     if (!clips || !idx) {

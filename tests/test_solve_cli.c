@@ -229,6 +229,15 @@ int main(void)
         free(rep);
     }
 
+    /* -o creates missing parent folders. */
+    {
+        const char *one[] = {"c2"};
+        char path[256];
+        CHECK_EQ_INT(run_solve("o_deep/a/b", one, 1, NULL, NULL), 0);
+        snprintf(path, sizeof path, "%s/o_deep/a/b/c2.csv", dir);
+        CHECK(access(path, R_OK) == 0);
+    }
+
     /* 4. Bad input: a clear error, not a crash. */
     {
         char path[256];
