@@ -41,7 +41,9 @@ LIB_SRC := $(wildcard kinematics/*.c) $(wildcard solver/*.c) $(wildcard solver/c
            $(wildcard storage/*.c)
 CU_SRC  := $(if $(filter 1,$(WITH_CUDA)),$(wildcard solver/cuda/*.cu))
 ifneq ($(CU_SRC),)
-LDLIBS  += -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lstdc++
+# The runtime library beside the nvcc that was found (PATH or CUDA_HOME).
+CUDA_LIB := $(firstword $(wildcard $(abspath $(dir $(NVCC_PATH))../lib64) $(CUDA_HOME)/lib64))
+LDLIBS  += $(if $(CUDA_LIB),-L$(CUDA_LIB)) -lcudart_static -ldl -lrt -lstdc++
 else
 LIB_SRC += solver/cuda/cuda_stub.c
 endif
