@@ -50,12 +50,12 @@ endif
 SRV_SRC := $(filter-out server/main.c,$(wildcard server/*.c))
 CLI_SRC := $(filter-out clients/retarget.c,$(wildcard clients/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o) $(CU_SRC:%.cu=$(B)/%.o)
-# robots/*.urdf compiled in (deploy/embed.sh), so kin_robot_load("g1") works anywhere.
-BUNDLED := $(B)/gen/bundled_robots.c
-LIB_OBJ += $(BUNDLED:.c=.o)
-# Bundled profiles: profiles/*.json compiled in (kinematics/profile_embed.h).
+# robots/*.urdf and profiles/*.json compiled in (deploy/embed.sh, kinematics/embed.h),
+# so kin_robot_load("g1") and kin_profile_load("cmu_g1") work anywhere.
+ROBOTS   := $(sort $(wildcard robots/*.urdf))
 PROFILES := $(sort $(wildcard profiles/*.json))
-LIB_OBJ += $(B)/gen/profiles_embed.o
+EMBEDDED := $(B)/gen/kin_embedded_robots.c $(B)/gen/kin_embedded_profiles.c
+LIB_OBJ += $(EMBEDDED:.c=.o)
 SRV_OBJ := $(SRV_SRC:%.c=$(B)/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(B)/%.o)
 LIB     := $(B)/libretarget.a
@@ -88,15 +88,13 @@ $(B)/storage/store.o: storage/schema.sql
 $(B)/%.o: %.cu $(STAMP)
 	@mkdir -p $(@D)
 	$(NVCC_PATH) $(NVFLAGS) -MMD -MP -c $< -o $@
-$(B)/gen/profiles_embed.c: deploy/embed_profiles.sh $(PROFILES)
+$(B)/gen/kin_embedded_robots.c: deploy/embed.sh $(ROBOTS)
 	@mkdir -p $(@D)
-	sh deploy/embed_profiles.sh $@ $(PROFILES)
-$(B)/gen/profiles_embed.o: $(B)/gen/profiles_embed.c $(STAMP)
-	$(CC) $(CFLAGS) -I. -c $< -o $@
-$(BUNDLED): deploy/embed.sh $(wildcard robots/*.urdf)
+	sh deploy/embed.sh kin_embedded_robots $@ $(ROBOTS)
+$(B)/gen/kin_embedded_profiles.c: deploy/embed.sh $(PROFILES)
 	@mkdir -p $(@D)
-	sh deploy/embed.sh $@ $(wildcard robots/*.urdf)
-$(BUNDLED:.c=.o): $(BUNDLED) $(STAMP)
+	sh deploy/embed.sh kin_embedded_profiles $@ $(PROFILES)
+$(EMBEDDED:.c=.o): %.o: %.c $(STAMP)
 	$(CC) $(CFLAGS) -I. -c $< -o $@
 $(LIB): $(LIB_OBJ)
 	@rm -f $@
@@ -133,7 +131,7 @@ bench-gpu: all
 
 FUZZERS := $(patsubst tests/%.c,build/fuzz/%,$(wildcard tests/fuzz_*.c))
 FUZZ_CC  := clang -std=c11 -D_GNU_SOURCE -g -O1 -ffp-contract=off -I$(CURDIR)
-FUZZ_SRC := $(wildcard kinematics/*.c) $(BUNDLED) $(B)/gen/profiles_embed.c
+FUZZ_SRC := $(wildcard kinematics/*.c) $(EMBEDDED)
 # kinematics/ as an archive, so that each fuzzer links only the objects it uses.
 build/fuzz/libkin.a: $(FUZZ_SRC) $(wildcard kinematics/*.h)
 	@sh deploy/deps.sh libclang-rt-14-dev

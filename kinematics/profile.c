@@ -4,7 +4,7 @@
  * every field that is wrong. Unknown keys are errors too: a misspelt
  * "positon_weight" silently falling back to a default is the kind of bug a
  * user never finds. The bundled profiles are compiled in (see
- * profile_embed.h and the Makefile rule that generates their table). */
+ * embed.h and the Makefile rule that generates their table). */
 #include "profile.h"
 
 #include <cjson/cJSON.h>
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profile_embed.h"
+#include "embed.h"
 
 /* Parse context: the label for errors and the caller's err. */
 struct pctx {
@@ -621,12 +621,12 @@ void kin_profile_free(struct kin_profile *p)
 
 const char *const *kin_profile_bundled(void)
 {
-    return kin_profile_embedded_names;
+    return kin_embedded_profiles_names;
 }
 
 const char *kin_profile_bundled_text(const char *name, size_t *len)
 {
-    for (const struct kin_profile_embed *e = kin_profile_embedded; e->name; e++)
+    for (const struct kin_embedded *e = kin_embedded_profiles; e->name; e++)
         if (strcmp(e->name, name) == 0) {
             if (len) *len = e->len;
             return e->text;

@@ -322,7 +322,8 @@ static void put_names(char *out, size_t *used, size_t limit, const char *label, 
         if (len > KIN_PROFILE_MAX_NAME) len = KIN_PROFILE_MAX_NAME;
         snprintf(item, sizeof item, "%s%.*s", put ? ", " : "", (int)len, p);
         int rest = n - i - 1;
-        snprintf(tail, sizeof tail, rest ? " and %d more" : "", rest);
+        if (rest) snprintf(tail, sizeof tail, " and %d more", rest);
+        else tail[0] = 0;
         if (strcmp(item + (put ? 2 : 0), "...") && *used + strlen(item) + strlen(tail) <= limit) {
             *used += (size_t)snprintf(out + *used, limit + 1 - *used, "%s", item);
             put++;

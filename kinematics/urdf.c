@@ -20,7 +20,7 @@
  * refused. */
 #include "robot.h"
 #include "rot.h"
-#include "urdf.h"
+#include "embed.h"
 
 #include <assert.h>
 #include <cjson/cJSON.h>
@@ -887,12 +887,10 @@ enum rt_status kin_robot_load(const char *name_or_path, struct kin_robot **out, 
     n = strlen(s);
     if (!strchr(s, '/') && !(n >= 5 && !strcmp(s + n - 5, ".urdf"))) {
         char list[96] = "";
-        for (int i = 0; kin_bundled_names[i]; i++) {
-            if (!strcmp(kin_bundled_names[i], s))
-                return kin_robot_parse_urdf((const char *)kin_bundled_data[i], kin_bundled_len[i], s, out,
-                                            err);
+        for (const struct kin_embedded *e = kin_embedded_robots; e->name; e++) {
+            if (!strcmp(e->name, s)) return kin_robot_parse_urdf(e->text, e->len, s, out, err);
             size_t used = strlen(list);
-            snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", kin_bundled_names[i]);
+            snprintf(list + used, sizeof list - used, "%s%s", e == kin_embedded_robots ? "" : ", ", e->name);
         }
         return rt_err_set(err, RT_ENOTFOUND, s, "unknown robot '%.40s' (bundled: %s; or give a .urdf path)",
                           s, list);
@@ -956,10 +954,10 @@ int kin_robot_joint_index(const struct kin_robot *r, const char *name)
     return -1;
 }
 
-/* The generated table (urdf.h); static, never NULL. */
+/* The generated table (embed.h); static, never NULL. */
 const char *const *kin_robot_bundled(void)
 {
-    return kin_bundled_names;
+    return kin_embedded_robots_names;
 }
 
 /* ---------------------------------------------------------------------------
