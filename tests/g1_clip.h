@@ -127,6 +127,30 @@ static int g1_clip_load(struct g1_clip *c, const char *data_dir, int max_frames)
  * clips given by (first[k], len[k]); frame_off must have room for n_clips+1.
  * Targets are views into the clip when the clips are one contiguous cut,
  * else copied into *owned (caller frees). */
+
+/* Fills `b` for n_clips clips of the real clip's targets already copied into
+ * tp/tq/wp/wo (frame_off as in struct solver_batch), with its weights and the
+ * default options. */
+static void g1_batch_fill(const struct g1_clip *c, int n_clips, const int *frame_off, const float *tp,
+                          const float *tq, const float *wp, const float *wo, struct solver_batch *b)
+{
+    memset(b, 0, sizeof *b);
+    b->tree = &c->robot->tree;
+    b->n_clips = n_clips;
+    b->frame_off = frame_off;
+    b->n_targets = G1_NT;
+    b->target_link = c->target_link;
+    b->target_pos = tp;
+    b->target_rot = tq;
+    b->target_wpos = wp;
+    b->target_wrot = wo;
+    b->w_vel = c->w_vel;
+    b->w_acc = c->w_acc;
+    b->rest = c->rest;
+    b->w_rest = c->w_rest;
+    solver_options_default(&b->opt);
+}
+
 static void g1_clip_batch(const struct g1_clip *c, int n_clips, const int *first, const int *len,
                           int *frame_off, float **owned, struct solver_batch *b)
 {
@@ -143,21 +167,7 @@ static void g1_clip_batch(const struct g1_clip *c, int n_clips, const int *first
         memcpy(wo + dst, c->wrot + src, cnt * sizeof(float));
     }
     *owned = buf;
-    memset(b, 0, sizeof *b);
-    b->tree = &c->robot->tree;
-    b->n_clips = n_clips;
-    b->frame_off = frame_off;
-    b->n_targets = G1_NT;
-    b->target_link = c->target_link;
-    b->target_pos = tp;
-    b->target_rot = tq;
-    b->target_wpos = wp;
-    b->target_wrot = wo;
-    b->w_vel = c->w_vel;
-    b->w_acc = c->w_acc;
-    b->rest = c->rest;
-    b->w_rest = c->w_rest;
-    solver_options_default(&b->opt);
+    g1_batch_fill(c, n_clips, frame_off, tp, tq, wp, wo, b);
 }
 
 /* Round-trip errors of a solved state against the targets, with kin_fk:

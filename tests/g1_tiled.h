@@ -44,22 +44,7 @@ static int g1_tiled_make(struct g1_tiled *t, const struct g1_clip *c, int n_clip
             memcpy(wp + d, c->wpos + s, G1_NT * sizeof(float));
             memcpy(wo + d, c->wrot + s, G1_NT * sizeof(float));
         }
-    struct solver_batch *b = &t->b;
-    memset(b, 0, sizeof *b);
-    b->tree = &c->robot->tree;
-    b->n_clips = n_clips;
-    b->frame_off = t->frame_off;
-    b->n_targets = G1_NT;
-    b->target_link = c->target_link;
-    b->target_pos = tp;
-    b->target_rot = tq;
-    b->target_wpos = wp;
-    b->target_wrot = wo;
-    b->w_vel = c->w_vel;
-    b->w_acc = c->w_acc;
-    b->rest = c->rest;
-    b->w_rest = c->w_rest;
-    solver_options_default(&b->opt);
+    g1_batch_fill(c, n_clips, t->frame_off, tp, tq, wp, wo, &t->b);
     return 0;
 }
 
