@@ -160,11 +160,13 @@ static void reference(const struct g1_clip *c, double copy_gbs)
     g1_tiled_free(&one);
 }
 
-static void throughput(const struct g1_clip *c)
+/* only > 0: that one batch size, no mixed batch. */
+static void throughput(const struct g1_clip *c, int only)
 {
     static const int sizes[] = {1, 4, 16, 64, 256, 1024};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         int nc = sizes[i];
+        if (only > 0 && nc != only) continue;
         int *first = (int *)calloc((size_t)nc, sizeof(int)), *len = (int *)malloc((size_t)nc * sizeof(int));
         for (int k = 0; k < nc; k++) { len[k] = c->n_frames; first[k] = 0; }
         struct g1_tiled t;
@@ -185,6 +187,7 @@ static void throughput(const struct g1_clip *c)
         g1_tiled_free(&t);
         if (!ok || s > 20.0) break;
     }
+    if (only > 0) return;
     /* mixed lengths 300..8000 */
     enum { NM = 64 };
     int first[NM], len[NM];
@@ -351,7 +354,7 @@ int main(int argc, char **argv)
     }
     (void)g1_clip_batch, (void)g1_clip_errors;
     if (!strcmp(only, "all") || !strcmp(only, "reference")) reference(&c, gbs);
-    if (!strcmp(only, "all") || !strcmp(only, "throughput")) throughput(&c);
+    if (!strcmp(only, "all") || !strcmp(only, "throughput")) throughput(&c, argc > 2 ? atoi(argv[2]) : 0);
     if (!strcmp(only, "all") || !strcmp(only, "accuracy")) accuracy();
     if (!strcmp(only, "multi")) multi(&c);
     g1_clip_free(&c);

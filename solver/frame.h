@@ -624,10 +624,13 @@ RT_HD void frame_block_mul(const float *B, const float *x, float *y, int n)
 }
 
 /* Cholesky of the symmetric positive matrix M into F (F[i][j] = F[j][i] =
- * L[i][j]). Order: Cholesky-Banachiewicz, row i, column j <= i, products
- * over k ascending. A pivot that is not above 1e-7 * M_ii (roundoff on a
- * nearly singular block) is raised to that floor, so the factor always
- * exists and the preconditioner stays positive. */
+ * L[i][j] off the diagonal, F[i][i] = 1 / L[i][i]: the solves multiply by
+ * the reciprocal pivot instead of dividing, n divisions per factorization
+ * instead of 2n per solve). Order: Cholesky-Banachiewicz, row i, column
+ * j <= i, products over k ascending, L[i][j] = s / L[j][j]. A pivot that
+ * is not above 1e-7 * M_ii (roundoff on a nearly singular block) is raised
+ * to that floor, so the factor always exists and the preconditioner stays
+ * positive. */
 RT_HD void frame_chol(const float *M, float *F, int n)
 {
     for (int i = 0; i < n; i++) {
@@ -646,11 +649,12 @@ RT_HD void frame_chol(const float *M, float *F, int n)
             }
         }
     }
+    for (int i = 0; i < n; i++) F[(size_t)i * n + i] = 1.0f / F[(size_t)i * n + i];
 }
 
 /* z = (L L^T)^-1 r with the factor from frame_chol; z may alias r.
- * Forward: z_j /= L_jj, then z_i -= L_ij z_j for i > j (j ascending);
- * backward: z_j /= L_jj, then z_i -= L_ji z_j for i < j (j descending).
+ * Forward: z_j *= 1/L_jj, then z_i -= L_ij z_j for i > j (j ascending);
+ * backward: z_j *= 1/L_jj, then z_i -= L_ji z_j for i < j (j descending).
  * Each z_i thus subtracts its products in index order, as the row forms do. */
 RT_HD void frame_chol_solve(const float *F, const float *r, float *z, int n)
 {
@@ -658,13 +662,13 @@ RT_HD void frame_chol_solve(const float *F, const float *r, float *z, int n)
         for (int i = 0; i < n; i++) z[i] = r[i];
     for (int j = 0; j < n; j++) {
         const float *row = F + (size_t)j * n;
-        float zj = z[j] / row[j];
+        float zj = z[j] * row[j];
         z[j] = zj;
         for (int i = j + 1; i < n; i++) z[i] = z[i] - row[i] * zj;
     }
     for (int j = n - 1; j >= 0; j--) {
         const float *row = F + (size_t)j * n;
-        float zj = z[j] / row[j];
+        float zj = z[j] * row[j];
         z[j] = zj;
         for (int i = 0; i < j; i++) z[i] = z[i] - row[i] * zj;
     }

@@ -43,7 +43,7 @@ static struct cg_args cg_args_of(const struct cuda_lm *L)
 #define WARP_FRAMES_PER_BLOCK 4
 
 /* q = (H + lamd) p for gated clips (lamd NULL: undamped); one warp per
- * frame, lane l computes outputs l and l + 32. */
+ * frame, lane l computes outputs l and l + 32 (warp_block_rows: frame_block_mul's order). */
 static __global__ void __launch_bounds__(WARP_FRAMES_PER_BLOCK * 32)
 matvec_kernel(struct cg_args a, const int *gate, const float *__restrict__ B, const float *lamd,
               const unsigned long long *frozen, const float *p, float *q)
@@ -59,12 +59,14 @@ matvec_kernel(struct cg_args a, const int *gate, const float *__restrict__ B, co
     warp_copy4(Bs, B + (size_t)f * pks, pks, lane);
     warp_copy(xs, p + (size_t)f * n, n, lane);
     __syncwarp();
+    float yv[2];
+    warp_block_rows(Bs, xs, n, lane, &yv[0], &yv[1]);
     int t = f - a.off[k], T = a.off[k + 1] - a.off[k];
     unsigned long long fz = frozen[f];
     for (int h = 0; h < 2; h++) {
         int c = (int)lane + 32 * h;
         if (c >= n) break;
-        float y = warp_block_row(Bs, xs, n, c);
+        float y = yv[h];
         if ((fz >> c) & 1ull) {
             y = 0.0f;
         } else {

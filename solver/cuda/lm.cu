@@ -15,6 +15,7 @@
 #include "lin.cuh"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -75,6 +76,87 @@ static size_t lay_out(struct cuda_lm *L, char *base)
     return c.used;
 }
 
+/* ---- large transfers through a pinned double buffer ---------------- */
+
+/* A pageable cudaMemcpy moves about 5 GB/s here; through two pinned
+ * halves the host copy of one chunk overlaps the DMA of the other. Below
+ * STAGE_MIN bytes a plain copy is cheaper. */
+#define STAGE_CHUNK ((size_t)8 << 20)
+#define STAGE_MIN ((size_t)1 << 20)
+
+static enum rt_status stage_ready(struct cuda_lm *L, struct rt_err *err)
+{
+    if (L->stage) return RT_OK;
+    CUDA_TRY(cudaMallocHost((void **)&L->stage, 2 * STAGE_CHUNK), err);
+    for (int h = 0; h < 2; h++) {
+        cudaError_t e = cudaEventCreateWithFlags(&L->stage_ev[h], cudaEventDisableTiming);
+        if (e != cudaSuccess) {
+            for (int k = 0; k < h; k++) cudaEventDestroy(L->stage_ev[k]);
+            cudaFreeHost(L->stage);
+            L->stage = NULL;
+            CUDA_TRY(e, err);
+        }
+    }
+    return RT_OK;
+}
+
+/* dst (device) <- src (host), queued on s; returns when src may change. */
+static enum rt_status stage_up(struct cuda_lm *L, void *dst, const void *src, size_t bytes, cudaStream_t s,
+                               struct rt_err *err)
+{
+    if (bytes < STAGE_MIN || stage_ready(L, NULL) != RT_OK) {
+        CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s), err);
+        return RT_OK;
+    }
+    int used[2] = {0, 0};
+    for (size_t off = 0, i = 0; off < bytes; off += STAGE_CHUNK, i++) {
+        int h = (int)(i & 1);
+        size_t len = bytes - off < STAGE_CHUNK ? bytes - off : STAGE_CHUNK;
+        if (used[h]) CUDA_TRY(cudaEventSynchronize(L->stage_ev[h]), err);
+        memcpy(L->stage + (size_t)h * STAGE_CHUNK, (const char *)src + off, len);
+        CUDA_TRY(cudaMemcpyAsync((char *)dst + off, L->stage + (size_t)h * STAGE_CHUNK, len, cudaMemcpyHostToDevice, s),
+                 err);
+        CUDA_TRY(cudaEventRecord(L->stage_ev[h], s), err);
+        used[h] = 1;
+    }
+    /* the halves are free again once their copies ran */
+    CUDA_TRY(cudaEventSynchronize(L->stage_ev[0]), err);
+    CUDA_TRY(cudaEventSynchronize(L->stage_ev[1]), err);
+    return RT_OK;
+}
+
+/* dst (host) <- src (device) after the work queued on s; synchronous. */
+static enum rt_status stage_down(struct cuda_lm *L, void *dst, const void *src, size_t bytes, cudaStream_t s,
+                                 struct rt_err *err)
+{
+    if (bytes < STAGE_MIN || stage_ready(L, NULL) != RT_OK) {
+        CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, s), err);
+        CUDA_TRY(cudaStreamSynchronize(s), err);
+        return RT_OK;
+    }
+    size_t nch = (bytes + STAGE_CHUNK - 1) / STAGE_CHUNK;
+    for (size_t i = 0; i < nch && i < 2; i++) {
+        size_t off = i * STAGE_CHUNK, len = bytes - off < STAGE_CHUNK ? bytes - off : STAGE_CHUNK;
+        CUDA_TRY(cudaMemcpyAsync(L->stage + i * STAGE_CHUNK, (const char *)src + off, len, cudaMemcpyDeviceToHost, s),
+                 err);
+        CUDA_TRY(cudaEventRecord(L->stage_ev[i], s), err);
+    }
+    for (size_t i = 0; i < nch; i++) {
+        int h = (int)(i & 1);
+        size_t off = i * STAGE_CHUNK, len = bytes - off < STAGE_CHUNK ? bytes - off : STAGE_CHUNK;
+        CUDA_TRY(cudaEventSynchronize(L->stage_ev[h]), err);
+        memcpy((char *)dst + off, L->stage + (size_t)h * STAGE_CHUNK, len);
+        if (i + 2 < nch) {
+            size_t o2 = (i + 2) * STAGE_CHUNK, l2 = bytes - o2 < STAGE_CHUNK ? bytes - o2 : STAGE_CHUNK;
+            CUDA_TRY(cudaMemcpyAsync(L->stage + (size_t)h * STAGE_CHUNK, (const char *)src + o2, l2,
+                                     cudaMemcpyDeviceToHost, s),
+                     err);
+            CUDA_TRY(cudaEventRecord(L->stage_ev[h], s), err);
+        }
+    }
+    return RT_OK;
+}
+
 /* Copies the batch's input arrays into L->in and points L->bd at them. */
 static enum rt_status upload_batch(struct cuda_lm *L, const struct solver_batch *b, cudaStream_t s,
                                    struct rt_err *err)
@@ -83,7 +165,7 @@ static enum rt_status upload_batch(struct cuda_lm *L, const struct solver_batch 
     size_t nl = (size_t)t->n_links, nj = (size_t)t->n_joints, nt = (size_t)b->n_targets;
     size_t nft = (size_t)L->nf * nt, n = (size_t)L->n;
     struct up_item { const void *src; size_t bytes; const void **dst; };
-    enum { NIT = 19 };
+    enum { NIT = 20 };
     const struct up_item it[NIT] = {
         {t->parent, nl * sizeof(int), (const void **)&L->bd.tree},
         {t->joint_type, nl * sizeof(int), NULL},
@@ -104,6 +186,7 @@ static enum rt_status upload_batch(struct cuda_lm *L, const struct solver_batch 
         {b->w_acc, n * sizeof(float), (const void **)&L->bd.w_acc},
         {b->rest, nj * sizeof(float), (const void **)&L->bd.rest},
         {b->w_rest, nj * sizeof(float), (const void **)&L->bd.w_rest},
+        {b->init, (size_t)L->nf * (size_t)L->cols * sizeof(float), (const void **)&L->bd.init},
     };
     struct carver c = {NULL, 0};
     size_t at[NIT];
@@ -115,8 +198,10 @@ static enum rt_status upload_batch(struct cuda_lm *L, const struct solver_batch 
     void *dptr[NIT];
     for (int i = 0; i < NIT; i++) {
         dptr[i] = it[i].src ? base + at[i] : NULL;
-        if (it[i].src && it[i].bytes)
-            CUDA_TRY(cudaMemcpyAsync(dptr[i], it[i].src, it[i].bytes, cudaMemcpyHostToDevice, s), err);
+        if (it[i].src && it[i].bytes) {
+            enum rt_status us = stage_up(L, dptr[i], it[i].src, it[i].bytes, s, err);
+            if (us != RT_OK) return us;
+        }
     }
     struct solver_tree td = *t;
     td.parent = (const int *)dptr[0];
@@ -133,7 +218,6 @@ static enum rt_status upload_batch(struct cuda_lm *L, const struct solver_batch 
     CUDA_TRY(cudaMemcpyAsync(L->tree_d, &td, sizeof td, cudaMemcpyHostToDevice, s), err);
     L->bd = *b;
     L->bd.tree = L->tree_d;
-    L->bd.init = NULL;
     L->bd.progress = NULL;
     L->bd.progress_user = NULL;
     for (int i = 10; i < NIT; i++) *it[i].dst = dptr[i];
@@ -191,10 +275,48 @@ static enum rt_status prepare(struct cuda_lm *L, const struct solver_batch *b, c
 
 /* ---- start state: frame_start_state() of frame.h, as on the CPU ---------- */
 
-static void start_state(const struct solver_batch *b, float *xs, int nf)
+/* bd's arrays are the device copies (b->init too, when given). */
+static __global__ void start_kernel(struct solver_batch bd, int nf, int cols, float *x)
 {
-    size_t cols = (size_t)solver_state_cols(b->tree);
-    for (int f = 0; f < nf; f++) frame_start_state(b, f, xs + (size_t)f * cols);
+    int f = blockIdx.x * blockDim.x + threadIdx.x;
+    if (f < nf) frame_start_state(&bd, f, x + (size_t)f * cols);
+}
+
+/* ---- phase profile (RT_CUDA_PROFILE=1) ------------------------------ */
+
+/* With RT_CUDA_PROFILE=1 each phase of a solve ends in a stream
+ * synchronization and its wall time is added to its bucket; one line per
+ * solve goes to stderr. Off (the default) nothing is synchronized. */
+enum { PH_PREP, PH_START, PH_INIT, PH_LIN, PH_PRECOND, PH_PCG, PH_EVAL, PH_ACCEPT, PH_DOWN, PH_N };
+static const char *const ph_name[PH_N] = {"prepare", "start", "init", "linearize", "precond",
+                                          "pcg", "step_eval", "accept", "download"};
+struct phase_prof {
+    int on;
+    double t, ms[PH_N];
+};
+static void prof_start(struct phase_prof *p)
+{
+    const char *e = getenv("RT_CUDA_PROFILE");
+    memset(p, 0, sizeof *p);
+    p->on = e && e[0] == '1';
+    p->t = now_s();
+}
+static void prof_mark(struct phase_prof *p, int ph, cudaStream_t s)
+{
+    if (!p->on) return;
+    (void)cudaStreamSynchronize(s);
+    double t = now_s();
+    p->ms[ph] += 1e3 * (t - p->t);
+    p->t = t;
+}
+static void prof_print(const struct phase_prof *p, int nf, int nc)
+{
+    if (!p->on) return;
+    double tot = 0;
+    for (int k = 0; k < PH_N; k++) tot += p->ms[k];
+    fprintf(stderr, "cuda profile: %d clips %d frames total %.2f ms:", nc, nf, tot);
+    for (int k = 0; k < PH_N; k++) fprintf(stderr, " %s %.2f", ph_name[k], p->ms[k]);
+    fprintf(stderr, "\n");
 }
 
 /* ---- small transfers ------------------------------------------------ */
@@ -235,7 +357,6 @@ enum rt_status cuda_lm_solve(struct cuda_lm **lmp, const struct solver_batch *b,
     const struct solver_options *o = &b->opt;
     enum rt_status st = RT_OK;
     struct host_clip *cl = NULL;
-    float *xh = NULL;
     if (!res || !res->state || !res->clips) return CUDA_ERR(err, RT_EINVAL, "result", "no output arrays");
     if (o->linear == SOLVER_LINEAR_DIRECT)
         return CUDA_ERR(err, RT_EINVAL, "options.linear", "the direct reference solver runs on the CPU backend only");
@@ -248,14 +369,16 @@ enum rt_status cuda_lm_solve(struct cuda_lm **lmp, const struct solver_batch *b,
     }
     struct cuda_lm *L = *lmp;
     int nc, nf;
+    struct phase_prof prof;
+    prof_start(&prof);
     L->pcg_ms = 0.0;
     L->pcg_graphs = 0;
     TRY(prepare(L, b, s, err));
+    prof_mark(&prof, PH_PREP, s);
     nc = L->nc;
     nf = L->nf;
     cl = (struct host_clip *)calloc((size_t)nc, sizeof *cl);
-    xh = (float *)malloc((size_t)nf * L->cols * sizeof(float));
-    if (!cl || !xh) { st = CUDA_ERR(err, RT_ENOMEM, "solver", "out of memory"); goto done; }
+    if (!cl) { st = CUDA_ERR(err, RT_ENOMEM, "solver", "out of memory"); goto done; }
     {
         int *h_sel = (int *)L->h_pin;
         float *h_lam = (float *)L->h_pin + nc, *h_a = (float *)L->h_pin + 2 * nc, *h_b = (float *)L->h_pin + 3 * nc;
@@ -267,8 +390,8 @@ enum rt_status cuda_lm_solve(struct cuda_lm **lmp, const struct solver_batch *b,
         float *h_pred = (float *)L->h_pin + 9 * nc;
         size_t cb = (size_t)nc * 4;
 
-        start_state(b, xh, nf);
-        CTRY(cudaMemcpyAsync(L->x, xh, (size_t)nf * L->cols * sizeof(float), cudaMemcpyHostToDevice, s));
+        start_kernel<<<cuda_blocks((size_t)nf, 256), 256, 0, s>>>(L->bd, nf, L->cols, L->x);
+        CTRY(cudaGetLastError());
         fill_kernel<<<cuda_blocks((size_t)nf, 256), 256, 0, s>>>(L->mu, (size_t)nf, 1.0f);
         CTRY(cudaGetLastError());
         for (int k = 0; k < nc; k++) {
@@ -287,7 +410,9 @@ enum rt_status cuda_lm_solve(struct cuda_lm **lmp, const struct solver_batch *b,
         CTRY(cudaMemcpyAsync(h_a, L->cost, cb, cudaMemcpyDeviceToHost, s));
         CTRY(cudaStreamSynchronize(s));
         for (int k = 0; k < nc; k++) cl[k].start_cost = h_a[k];
+        prof_mark(&prof, PH_START, s);
         if (o->init_iters > 0) TRY(cuda_init_solves(L, s, err));
+        prof_mark(&prof, PH_INIT, s);
 
         int first = 1;
         for (;;) {
@@ -306,6 +431,7 @@ enum rt_status cuda_lm_solve(struct cuda_lm **lmp, const struct solver_batch *b,
             CTRY(cudaMemcpyAsync(h_a, L->cost, cb, cudaMemcpyDeviceToHost, s));
             CTRY(cudaMemcpyAsync(h_b, L->gmax, cb, cudaMemcpyDeviceToHost, s));
             CTRY(cudaStreamSynchronize(s));
+            prof_mark(&prof, PH_LIN, s);
             for (int k = 0; k < nc; k++) {
                 struct host_clip *c = &cl[k];
                 if (!c->sel) continue;
@@ -329,7 +455,9 @@ enum rt_status cuda_lm_solve(struct cuda_lm **lmp, const struct solver_batch *b,
             CTRY(cudaMemcpyAsync(L->sel, h_sel, cb, cudaMemcpyHostToDevice, s));
             CTRY(cudaMemcpyAsync(L->lambda, h_lam, cb, cudaMemcpyHostToDevice, s));
             TRY(cuda_precondition(L, L->sel, s, err));
+            prof_mark(&prof, PH_PRECOND, s);
             TRY(cuda_pcg(L, s, err));
+            prof_mark(&prof, PH_PCG, s);
             TRY(cuda_predict(L, s, err));
             TRY(cuda_costs(L, L->xt, L->part_t, L->sel, s, err));
             TRY(dot_self(&L->plan_n, L->d, L->dd, s, err));
@@ -341,6 +469,7 @@ enum rt_status cuda_lm_solve(struct cuda_lm **lmp, const struct solver_batch *b,
             CTRY(cudaMemcpyAsync(h_d, L->cost_t, cb, cudaMemcpyDeviceToHost, s));
             CTRY(cudaMemcpyAsync(h_it, L->cg_it, cb, cudaMemcpyDeviceToHost, s));
             CTRY(cudaStreamSynchronize(s));
+            prof_mark(&prof, PH_EVAL, s);
             TRY(cuda_pcg_account(L, err));
 
             /* 3. accept or reject, per clip (lm_rule.h, as cpu_lm.c) */
@@ -363,6 +492,7 @@ enum rt_status cuda_lm_solve(struct cuda_lm **lmp, const struct solver_batch *b,
             CTRY(cudaMemcpyAsync(L->sel, h_sel_acc, cb, cudaMemcpyHostToDevice, s));
             CTRY(cudaMemcpyAsync(L->pred, h_pred, cb, cudaMemcpyHostToDevice, s));
             TRY(cuda_accept(L, s, err));
+            prof_mark(&prof, PH_ACCEPT, s);
             int done_clips = 0, max_it = 0;
             for (int k = 0; k < nc; k++) {
                 struct host_clip *c = &cl[k];
@@ -373,13 +503,14 @@ enum rt_status cuda_lm_solve(struct cuda_lm **lmp, const struct solver_batch *b,
             if (b->progress) b->progress(b->progress_user, max_it, done_clips);
         }
     }
-    CTRY(cudaMemcpyAsync(xh, L->x, (size_t)nf * L->cols * sizeof(float), cudaMemcpyDeviceToHost, s));
-    CTRY(cudaStreamSynchronize(s));
+    TRY(stage_down(L, res->state, L->x, (size_t)nf * L->cols * sizeof(float), s, err));
     {
         double sec = now_s() - t0;
         const struct solver_tree *tr = b->tree;
         L->solve_ms = 1e3 * sec;
-        memcpy(res->state, xh, (size_t)nf * L->cols * sizeof(float));
+        const float *xh = res->state;
+        prof_mark(&prof, PH_DOWN, s);
+        prof_print(&prof, nf, nc);
         for (int k = 0; k < nc; k++) {
             const struct host_clip *c = &cl[k];
             struct solver_clip_result *r = &res->clips[k];
@@ -405,7 +536,6 @@ enum rt_status cuda_lm_solve(struct cuda_lm **lmp, const struct solver_batch *b,
     }
 done:
     free(cl);
-    free(xh);
     return st;
 }
 
@@ -427,6 +557,11 @@ void cuda_lm_free(struct cuda_lm *L)
     cuda_buf_free(&L->in);
     cuda_buf_free(&L->tabs);
     if (L->h_pin) cudaFreeHost(L->h_pin);
+    if (L->stage) {
+        cudaFreeHost(L->stage);
+        cudaEventDestroy(L->stage_ev[0]);
+        cudaEventDestroy(L->stage_ev[1]);
+    }
     if (L->ev0) cudaEventDestroy(L->ev0);
     if (L->ev1) cudaEventDestroy(L->ev1);
     free(L);

@@ -54,6 +54,10 @@ struct cuda_lm {
     /* host staging (pinned) for per-clip scalars */
     void *h_pin;
     size_t h_pin_cap;
+    /* pinned double buffer for the large transfers (lm.cu: stage_up,
+     * stage_down), allocated on first use, and its two events */
+    char *stage;
+    cudaEvent_t stage_ev[2];
 };
 
 /* Threads per block of the per-frame kernels. */

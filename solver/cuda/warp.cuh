@@ -402,6 +402,9 @@ static __device__ void warp_chol(float *A, const float *dM, int n, const unsigne
         }
         __syncwarp();
     }
+    /* frame_chol's final pass: the diagonal holds 1 / L_jj */
+    for (int c = (int)lane; c < n; c += 32) A[pk_idx(c, c)] = 1.0f / A[pk_idx(c, c)];
+    __syncwarp();
 }
 
 /* frame_precond on one warp: lamd (shared), F = chol(B + diag(...))
@@ -433,34 +436,67 @@ static __device__ void warp_precond(const struct solver_batch *b, const float *B
 static __device__ __forceinline__ void warp_chol_solve_pk(const float *F, int n, unsigned lane, float *z0, float *z1)
 {
     int i0 = (int)lane, i1 = (int)lane + 32;
-    for (int j = 0; j < n; j++) {
-        float mine = (j < 32 ? *z0 : *z1) / F[pk_idx(j, j)];
-        float zj = __shfl_sync(0xffffffffu, mine, j & 31);
-        if (i0 == j) *z0 = zj;
-        else if (i0 > j && i0 < n) *z0 = *z0 - F[pk_idx(i0, j)] * zj;
-        if (i1 == j) *z1 = zj;
-        else if (i1 > j && i1 < n) *z1 = *z1 - F[pk_idx(i1, j)] * zj;
+    /* row starts of the lane's two coordinates (forward reads row i, column j) */
+    const float *r0 = F + pk_idx(i0 < n ? i0 : 0, 0), *r1 = F + pk_idx(i1 < n ? i1 : 0, 0);
+    float a0 = *z0, a1 = *z1;
+    const int n0 = n < 32 ? n : 32;
+    for (int j = 0; j < n0; j++) { /* pivots owned by z0 */
+        float zj = __shfl_sync(0xffffffffu, a0, j) * F[pk_idx(j, j)];
+        if (i0 == j) a0 = zj;
+        else if (i0 > j && i0 < n) a0 = a0 - r0[j] * zj;
+        if (i1 < n) a1 = a1 - r1[j] * zj;
     }
-    for (int j = n - 1; j >= 0; j--) {
+    for (int j = 32; j < n; j++) { /* pivots owned by z1 */
+        float zj = __shfl_sync(0xffffffffu, a1, j & 31) * F[pk_idx(j, j)];
+        if (i1 == j) a1 = zj;
+        else if (i1 > j && i1 < n) a1 = a1 - r1[j] * zj;
+    }
+    for (int j = n - 1; j >= 32; j--) {
         const float *row = F + pk_idx(j, 0);
-        float mine = (j < 32 ? *z0 : *z1) / row[j];
-        float zj = __shfl_sync(0xffffffffu, mine, j & 31);
-        if (i0 == j) *z0 = zj;
-        else if (i0 < j) *z0 = *z0 - row[i0] * zj;
-        if (i1 == j) *z1 = zj;
-        else if (i1 < j) *z1 = *z1 - row[i1] * zj;
+        float zj = __shfl_sync(0xffffffffu, a1, j & 31) * row[j];
+        a0 = a0 - row[i0] * zj;
+        if (i1 == j) a1 = zj;
+        else if (i1 < j) a1 = a1 - row[i1] * zj;
     }
+    for (int j = n0 - 1; j >= 0; j--) {
+        const float *row = F + pk_idx(j, 0);
+        float zj = __shfl_sync(0xffffffffu, a0, j) * row[j];
+        if (i0 == j) a0 = zj;
+        else if (i0 < j) a0 = a0 - row[i0] * zj;
+    }
+    *z0 = a0;
+    *z1 = a1;
 }
 
-/* (B x)_c for packed symmetric B (shared) and x (shared): frame_block_mul's
- * order, j ascending from 0. */
-static __device__ __forceinline__ float warp_block_row(const float *B, const float *x, int n, int c)
+/* (B x)_c for packed symmetric B (shared) and x (shared), c = lane (*y0)
+ * and c = lane + 32 (*y1): frame_block_mul's order, j ascending from 0.
+ * Every lane runs the same j loop (B_cj read from row c while j <= c, from
+ * row j past it), so no lane waits on another's longer loop; the reads of
+ * one step hit distinct banks (row starts c (c + 1) / 2 are distinct mod
+ * 32, and row j's entries are consecutive). */
+static __device__ __forceinline__ void warp_block_rows(const float *B, const float *x, int n, unsigned lane, float *y0,
+                                                       float *y1)
 {
-    float y = 0.0f;
-    const float *rc = B + pk_idx(c, 0);
-    for (int j = 0; j < c; j++) y = y + rc[j] * x[j];
-    for (int j = c; j < n; j++) y = y + B[pk_idx(j, c)] * x[j];
-    return y;
+    const int c0 = (int)lane, c1 = (int)lane + 32;
+    const int r0 = pk_idx(c0, 0), r1 = pk_idx(c1, 0);
+    float a0 = 0.0f, a1 = 0.0f;
+    if (n > 32) {
+        int tj = 0; /* pk_idx(j, 0) */
+        for (int j = 0; j < n; j++) {
+            float xj = x[j];
+            a0 = a0 + B[j <= c0 ? r0 + j : tj + c0] * xj;
+            if (c1 < n) a1 = a1 + B[j <= c1 ? r1 + j : tj + c1] * xj;
+            tj += j + 1;
+        }
+    } else if (c0 < n) {
+        int tj = 0;
+        for (int j = 0; j < n; j++) {
+            a0 = a0 + B[j <= c0 ? r0 + j : tj + c0] * x[j];
+            tj += j + 1;
+        }
+    }
+    *y0 = a0;
+    *y1 = a1;
 }
 
 /* frame_init_solve on one warp. x (shared) is updated in place. Uses ws.B,
@@ -485,7 +521,12 @@ static __device__ float warp_init_solve(const struct solver_batch *b, const stru
         if ((int)lane < n) ws.d[lane] = -z0;
         if ((int)lane + 32 < n) ws.d[lane + 32] = -z1;
         __syncwarp();
-        for (int c = (int)lane; c < n; c += 32) ws.Bd[c] = warp_block_row(ws.B, ws.d, n, c);
+        {
+            float b0, b1;
+            warp_block_rows(ws.B, ws.d, n, lane, &b0, &b1);
+            if ((int)lane < n) ws.Bd[lane] = b0;
+            if ((int)lane + 32 < n) ws.Bd[lane + 32] = b1;
+        }
         __syncwarp();
         float pred = -frame_dot(ws.g, ws.d, n) - 0.5f * frame_dot(ws.d, ws.Bd, n);
         if (lane == 0) frame_retract(tr, x, ws.d, ws.xt);
