@@ -766,10 +766,11 @@ RT_HD size_t frame_init_scratch(const struct solver_tree *tr)
     return (size_t)tr->n_links * FRAME_LINK_STRIDE + 3 * n * n + 4 * n + 2 * (size_t)solver_state_cols(tr);
 }
 
-/* Runs `iters` LM iterations on frame f alone (tracking and rest residuals,
- * no smoothness), its own damping starting at lam0 with the Nielsen update,
- * from x (updated in place; joints stay within limits). Returns the frame's
- * final damping. */
+/* Runs up to `iters` LM iterations on frame f alone (tracking and rest
+ * residuals, no smoothness), its own damping starting at lam0 with the
+ * Nielsen update, from x (updated in place; joints stay within limits);
+ * stops early once an accepted step gains little (lm_rule_init_done).
+ * Returns the frame's final damping. */
 RT_HD float frame_init_solve(const struct solver_batch *b, int f, float *x, int iters, float lam0, float *scratch)
 {
     const struct solver_tree *tr = b->tree;
@@ -793,6 +794,7 @@ RT_HD float frame_init_solve(const struct solver_batch *b, int f, float *x, int 
             for (int i = 0; i < cols; i++) x[i] = xt[i];
             lam = lm_rule_shrink(lam, rho, LM_RULE_INIT_LAMBDA_MIN);
             nu = 2.0f;
+            if (lm_rule_init_done(cost, cnew)) break;
             if (it + 1 < iters) {
                 cost = frame_eval(b, f, x, NULL, 0, 1, lk, B, g);
                 fz = frame_freeze(tr, x, B, g);

@@ -37,6 +37,10 @@ extern "C" {
 /* The same bounds of the independent per-frame LM (frame_init_solve). */
 #define LM_RULE_INIT_LAMBDA_MIN 1e-7f
 #define LM_RULE_INIT_LAMBDA_MAX 1e10f
+/* The per-frame LM stops after an accepted step that lowered the frame's
+ * cost by at most this fraction: the frame is converged as far as a
+ * starting point goes (the coupled solve polishes it). */
+#define LM_RULE_INIT_STOP 1e-4f
 /* Per-frame damping factor mu_t in [1, LM_RULE_MU_MAX]. */
 #define LM_RULE_MU_MAX 1e6f
 /* Initialization repair (cpu_lm.c init_solve, lin.cu repair_kernel): a
@@ -128,6 +132,12 @@ RT_HD float lm_rule_mu(float mu, float part, float part_t, float pred_f, float p
         mu = m < 1.0f ? 1.0f : (m > LM_RULE_MU_MAX ? LM_RULE_MU_MAX : m); /* rt_clampf */
     }
     return mu;
+}
+
+/* Is the per-frame LM done after an accepted step from cost to cost_new? */
+RT_HD int lm_rule_init_done(float cost, float cost_new)
+{
+    return cost - cost_new <= LM_RULE_INIT_STOP * cost;
 }
 
 /* The repair test of the initialization: does a frame of independent-solve

@@ -538,7 +538,9 @@ static __device__ float warp_init_solve(const struct solver_batch *b, const stru
             __syncwarp();
             lam = lm_rule_shrink(lam, rho, LM_RULE_INIT_LAMBDA_MIN);
             nu = 2.0f;
+            int done = lm_rule_init_done(cost, cnew); /* the same on every lane */
             cost = cnew;
+            if (done) break;
             if (it + 1 < iters) {
                 /* ws.lk and ws.rs hold x's records (the trial eval above) */
                 cost = warp_eval(b, tb, f, x, NULL, 0, 1, ws, ws.B, ws.g, lane, 1);
