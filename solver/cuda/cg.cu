@@ -136,6 +136,94 @@ cg_update_kernel(struct cg_args a, const int *gate, const float *alpha, const fl
     if (i1 < a.n) z[o + i1] = z1;
 }
 
+/* cg_update_kernel with two frames per warp (n <= 48): half h = lane / 16
+ * runs frame 2 w + h, its lane l holding coordinates l, l + 16 and l + 32.
+ * The substitutions are warp_chol_solve_pk's, step for step, with the
+ * pivot broadcast inside the half (16-wide shuffles); every coordinate
+ * subtracts the same products in the same order (frame_chol_solve). A
+ * 35-coordinate frame thus costs about half the warp instructions of the
+ * one-frame-per-warp kernel, whose rows 32-34 rode on three lanes. */
+#define CG2_FRAMES_PER_BLOCK 8
+static __global__ void __launch_bounds__(CG2_FRAMES_PER_BLOCK * 16)
+cg_update2_kernel(struct cg_args a, const int *gate, const float *alpha, const float *__restrict__ F, const float *p,
+                  const float *q, float *d, float *r, float *z)
+{
+    extern __shared__ float4 smem4[];
+    const int n = a.n, pks = (int)CUDA_PK_STRIDE(n);
+    unsigned lane = threadIdx.x & 31u, hl = lane & 15u;
+    int slot = (int)(threadIdx.x >> 4); /* frame slot in the block */
+    int f = blockIdx.x * CG2_FRAMES_PER_BLOCK + slot;
+    int wf0 = blockIdx.x * CG2_FRAMES_PER_BLOCK + (slot & ~1);
+    if (wf0 >= a.nf) return; /* uniform per warp */
+    int on = f < a.nf && gate[a.clip_of[f]];
+    int fr = f < a.nf ? f : a.nf - 1; /* an off half reads a valid frame, writes nothing */
+    float *Fs = (float *)smem4 + (size_t)slot * pks;
+    {
+        const float4 *s4 = (const float4 *)(F + (size_t)fr * pks);
+        float4 *d4 = (float4 *)Fs;
+        for (int u = (int)hl; u < pks / 4; u += 16) d4[u] = s4[u];
+    }
+    float al = alpha[a.clip_of[fr]];
+    size_t o = (size_t)fr * n;
+    const int i0 = (int)hl, i1 = (int)hl + 16, i2 = (int)hl + 32;
+    float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f;
+    if (on) {
+        if (i0 < n) { d[o + i0] = d[o + i0] + al * p[o + i0]; a0 = r[o + i0] - al * q[o + i0]; r[o + i0] = a0; }
+        if (i1 < n) { d[o + i1] = d[o + i1] + al * p[o + i1]; a1 = r[o + i1] - al * q[o + i1]; r[o + i1] = a1; }
+        if (i2 < n) { d[o + i2] = d[o + i2] + al * p[o + i2]; a2 = r[o + i2] - al * q[o + i2]; r[o + i2] = a2; }
+    }
+    __syncwarp();
+    const float *r0 = Fs + pk_idx(i0 < n ? i0 : 0, 0), *r1 = Fs + pk_idx(i1 < n ? i1 : 0, 0),
+                *r2 = Fs + pk_idx(i2 < n ? i2 : 0, 0);
+    const int nA = n < 16 ? n : 16, nB = n < 32 ? n : 32;
+    /* forward */
+    for (int j = 0; j < nA; j++) {
+        float zj = __shfl_sync(0xffffffffu, a0, j, 16) * Fs[pk_idx(j, j)];
+        if (i0 == j) a0 = zj;
+        else if (i0 > j && i0 < n) a0 = a0 - r0[j] * zj;
+        if (i1 < n) a1 = a1 - r1[j] * zj;
+        if (i2 < n) a2 = a2 - r2[j] * zj;
+    }
+    for (int j = 16; j < nB; j++) {
+        float zj = __shfl_sync(0xffffffffu, a1, j & 15, 16) * Fs[pk_idx(j, j)];
+        if (i1 == j) a1 = zj;
+        else if (i1 > j && i1 < n) a1 = a1 - r1[j] * zj;
+        if (i2 < n) a2 = a2 - r2[j] * zj;
+    }
+    for (int j = 32; j < n; j++) {
+        float zj = __shfl_sync(0xffffffffu, a2, j & 15, 16) * Fs[pk_idx(j, j)];
+        if (i2 == j) a2 = zj;
+        else if (i2 > j && i2 < n) a2 = a2 - r2[j] * zj;
+    }
+    /* backward */
+    for (int j = n - 1; j >= 32; j--) {
+        const float *row = Fs + pk_idx(j, 0);
+        float zj = __shfl_sync(0xffffffffu, a2, j & 15, 16) * row[j];
+        a0 = a0 - row[i0] * zj;
+        a1 = a1 - row[i1] * zj;
+        if (i2 == j) a2 = zj;
+        else if (i2 < j) a2 = a2 - row[i2] * zj;
+    }
+    for (int j = nB - 1; j >= 16; j--) {
+        const float *row = Fs + pk_idx(j, 0);
+        float zj = __shfl_sync(0xffffffffu, a1, j & 15, 16) * row[j];
+        a0 = a0 - row[i0] * zj;
+        if (i1 == j) a1 = zj;
+        else if (i1 < j) a1 = a1 - row[i1] * zj;
+    }
+    for (int j = nA - 1; j >= 0; j--) {
+        const float *row = Fs + pk_idx(j, 0);
+        float zj = __shfl_sync(0xffffffffu, a0, j, 16) * row[j];
+        if (i0 == j) a0 = zj;
+        else if (i0 < j) a0 = a0 - row[i0] * zj;
+    }
+    if (on) {
+        if (i0 < n) z[o + i0] = a0;
+        if (i1 < n) z[o + i1] = a1;
+        if (i2 < n) z[o + i2] = a2;
+    }
+}
+
 /* p = z + beta p (ph_cg_p). */
 static __global__ void cg_p_kernel(struct cg_args a, const int *gate, const float *beta, const float *z, float *p)
 {
@@ -251,8 +339,13 @@ static enum rt_status pcg_enqueue_iter(struct cuda_lm *L, cudaStream_t s, struct
         fin_alpha fin = {L->cg_on, L->rz, L->alpha};
         if ((st = cuda_reduce_run<1>(&L->plan_n, src, dst, fin, s, err)) != RT_OK) return st;
     }
-    cg_update_kernel<<<gw, 32 * WARP_FRAMES_PER_BLOCK, sm, s>>>(a, L->cg_on, L->alpha, L->F, L->p, L->q, L->d, L->r,
-                                                                L->z);
+    if (L->n <= 48 && !(getenv("RT_CUDA_CG1") && getenv("RT_CUDA_CG1")[0] == '1'))
+        cg_update2_kernel<<<cuda_blocks((size_t)L->nf, CG2_FRAMES_PER_BLOCK), CG2_FRAMES_PER_BLOCK * 16,
+                            (size_t)CG2_FRAMES_PER_BLOCK * CUDA_PK_STRIDE(L->n) * sizeof(float), s>>>(
+            a, L->cg_on, L->alpha, L->F, L->p, L->q, L->d, L->r, L->z);
+    else
+        cg_update_kernel<<<gw, 32 * WARP_FRAMES_PER_BLOCK, sm, s>>>(a, L->cg_on, L->alpha, L->F, L->p, L->q, L->d,
+                                                                    L->r, L->z);
     CUDA_TRY_LAUNCH(err);
     {
         cuda_reduce_src<2> src = {{L->r, L->r}, {L->r, L->z}};
