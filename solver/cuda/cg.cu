@@ -224,60 +224,6 @@ cg_update2_kernel(struct cg_args a, const int *gate, const float *alpha, const f
     }
 }
 
-/* matvec_kernel with two frames per warp (n <= 48, the layout of
- * cg_update2_kernel): lane l of a half computes outputs l, l + 16 and
- * l + 32 of its frame, each over j ascending from 0 as warp_block_rows. */
-static __global__ void __launch_bounds__(CG2_FRAMES_PER_BLOCK * 16)
-matvec2_kernel(struct cg_args a, const int *gate, const float *__restrict__ B, const float *lamd,
-               const unsigned long long *frozen, const float *p, float *q)
-{
-    extern __shared__ float4 smem4[];
-    const int n = a.n, pks = (int)CUDA_PK_STRIDE(n);
-    unsigned hl = threadIdx.x & 15u;
-    int slot = (int)(threadIdx.x >> 4);
-    int f = blockIdx.x * CG2_FRAMES_PER_BLOCK + slot;
-    int wf0 = blockIdx.x * CG2_FRAMES_PER_BLOCK + (slot & ~1);
-    if (wf0 >= a.nf) return; /* uniform per warp */
-    int fr = f < a.nf ? f : a.nf - 1;
-    int k = a.clip_of[fr];
-    int on = f < a.nf && gate[k];
-    float *Bs = (float *)smem4 + (size_t)slot * (pks + 64), *xs = Bs + pks;
-    {
-        const float4 *s4 = (const float4 *)(B + (size_t)fr * pks);
-        float4 *d4 = (float4 *)Bs;
-        for (int u = (int)hl; u < pks / 4; u += 16) d4[u] = s4[u];
-        for (int c = (int)hl; c < n; c += 16) xs[c] = p[(size_t)fr * n + c];
-    }
-    __syncwarp();
-    const int c0 = (int)hl, c1 = c0 + 16, c2 = c0 + 32;
-    const int r0 = pk_idx(c0, 0), r1 = pk_idx(c1, 0), r2 = pk_idx(c2, 0);
-    float y[3] = {0.0f, 0.0f, 0.0f};
-    int tj = 0; /* pk_idx(j, 0) */
-    for (int j = 0; j < n; j++) {
-        float xj = xs[j];
-        if (c0 < n) y[0] = y[0] + Bs[j <= c0 ? r0 + j : tj + c0] * xj;
-        if (c1 < n) y[1] = y[1] + Bs[j <= c1 ? r1 + j : tj + c1] * xj;
-        if (c2 < n) y[2] = y[2] + Bs[j <= c2 ? r2 + j : tj + c2] * xj;
-        tj += j + 1;
-    }
-    if (!on) return;
-    int t = f - a.off[k], T = a.off[k + 1] - a.off[k];
-    unsigned long long fz = frozen[f];
-#pragma unroll
-    for (int h = 0; h < 3; h++) {
-        int c = c0 + 16 * h;
-        if (c >= n) break;
-        float v = y[h];
-        if ((fz >> c) & 1ull) {
-            v = 0.0f;
-        } else {
-            if (lamd) v = v + lamd[(size_t)f * n + c] * xs[c];
-            v = v + frame_stencil_at(&a.bd, p + (size_t)a.off[k] * n, n, c, t, T);
-        }
-        q[(size_t)f * n + c] = v;
-    }
-}
-
 /* p = z + beta p (ph_cg_p). */
 static __global__ void cg_p_kernel(struct cg_args a, const int *gate, const float *beta, const float *z, float *p)
 {
@@ -385,16 +331,7 @@ static enum rt_status pcg_enqueue_iter(struct cuda_lm *L, cudaStream_t s, struct
     unsigned ge = cuda_blocks(ne, 256), gw = cuda_blocks((size_t)L->nf, WARP_FRAMES_PER_BLOCK);
     size_t sm = warp_smem(L);
     enum rt_status st;
-    /* two frames per warp where a frame has at most 48 coordinates
-     * (RT_CUDA_CG1=1: one per warp, for comparison; the same bits) */
-    const char *one = getenv("RT_CUDA_CG1");
-    int two = L->n <= 48 && !(one && one[0] == '1');
-    unsigned g2 = cuda_blocks((size_t)L->nf, CG2_FRAMES_PER_BLOCK);
-    size_t sm2 = (size_t)CG2_FRAMES_PER_BLOCK * (CUDA_PK_STRIDE(L->n) + 64) * sizeof(float);
-    if (two)
-        matvec2_kernel<<<g2, CG2_FRAMES_PER_BLOCK * 16, sm2, s>>>(a, L->cg_on, L->B, L->lamd, L->frozen, L->p, L->q);
-    else
-        matvec_kernel<<<gw, 32 * WARP_FRAMES_PER_BLOCK, sm, s>>>(a, L->cg_on, L->B, L->lamd, L->frozen, L->p, L->q);
+    matvec_kernel<<<gw, 32 * WARP_FRAMES_PER_BLOCK, sm, s>>>(a, L->cg_on, L->B, L->lamd, L->frozen, L->p, L->q);
     CUDA_TRY_LAUNCH(err);
     {
         cuda_reduce_src<1> src = {{L->p}, {L->q}};
@@ -402,9 +339,10 @@ static enum rt_status pcg_enqueue_iter(struct cuda_lm *L, cudaStream_t s, struct
         fin_alpha fin = {L->cg_on, L->rz, L->alpha};
         if ((st = cuda_reduce_run<1>(&L->plan_n, src, dst, fin, s, err)) != RT_OK) return st;
     }
-    if (two)
-        cg_update2_kernel<<<g2, CG2_FRAMES_PER_BLOCK * 16, sm2, s>>>(a, L->cg_on, L->alpha, L->F, L->p, L->q, L->d,
-                                                                      L->r, L->z);
+    if (L->n <= 48 && !(getenv("RT_CUDA_CG1") && getenv("RT_CUDA_CG1")[0] == '1'))
+        cg_update2_kernel<<<cuda_blocks((size_t)L->nf, CG2_FRAMES_PER_BLOCK), CG2_FRAMES_PER_BLOCK * 16,
+                            (size_t)CG2_FRAMES_PER_BLOCK * CUDA_PK_STRIDE(L->n) * sizeof(float), s>>>(
+            a, L->cg_on, L->alpha, L->F, L->p, L->q, L->d, L->r, L->z);
     else
         cg_update_kernel<<<gw, 32 * WARP_FRAMES_PER_BLOCK, sm, s>>>(a, L->cg_on, L->alpha, L->F, L->p, L->q, L->d,
                                                                     L->r, L->z);

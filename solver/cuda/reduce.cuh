@@ -107,11 +107,9 @@ cuda_reduce_level_kernel(cuda_reduce_src<K> src, const float *part_in, size_t in
         for (int k = 0; k < K; k++) res[k] = part_in[k * in_stride + base];
     } else {
         size_t e0 = (gb - out_off[c]) * 512 + lane;
-        /* every sum's inputs are loaded before the first tree, so the K
-         * sums' loads are in flight together */
-        float v[K][16];
 #pragma unroll
         for (int k = 0; k < K; k++) {
+            float v[16];
 #pragma unroll
             for (int j = 0; j < 16; j++) {
                 size_t e = e0 + 32 * (size_t)j;
@@ -121,11 +119,10 @@ cuda_reduce_level_kernel(cuda_reduce_src<K> src, const float *part_in, size_t in
                     else if (src.b[k]) x = src.a[k][base + e] * src.b[k][base + e];
                     else x = src.a[k][base + e];
                 }
-                v[k][j] = x;
+                v[j] = x;
             }
+            res[k] = cuda_warp_tree512(v, lane);
         }
-#pragma unroll
-        for (int k = 0; k < K; k++) res[k] = cuda_warp_tree512(v[k], lane);
     }
     if (lane != 0) return;
     if (!last) {
