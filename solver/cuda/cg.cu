@@ -144,6 +144,12 @@ cg_update_kernel(struct cg_args a, const int *gate, const float *alpha, const fl
  * 35-coordinate frame thus costs about half the warp instructions of the
  * one-frame-per-warp kernel, whose rows 32-34 rode on three lanes. */
 #define CG2_FRAMES_PER_BLOCK 8
+/* Floats per frame slot in shared memory: the packed factor, 64 spare
+ * (the slot of a vector, unused by the update), and 16 more so that the two halves of a warp sit 16 banks apart
+ * (pks is a multiple of 128): the row starts c (c + 1) / 2 of c = 0..15 and
+ * those plus 16 are 32 distinct banks, so the halves' reads of one step
+ * never collide. */
+#define CG2_SLOT(pks) ((pks) + 64 + 16)
 static __global__ void __launch_bounds__(CG2_FRAMES_PER_BLOCK * 16)
 cg_update2_kernel(struct cg_args a, const int *gate, const float *alpha, const float *__restrict__ F, const float *p,
                   const float *q, float *d, float *r, float *z)
@@ -157,7 +163,7 @@ cg_update2_kernel(struct cg_args a, const int *gate, const float *alpha, const f
     if (wf0 >= a.nf) return; /* uniform per warp */
     int on = f < a.nf && gate[a.clip_of[f]];
     int fr = f < a.nf ? f : a.nf - 1; /* an off half reads a valid frame, writes nothing */
-    float *Fs = (float *)smem4 + (size_t)slot * pks;
+    float *Fs = (float *)smem4 + (size_t)slot * CG2_SLOT(pks);
     {
         const float4 *s4 = (const float4 *)(F + (size_t)fr * pks);
         float4 *d4 = (float4 *)Fs;
@@ -331,6 +337,13 @@ static enum rt_status pcg_enqueue_iter(struct cuda_lm *L, cudaStream_t s, struct
     unsigned ge = cuda_blocks(ne, 256), gw = cuda_blocks((size_t)L->nf, WARP_FRAMES_PER_BLOCK);
     size_t sm = warp_smem(L);
     enum rt_status st;
+    /* the update runs two frames per warp where a frame has at most 48
+     * coordinates (RT_CUDA_CG_UP=1: one per warp, for comparison; the same
+     * bits either way) */
+    const char *eup = getenv("RT_CUDA_CG_UP");
+    int up2 = L->n <= 48 && !(eup && eup[0] == '1');
+    unsigned g2 = cuda_blocks((size_t)L->nf, CG2_FRAMES_PER_BLOCK);
+    size_t sm2 = (size_t)CG2_FRAMES_PER_BLOCK * CG2_SLOT(CUDA_PK_STRIDE(L->n)) * sizeof(float);
     matvec_kernel<<<gw, 32 * WARP_FRAMES_PER_BLOCK, sm, s>>>(a, L->cg_on, L->B, L->lamd, L->frozen, L->p, L->q);
     CUDA_TRY_LAUNCH(err);
     {
@@ -339,10 +352,9 @@ static enum rt_status pcg_enqueue_iter(struct cuda_lm *L, cudaStream_t s, struct
         fin_alpha fin = {L->cg_on, L->rz, L->alpha};
         if ((st = cuda_reduce_run<1>(&L->plan_n, src, dst, fin, s, err)) != RT_OK) return st;
     }
-    if (L->n <= 48 && !(getenv("RT_CUDA_CG1") && getenv("RT_CUDA_CG1")[0] == '1'))
-        cg_update2_kernel<<<cuda_blocks((size_t)L->nf, CG2_FRAMES_PER_BLOCK), CG2_FRAMES_PER_BLOCK * 16,
-                            (size_t)CG2_FRAMES_PER_BLOCK * CUDA_PK_STRIDE(L->n) * sizeof(float), s>>>(
-            a, L->cg_on, L->alpha, L->F, L->p, L->q, L->d, L->r, L->z);
+    if (up2)
+        cg_update2_kernel<<<g2, CG2_FRAMES_PER_BLOCK * 16, sm2, s>>>(a, L->cg_on, L->alpha, L->F, L->p, L->q, L->d,
+                                                                      L->r, L->z);
     else
         cg_update_kernel<<<gw, 32 * WARP_FRAMES_PER_BLOCK, sm, s>>>(a, L->cg_on, L->alpha, L->F, L->p, L->q, L->d,
                                                                     L->r, L->z);

@@ -59,7 +59,7 @@ static size_t warp_smem_bytes(const struct cuda_lm *L)
 #define WARP_FRAME(a)                                                              \
     extern __shared__ float4 smem4[];                                              \
     const unsigned lane = threadIdx.x & 31u;                                       \
-    const int f = (int)(blockIdx.x * LIN_WARPS + (threadIdx.x >> 5));              \
+    const int f = (int)(blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5));      \
     const struct warp_ws ws =                                                      \
         warp_ws_at((float *)smem4 + (size_t)(threadIdx.x >> 5) * (a).ws_floats,    \
                    (a).bd.tree->n_links, (a).n, (a).cols);                         \

@@ -19,6 +19,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+
+extern "C" {
+#include "../cpu/cpu_internal.h" /* the thread pool, for the host copies */
+}
 
 struct host_clip { /* struct cpu_clip's LM fields */
     int off, T, active, sel, need_lin, lm_iters, cg_total, term;
@@ -84,9 +89,45 @@ static size_t lay_out(struct cuda_lm *L, char *base)
 #define STAGE_CHUNK ((size_t)8 << 20)
 #define STAGE_MIN ((size_t)1 << 20)
 
+/* The host side of a staged transfer (pageable <-> pinned) is a memcpy
+ * that one core runs at a few GB/s (and that takes the page faults of a
+ * fresh result array); STAGE_THREADS threads split each chunk in pieces. */
+#define STAGE_THREADS 4
+#define STAGE_PIECE ((size_t)256 << 10)
+
+struct copy_job {
+    char *dst;
+    const char *src;
+    size_t len;
+};
+
+static void copy_task(void *ctx, int tid, size_t begin, size_t end)
+{
+    const struct copy_job *j = (const struct copy_job *)ctx;
+    size_t lo = begin * STAGE_PIECE, hi = end * STAGE_PIECE;
+    (void)tid;
+    if (hi > j->len) hi = j->len;
+    if (lo < hi) memcpy(j->dst + lo, j->src + lo, hi - lo);
+}
+
+static void host_copy(struct cuda_lm *L, void *dst, const void *src, size_t len)
+{
+    if (!L->copy_pool) {
+        memcpy(dst, src, len);
+        return;
+    }
+    struct copy_job j = {(char *)dst, (const char *)src, len};
+    cpu_pool_run(L->copy_pool, copy_task, &j, (len + STAGE_PIECE - 1) / STAGE_PIECE);
+}
+
 static enum rt_status stage_ready(struct cuda_lm *L, struct rt_err *err)
 {
     if (L->stage) return RT_OK;
+    if (!L->copy_pool) {
+        long nproc = sysconf(_SC_NPROCESSORS_ONLN);
+        int th = nproc > 1 ? (int)(nproc < STAGE_THREADS ? nproc : STAGE_THREADS) : 1;
+        if (th > 1 && cpu_pool_create(th, &L->copy_pool, NULL) != RT_OK) L->copy_pool = NULL;
+    }
     CUDA_TRY(cudaMallocHost((void **)&L->stage, 2 * STAGE_CHUNK), err);
     for (int h = 0; h < 2; h++) {
         cudaError_t e = cudaEventCreateWithFlags(&L->stage_ev[h], cudaEventDisableTiming);
@@ -113,7 +154,7 @@ static enum rt_status stage_up(struct cuda_lm *L, void *dst, const void *src, si
         int h = (int)(i & 1);
         size_t len = bytes - off < STAGE_CHUNK ? bytes - off : STAGE_CHUNK;
         if (used[h]) CUDA_TRY(cudaEventSynchronize(L->stage_ev[h]), err);
-        memcpy(L->stage + (size_t)h * STAGE_CHUNK, (const char *)src + off, len);
+        host_copy(L, L->stage + (size_t)h * STAGE_CHUNK, (const char *)src + off, len);
         CUDA_TRY(cudaMemcpyAsync((char *)dst + off, L->stage + (size_t)h * STAGE_CHUNK, len, cudaMemcpyHostToDevice, s),
                  err);
         CUDA_TRY(cudaEventRecord(L->stage_ev[h], s), err);
@@ -145,7 +186,7 @@ static enum rt_status stage_down(struct cuda_lm *L, void *dst, const void *src, 
         int h = (int)(i & 1);
         size_t off = i * STAGE_CHUNK, len = bytes - off < STAGE_CHUNK ? bytes - off : STAGE_CHUNK;
         CUDA_TRY(cudaEventSynchronize(L->stage_ev[h]), err);
-        memcpy((char *)dst + off, L->stage + (size_t)h * STAGE_CHUNK, len);
+        host_copy(L, (char *)dst + off, L->stage + (size_t)h * STAGE_CHUNK, len);
         if (i + 2 < nch) {
             size_t o2 = (i + 2) * STAGE_CHUNK, l2 = bytes - o2 < STAGE_CHUNK ? bytes - o2 : STAGE_CHUNK;
             CUDA_TRY(cudaMemcpyAsync(L->stage + (size_t)h * STAGE_CHUNK, (const char *)src + o2, l2,
@@ -557,6 +598,7 @@ void cuda_lm_free(struct cuda_lm *L)
     cuda_buf_free(&L->in);
     cuda_buf_free(&L->tabs);
     if (L->h_pin) cudaFreeHost(L->h_pin);
+    cpu_pool_free(L->copy_pool);
     if (L->stage) {
         cudaFreeHost(L->stage);
         cudaEventDestroy(L->stage_ev[0]);

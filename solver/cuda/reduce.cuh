@@ -89,7 +89,7 @@ static __device__ __forceinline__ float cuda_warp_tree512(float v[16], unsigned 
  * the source; later levels read the K partial arrays of the previous level
  * (part_in + k * part_stride). The last level writes out[k][c] (when out[k]
  * is non-NULL) and calls fin(c, results). */
-template <int K, class Fin>
+template <int K, class Fin, bool H>
 static __global__ void __launch_bounds__(CUDA_REDUCE_WARPS * 32)
 cuda_reduce_level_kernel(cuda_reduce_src<K> src, const float *part_in, size_t in_stride,
                          const size_t *in_off, const size_t *out_off, const int *blk_seg,
@@ -107,9 +107,13 @@ cuda_reduce_level_kernel(cuda_reduce_src<K> src, const float *part_in, size_t in
         for (int k = 0; k < K; k++) res[k] = part_in[k * in_stride + base];
     } else {
         size_t e0 = (gb - out_off[c]) * 512 + lane;
+        /* H: every sum's inputs are loaded before the first tree (the K
+         * sums' loads in flight together); otherwise one sum after the
+         * other. The same values and trees either way. */
+        float v[H ? K : 1][16];
 #pragma unroll
         for (int k = 0; k < K; k++) {
-            float v[16];
+            float *vk = v[H ? k : 0];
 #pragma unroll
             for (int j = 0; j < 16; j++) {
                 size_t e = e0 + 32 * (size_t)j;
@@ -119,9 +123,13 @@ cuda_reduce_level_kernel(cuda_reduce_src<K> src, const float *part_in, size_t in
                     else if (src.b[k]) x = src.a[k][base + e] * src.b[k][base + e];
                     else x = src.a[k][base + e];
                 }
-                v[j] = x;
+                vk[j] = x;
             }
-            res[k] = cuda_warp_tree512(v, lane);
+            if (!H) res[k] = cuda_warp_tree512(vk, lane);
+        }
+        if (H) {
+#pragma unroll
+            for (int k = 0; k < K; k++) res[k] = cuda_warp_tree512(v[k], lane);
         }
     }
     if (lane != 0) return;
@@ -134,6 +142,14 @@ cuda_reduce_level_kernel(cuda_reduce_src<K> src, const float *part_in, size_t in
     for (int k = 0; k < K; k++)
         if (out.o[k]) out.o[k][c] = res[k];
     fin(c, res);
+}
+
+/* Several sums per launch load all their inputs before the first tree
+ * unless RT_CUDA_REDUCE_HOIST=0 (comparisons; the same bits). */
+static inline int cuda_reduce_hoist(void)
+{
+    const char *e = getenv("RT_CUDA_REDUCE_HOIST");
+    return !(e && e[0] == '0');
 }
 
 /* Runs the K sums of `src` over the segments of `p`: results into
@@ -157,9 +173,14 @@ static enum rt_status cuda_reduce_run(const struct cuda_reduce_plan *p, cuda_red
         const struct cuda_reduce_level *l = &p->lv[k];
         int last = k + 1 == p->n_levels;
         unsigned grid = cuda_blocks(l->n_blocks, CUDA_REDUCE_WARPS);
-        cuda_reduce_level_kernel<K, Fin><<<grid, CUDA_REDUCE_WARPS * 32, 0, stream>>>(
-            src, k ? lvl_part[k - 1] : NULL, k ? stride[k - 1] : 0, l->in_off, l->out_off, l->blk_seg,
-            last ? NULL : lvl_part[k], stride[k], l->n_blocks, k, last, out, fin);
+        if (K > 1 && cuda_reduce_hoist())
+            cuda_reduce_level_kernel<K, Fin, true><<<grid, CUDA_REDUCE_WARPS * 32, 0, stream>>>(
+                src, k ? lvl_part[k - 1] : NULL, k ? stride[k - 1] : 0, l->in_off, l->out_off, l->blk_seg,
+                last ? NULL : lvl_part[k], stride[k], l->n_blocks, k, last, out, fin);
+        else
+            cuda_reduce_level_kernel<K, Fin, false><<<grid, CUDA_REDUCE_WARPS * 32, 0, stream>>>(
+                src, k ? lvl_part[k - 1] : NULL, k ? stride[k - 1] : 0, l->in_off, l->out_off, l->blk_seg,
+                last ? NULL : lvl_part[k], stride[k], l->n_blocks, k, last, out, fin);
         CUDA_TRY_LAUNCH(err);
     }
     return RT_OK;

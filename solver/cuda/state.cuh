@@ -16,6 +16,8 @@
 #include "reduce.cuh"
 #include "warp.cuh"
 
+struct cpu_pool;
+
 struct cuda_lm {
     int device, n_sm;
     /* sizes of the current batch */
@@ -58,6 +60,7 @@ struct cuda_lm {
      * stage_down), allocated on first use, and its two events */
     char *stage;
     cudaEvent_t stage_ev[2];
+    struct cpu_pool *copy_pool; /* threads of the host side of those copies (or NULL) */
 };
 
 /* Threads per block of the per-frame kernels. */
