@@ -136,97 +136,100 @@ cg_update_kernel(struct cg_args a, const int *gate, const float *alpha, const fl
     if (i1 < a.n) z[o + i1] = z1;
 }
 
-/* cg_update_kernel with two frames per warp (n <= 48): half h = lane / 16
- * runs frame 2 w + h, its lane l holding coordinates l, l + 16 and l + 32.
- * The substitutions are warp_chol_solve_pk's, step for step, with the
- * pivot broadcast inside the half (16-wide shuffles); every coordinate
- * subtracts the same products in the same order (frame_chol_solve). A
- * 35-coordinate frame thus costs about half the warp instructions of the
- * one-frame-per-warp kernel, whose rows 32-34 rode on three lanes. */
-#define CG2_FRAMES_PER_BLOCK 8
-/* Floats per frame slot in shared memory: the packed factor, 64 spare
- * (the slot of a vector, unused by the update), and 16 more so that the two halves of a warp sit 16 banks apart
- * (pks is a multiple of 128): the row starts c (c + 1) / 2 of c = 0..15 and
- * those plus 16 are 32 distinct banks, so the halves' reads of one step
- * never collide. */
-#define CG2_SLOT(pks) ((pks) + 64 + 16)
-static __global__ void __launch_bounds__(CG2_FRAMES_PER_BLOCK * 16)
-cg_update2_kernel(struct cg_args a, const int *gate, const float *alpha, const float *__restrict__ F, const float *p,
-                  const float *q, float *d, float *r, float *z)
+/* cg_update_kernel with several frames per warp: a group of LPF lanes
+ * (LPF = 16 or 8) runs one frame, lane l of a group holding coordinates
+ * l, l + LPF, ..., l + (NC - 1) LPF (n <= NC LPF). The substitutions are
+ * warp_chol_solve_pk's step for step, the pivot broadcast inside the group
+ * (LPF-wide shuffles): phase p takes the pivots LPF p .. LPF (p + 1) - 1,
+ * owned by coordinate slot p, and every coordinate subtracts the same
+ * products in the same order (frame_chol_solve). A 35-coordinate frame
+ * costs the warp a fraction of the one-frame-per-warp kernel's
+ * instructions, whose rows 32-34 rode on three lanes through every step.
+ * The frames' slots in shared memory sit 32 / (32 / LPF) banks apart: the
+ * row starts c (c + 1) / 2 of LPF consecutive c are distinct modulo LPF,
+ * so the groups' reads of one step hit 32 distinct banks. */
+#define CGN_THREADS 64
+#define CGN_SLOT(pks, lpf) ((pks) + 64 + (lpf))
+template <int LPF, int NC>
+static __global__ void __launch_bounds__(CGN_THREADS)
+cg_update_n_kernel(struct cg_args a, const int *gate, const float *alpha, const float *__restrict__ F, const float *p,
+                   const float *q, float *d, float *r, float *z)
 {
     extern __shared__ float4 smem4[];
     const int n = a.n, pks = (int)CUDA_PK_STRIDE(n);
-    unsigned lane = threadIdx.x & 31u, hl = lane & 15u;
-    int slot = (int)(threadIdx.x >> 4); /* frame slot in the block */
-    int f = blockIdx.x * CG2_FRAMES_PER_BLOCK + slot;
-    int wf0 = blockIdx.x * CG2_FRAMES_PER_BLOCK + (slot & ~1);
+    const int fpb = CGN_THREADS / LPF, fpw = 32 / LPF; /* frames per block, per warp */
+    unsigned hl = threadIdx.x & (unsigned)(LPF - 1);
+    int slot = (int)(threadIdx.x / LPF); /* frame slot in the block */
+    int f = blockIdx.x * fpb + slot;
+    int wf0 = blockIdx.x * fpb + (slot / fpw) * fpw;
     if (wf0 >= a.nf) return; /* uniform per warp */
     int on = f < a.nf && gate[a.clip_of[f]];
-    int fr = f < a.nf ? f : a.nf - 1; /* an off half reads a valid frame, writes nothing */
-    float *Fs = (float *)smem4 + (size_t)slot * CG2_SLOT(pks);
+    int fr = f < a.nf ? f : a.nf - 1; /* an off group reads a valid frame, writes nothing */
+    float *Fs = (float *)smem4 + (size_t)slot * CGN_SLOT(pks, LPF);
     {
         const float4 *s4 = (const float4 *)(F + (size_t)fr * pks);
         float4 *d4 = (float4 *)Fs;
-        for (int u = (int)hl; u < pks / 4; u += 16) d4[u] = s4[u];
+        for (int u = (int)hl; u < pks / 4; u += LPF) d4[u] = s4[u];
     }
     float al = alpha[a.clip_of[fr]];
     size_t o = (size_t)fr * n;
-    const int i0 = (int)hl, i1 = (int)hl + 16, i2 = (int)hl + 32;
-    float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f;
-    if (on) {
-        if (i0 < n) { d[o + i0] = d[o + i0] + al * p[o + i0]; a0 = r[o + i0] - al * q[o + i0]; r[o + i0] = a0; }
-        if (i1 < n) { d[o + i1] = d[o + i1] + al * p[o + i1]; a1 = r[o + i1] - al * q[o + i1]; r[o + i1] = a1; }
-        if (i2 < n) { d[o + i2] = d[o + i2] + al * p[o + i2]; a2 = r[o + i2] - al * q[o + i2]; r[o + i2] = a2; }
+    float v[NC];
+    const float *row_of[NC];
+#pragma unroll
+    for (int m = 0; m < NC; m++) {
+        int i = (int)hl + LPF * m;
+        v[m] = 0.0f;
+        if (on && i < n) {
+            d[o + i] = d[o + i] + al * p[o + i];
+            v[m] = r[o + i] - al * q[o + i];
+            r[o + i] = v[m];
+        }
+        row_of[m] = Fs + pk_idx(i < n ? i : 0, 0);
     }
     __syncwarp();
-    const float *r0 = Fs + pk_idx(i0 < n ? i0 : 0, 0), *r1 = Fs + pk_idx(i1 < n ? i1 : 0, 0),
-                *r2 = Fs + pk_idx(i2 < n ? i2 : 0, 0);
-    const int nA = n < 16 ? n : 16, nB = n < 32 ? n : 32;
-    /* forward */
-    for (int j = 0; j < nA; j++) {
-        float zj = __shfl_sync(0xffffffffu, a0, j, 16) * Fs[pk_idx(j, j)];
-        if (i0 == j) a0 = zj;
-        else if (i0 > j && i0 < n) a0 = a0 - r0[j] * zj;
-        if (i1 < n) a1 = a1 - r1[j] * zj;
-        if (i2 < n) a2 = a2 - r2[j] * zj;
+    /* forward: phase ph owns pivots j = LPF ph .. */
+#pragma unroll
+    for (int ph = 0; ph < NC; ph++) {
+        int j1 = LPF * (ph + 1) < n ? LPF * (ph + 1) : n;
+        for (int j = LPF * ph; j < j1; j++) {
+            float zj = __shfl_sync(0xffffffffu, v[ph], j & (LPF - 1), LPF) * Fs[pk_idx(j, j)];
+#pragma unroll
+            for (int m = ph; m < NC; m++) {
+                int i = (int)hl + LPF * m;
+                if (m == ph) {
+                    if (i == j) v[m] = zj;
+                    else if (i > j && i < n) v[m] = v[m] - row_of[m][j] * zj;
+                } else if (i < n) {
+                    v[m] = v[m] - row_of[m][j] * zj;
+                }
+            }
+        }
     }
-    for (int j = 16; j < nB; j++) {
-        float zj = __shfl_sync(0xffffffffu, a1, j & 15, 16) * Fs[pk_idx(j, j)];
-        if (i1 == j) a1 = zj;
-        else if (i1 > j && i1 < n) a1 = a1 - r1[j] * zj;
-        if (i2 < n) a2 = a2 - r2[j] * zj;
-    }
-    for (int j = 32; j < n; j++) {
-        float zj = __shfl_sync(0xffffffffu, a2, j & 15, 16) * Fs[pk_idx(j, j)];
-        if (i2 == j) a2 = zj;
-        else if (i2 > j && i2 < n) a2 = a2 - r2[j] * zj;
-    }
-    /* backward */
-    for (int j = n - 1; j >= 32; j--) {
-        const float *row = Fs + pk_idx(j, 0);
-        float zj = __shfl_sync(0xffffffffu, a2, j & 15, 16) * row[j];
-        a0 = a0 - row[i0] * zj;
-        a1 = a1 - row[i1] * zj;
-        if (i2 == j) a2 = zj;
-        else if (i2 < j) a2 = a2 - row[i2] * zj;
-    }
-    for (int j = nB - 1; j >= 16; j--) {
-        const float *row = Fs + pk_idx(j, 0);
-        float zj = __shfl_sync(0xffffffffu, a1, j & 15, 16) * row[j];
-        a0 = a0 - row[i0] * zj;
-        if (i1 == j) a1 = zj;
-        else if (i1 < j) a1 = a1 - row[i1] * zj;
-    }
-    for (int j = nA - 1; j >= 0; j--) {
-        const float *row = Fs + pk_idx(j, 0);
-        float zj = __shfl_sync(0xffffffffu, a0, j, 16) * row[j];
-        if (i0 == j) a0 = zj;
-        else if (i0 < j) a0 = a0 - row[i0] * zj;
+    /* backward: phases descending */
+#pragma unroll
+    for (int ph = NC - 1; ph >= 0; ph--) {
+        int j1 = LPF * (ph + 1) < n ? LPF * (ph + 1) : n;
+        for (int j = j1 - 1; j >= LPF * ph; j--) {
+            const float *row = Fs + pk_idx(j, 0);
+            float zj = __shfl_sync(0xffffffffu, v[ph], j & (LPF - 1), LPF) * row[j];
+#pragma unroll
+            for (int m = 0; m <= ph; m++) {
+                int i = (int)hl + LPF * m;
+                if (m == ph) {
+                    if (i == j) v[m] = zj;
+                    else if (i < j) v[m] = v[m] - row[i] * zj;
+                } else {
+                    v[m] = v[m] - row[i] * zj;
+                }
+            }
+        }
     }
     if (on) {
-        if (i0 < n) z[o + i0] = a0;
-        if (i1 < n) z[o + i1] = a1;
-        if (i2 < n) z[o + i2] = a2;
+#pragma unroll
+        for (int m = 0; m < NC; m++) {
+            int i = (int)hl + LPF * m;
+            if (i < n) z[o + i] = v[m];
+        }
     }
 }
 
@@ -337,13 +340,14 @@ static enum rt_status pcg_enqueue_iter(struct cuda_lm *L, cudaStream_t s, struct
     unsigned ge = cuda_blocks(ne, 256), gw = cuda_blocks((size_t)L->nf, WARP_FRAMES_PER_BLOCK);
     size_t sm = warp_smem(L);
     enum rt_status st;
-    /* the update runs two frames per warp where a frame has at most 48
-     * coordinates (RT_CUDA_CG_UP=1: one per warp, for comparison; the same
-     * bits either way) */
+    /* the update runs 4 frames per warp where a frame has at most 40
+     * coordinates, 2 where at most 48, else 1 (RT_CUDA_CG_UP=1 or 2 caps the
+     * frames per warp, for comparison; the same bits either way) */
     const char *eup = getenv("RT_CUDA_CG_UP");
-    int up2 = L->n <= 48 && !(eup && eup[0] == '1');
-    unsigned g2 = cuda_blocks((size_t)L->nf, CG2_FRAMES_PER_BLOCK);
-    size_t sm2 = (size_t)CG2_FRAMES_PER_BLOCK * CG2_SLOT(CUDA_PK_STRIDE(L->n)) * sizeof(float);
+    int cap = eup && (eup[0] == '1' || eup[0] == '2') ? eup[0] - '0' : 4;
+    int lpf = cap >= 4 && L->n <= 40 ? 8 : (cap >= 2 && L->n <= 48 ? 16 : 32);
+    unsigned gn = cuda_blocks((size_t)L->nf, (unsigned)(CGN_THREADS / lpf));
+    size_t smn = (size_t)(CGN_THREADS / lpf) * CGN_SLOT(CUDA_PK_STRIDE(L->n), (size_t)lpf) * sizeof(float);
     matvec_kernel<<<gw, 32 * WARP_FRAMES_PER_BLOCK, sm, s>>>(a, L->cg_on, L->B, L->lamd, L->frozen, L->p, L->q);
     CUDA_TRY_LAUNCH(err);
     {
@@ -352,9 +356,11 @@ static enum rt_status pcg_enqueue_iter(struct cuda_lm *L, cudaStream_t s, struct
         fin_alpha fin = {L->cg_on, L->rz, L->alpha};
         if ((st = cuda_reduce_run<1>(&L->plan_n, src, dst, fin, s, err)) != RT_OK) return st;
     }
-    if (up2)
-        cg_update2_kernel<<<g2, CG2_FRAMES_PER_BLOCK * 16, sm2, s>>>(a, L->cg_on, L->alpha, L->F, L->p, L->q, L->d,
-                                                                      L->r, L->z);
+    if (lpf == 8)
+        cg_update_n_kernel<8, 5><<<gn, CGN_THREADS, smn, s>>>(a, L->cg_on, L->alpha, L->F, L->p, L->q, L->d, L->r, L->z);
+    else if (lpf == 16)
+        cg_update_n_kernel<16, 3><<<gn, CGN_THREADS, smn, s>>>(a, L->cg_on, L->alpha, L->F, L->p, L->q, L->d, L->r,
+                                                               L->z);
     else
         cg_update_kernel<<<gw, 32 * WARP_FRAMES_PER_BLOCK, sm, s>>>(a, L->cg_on, L->alpha, L->F, L->p, L->q, L->d,
                                                                     L->r, L->z);
