@@ -233,14 +233,19 @@ cg_update_n_kernel(struct cg_args a, const int *gate, const float *alpha, const 
     }
 }
 
-/* p = z + beta p (ph_cg_p). */
-static __global__ void cg_p_kernel(struct cg_args a, const int *gate, const float *beta, const float *z, float *p)
+/* p = z + beta p (ph_cg_p); one warp per frame (the clip's gate and beta
+ * read once, no division per element). */
+#define CG_P_FRAMES_PER_BLOCK 8
+static __global__ void __launch_bounds__(CG_P_FRAMES_PER_BLOCK * 32)
+cg_p_kernel(struct cg_args a, const int *gate, const float *beta, const float *z, float *p)
 {
-    size_t gid = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (gid >= (size_t)a.nf * a.n) return;
-    int k = a.clip_of[gid / a.n];
+    int f = blockIdx.x * CG_P_FRAMES_PER_BLOCK + (int)(threadIdx.x >> 5);
+    if (f >= a.nf) return;
+    int k = a.clip_of[f];
     if (!gate[k]) return;
-    p[gid] = z[gid] + beta[k] * p[gid];
+    float b = beta[k];
+    size_t o = (size_t)f * a.n;
+    for (int c = (int)(threadIdx.x & 31u); c < a.n; c += 32) p[o + c] = z[o + c] + b * p[o + c];
 }
 
 /* pred_f = -(g.d) - 0.5 (d.Hd), xt = x (+) d (ph_matvec, undamped). */
@@ -336,15 +341,16 @@ static enum rt_status pcg_enqueue_init(struct cuda_lm *L, cudaStream_t s, struct
 static enum rt_status pcg_enqueue_iter(struct cuda_lm *L, cudaStream_t s, struct rt_err *err)
 {
     struct cg_args a = cg_args_of(L);
-    size_t ne = (size_t)L->nf * L->n;
-    unsigned ge = cuda_blocks(ne, 256), gw = cuda_blocks((size_t)L->nf, WARP_FRAMES_PER_BLOCK);
+    unsigned gw = cuda_blocks((size_t)L->nf, WARP_FRAMES_PER_BLOCK);
     size_t sm = warp_smem(L);
     enum rt_status st;
-    /* the update runs 4 frames per warp where a frame has at most 40
-     * coordinates, 2 where at most 48, else 1 (RT_CUDA_CG_UP=1 or 2 caps the
-     * frames per warp, for comparison; the same bits either way) */
+    /* the update runs 2 frames per warp where a frame has at most 48
+     * coordinates, else 1 (RT_CUDA_CG_UP=1: 1, RT_CUDA_CG_UP=4: 4 where
+     * n <= 40; for comparison, the same bits either way). On the H200 at
+     * 64 x 3945 G1 frames a CG iteration took 1057 us with 1 frame per warp,
+     * 950 with 2 and 1075 with 4. */
     const char *eup = getenv("RT_CUDA_CG_UP");
-    int cap = eup && (eup[0] == '1' || eup[0] == '2') ? eup[0] - '0' : 4;
+    int cap = eup && (eup[0] == '1' || eup[0] == '4') ? eup[0] - '0' : 2;
     int lpf = cap >= 4 && L->n <= 40 ? 8 : (cap >= 2 && L->n <= 48 ? 16 : 32);
     unsigned gn = cuda_blocks((size_t)L->nf, (unsigned)(CGN_THREADS / lpf));
     size_t smn = (size_t)(CGN_THREADS / lpf) * CGN_SLOT(CUDA_PK_STRIDE(L->n), (size_t)lpf) * sizeof(float);
@@ -371,7 +377,8 @@ static enum rt_status pcg_enqueue_iter(struct cuda_lm *L, cudaStream_t s, struct
         fin_beta fin = {L->cg_on, L->cg_it, L->gg, L->rz, L->beta, L->bd.opt.cg_tol, L->bd.opt.max_cg_iters};
         if ((st = cuda_reduce_run<2>(&L->plan_n, src, dst, fin, s, err)) != RT_OK) return st;
     }
-    cg_p_kernel<<<ge, 256, 0, s>>>(a, L->cg_on, L->beta, L->z, L->p);
+    cg_p_kernel<<<cuda_blocks((size_t)L->nf, CG_P_FRAMES_PER_BLOCK), CG_P_FRAMES_PER_BLOCK * 32, 0, s>>>(
+        a, L->cg_on, L->beta, L->z, L->p);
     CUDA_TRY_LAUNCH(err);
     return RT_OK;
 }

@@ -89,7 +89,7 @@ static __device__ __forceinline__ float cuda_warp_tree512(float v[16], unsigned 
  * the source; later levels read the K partial arrays of the previous level
  * (part_in + k * part_stride). The last level writes out[k][c] (when out[k]
  * is non-NULL) and calls fin(c, results). */
-template <int K, class Fin, bool H>
+template <int K, class Fin>
 static __global__ void __launch_bounds__(CUDA_REDUCE_WARPS * 32)
 cuda_reduce_level_kernel(cuda_reduce_src<K> src, const float *part_in, size_t in_stride,
                          const size_t *in_off, const size_t *out_off, const int *blk_seg,
@@ -107,29 +107,25 @@ cuda_reduce_level_kernel(cuda_reduce_src<K> src, const float *part_in, size_t in
         for (int k = 0; k < K; k++) res[k] = part_in[k * in_stride + base];
     } else {
         size_t e0 = (gb - out_off[c]) * 512 + lane;
-        /* H: every sum's inputs are loaded before the first tree (the K
-         * sums' loads in flight together); otherwise one sum after the
-         * other. The same values and trees either way. */
-        float v[H ? K : 1][16];
 #pragma unroll
         for (int k = 0; k < K; k++) {
-            float *vk = v[H ? k : 0];
+            float v[16];
+            /* a self product (r.r) loads its operand once: t * t is the
+             * same float as a[e] * b[e] when a == b */
+            const int self = level == 0 && src.b[k] == src.a[k];
 #pragma unroll
             for (int j = 0; j < 16; j++) {
                 size_t e = e0 + 32 * (size_t)j;
                 float x = 0.0f;
                 if (e < len) {
                     if (level > 0) x = part_in[k * in_stride + base + e];
+                    else if (self) { float t = src.a[k][base + e]; x = t * t; }
                     else if (src.b[k]) x = src.a[k][base + e] * src.b[k][base + e];
                     else x = src.a[k][base + e];
                 }
-                vk[j] = x;
+                v[j] = x;
             }
-            if (!H) res[k] = cuda_warp_tree512(vk, lane);
-        }
-        if (H) {
-#pragma unroll
-            for (int k = 0; k < K; k++) res[k] = cuda_warp_tree512(v[k], lane);
+            res[k] = cuda_warp_tree512(v, lane);
         }
     }
     if (lane != 0) return;
@@ -142,14 +138,6 @@ cuda_reduce_level_kernel(cuda_reduce_src<K> src, const float *part_in, size_t in
     for (int k = 0; k < K; k++)
         if (out.o[k]) out.o[k][c] = res[k];
     fin(c, res);
-}
-
-/* Several sums per launch load all their inputs before the first tree
- * unless RT_CUDA_REDUCE_HOIST=0 (comparisons; the same bits). */
-static inline int cuda_reduce_hoist(void)
-{
-    const char *e = getenv("RT_CUDA_REDUCE_HOIST");
-    return !(e && e[0] == '0');
 }
 
 /* Runs the K sums of `src` over the segments of `p`: results into
@@ -173,14 +161,9 @@ static enum rt_status cuda_reduce_run(const struct cuda_reduce_plan *p, cuda_red
         const struct cuda_reduce_level *l = &p->lv[k];
         int last = k + 1 == p->n_levels;
         unsigned grid = cuda_blocks(l->n_blocks, CUDA_REDUCE_WARPS);
-        if (K > 1 && cuda_reduce_hoist())
-            cuda_reduce_level_kernel<K, Fin, true><<<grid, CUDA_REDUCE_WARPS * 32, 0, stream>>>(
-                src, k ? lvl_part[k - 1] : NULL, k ? stride[k - 1] : 0, l->in_off, l->out_off, l->blk_seg,
-                last ? NULL : lvl_part[k], stride[k], l->n_blocks, k, last, out, fin);
-        else
-            cuda_reduce_level_kernel<K, Fin, false><<<grid, CUDA_REDUCE_WARPS * 32, 0, stream>>>(
-                src, k ? lvl_part[k - 1] : NULL, k ? stride[k - 1] : 0, l->in_off, l->out_off, l->blk_seg,
-                last ? NULL : lvl_part[k], stride[k], l->n_blocks, k, last, out, fin);
+        cuda_reduce_level_kernel<K, Fin><<<grid, CUDA_REDUCE_WARPS * 32, 0, stream>>>(
+            src, k ? lvl_part[k - 1] : NULL, k ? stride[k - 1] : 0, l->in_off, l->out_off, l->blk_seg,
+            last ? NULL : lvl_part[k], stride[k], l->n_blocks, k, last, out, fin);
         CUDA_TRY_LAUNCH(err);
     }
     return RT_OK;
