@@ -145,11 +145,13 @@ cg_update_kernel(struct cg_args a, const int *gate, const float *alpha, const fl
  * products in the same order (frame_chol_solve). A 35-coordinate frame
  * costs the warp a fraction of the one-frame-per-warp kernel's
  * instructions, whose rows 32-34 rode on three lanes through every step.
- * The frames' slots in shared memory sit 32 / (32 / LPF) banks apart: the
- * row starts c (c + 1) / 2 of LPF consecutive c are distinct modulo LPF,
- * so the groups' reads of one step hit 32 distinct banks. */
+ * The frames' slots in shared memory (the packed factor and LPF floats)
+ * sit LPF banks apart: the row starts c (c + 1) / 2 of LPF consecutive c
+ * are distinct modulo LPF, so the groups' reads of one step hit 32
+ * distinct banks; no more shared memory than that, since it is what
+ * bounds the warps per SM. */
 #define CGN_THREADS 64
-#define CGN_SLOT(pks, lpf) ((pks) + 64 + (lpf))
+#define CGN_SLOT(pks, lpf) ((pks) + (lpf))
 template <int LPF, int NC>
 static __global__ void __launch_bounds__(CGN_THREADS)
 cg_update_n_kernel(struct cg_args a, const int *gate, const float *alpha, const float *__restrict__ F, const float *p,
@@ -233,19 +235,14 @@ cg_update_n_kernel(struct cg_args a, const int *gate, const float *alpha, const 
     }
 }
 
-/* p = z + beta p (ph_cg_p); one warp per frame (the clip's gate and beta
- * read once, no division per element). */
-#define CG_P_FRAMES_PER_BLOCK 8
-static __global__ void __launch_bounds__(CG_P_FRAMES_PER_BLOCK * 32)
-cg_p_kernel(struct cg_args a, const int *gate, const float *beta, const float *z, float *p)
+/* p = z + beta p (ph_cg_p). */
+static __global__ void cg_p_kernel(struct cg_args a, const int *gate, const float *beta, const float *z, float *p)
 {
-    int f = blockIdx.x * CG_P_FRAMES_PER_BLOCK + (int)(threadIdx.x >> 5);
-    if (f >= a.nf) return;
-    int k = a.clip_of[f];
+    size_t gid = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (gid >= (size_t)a.nf * a.n) return;
+    int k = a.clip_of[gid / a.n];
     if (!gate[k]) return;
-    float b = beta[k];
-    size_t o = (size_t)f * a.n;
-    for (int c = (int)(threadIdx.x & 31u); c < a.n; c += 32) p[o + c] = z[o + c] + b * p[o + c];
+    p[gid] = z[gid] + beta[k] * p[gid];
 }
 
 /* pred_f = -(g.d) - 0.5 (d.Hd), xt = x (+) d (ph_matvec, undamped). */
@@ -377,8 +374,7 @@ static enum rt_status pcg_enqueue_iter(struct cuda_lm *L, cudaStream_t s, struct
         fin_beta fin = {L->cg_on, L->cg_it, L->gg, L->rz, L->beta, L->bd.opt.cg_tol, L->bd.opt.max_cg_iters};
         if ((st = cuda_reduce_run<2>(&L->plan_n, src, dst, fin, s, err)) != RT_OK) return st;
     }
-    cg_p_kernel<<<cuda_blocks((size_t)L->nf, CG_P_FRAMES_PER_BLOCK), CG_P_FRAMES_PER_BLOCK * 32, 0, s>>>(
-        a, L->cg_on, L->beta, L->z, L->p);
+    cg_p_kernel<<<cuda_blocks((size_t)L->nf * L->n, 256), 256, 0, s>>>(a, L->cg_on, L->beta, L->z, L->p);
     CUDA_TRY_LAUNCH(err);
     return RT_OK;
 }

@@ -110,16 +110,12 @@ cuda_reduce_level_kernel(cuda_reduce_src<K> src, const float *part_in, size_t in
 #pragma unroll
         for (int k = 0; k < K; k++) {
             float v[16];
-            /* a self product (r.r) loads its operand once: t * t is the
-             * same float as a[e] * b[e] when a == b */
-            const int self = level == 0 && src.b[k] == src.a[k];
 #pragma unroll
             for (int j = 0; j < 16; j++) {
                 size_t e = e0 + 32 * (size_t)j;
                 float x = 0.0f;
                 if (e < len) {
                     if (level > 0) x = part_in[k * in_stride + base + e];
-                    else if (self) { float t = src.a[k][base + e]; x = t * t; }
                     else if (src.b[k]) x = src.a[k][base + e] * src.b[k][base + e];
                     else x = src.a[k][base + e];
                 }
