@@ -4,7 +4,7 @@
 # cuda_lm_solve (RT_CUDA_PROFILE=1: a stream synchronization after each
 # phase, one line per solve) for 64 and 256 clips of the real clip and for
 # the reference batch, then Nsight Systems' kernel summary and Nsight
-# Compute on the PCG kernels at 64 clips where those tools are installed.
+# Compute on one PCG iteration at 64 clips where those tools are installed.
 # Logs under $OUT; the short lines last.
 set -u
 for f in .debs/*.deb; do dpkg -x "$f" /tmp/debs; done
@@ -27,8 +27,11 @@ else
 fi
 ncu=$(command -v ncu 2>/dev/null || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n 1)
 if [ -n "$ncu" ]; then
-    timeout ${NCU_TIMEOUT:-150} "$ncu" --clock-control none -k "regex:${NCU_KERNELS:-matvec_kernel|cg_update_kernel|cg_p_kernel|reduce}" \
-        --launch-skip ${NCU_SKIP:-12} --launch-count ${NCU_COUNT:-10} --section SpeedOfLight --section WarpStateStats --section Occupancy \
+    # the CG unrolled (RT_CUDA_UNROLLED_CG=1): Nsight Compute does not profile
+    # the kernels of the while-node graph; skip 20 launches to land in a CG iteration
+    RT_CUDA_UNROLLED_CG=1 timeout ${NCU_TIMEOUT:-150} "$ncu" --clock-control none \
+        -k "regex:${NCU_KERNELS:-matvec|cg_update|cg_p_kernel|reduce_level}" \
+        --launch-skip ${NCU_SKIP:-20} --launch-count ${NCU_COUNT:-12} --section SpeedOfLight --section WarpStateStats --section Occupancy \
         --section LaunchStats --section MemoryWorkloadAnalysis $B/bench/bench_gpu throughput 64 > "$O/ncu_cg.txt" 2>&1
     echo "ncu exit $?" >> "$O/ncu_cg.txt"
 else
