@@ -128,13 +128,19 @@ static enum rt_status stage_ready(struct cuda_lm *L, struct rt_err *err)
         int th = nproc > 1 ? (int)(nproc < STAGE_THREADS ? nproc : STAGE_THREADS) : 1;
         if (th > 1 && cpu_pool_create(th, &L->copy_pool, NULL) != RT_OK) L->copy_pool = NULL;
     }
-    CUDA_TRY(cudaMallocHost((void **)&L->stage, 2 * STAGE_CHUNK), err);
+    cudaError_t ea = cudaMallocHost((void **)&L->stage, 2 * STAGE_CHUNK);
+    if (ea != cudaSuccess) {
+        L->stage = NULL;
+        (void)cudaGetLastError(); /* callers fall back to plain copies; keep no stale error for later launch checks */
+        CUDA_TRY(ea, err);
+    }
     for (int h = 0; h < 2; h++) {
         cudaError_t e = cudaEventCreateWithFlags(&L->stage_ev[h], cudaEventDisableTiming);
         if (e != cudaSuccess) {
             for (int k = 0; k < h; k++) cudaEventDestroy(L->stage_ev[k]);
             cudaFreeHost(L->stage);
             L->stage = NULL;
+            (void)cudaGetLastError();
             CUDA_TRY(e, err);
         }
     }
