@@ -448,6 +448,30 @@ RT_HD void frame_jac_joint(const struct solver_tree *tr, const float *lk, const 
 /* ------------------------------------------------------------------ */
 /* Residuals, Jacobian rows, block and gradient of one frame. */
 
+/* Residuals of target slot ti (frame f, target k: ti = f n_targets + k)
+ * on link record L: ep = x_L - p_target when hp, eo = log(R_L R_target^T)
+ * (the target quaternion normalized first) when ho; zeros otherwise. One
+ * definition for frame_eval and the warp executor (warp_eval). */
+RT_HD void frame_target_residual(const struct solver_batch *b, size_t ti, const float *L, int hp, int ho, float *ep,
+                                 float *eo)
+{
+    ep[0] = ep[1] = ep[2] = 0.0f;
+    eo[0] = eo[1] = eo[2] = 0.0f;
+    if (hp) {
+        const float *tp = b->target_pos + 3 * ti;
+        ep[0] = L[0] - tp[0]; ep[1] = L[1] - tp[1]; ep[2] = L[2] - tp[2];
+    }
+    if (ho) {
+        float qt[4] = {b->target_rot[4 * ti], b->target_rot[4 * ti + 1], b->target_rot[4 * ti + 2],
+                       b->target_rot[4 * ti + 3]};
+        float Rt[9], M[9];
+        q_normalize(qt);
+        q_to_m3(qt, Rt);
+        m3_mul_bt(L + 3, Rt, M);
+        m3_log(M, eo);
+    }
+}
+
 /* Evaluates frame f (global index; clip-local t of T) at state x.
  * Returns the frame's partial cost
  *     0.5 * ((track + vel) + acc)
@@ -481,23 +505,11 @@ RT_HD float frame_eval(const struct solver_batch *b, int f, const float *x, cons
         if (!hp && !ho) continue;
         int link = b->target_link[k];
         const float *L = lk + (size_t)link * FRAME_LINK_STRIDE;
-        float ep[3] = {0.0f, 0.0f, 0.0f}, eo[3] = {0.0f, 0.0f, 0.0f};
+        float ep[3], eo[3];
         float wp2 = wp * wp, wo2 = wo * wo;
-        if (hp) {
-            const float *tp = b->target_pos + 3 * ti;
-            ep[0] = L[0] - tp[0]; ep[1] = L[1] - tp[1]; ep[2] = L[2] - tp[2];
-            track = track + wp2 * v3_dot(ep, ep);
-        }
-        if (ho) {
-            float qt[4] = {b->target_rot[4 * ti], b->target_rot[4 * ti + 1], b->target_rot[4 * ti + 2],
-                           b->target_rot[4 * ti + 3]};
-            float Rt[9], M[9];
-            q_normalize(qt);
-            q_to_m3(qt, Rt);
-            m3_mul_bt(L + 3, Rt, M);
-            m3_log(M, eo);
-            track = track + wo2 * v3_dot(eo, eo);
-        }
+        frame_target_residual(b, ti, L, hp, ho, ep, eo);
+        if (hp) track = track + wp2 * v3_dot(ep, ep);
+        if (ho) track = track + wo2 * v3_dot(eo, eo);
         if (!B) continue;
 
         /* Jacobian columns of this target, compact: root (6) then the chain. */

@@ -24,6 +24,20 @@ void solver_options_default(struct solver_options *o)
     o->init_lambda = 1e-2f;
 }
 
+void solver_clip_bounds(const struct solver_tree *t, const float *state, int T, struct solver_clip_result *r)
+{
+    size_t cols = (size_t)solver_state_cols(t);
+    for (int f = 0; f < T; f++) {
+        const float *x = state + (size_t)f * cols + SOLVER_ROOT_COLS;
+        int at = 0;
+        for (int j = 0; j < t->n_joints; j++) {
+            if (x[j] < t->lower[j] || x[j] > t->upper[j]) r->limit_violations++;
+            if (x[j] == t->lower[j] || x[j] == t->upper[j]) at = 1;
+        }
+        r->frames_at_bound += at;
+    }
+}
+
 const char *solver_termination_str(int term)
 {
     switch (term) {

@@ -167,6 +167,11 @@ struct solver_result {
  * with `where` naming the field. */
 enum rt_status solver_batch_check(const struct solver_batch *b, struct rt_err *err);
 
+/* Counts over T rows of a state (state_cols floats each) the joint values
+ * outside their limits into r->limit_violations and the frames with a joint
+ * exactly at a limit into r->frames_at_bound (every backend's clip result). */
+void solver_clip_bounds(const struct solver_tree *t, const float *state, int T, struct solver_clip_result *r);
+
 /* Solves a batch on the CPU backend. `res->state` and `res->clips` must have
  * room for the whole batch. On failure the output contents are unspecified. */
 enum rt_status solver_solve_cpu(const struct solver_batch *b, struct solver_result *res,

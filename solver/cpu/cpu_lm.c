@@ -337,7 +337,6 @@ enum rt_status solver_solve_cpu(const struct solver_batch *b, struct solver_resu
     st = lm_run(&c, err);
     if (st == RT_OK) {
         double sec = now_s() - t0;
-        const struct solver_tree *tr = c.tr;
         memcpy(res->state, c.x, (size_t)c.nf * c.cols * sizeof(float));
         for (int k = 0; k < c.nc; k++) {
             const struct cpu_clip *cl = &c.clip[k];
@@ -351,15 +350,7 @@ enum rt_status solver_solve_cpu(const struct solver_batch *b, struct solver_resu
             r->final_cost = cl->cost;
             r->final_lambda = cl->lambda;
             r->seconds = sec;
-            for (int t = 0; t < cl->T; t++) {
-                const float *x = c.x + (size_t)(cl->off + t) * c.cols + SOLVER_ROOT_COLS;
-                int at = 0;
-                for (int j = 0; j < tr->n_joints; j++) {
-                    if (x[j] < tr->lower[j] || x[j] > tr->upper[j]) r->limit_violations++;
-                    if (x[j] == tr->lower[j] || x[j] == tr->upper[j]) at = 1;
-                }
-                r->frames_at_bound += at;
-            }
+            solver_clip_bounds(c.tr, c.x + (size_t)cl->off * c.cols, cl->T, r);
         }
     }
     cpu_ctx_free(&c);

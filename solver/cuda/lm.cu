@@ -553,9 +553,7 @@ enum rt_status cuda_lm_solve(struct cuda_lm **lmp, const struct solver_batch *b,
     TRY(stage_down(L, res->state, L->x, (size_t)nf * L->cols * sizeof(float), s, err));
     {
         double sec = now_s() - t0;
-        const struct solver_tree *tr = b->tree;
         L->solve_ms = 1e3 * sec;
-        const float *xh = res->state;
         prof_mark(&prof, PH_DOWN, s);
         prof_print(&prof, nf, nc);
         for (int k = 0; k < nc; k++) {
@@ -570,15 +568,7 @@ enum rt_status cuda_lm_solve(struct cuda_lm **lmp, const struct solver_batch *b,
             r->final_cost = c->cost;
             r->final_lambda = c->lambda;
             r->seconds = sec;
-            for (int t = 0; t < c->T; t++) {
-                const float *x = xh + (size_t)(c->off + t) * L->cols + SOLVER_ROOT_COLS;
-                int at = 0;
-                for (int j = 0; j < tr->n_joints; j++) {
-                    if (x[j] < tr->lower[j] || x[j] > tr->upper[j]) r->limit_violations++;
-                    if (x[j] == tr->lower[j] || x[j] == tr->upper[j]) at = 1;
-                }
-                r->frames_at_bound += at;
-            }
+            solver_clip_bounds(b->tree, res->state + (size_t)c->off * L->cols, c->T, r);
         }
     }
 done:

@@ -197,23 +197,10 @@ static __device__ float warp_eval(const struct solver_batch *b, const struct war
         if (!hp && !ho) continue;
         int link = b->target_link[k];
         const float *L = lk + (size_t)link * FRAME_LINK_STRIDE;
-        float ep[3] = {0.0f, 0.0f, 0.0f}, eo[3] = {0.0f, 0.0f, 0.0f};
-        float wp2 = wp * wp, wo2 = wo * wo, tp_ = 0.0f, to_ = 0.0f;
-        if (hp) {
-            const float *tp = b->target_pos + 3 * ti;
-            ep[0] = L[0] - tp[0]; ep[1] = L[1] - tp[1]; ep[2] = L[2] - tp[2];
-            tp_ = wp2 * v3_dot(ep, ep);
-        }
-        if (ho) {
-            float qt[4] = {b->target_rot[4 * ti], b->target_rot[4 * ti + 1], b->target_rot[4 * ti + 2],
-                           b->target_rot[4 * ti + 3]};
-            float Rt[9], M[9];
-            q_normalize(qt);
-            q_to_m3(qt, Rt);
-            m3_mul_bt(L + 3, Rt, M);
-            m3_log(M, eo);
-            to_ = wo2 * v3_dot(eo, eo);
-        }
+        float ep[3], eo[3];
+        float wp2 = wp * wp, wo2 = wo * wo;
+        frame_target_residual(b, ti, L, hp, ho, ep, eo);
+        float tp_ = hp ? wp2 * v3_dot(ep, ep) : 0.0f, to_ = ho ? wo2 * v3_dot(eo, eo) : 0.0f;
         rs[0] = ep[0]; rs[1] = ep[1]; rs[2] = ep[2];
         rs[3] = eo[0]; rs[4] = eo[1]; rs[5] = eo[2];
         rs[6] = wp2; rs[7] = wo2; rs[8] = tp_; rs[9] = to_;
