@@ -102,54 +102,15 @@ cg_init_kernel(struct cg_args a, const int *gate, const float *__restrict__ F, c
     if (i1 < a.n) { z[o + i1] = z1; p[o + i1] = z1; }
 }
 
-/* d += alpha p, r -= alpha q, z = M^-1 r (ph_cg_update). */
-static __global__ void __launch_bounds__(WARP_FRAMES_PER_BLOCK * 32)
-cg_update_kernel(struct cg_args a, const int *gate, const float *alpha, const float *__restrict__ F, const float *p,
-                 const float *q, float *d, float *r, float *z)
-{
-    extern __shared__ float4 smem4[];
-    int w = threadIdx.x >> 5, f = blockIdx.x * WARP_FRAMES_PER_BLOCK + w;
-    unsigned lane = threadIdx.x & 31u;
-    if (f >= a.nf) return;
-    int k = a.clip_of[f];
-    if (!gate[k]) return;
-    float al = alpha[k];
-    size_t o = (size_t)f * a.n;
-    const int pks = (int)CUDA_PK_STRIDE(a.n);
-    float *Fs = (float *)smem4 + (size_t)w * (pks + 64);
-    warp_copy4(Fs, F + (size_t)f * pks, pks, lane);
-    int i0 = (int)lane, i1 = (int)lane + 32;
-    float z0 = 0.0f, z1 = 0.0f;
-    if (i0 < a.n) {
-        d[o + i0] = d[o + i0] + al * p[o + i0];
-        z0 = r[o + i0] - al * q[o + i0];
-        r[o + i0] = z0;
-    }
-    if (i1 < a.n) {
-        d[o + i1] = d[o + i1] + al * p[o + i1];
-        z1 = r[o + i1] - al * q[o + i1];
-        r[o + i1] = z1;
-    }
-    __syncwarp();
-    warp_chol_solve_pk(Fs, a.n, lane, &z0, &z1);
-    if (i0 < a.n) z[o + i0] = z0;
-    if (i1 < a.n) z[o + i1] = z1;
-}
-
-/* cg_update_kernel with several frames per warp: a group of LPF lanes
- * (LPF = 16 or 8) runs one frame, lane l of a group holding coordinates
- * l, l + LPF, ..., l + (NC - 1) LPF (n <= NC LPF). The substitutions are
- * warp_chol_solve_pk's step for step, the pivot broadcast inside the group
- * (LPF-wide shuffles): phase p takes the pivots LPF p .. LPF (p + 1) - 1,
- * owned by coordinate slot p, and every coordinate subtracts the same
- * products in the same order (frame_chol_solve). A 35-coordinate frame
- * costs the warp a fraction of the one-frame-per-warp kernel's
- * instructions, whose rows 32-34 rode on three lanes through every step.
- * The frames' slots in shared memory (the packed factor and LPF floats)
- * sit LPF banks apart: the row starts c (c + 1) / 2 of LPF consecutive c
- * are distinct modulo LPF, so the groups' reads of one step hit 32
- * distinct banks; no more shared memory than that, since it is what
- * bounds the warps per SM. */
+/* d += alpha p, r -= alpha q, z = M^-1 r (ph_cg_update), a group of LPF
+ * lanes per frame (group_chol_solve): 32 / LPF frames per warp. With
+ * LPF = 16 a 35-coordinate frame costs the warp about half the
+ * instructions of one frame per warp, whose rows 32-34 ride on three
+ * lanes through every step. The frames' slots in shared memory (the packed
+ * factor and LPF floats) sit LPF banks apart: the row starts c (c + 1) / 2
+ * of LPF consecutive c are distinct modulo LPF, so the groups' reads of
+ * one step hit 32 distinct banks; no more shared memory than that, since
+ * it is what bounds the warps per SM. */
 #define CGN_THREADS 64
 #define CGN_SLOT(pks, lpf) ((pks) + (lpf))
 template <int LPF, int NC>
@@ -176,7 +137,6 @@ cg_update_n_kernel(struct cg_args a, const int *gate, const float *alpha, const 
     float al = alpha[a.clip_of[fr]];
     size_t o = (size_t)fr * n;
     float v[NC];
-    const float *row_of[NC];
 #pragma unroll
     for (int m = 0; m < NC; m++) {
         int i = (int)hl + LPF * m;
@@ -186,46 +146,9 @@ cg_update_n_kernel(struct cg_args a, const int *gate, const float *alpha, const 
             v[m] = r[o + i] - al * q[o + i];
             r[o + i] = v[m];
         }
-        row_of[m] = Fs + pk_idx(i < n ? i : 0, 0);
     }
     __syncwarp();
-    /* forward: phase ph owns pivots j = LPF ph .. */
-#pragma unroll
-    for (int ph = 0; ph < NC; ph++) {
-        int j1 = LPF * (ph + 1) < n ? LPF * (ph + 1) : n;
-        for (int j = LPF * ph; j < j1; j++) {
-            float zj = __shfl_sync(0xffffffffu, v[ph], j & (LPF - 1), LPF) * Fs[pk_idx(j, j)];
-#pragma unroll
-            for (int m = ph; m < NC; m++) {
-                int i = (int)hl + LPF * m;
-                if (m == ph) {
-                    if (i == j) v[m] = zj;
-                    else if (i > j && i < n) v[m] = v[m] - row_of[m][j] * zj;
-                } else if (i < n) {
-                    v[m] = v[m] - row_of[m][j] * zj;
-                }
-            }
-        }
-    }
-    /* backward: phases descending */
-#pragma unroll
-    for (int ph = NC - 1; ph >= 0; ph--) {
-        int j1 = LPF * (ph + 1) < n ? LPF * (ph + 1) : n;
-        for (int j = j1 - 1; j >= LPF * ph; j--) {
-            const float *row = Fs + pk_idx(j, 0);
-            float zj = __shfl_sync(0xffffffffu, v[ph], j & (LPF - 1), LPF) * row[j];
-#pragma unroll
-            for (int m = 0; m <= ph; m++) {
-                int i = (int)hl + LPF * m;
-                if (m == ph) {
-                    if (i == j) v[m] = zj;
-                    else if (i < j) v[m] = v[m] - row[i] * zj;
-                } else {
-                    v[m] = v[m] - row[i] * zj;
-                }
-            }
-        }
-    }
+    group_chol_solve<LPF, NC>(Fs, n, hl, v);
     if (on) {
 #pragma unroll
         for (int m = 0; m < NC; m++) {
@@ -342,13 +265,11 @@ static enum rt_status pcg_enqueue_iter(struct cuda_lm *L, cudaStream_t s, struct
     size_t sm = warp_smem(L);
     enum rt_status st;
     /* the update runs 2 frames per warp where a frame has at most 48
-     * coordinates, else 1 (RT_CUDA_CG_UP=1: 1, RT_CUDA_CG_UP=4: 4 where
-     * n <= 40; for comparison, the same bits either way). On the H200 at
-     * 64 x 3945 G1 frames a CG iteration took 1057 us with 1 frame per warp,
-     * 950 with 2 and 1075 with 4. */
+     * coordinates, else 1 (RT_CUDA_CG_UP=1: 1, for comparison; the same
+     * bits either way). On the H200 at 64 x 3945 G1 frames a CG iteration
+     * took 1057 us with 1 frame per warp, 950 with 2 and 1075 with 4. */
     const char *eup = getenv("RT_CUDA_CG_UP");
-    int cap = eup && (eup[0] == '1' || eup[0] == '4') ? eup[0] - '0' : 2;
-    int lpf = cap >= 4 && L->n <= 40 ? 8 : (cap >= 2 && L->n <= 48 ? 16 : 32);
+    int lpf = L->n <= 48 && !(eup && eup[0] == '1') ? 16 : 32;
     unsigned gn = cuda_blocks((size_t)L->nf, (unsigned)(CGN_THREADS / lpf));
     size_t smn = (size_t)(CGN_THREADS / lpf) * CGN_SLOT(CUDA_PK_STRIDE(L->n), (size_t)lpf) * sizeof(float);
     matvec_kernel<<<gw, 32 * WARP_FRAMES_PER_BLOCK, sm, s>>>(a, L->cg_on, L->B, L->lamd, L->frozen, L->p, L->q);
@@ -359,14 +280,12 @@ static enum rt_status pcg_enqueue_iter(struct cuda_lm *L, cudaStream_t s, struct
         fin_alpha fin = {L->cg_on, L->rz, L->alpha};
         if ((st = cuda_reduce_run<1>(&L->plan_n, src, dst, fin, s, err)) != RT_OK) return st;
     }
-    if (lpf == 8)
-        cg_update_n_kernel<8, 5><<<gn, CGN_THREADS, smn, s>>>(a, L->cg_on, L->alpha, L->F, L->p, L->q, L->d, L->r, L->z);
-    else if (lpf == 16)
+    if (lpf == 16)
         cg_update_n_kernel<16, 3><<<gn, CGN_THREADS, smn, s>>>(a, L->cg_on, L->alpha, L->F, L->p, L->q, L->d, L->r,
                                                                L->z);
     else
-        cg_update_kernel<<<gw, 32 * WARP_FRAMES_PER_BLOCK, sm, s>>>(a, L->cg_on, L->alpha, L->F, L->p, L->q, L->d,
-                                                                    L->r, L->z);
+        cg_update_n_kernel<32, 2><<<gn, CGN_THREADS, smn, s>>>(a, L->cg_on, L->alpha, L->F, L->p, L->q, L->d, L->r,
+                                                               L->z);
     CUDA_TRY_LAUNCH(err);
     {
         cuda_reduce_src<2> src = {{L->r, L->r}, {L->r, L->z}};

@@ -19,9 +19,6 @@ struct lin_args { /* by value into every kernel */
     struct warp_tabs tb;
     int nf, n, cols, pks;
     size_t ws_floats;
-    size_t spare; /* unused, 0: the slot of the removed RT_CUDA_INIT=full
-                   * executor's workspace size, kept so that every kernel's
-                   * parameter offsets (and so its code) stay as they were */
     const int *clip_of, *off;
 };
 
@@ -35,7 +32,6 @@ static struct lin_args lin_args_of(const struct cuda_lm *L)
     a.cols = L->cols;
     a.pks = (int)CUDA_PK_STRIDE(L->n);
     a.ws_floats = warp_ws_floats(L->nl, L->n, L->cols, L->bd.n_targets);
-    a.spare = 0;
     a.clip_of = L->clip_of;
     a.off = L->off;
     return a;

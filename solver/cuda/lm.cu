@@ -120,6 +120,9 @@ static void host_copy(struct cuda_lm *L, void *dst, const void *src, size_t len)
     cpu_pool_run(L->copy_pool, copy_task, &j, (len + STAGE_PIECE - 1) / STAGE_PIECE);
 }
 
+/* Bytes of the chunk that starts at off. */
+static size_t stage_len(size_t bytes, size_t off) { return bytes - off < STAGE_CHUNK ? bytes - off : STAGE_CHUNK; }
+
 static enum rt_status stage_ready(struct cuda_lm *L, struct rt_err *err)
 {
     if (L->stage) return RT_OK;
@@ -158,7 +161,7 @@ static enum rt_status stage_up(struct cuda_lm *L, void *dst, const void *src, si
     int used[2] = {0, 0};
     for (size_t off = 0, i = 0; off < bytes; off += STAGE_CHUNK, i++) {
         int h = (int)(i & 1);
-        size_t len = bytes - off < STAGE_CHUNK ? bytes - off : STAGE_CHUNK;
+        size_t len = stage_len(bytes, off);
         if (used[h]) CUDA_TRY(cudaEventSynchronize(L->stage_ev[h]), err);
         host_copy(L, L->stage + (size_t)h * STAGE_CHUNK, (const char *)src + off, len);
         CUDA_TRY(cudaMemcpyAsync((char *)dst + off, L->stage + (size_t)h * STAGE_CHUNK, len, cudaMemcpyHostToDevice, s),
@@ -183,18 +186,18 @@ static enum rt_status stage_down(struct cuda_lm *L, void *dst, const void *src, 
     }
     size_t nch = (bytes + STAGE_CHUNK - 1) / STAGE_CHUNK;
     for (size_t i = 0; i < nch && i < 2; i++) {
-        size_t off = i * STAGE_CHUNK, len = bytes - off < STAGE_CHUNK ? bytes - off : STAGE_CHUNK;
+        size_t off = i * STAGE_CHUNK, len = stage_len(bytes, off);
         CUDA_TRY(cudaMemcpyAsync(L->stage + i * STAGE_CHUNK, (const char *)src + off, len, cudaMemcpyDeviceToHost, s),
                  err);
         CUDA_TRY(cudaEventRecord(L->stage_ev[i], s), err);
     }
     for (size_t i = 0; i < nch; i++) {
         int h = (int)(i & 1);
-        size_t off = i * STAGE_CHUNK, len = bytes - off < STAGE_CHUNK ? bytes - off : STAGE_CHUNK;
+        size_t off = i * STAGE_CHUNK, len = stage_len(bytes, off);
         CUDA_TRY(cudaEventSynchronize(L->stage_ev[h]), err);
         host_copy(L, (char *)dst + off, L->stage + (size_t)h * STAGE_CHUNK, len);
         if (i + 2 < nch) {
-            size_t o2 = (i + 2) * STAGE_CHUNK, l2 = bytes - o2 < STAGE_CHUNK ? bytes - o2 : STAGE_CHUNK;
+            size_t o2 = (i + 2) * STAGE_CHUNK, l2 = stage_len(bytes, o2);
             CUDA_TRY(cudaMemcpyAsync(L->stage + (size_t)h * STAGE_CHUNK, (const char *)src + o2, l2,
                                      cudaMemcpyDeviceToHost, s),
                      err);

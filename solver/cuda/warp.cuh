@@ -418,41 +418,68 @@ static __device__ void warp_precond(const struct solver_batch *b, const float *B
     warp_chol(F, dM, n, tri, lane, cs);
 }
 
+/* frame_chol_solve with a packed factor F (shared) on a group of LPF lanes
+ * (a power of two <= 32; LPF = 32: one frame per warp): lane hl of the
+ * group holds coordinates hl, hl + LPF, ..., hl + (NC - 1) LPF in v[0..NC)
+ * (n <= NC LPF). Phase ph takes the pivots LPF ph .. LPF (ph + 1) - 1,
+ * owned by coordinate slot ph and broadcast inside the group (LPF-wide
+ * shuffles); every coordinate subtracts the same products in the same
+ * order as frame_chol_solve (forward j ascending, backward j descending).
+ * Every lane of the warp calls it. */
+template <int LPF, int NC>
+static __device__ __forceinline__ void group_chol_solve(const float *F, int n, unsigned hl, float *v)
+{
+    const float *row_of[NC]; /* row starts of the lane's coordinates (the forward reads row i, column j) */
+#pragma unroll
+    for (int m = 0; m < NC; m++) {
+        int i = (int)hl + LPF * m;
+        row_of[m] = F + pk_idx(i < n ? i : 0, 0);
+    }
+#pragma unroll
+    for (int ph = 0; ph < NC; ph++) {
+        int j1 = LPF * (ph + 1) < n ? LPF * (ph + 1) : n;
+        for (int j = LPF * ph; j < j1; j++) {
+            float zj = __shfl_sync(0xffffffffu, v[ph], j & (LPF - 1), LPF) * F[pk_idx(j, j)];
+#pragma unroll
+            for (int m = ph; m < NC; m++) {
+                int i = (int)hl + LPF * m;
+                if (m == ph) {
+                    if (i == j) v[m] = zj;
+                    else if (i > j && i < n) v[m] = v[m] - row_of[m][j] * zj;
+                } else if (i < n) {
+                    v[m] = v[m] - row_of[m][j] * zj;
+                }
+            }
+        }
+    }
+#pragma unroll
+    for (int ph = NC - 1; ph >= 0; ph--) {
+        int j1 = LPF * (ph + 1) < n ? LPF * (ph + 1) : n;
+        for (int j = j1 - 1; j >= LPF * ph; j--) {
+            const float *row = F + pk_idx(j, 0);
+            float zj = __shfl_sync(0xffffffffu, v[ph], j & (LPF - 1), LPF) * row[j];
+#pragma unroll
+            for (int m = 0; m <= ph; m++) {
+                int i = (int)hl + LPF * m;
+                if (m == ph) {
+                    if (i == j) v[m] = zj;
+                    else if (i < j) v[m] = v[m] - row[i] * zj;
+                } else { /* i < LPF ph <= j < n */
+                    v[m] = v[m] - row[i] * zj;
+                }
+            }
+        }
+    }
+}
+
 /* frame_chol_solve on one warp with a packed factor; lane l holds
  * coordinates l (z0) and l + 32 (z1). */
 static __device__ __forceinline__ void warp_chol_solve_pk(const float *F, int n, unsigned lane, float *z0, float *z1)
 {
-    int i0 = (int)lane, i1 = (int)lane + 32;
-    /* row starts of the lane's two coordinates (forward reads row i, column j) */
-    const float *r0 = F + pk_idx(i0 < n ? i0 : 0, 0), *r1 = F + pk_idx(i1 < n ? i1 : 0, 0);
-    float a0 = *z0, a1 = *z1;
-    const int n0 = n < 32 ? n : 32;
-    for (int j = 0; j < n0; j++) { /* pivots owned by z0 */
-        float zj = __shfl_sync(0xffffffffu, a0, j) * F[pk_idx(j, j)];
-        if (i0 == j) a0 = zj;
-        else if (i0 > j && i0 < n) a0 = a0 - r0[j] * zj;
-        if (i1 < n) a1 = a1 - r1[j] * zj;
-    }
-    for (int j = 32; j < n; j++) { /* pivots owned by z1 */
-        float zj = __shfl_sync(0xffffffffu, a1, j & 31) * F[pk_idx(j, j)];
-        if (i1 == j) a1 = zj;
-        else if (i1 > j && i1 < n) a1 = a1 - r1[j] * zj;
-    }
-    for (int j = n - 1; j >= 32; j--) {
-        const float *row = F + pk_idx(j, 0);
-        float zj = __shfl_sync(0xffffffffu, a1, j & 31) * row[j];
-        a0 = a0 - row[i0] * zj;
-        if (i1 == j) a1 = zj;
-        else if (i1 < j) a1 = a1 - row[i1] * zj;
-    }
-    for (int j = n0 - 1; j >= 0; j--) {
-        const float *row = F + pk_idx(j, 0);
-        float zj = __shfl_sync(0xffffffffu, a0, j) * row[j];
-        if (i0 == j) a0 = zj;
-        else if (i0 < j) a0 = a0 - row[i0] * zj;
-    }
-    *z0 = a0;
-    *z1 = a1;
+    float v[2] = {*z0, *z1};
+    group_chol_solve<32, 2>(F, n, lane, v);
+    *z0 = v[0];
+    *z1 = v[1];
 }
 
 /* (B x)_c for packed symmetric B (shared) and x (shared), c = lane (*y0)
