@@ -52,7 +52,7 @@ enum rt_status kin_quality_compute(const struct kin_robot *r, const struct kin_t
 {
     int nt = t->n_targets, nd = r->n_dof, cols = SOLVER_ROOT_COLS + nd;
     double *x = NULL, *lp = NULL, *lr = NULL, *ep = NULL, *er = NULL, *buf = NULL;
-    double *foot_prev = NULL;
+    double foot_prev[6], sole[2] = {0.0, 0.0}; /* per side: last contact position, sole offset */
     int *np = NULL, *nr = NULL;
     size_t nft;
     enum rt_status st = RT_OK;
@@ -70,10 +70,14 @@ enum rt_status kin_quality_compute(const struct kin_robot *r, const struct kin_t
     buf = malloc(nft * sizeof *buf);
     np = calloc((size_t)(nt ? nt : 1), sizeof *np);
     nr = calloc((size_t)(nt ? nt : 1), sizeof *nr);
-    foot_prev = malloc(6 * sizeof *foot_prev);
-    if (!x || !lp || !lr || !ep || !er || !buf || !np || !nr || !foot_prev) {
+    if (!x || !lp || !lr || !ep || !er || !buf || !np || !nr) {
         st = RT_ENOMEM;
         goto fail;
+    }
+    for (int side = 0; side < 2; side++) {
+        int l = t->foot_link[side];
+        if (l >= 0 && l < r->n_links)
+            sole[side] = t->sole_offset >= 0 ? t->sole_offset : kin_quality_sole_offset(r, l);
     }
     for (int f = 0; f < n_frames; f++) {
         const float *s = state + (size_t)f * cols;
@@ -112,8 +116,7 @@ enum rt_status kin_quality_compute(const struct kin_robot *r, const struct kin_t
         for (int side = 0; side < 2; side++) {
             int l = t->foot_link[side];
             if (l < 0 || l >= r->n_links) continue;
-            double sole = t->sole_offset >= 0 ? t->sole_offset : kin_quality_sole_offset(r, l);
-            double pen = sole - lp[3 * l + 2];
+            double pen = sole[side] - lp[3 * l + 2];
             if (pen > q->ground_penetration_m) q->ground_penetration_m = pen;
             int in = t->contact && t->contact[2 * (size_t)f + side];
             int was = f > 0 && t->contact && t->contact[2 * (size_t)(f - 1) + side];
@@ -165,7 +168,6 @@ fail:
     free(buf);
     free(np);
     free(nr);
-    free(foot_prev);
     return st;
 }
 

@@ -408,13 +408,15 @@ static int names_only_source(const struct kin_clip *clip, struct source *s)
 
 /* Scores every bundled BVH profile for `robot_name` (and `robot` when not
  * NULL): best = a profile with nothing missing and the most links; when none
- * fits, `closest` is the one missing the fewest names. */
+ * fits, `closest` is the one missing the fewest names. With best_p, the
+ * best profile as loaded goes there (the caller frees it), NULL if none. */
 static enum rt_status detect(const struct kin_clip *clip, const char *robot_name,
                              const struct kin_robot *robot, const char **best,
                              const char **closest, char *miss_j, size_t cap_j, char *miss_l,
-                             size_t cap_l)
+                             size_t cap_l, struct kin_profile **best_p)
 {
     struct source s;
+    struct kin_profile *keep = NULL;
     int best_links = -1, closest_missing = 1 << 30;
     *best = *closest = NULL;
     if (names_only_source(clip, &s)) return RT_ENOMEM;
@@ -439,6 +441,11 @@ static enum rt_status detect(const struct kin_clip *clip, const char *robot_name
         if (miss == 0 && score > best_links) {
             best_links = score;
             *best = *b;
+            if (best_p) {
+                kin_profile_free(keep);
+                keep = p;
+                p = NULL;
+            }
         }
         if (miss > 0 && miss < closest_missing) {
             closest_missing = miss;
@@ -449,6 +456,7 @@ static enum rt_status detect(const struct kin_clip *clip, const char *robot_name
         kin_profile_free(p);
     }
     source_free(&s);
+    if (best_p) *best_p = keep;
     return RT_OK;
 }
 
@@ -457,7 +465,7 @@ const char *kin_retarget_detect_profile(const struct kin_clip *clip, const char 
     const char *best, *closest;
     char mj[8], ml[8];
     if (!clip || !robot_name) return NULL;
-    if (detect(clip, robot_name, NULL, &best, &closest, mj, sizeof mj, ml, sizeof ml)) return NULL;
+    if (detect(clip, robot_name, NULL, &best, &closest, mj, sizeof mj, ml, sizeof ml, NULL)) return NULL;
     return best;
 }
 
@@ -472,15 +480,15 @@ enum rt_status kin_retarget_pick_profile(const struct kin_clip *clip, const stru
     const char *const *bundled = kin_robot_bundled();
     for (int i = 0; bundled && bundled[i]; i++)
         if (kin_profile_fits_robot(bundled[i], robot->name)) rname = bundled[i];
-    if (detect(clip, rname, robot, &best, &closest, mj, sizeof mj, ml, sizeof ml))
+    if (detect(clip, rname, robot, &best, &closest, mj, sizeof mj, ml, sizeof ml, out))
         return rt_err_set(err, RT_ENOMEM, "profile", "out of memory");
-    if (!best && !closest)
+    if (*out) return RT_OK;
+    if (!closest)
         return rt_err_set(err, RT_EINVAL, "profile",
                           "no bundled profile targets robot '%.40s': give a profile", robot->name);
     /* No bundled profile fits by name: recognize the skeleton by synonyms
      * and topology and fill the closest template (skeleton.h). */
-    if (!best) return kin_skeleton_auto_profile(clip, robot, out, err);
-    return kin_profile_load(best, out, err);
+    return kin_skeleton_auto_profile(clip, robot, out, err);
 }
 
 /* ---- building targets ---- */
@@ -1022,13 +1030,15 @@ double kin_targets_ground_lift(const struct kin_robot *robot, const struct kin_t
         top = -1;
         goto done;
     }
+    double sole[2];
+    for (int side = 0; side < 2; side++)
+        sole[side] = t->sole_offset >= 0 ? t->sole_offset : kin_quality_sole_offset(robot, t->foot_link[side]);
     for (int f = 0; f < n; f++) {
         for (int c = 0; c < cols; c++) x[c] = state[(size_t)f * cols + c];
         kin_fk(robot, x, lp, lr);
         for (int side = 0; side < 2; side++) {
             int l = t->foot_link[side];
-            double sole = t->sole_offset >= 0 ? t->sole_offset : kin_quality_sole_offset(robot, l);
-            double d = sole - lp[3 * l + 2];
+            double d = sole[side] - lp[3 * l + 2];
             if (d > pen[f]) pen[f] = d;
         }
         if (pen[f] > top) top = pen[f];

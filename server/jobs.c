@@ -152,12 +152,13 @@ enum rt_status srv_job_build(struct srv *s, const struct store_job *j,
             goto done;
         }
         if (!prof) {
-            const char *name = kin_retarget_detect_profile(bvh, robot->name);
             if ((st = kin_retarget_pick_profile(bvh, robot, &prof, err)) != RT_OK) {
                 err_name_robot(err, robot->name, j->robot);
                 goto done;
             }
-            snprintf(in->profile, sizeof in->profile, "%s", name ? name : prof->name);
+            /* the profile used: a bundled one's name is its key, an
+             * automatic one's "auto:TEMPLATE" */
+            snprintf(in->profile, sizeof in->profile, "%s", prof->name);
         }
         if ((st = kin_targets_from_clip(robot, bvh, prof, &in->t, err)) != RT_OK)
             err_name_robot(err, robot->name, j->robot);
