@@ -917,16 +917,6 @@ done:
 /* Summary                                                                  */
 /* ------------------------------------------------------------------------ */
 
-/* Shortest of %.15g .. %.17g that strtod reads back as exactly v (cJSON's own
- * check compares with a tolerance, so it could lose the last bit). */
-static void format_exact(double v, char *buf, size_t cap)
-{
-    for (int prec = 15; prec <= 17; prec++) {
-        snprintf(buf, cap, "%.*g", prec, v);
-        if (strtod(buf, NULL) == v) return;
-    }
-}
-
 /* The `retarget inspect` summary (fields in bvh.h). The text is copied out of
  * cJSON's allocator so that the caller frees it with plain free(). */
 char *kin_clip_inspect_json(const struct kin_clip *c)
@@ -934,7 +924,7 @@ char *kin_clip_inspect_json(const struct kin_clip *c)
     char num[40], *text = NULL, *copy = NULL;
     cJSON *o = cJSON_CreateObject(), *names;
     if (!o) return NULL;
-    format_exact(c->frame_time, num, sizeof num);
+    rt_format_double(c->frame_time, num, sizeof num);
     if (!cJSON_AddStringToObject(o, "kind", "clip") ||
         !cJSON_AddNumberToObject(o, "frames", c->n_frames) ||
         !cJSON_AddNumberToObject(o, "declared_frames", c->declared_frames) ||

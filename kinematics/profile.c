@@ -6,6 +6,7 @@
  * user never finds. The bundled profiles are compiled in (see
  * embed.h and the Makefile rule that generates their table). */
 #include "profile.h"
+#include "robot.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -444,10 +445,6 @@ static int parse_tail(struct pctx *c, const cJSON *w, const cJSON *s, struct kin
     return RT_OK;
 }
 
-/* Checks that the joints a frame or the feet name are known to the profile
- * only where they must be: frames may name any source joint (resolved when
- * the clip is mapped), so nothing to do here beyond the structure. */
-
 enum rt_status kin_profile_parse(const char *text, size_t len, const char *name,
                                  struct kin_profile **out, struct rt_err *err)
 {
@@ -640,6 +637,15 @@ int kin_profile_fits_robot(const char *label, const char *robot_name)
     if (!label || !robot_name) return 0;
     n = strlen(label);
     return strncmp(label, robot_name, n) == 0 && (robot_name[n] == 0 || robot_name[n] == '_');
+}
+
+const char *kin_profile_robot_label(const char *robot_name)
+{
+    const char *label = robot_name;
+    const char *const *bundled = kin_robot_bundled();
+    for (int i = 0; bundled && bundled[i]; i++)
+        if (kin_profile_fits_robot(bundled[i], robot_name)) label = bundled[i];
+    return label;
 }
 
 struct kin_profile *kin_profile_find_robot_pair(const char *src, const char *dst)

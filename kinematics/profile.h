@@ -135,6 +135,10 @@ const char *kin_profile_bundled_text(const char *name, size_t *len);
  * either is NULL. */
 int kin_profile_fits_robot(const char *label, const char *robot_name);
 
+/* The label profiles use for a robot: the bundled robot name that
+ * robot_name fits ("g1" for "g1_29dof_rev_1_0"), else robot_name itself. */
+const char *kin_profile_robot_label(const char *robot_name);
+
 /* The first bundled robot-to-robot profile (source kind "robot") whose
  * source robot fits `src` and whose robot fits `dst`, loaded; the caller
  * frees it with kin_profile_free(). NULL when there is none. */

@@ -475,11 +475,8 @@ enum rt_status kin_retarget_pick_profile(const struct kin_clip *clip, const stru
     const char *best, *closest;
     char mj[160] = "", ml[160] = "";
     *out = NULL;
-    const char *rname = robot->name;
-    /* Bundled robots are named by their URDF; try the short bundled names. */
-    const char *const *bundled = kin_robot_bundled();
-    for (int i = 0; bundled && bundled[i]; i++)
-        if (kin_profile_fits_robot(bundled[i], robot->name)) rname = bundled[i];
+    /* Bundled robots are named by their URDF; profiles by the short names. */
+    const char *rname = kin_profile_robot_label(robot->name);
     if (detect(clip, rname, robot, &best, &closest, mj, sizeof mj, ml, sizeof ml, out))
         return rt_err_set(err, RT_ENOMEM, "profile", "out of memory");
     if (*out) return RT_OK;
@@ -1106,17 +1103,17 @@ enum rt_status kin_solve_per_frame(const struct kin_robot *robot, const struct k
     enum rt_status st = RT_OK;
     memset(&acc, 0, sizeof acc);
     clock_gettime(CLOCK_MONOTONIC, &t0);
+    kin_targets_batch(robot, t, one, opt, &b);
+    b.w_vel = b.w_acc = NULL; /* smoothness off: each frame on its own */
+    b.opt.init_iters = 0;
     for (int f = 0; f < t->n_frames; f++) {
         size_t i = (size_t)f * (size_t)nt;
         struct solver_result r = {state + (size_t)f * cols, &cr};
-        kin_targets_batch(robot, t, one, opt, &b);
         b.target_pos = t->pos + 3 * i;
         b.target_rot = t->rot + 4 * i;
         b.target_wpos = t->wpos + i;
         b.target_wrot = t->wrot + i;
-        b.w_vel = b.w_acc = NULL; /* smoothness off: each frame on its own */
-        b.opt.init_iters = 0;
-        b.init = f > 0 ? state + (size_t)(f - 1) * cols : (t->init ? t->init : NULL);
+        b.init = f > 0 ? state + (size_t)(f - 1) * cols : t->init;
         memset(&cr, 0, sizeof cr);
         if ((st = solver_solve_cpu(&b, &r, err))) {
             char where[96];

@@ -507,14 +507,13 @@ static int template_roles(const struct kin_profile *p, int *lrole)
     return 0;
 }
 
-/* Role of a name inside link k's frame (axis a, end e: 0 from, 1 to). */
-static int frame_role(const struct kin_profile *p, const int *lrole, int k, int a, int e, const char *name)
+/* Role of a name inside link k's frame (end e: 0 from, 1 to). */
+static int frame_role(const struct kin_profile *p, const int *lrole, int k, int e, const char *name)
 {
     for (int m = 0; m < p->n_links; m++)
         if (strcmp(p->links[m].joint, name) == 0) return lrole[m];
     for (int s = 0; s < 2; s++)
         if (p->feet[s].toe && strcmp(p->feet[s].toe, name) == 0) return KIN_ROLE_L_TOE + s * KIN_ROLE_SIDED;
-    (void)a;
     if (lrole[k] == KIN_ROLE_PELVIS) return KIN_ROLE_SPINE;
     if (lrole[k] == KIN_ROLE_CHEST) return e == 0 ? KIN_ROLE_CHEST_BASE : KIN_ROLE_NECK;
     return -1;
@@ -577,16 +576,14 @@ enum rt_status kin_skeleton_auto_profile(const struct kin_clip *clip, const stru
 {
     struct kin_skeleton_map m;
     struct kin_profile *p = NULL;
-    const char *best = NULL, *rname = robot->name;
+    const char *best = NULL, *rname;
     int best_score = -1, lrole[KIN_PROFILE_MAX_LINKS];
     char label[KIN_PROFILE_MAX_NAME];
     enum rt_status st;
     *out = NULL;
     if ((st = kin_skeleton_recognize(clip, &m, err)) != RT_OK) return st;
 
-    const char *const *bundled = kin_robot_bundled();
-    for (int i = 0; bundled && bundled[i]; i++)
-        if (kin_profile_fits_robot(bundled[i], robot->name)) rname = bundled[i];
+    rname = kin_profile_robot_label(robot->name);
     for (const char *const *b = kin_profile_bundled(); *b; b++) {
         struct kin_profile *t = NULL;
         int ok = 1;
@@ -610,7 +607,7 @@ enum rt_status kin_skeleton_auto_profile(const struct kin_clip *clip, const stru
         for (int a = 0; fr->axis[0] && a < 2; a++)
             for (int e = 0; e < 2; e++) {
                 char **slot = e ? &fr->to[a] : &fr->from[a];
-                int r = frame_role(p, lrole, k, a, e, *slot);
+                int r = frame_role(p, lrole, k, e, *slot);
                 int j = r >= 0 ? m.joint[r] : -1;
                 if (r == KIN_ROLE_NECK && j < 0) j = m.joint[KIN_ROLE_CHEST];
                 if (r < 0 || (j < 0 && role_kind(r) != KIN_ROLE_L_TOE)) {

@@ -72,6 +72,14 @@ int rt_mul_size(size_t a, size_t b, size_t *out)
     return 1;
 }
 
+void rt_format_double(double v, char *buf, size_t cap)
+{
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(buf, cap, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v) return;
+    }
+}
+
 enum rt_status rt_read_file(const char *path, size_t max_bytes, char **out, size_t *len,
                             struct rt_err *err)
 {

@@ -58,6 +58,10 @@ const char *rt_err_line(const struct rt_err *err, char *buf, size_t cap);
  * size_t. Every size derived from input goes through this before malloc. */
 int rt_mul_size(size_t a, size_t b, size_t *out);
 
+/* Writes into buf the shortest of %.15g .. %.17g that strtod reads back
+ * as exactly v (cJSON's own printer accepts an error of one ulp). */
+void rt_format_double(double v, char *buf, size_t cap);
+
 /* Reads a whole file into a NUL-terminated malloc'd buffer (caller frees).
  * Refuses files larger than `max_bytes` with RT_ELIMIT. */
 enum rt_status rt_read_file(const char *path, size_t max_bytes, char **out, size_t *len,

@@ -76,7 +76,7 @@ void kin_targets_free(struct kin_targets *t)
 void kin_targets_default_weights(struct kin_targets *t, const struct kin_robot *r)
 {
     int nb = r->tree.floating_base ? 6 : 0;
-    int nt = nb + r->n_dof;
+    int nt = solver_tangent_dim(&r->tree);
     double dt = t->frame_time > 0 ? t->frame_time : KIN_REF_DT;
     float sv = (float)(KIN_REF_DT / dt), sa = sv * sv;
     for (int i = 0; i < nt; i++) {

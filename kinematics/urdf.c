@@ -1071,17 +1071,13 @@ void kin_jacobian(const struct kin_robot *r, const double *state, int link, doub
 /* ---------------------------------------------------------------------------
  * JSON summary. */
 
-/* A number that reads back to exactly `v`: the shortest of %.15g..%.17g
- * that round-trips (cJSON's own printer accepts an error of one ulp).
- * Non-finite values become null. */
+/* A number that reads back to exactly `v` (rt_format_double); non-finite
+ * values become null. */
 static cJSON *json_number(double v)
 {
     char buf[40];
     if (!isfinite(v)) return cJSON_CreateNull();
-    for (int prec = 15; prec <= 17; prec++) {
-        snprintf(buf, sizeof buf, "%.*g", prec, v);
-        if (strtod(buf, NULL) == v) break;
-    }
+    rt_format_double(v, buf, sizeof buf);
     return cJSON_CreateRaw(buf);
 }
 
