@@ -64,25 +64,18 @@ enum rt_status kin_batch_solve(struct solver_backend *be, const struct kin_robot
             memcpy(init + (size_t)off[i] * (size_t)cols, t->init,
                    (size_t)t->n_frames * (size_t)cols * sizeof(float));
     }
-    struct solver_batch b = {
-        .tree = &robot->tree,
-        .n_clips = n,
-        .frame_off = off,
-        .n_targets = nk,
-        .target_link = t0->target_link,
-        .target_pos = pos,
-        .target_rot = rot,
-        .target_wpos = wpos,
-        .target_wrot = wrot,
-        .w_vel = t0->w_vel,
-        .w_acc = t0->w_acc,
-        .rest = t0->rest,
-        .w_rest = t0->w_rest,
-        .init = init,
-        .opt = *opt,
-        .progress = progress,
-        .progress_user = progress_user,
-    };
+    /* the first clip's weights and options (the caller groups equal ones),
+     * the batch's concatenated targets */
+    struct solver_batch b;
+    kin_targets_batch(robot, t0, off, opt, &b);
+    b.n_clips = n;
+    b.target_pos = pos;
+    b.target_rot = rot;
+    b.target_wpos = wpos;
+    b.target_wrot = wrot;
+    b.init = init;
+    b.progress = progress;
+    b.progress_user = progress_user;
     struct solver_result r = {state, res};
     st = solver_backend_solve(be, &b, &r, err);
     if (st != RT_OK) goto fail;
