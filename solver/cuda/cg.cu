@@ -267,7 +267,8 @@ static enum rt_status pcg_enqueue_iter(struct cuda_lm *L, cudaStream_t s, struct
     /* the update runs 2 frames per warp where a frame has at most 48
      * coordinates, else 1 (RT_CUDA_CG_UP=1: 1, for comparison; the same
      * bits either way). On the H200 at 64 x 3945 G1 frames a CG iteration
-     * took 1057 us with 1 frame per warp, 950 with 2 and 1075 with 4. */
+     * took 950 us with 2 frames per warp, 1075 with 4 and 1057 with the
+     * earlier hand-written one-frame-per-warp kernel (bench/RESULTS.md). */
     const char *eup = getenv("RT_CUDA_CG_UP");
     int lpf = L->n <= 48 && !(eup && eup[0] == '1') ? 16 : 32;
     unsigned gn = cuda_blocks((size_t)L->nf, (unsigned)(CGN_THREADS / lpf));
