@@ -13,6 +13,14 @@ int cli_fail(const struct rt_err *err)
     return 1;
 }
 
+void cli_base_name(const char *path, char *out, size_t cap)
+{
+    const char *b = strrchr(path, '/');
+    snprintf(out, cap, "%s", b ? b + 1 : path);
+    char *dot = strrchr(out, '.');
+    if (dot && dot != out) *dot = 0;
+}
+
 int cli_is_bvh(const char *path)
 {
     size_t n = strlen(path);

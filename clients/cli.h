@@ -73,6 +73,10 @@ int cli_fail(const struct rt_err *err);
  * folder that could not be created. */
 enum rt_status cli_mkdirs(const char *dir, struct rt_err *err);
 
+/* NAME of a path into out[cap]: its file name without folders and without
+ * its last extension ("a/b.c.bvh" -> "b.c", ".x" -> ".x"). */
+void cli_base_name(const char *path, char *out, size_t cap);
+
 /* 1 when `path` names a BVH file (by extension). */
 int cli_is_bvh(const char *path);
 

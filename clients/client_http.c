@@ -133,15 +133,6 @@ enum rt_status cli_http_error(long code, const char *resp, struct rt_err *err)
     return st;
 }
 
-/* NAME of a path: the base name without its extension. */
-static void base_name(const char *path, char *out, size_t cap)
-{
-    const char *b = strrchr(path, '/');
-    snprintf(out, cap, "%s", b ? b + 1 : path);
-    char *dot = strrchr(out, '.');
-    if (dot && dot != out) *dot = 0;
-}
-
 enum rt_status cli_job_body(const char *path, const char *robot, const char *profile,
                             const char *source_robot, int max_lm, char **body, struct rt_err *err)
 {
@@ -154,7 +145,7 @@ enum rt_status cli_job_body(const char *path, const char *robot, const char *pro
         free(text);
         return rt_err_set(err, RT_EPARSE, path, "the file holds a NUL byte");
     }
-    base_name(path, name, sizeof name);
+    cli_base_name(path, name, sizeof name);
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "robot", robot);
     if (profile) cJSON_AddStringToObject(j, "profile", profile);

@@ -139,16 +139,6 @@ static void apply_overrides(const struct solve_args *a, struct solver_options *o
     if (a->linear && !strcmp(a->linear, "direct")) o->linear = SOLVER_LINEAR_DIRECT;
 }
 
-/* NAME of a source: its file name without folders and extension. */
-static void clip_name(const char *path, char *out, size_t cap)
-{
-    const char *b = strrchr(path, '/');
-    b = b ? b + 1 : path;
-    snprintf(out, cap, "%s", b);
-    char *dot = strrchr(out, '.');
-    if (dot && dot != out) *dot = 0;
-}
-
 /* `given` is the --profile profile (NULL without one); `pair` the bundled
  * robot-to-robot profile for the source robot and the robot (NULL when
  * there is none or a profile is given). Both are the same for every source,
@@ -342,7 +332,7 @@ int cli_solve_err(int argc, char **argv, struct rt_err *err_out)
     if (!given) pair = find_pair_profile(&a, robot, src_robot);
     for (int i = 0; i < a.n_sources; i++) {
         clips[i].path = a.sources[i];
-        clip_name(a.sources[i], clips[i].name, sizeof clips[i].name);
+        cli_base_name(a.sources[i], clips[i].name, sizeof clips[i].name);
         for (int j = 0; j < i; j++)
             if (!strcmp(clips[j].name, clips[i].name)) {
                 rt_err_set(&err, RT_EINVAL, a.sources[i], "two sources named '%s' would write the same outputs",
