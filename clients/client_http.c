@@ -198,17 +198,6 @@ long long cli_json_int(const cJSON *o, const char *k, long long def)
     return (long long)v->valuedouble;
 }
 
-static enum rt_status write_file(const char *path, const char *data, size_t len, int nl,
-                                 struct rt_err *err)
-{
-    FILE *f = fopen(path, "wb");
-    if (!f) return rt_err_set(err, RT_EIO, path, "cannot write: %s", strerror(errno));
-    fwrite(data, 1, len, f);
-    if (nl) fputc('\n', f);
-    if (fclose(f)) return rt_err_set(err, RT_EIO, path, "write failed");
-    return RT_OK;
-}
-
 enum rt_status cli_fetch_job(const struct cli_server *srv, long long id, const char *dir,
                              const char *name, struct rt_err *err)
 {
@@ -237,9 +226,9 @@ enum rt_status cli_fetch_job(const struct cli_server *srv, long long id, const c
     }
     if ((st = cli_mkdirs(dir, err)) != RT_OK) goto done;
     snprintf(path, sizeof path, "%s/%s.csv", dir, jname);
-    if ((st = write_file(path, csv, csv_len, 0, err)) != RT_OK) goto done;
+    if ((st = cli_write_file(path, csv, csv_len, 0, err)) != RT_OK) goto done;
     snprintf(path, sizeof path, "%s/%s.report.json", dir, jname);
-    st = write_file(path, rep, strlen(rep), 1, err);
+    st = cli_write_file(path, rep, strlen(rep), 1, err);
 done:
     cJSON_Delete(job);
     cJSON_Delete(res);

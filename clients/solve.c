@@ -288,16 +288,9 @@ static enum rt_status write_outputs(const struct solve_args *a, struct solver_ba
     cJSON_Delete(rep);
     if (!text) return rt_err_set(err, RT_ENOMEM, c->name, "out of memory for the report");
     snprintf(path, sizeof path, "%s/%s.report.json", a->out_dir, c->name);
-    f = fopen(path, "wb");
-    if (!f) {
-        cJSON_free(text);
-        return rt_err_set(err, RT_EIO, path, "cannot write: %s", strerror(errno));
-    }
-    fputs(text, f);
-    fputc('\n', f);
+    st = cli_write_file(path, text, strlen(text), 1, err);
     cJSON_free(text);
-    if (fclose(f)) return rt_err_set(err, RT_EIO, path, "write failed");
-    return RT_OK;
+    return st;
 }
 
 int cli_solve(int argc, char **argv) { return cli_solve_err(argc, argv, NULL); }
