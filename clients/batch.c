@@ -218,11 +218,8 @@ static enum rt_status run_one(struct batch *b, int i, long long *job, struct rt_
     char src[4096], dir[4096], name[256], hdr[200];
     snprintf(src, sizeof src, "%s/%s", b->corpus, b->clips[i]);
     snprintf(dir, sizeof dir, "%s/%s", b->out, b->clips[i]);
-    char *slash = strrchr(dir, '/');
-    *slash = 0;
-    snprintf(name, sizeof name, "%s", slash + 1);
-    char *dot = strrchr(name, '.');
-    if (dot && dot != name) *dot = 0;
+    cli_base_name(dir, name, sizeof name);
+    *strrchr(dir, '/') = 0; /* the clip's output folder */
     snprintf(dir + strlen(dir), sizeof dir - strlen(dir), "/");
     if (make_dirs(dir)) return rt_err_set(err, RT_EIO, dir, "cannot create folder: %s", strerror(errno));
     dir[strlen(dir) - 1] = 0;

@@ -13,6 +13,25 @@ int cli_fail(const struct rt_err *err)
     return 1;
 }
 
+enum rt_status cli_write_file(const char *path, const char *data, size_t len, int nl,
+                              struct rt_err *err)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f) return rt_err_set(err, RT_EIO, path, "cannot write: %s", strerror(errno));
+    fwrite(data, 1, len, f);
+    if (nl) fputc('\n', f);
+    if (fclose(f)) return rt_err_set(err, RT_EIO, path, "write failed");
+    return RT_OK;
+}
+
+void cli_base_name(const char *path, char *out, size_t cap)
+{
+    const char *b = strrchr(path, '/');
+    snprintf(out, cap, "%s", b ? b + 1 : path);
+    char *dot = strrchr(out, '.');
+    if (dot && dot != out) *dot = 0;
+}
+
 int cli_is_bvh(const char *path)
 {
     size_t n = strlen(path);

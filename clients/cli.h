@@ -73,6 +73,16 @@ int cli_fail(const struct rt_err *err);
  * folder that could not be created. */
 enum rt_status cli_mkdirs(const char *dir, struct rt_err *err);
 
+/* Writes data[0..len) to file `path` (created or truncated), then a '\n'
+ * when `nl`. RT_EIO "cannot write: REASON" when it cannot be opened,
+ * "write failed" when closing it fails. */
+enum rt_status cli_write_file(const char *path, const char *data, size_t len, int nl,
+                              struct rt_err *err);
+
+/* NAME of a path into out[cap]: its file name without folders and without
+ * its last extension ("a/b.c.bvh" -> "b.c", ".x" -> ".x"). */
+void cli_base_name(const char *path, char *out, size_t cap);
+
 /* 1 when `path` names a BVH file (by extension). */
 int cli_is_bvh(const char *path);
 

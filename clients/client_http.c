@@ -133,15 +133,6 @@ enum rt_status cli_http_error(long code, const char *resp, struct rt_err *err)
     return st;
 }
 
-/* NAME of a path: the base name without its extension. */
-static void base_name(const char *path, char *out, size_t cap)
-{
-    const char *b = strrchr(path, '/');
-    snprintf(out, cap, "%s", b ? b + 1 : path);
-    char *dot = strrchr(out, '.');
-    if (dot && dot != out) *dot = 0;
-}
-
 enum rt_status cli_job_body(const char *path, const char *robot, const char *profile,
                             const char *source_robot, int max_lm, char **body, struct rt_err *err)
 {
@@ -154,7 +145,7 @@ enum rt_status cli_job_body(const char *path, const char *robot, const char *pro
         free(text);
         return rt_err_set(err, RT_EPARSE, path, "the file holds a NUL byte");
     }
-    base_name(path, name, sizeof name);
+    cli_base_name(path, name, sizeof name);
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "robot", robot);
     if (profile) cJSON_AddStringToObject(j, "profile", profile);
@@ -207,17 +198,6 @@ long long cli_json_int(const cJSON *o, const char *k, long long def)
     return (long long)v->valuedouble;
 }
 
-static enum rt_status write_file(const char *path, const char *data, size_t len, int nl,
-                                 struct rt_err *err)
-{
-    FILE *f = fopen(path, "wb");
-    if (!f) return rt_err_set(err, RT_EIO, path, "cannot write: %s", strerror(errno));
-    fwrite(data, 1, len, f);
-    if (nl) fputc('\n', f);
-    if (fclose(f)) return rt_err_set(err, RT_EIO, path, "write failed");
-    return RT_OK;
-}
-
 enum rt_status cli_fetch_job(const struct cli_server *srv, long long id, const char *dir,
                              const char *name, struct rt_err *err)
 {
@@ -246,9 +226,9 @@ enum rt_status cli_fetch_job(const struct cli_server *srv, long long id, const c
     }
     if ((st = cli_mkdirs(dir, err)) != RT_OK) goto done;
     snprintf(path, sizeof path, "%s/%s.csv", dir, jname);
-    if ((st = write_file(path, csv, csv_len, 0, err)) != RT_OK) goto done;
+    if ((st = cli_write_file(path, csv, csv_len, 0, err)) != RT_OK) goto done;
     snprintf(path, sizeof path, "%s/%s.report.json", dir, jname);
-    st = write_file(path, rep, strlen(rep), 1, err);
+    st = cli_write_file(path, rep, strlen(rep), 1, err);
 done:
     cJSON_Delete(job);
     cJSON_Delete(res);

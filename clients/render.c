@@ -131,9 +131,9 @@ int cli_render(int argc, char **argv)
     for (int l = 0; l < robot->n_links; l++) rparent[l] = robot->links[l].parent;
     double sground = 1e30;
     for (int i = 0; i < n_sel; i++) {
-        /* The clip frame at the same time as the trajectory row. */
+        /* The clip frame at the same time as the trajectory row (the row
+         * itself when the clip has as many frames: the division is exact). */
         int cf = n_states > 1 ? (int)((long)frames[i] * (clip->n_frames - 1) / (n_states - 1)) : 0;
-        if (n_states == clip->n_frames) cf = frames[i];
         double *sp = spos + (size_t)i * n_all * 3;
         kin_clip_global(clip, cf, &conv, sp, srot);
         for (int j = 0; j < n_all; j++)

@@ -139,32 +139,29 @@ static void apply_overrides(const struct solve_args *a, struct solver_options *o
     if (a->linear && !strcmp(a->linear, "direct")) o->linear = SOLVER_LINEAR_DIRECT;
 }
 
-/* NAME of a source: its file name without folders and extension. */
-static void clip_name(const char *path, char *out, size_t cap)
-{
-    const char *b = strrchr(path, '/');
-    b = b ? b + 1 : path;
-    snprintf(out, cap, "%s", b);
-    char *dot = strrchr(out, '.');
-    if (dot && dot != out) *dot = 0;
-}
-
+/* `given` is the --profile profile (NULL without one); `pair` the bundled
+ * robot-to-robot profile for the source robot and the robot (NULL when
+ * there is none or a profile is given). Both are the same for every source,
+ * so the caller resolves them once. */
 static enum rt_status load_source(const struct solve_args *a, const struct kin_robot *robot,
-                                  const struct kin_robot *src_robot, struct clip *c,
-                                  struct rt_err *err)
+                                  const struct kin_robot *src_robot, const struct kin_profile *given,
+                                  const struct kin_profile *pair, struct clip *c, struct rt_err *err)
 {
-    struct kin_profile *prof = NULL;
+    const struct kin_profile *prof = given;
+    struct kin_profile *picked = NULL;
     struct kin_clip *bvh = NULL;
     double *states = NULL;
     int n_frames = 0;
     enum rt_status st;
     solver_options_default(&c->opt);
-    if (a->profile && (st = kin_profile_load(a->profile, &prof, err)) != RT_OK) return st;
     if (cli_is_bvh(c->path)) {
         if ((st = kin_bvh_load(c->path, &bvh, err)) != RT_OK) goto done;
         if (bvh->warning[0] && !a->quiet)
             fprintf(stderr, "retarget: %s: warning: %s\n", c->path, bvh->warning);
-        if (!prof && (st = kin_retarget_pick_profile(bvh, robot, &prof, err)) != RT_OK) goto done;
+        if (!prof) {
+            if ((st = kin_retarget_pick_profile(bvh, robot, &picked, err)) != RT_OK) goto done;
+            prof = picked;
+        }
         st = kin_targets_from_clip(robot, bvh, prof, &c->t, err);
     } else {
         if (!src_robot) {
@@ -175,15 +172,7 @@ static enum rt_status load_source(const struct solve_args *a, const struct kin_r
         st = kin_traj_read(c->path, SOLVER_ROOT_COLS + src_robot->n_dof, &states, &n_frames, err);
         if (st != RT_OK) goto done;
         double dt = a->fps > 0 ? 1.0 / a->fps : 1.0 / 30.0;
-        /* A profile given wins. Otherwise two different robot models (their
-         * URDF robot names differ) use the bundled profile for the pair when
-         * there is one: matching links by name across models tracks far
-         * worse. The identity mapping (links of the same name) is for the
-         * same model, or for a pair no bundled profile covers. */
-        if (!prof && strcmp(src_robot->name, robot->name)) {
-            prof = kin_profile_find_robot_pair(a->source_robot, a->robot);
-            if (!prof) prof = kin_profile_find_robot_pair(src_robot->name, robot->name);
-        }
+        if (!prof) prof = pair;
         if (prof) {
             st = kin_targets_from_robot_traj(robot, src_robot, states, n_frames, dt, prof, &c->t,
                                              err);
@@ -199,10 +188,29 @@ static enum rt_status load_source(const struct solve_args *a, const struct kin_r
         snprintf(c->profile, sizeof c->profile, "%s", prof->name ? prof->name : "");
     }
 done:
-    kin_profile_free(prof);
+    kin_profile_free(picked);
     kin_clip_free(bvh);
     free(states);
     return st;
+}
+
+/* The bundled robot-to-robot profile for a trajectory CSV source, or NULL.
+ * A profile given wins (the caller asks only without one). Otherwise two
+ * different robot models (their URDF robot names differ) use the bundled
+ * profile for the pair when there is one: matching links by name across
+ * models tracks far worse. The identity mapping (links of the same name) is
+ * for the same model, or for a pair no bundled profile covers. Looked up
+ * only when some source is a trajectory CSV. */
+static struct kin_profile *find_pair_profile(const struct solve_args *a, const struct kin_robot *robot,
+                                             const struct kin_robot *src_robot)
+{
+    struct kin_profile *pair = NULL;
+    int any_traj = 0;
+    for (int i = 0; i < a->n_sources && !any_traj; i++) any_traj = !cli_is_bvh(a->sources[i]);
+    if (!any_traj || !src_robot || !strcmp(src_robot->name, robot->name)) return NULL;
+    pair = kin_profile_find_robot_pair(a->source_robot, a->robot);
+    if (!pair) pair = kin_profile_find_robot_pair(src_robot->name, robot->name);
+    return pair;
 }
 
 static int weights_equal(const struct kin_robot *robot, const struct clip *cx, const struct clip *cy)
@@ -280,16 +288,9 @@ static enum rt_status write_outputs(const struct solve_args *a, struct solver_ba
     cJSON_Delete(rep);
     if (!text) return rt_err_set(err, RT_ENOMEM, c->name, "out of memory for the report");
     snprintf(path, sizeof path, "%s/%s.report.json", a->out_dir, c->name);
-    f = fopen(path, "wb");
-    if (!f) {
-        cJSON_free(text);
-        return rt_err_set(err, RT_EIO, path, "cannot write: %s", strerror(errno));
-    }
-    fputs(text, f);
-    fputc('\n', f);
+    st = cli_write_file(path, text, strlen(text), 1, err);
     cJSON_free(text);
-    if (fclose(f)) return rt_err_set(err, RT_EIO, path, "write failed");
-    return RT_OK;
+    return st;
 }
 
 int cli_solve(int argc, char **argv) { return cli_solve_err(argc, argv, NULL); }
@@ -299,6 +300,7 @@ int cli_solve_err(int argc, char **argv, struct rt_err *err_out)
     struct solve_args a;
     struct rt_err err;
     struct kin_robot *robot = NULL, *src_robot = NULL;
+    struct kin_profile *given = NULL, *pair = NULL;
     struct solver_backend be = {0};
     struct clip *clips = NULL;
     int *idx = NULL, rc = 1;
@@ -319,16 +321,18 @@ int cli_solve_err(int argc, char **argv, struct rt_err *err_out)
         rt_err_set(&err, RT_ENOMEM, "solve", "out of memory");
         goto fail;
     }
+    if (a.profile && kin_profile_load(a.profile, &given, &err) != RT_OK) goto fail;
+    if (!given) pair = find_pair_profile(&a, robot, src_robot);
     for (int i = 0; i < a.n_sources; i++) {
         clips[i].path = a.sources[i];
-        clip_name(a.sources[i], clips[i].name, sizeof clips[i].name);
+        cli_base_name(a.sources[i], clips[i].name, sizeof clips[i].name);
         for (int j = 0; j < i; j++)
             if (!strcmp(clips[j].name, clips[i].name)) {
                 rt_err_set(&err, RT_EINVAL, a.sources[i], "two sources named '%s' would write the same outputs",
                            clips[i].name);
                 goto fail;
             }
-        if (load_source(&a, robot, src_robot, &clips[i], &err) != RT_OK) goto fail;
+        if (load_source(&a, robot, src_robot, given, pair, &clips[i], &err) != RT_OK) goto fail;
     }
     if (a.per_frame) {
         for (int i = 0; i < a.n_sources; i++) {
@@ -382,6 +386,8 @@ done:
     free(idx);
     free(a.sources);
     solver_backend_free(&be);
+    kin_profile_free(given);
+    kin_profile_free(pair);
     kin_robot_free(robot);
     kin_robot_free(src_robot);
     return rc;

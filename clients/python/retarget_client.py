@@ -68,27 +68,22 @@ class Client:
         return self._request("GET", "/v1/health")
 
     def submit_bvh(self, bvh_text, robot, profile=None, options=None, idempotency_key=None, name=None):
-        body = {"robot": robot, "clip": bvh_text}
-        if name:
-            body["name"] = name
-        if profile:
-            body["profile"] = profile
-        if options:
-            body["options"] = options
-        return self._submit(body, idempotency_key)
+        return self._submit({"robot": robot, "clip": bvh_text}, idempotency_key, name, profile, options)
 
     def submit_trajectory(self, csv_text, source_robot, robot, profile=None, options=None, idempotency_key=None,
                           name=None):
-        body = {"robot": robot, "source_robot": source_robot, "trajectory": csv_text}
+        return self._submit({"robot": robot, "source_robot": source_robot, "trajectory": csv_text},
+                            idempotency_key, name, profile, options)
+
+    def _submit(self, body, key, name, profile, options):
+        """POSTs `body` with the optional name, profile and options appended
+        (in that order, each only when set) as a new job."""
         if name:
             body["name"] = name
         if profile:
             body["profile"] = profile
         if options:
             body["options"] = options
-        return self._submit(body, idempotency_key)
-
-    def _submit(self, body, key):
         headers = {"Content-Type": "application/json"}
         if key:
             headers["Idempotency-Key"] = key
@@ -183,10 +178,7 @@ def _main(argv=None):
             with open(os.path.join(a.out, st["name"] + ".report.json"), "w", encoding="utf-8") as fh:
                 json.dump(res.get("report", res), fh, indent=1)
                 fh.write("\n")
-    except RetargetError as e:
-        print(f"retarget_client: {e}", file=sys.stderr)
-        return 1
-    except OSError as e:
+    except (RetargetError, OSError) as e:
         print(f"retarget_client: {e}", file=sys.stderr)
         return 1
     return 0
