@@ -763,19 +763,22 @@ static void test_truncated(void)
     char *part = strndup(text, cut);
     expect_fail("truncated at a line end", part, RT_EPARSE, want, "XML: ", NULL);
     free(part);
-    /* Every cut point in the first 4 KiB and a stride through the rest. */
-    for (size_t n = 0; n < len; n += n < 4096 ? 1 : 97) {
-        struct kin_robot *r = NULL;
-        struct rt_err err;
-        int st = kin_robot_parse_urdf(text, n, "t.urdf", &r, &err);
-        if (st != RT_EPARSE || r != NULL || strncmp(err.where, "t.urdf:", 7) != 0) {
-            CHECK(st == RT_EPARSE && r == NULL);
-            fprintf(stderr, "  cut at %zu: status %d where '%s'\n", n, st, err.where);
-            kin_robot_free(r);
-            break;
-        }
+    /* Every cut point in the first 4 KiB and a stride through the rest; the
+     * loop stops at the first cut that breaks a condition, and one CHECK
+     * covers all three conditions for that cut (or the last one tried). */
+    struct kin_robot *r = NULL;
+    struct rt_err err;
+    int st = RT_EPARSE;
+    size_t n;
+    memset(&err, 0, sizeof err);
+    for (n = 0; n < len; n += n < 4096 ? 1 : 97) {
+        memset(&err, 0, sizeof err);
+        st = kin_robot_parse_urdf(text, n, "t.urdf", &r, &err);
+        if (st != RT_EPARSE || r != NULL || strncmp(err.where, "t.urdf:", 7) != 0) break;
     }
-    test_passed++;
+    if (n < len) fprintf(stderr, "  cut at %zu: status %d where '%s'\n", n, st, err.where);
+    CHECK(st == RT_EPARSE && r == NULL && strncmp(err.where, "t.urdf:", 7) == 0);
+    kin_robot_free(r);
     free(text);
 }
 
