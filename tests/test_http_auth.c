@@ -69,15 +69,26 @@ int main(void)
     CHECK_EQ_INT((int)strlen(admin), SRV_TOKEN_HEX);
     CHECK(strcmp(admin, user) != 0);
     {
-        /* Only hashes in the database. */
-        sqlite3 *d;
-        sqlite3_stmt *q;
-        int found = 0;
-        sqlite3_open(db, &d);
-        sqlite3_prepare_v2(d, "SELECT count(*) FROM tokens WHERE hex(hash) = upper(?) OR hash = ?", -1, &q, NULL);
+        /* Only hashes in the database. The same connection first counts the
+         * tokens rows (alice and bob), so that a query that reads nothing
+         * cannot pass the "not found" check below. */
+        sqlite3 *d = NULL;
+        sqlite3_stmt *q = NULL;
+        int rows = -1, found = -1;
+        CHECK_EQ_INT(sqlite3_open_v2(db, &d, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+        CHECK_EQ_INT(sqlite3_prepare_v2(d, "SELECT count(*) FROM tokens", -1, &q, NULL), SQLITE_OK);
+        CHECK_EQ_INT(sqlite3_step(q), SQLITE_ROW);
+        rows = sqlite3_column_int(q, 0);
+        sqlite3_finalize(q);
+        q = NULL;
+        CHECK_EQ_INT(rows, 2);
+        CHECK_EQ_INT(sqlite3_prepare_v2(d, "SELECT count(*) FROM tokens WHERE hex(hash) = upper(?) OR hash = ?", -1,
+                                        &q, NULL),
+                     SQLITE_OK);
         sqlite3_bind_text(q, 1, admin, -1, SQLITE_STATIC);
         sqlite3_bind_text(q, 2, admin, -1, SQLITE_STATIC);
-        if (sqlite3_step(q) == SQLITE_ROW) found = sqlite3_column_int(q, 0);
+        CHECK_EQ_INT(sqlite3_step(q), SQLITE_ROW);
+        found = sqlite3_column_int(q, 0);
         sqlite3_finalize(q);
         sqlite3_close(d);
         CHECK_EQ_INT(found, 0);
