@@ -323,8 +323,8 @@ static void test_jerk_vs_per_frame(void)
         if (traj && t.pos) {
             CHECK_EQ_INT(kin_solve_per_frame(robot, &t, &opt, pf, &cr, &e), RT_OK);
             struct kin_quality qt, qp;
-            kin_quality_compute(robot, &t, traj, t.n_frames, &qt, NULL, NULL);
-            kin_quality_compute(robot, &t, pf, t.n_frames, &qp, NULL, NULL);
+            CHECK_EQ_INT(kin_quality_compute(robot, &t, traj, t.n_frames, &qt, NULL, NULL), RT_OK);
+            CHECK_EQ_INT(kin_quality_compute(robot, &t, pf, t.n_frames, &qp, NULL, NULL), RT_OK);
             printf("01_01 %s %d frames: trajectory jerk %.1f pos %.4f max %.4f; per-frame jerk %.1f pos %.4f (%.1fx)\n",
                    robots[r], t.n_frames, qt.mean_jerk, qt.pos_m.mean, qt.pos_m.max, qp.mean_jerk, qp.pos_m.mean,
                    qp.mean_jerk / qt.mean_jerk);
@@ -375,7 +375,7 @@ static void test_robot_source(void)
         CHECK(hs != NULL);
         if (hs) {
             struct kin_quality q;
-            kin_quality_compute(h1, &t2, hs, t2.n_frames, &q, NULL, NULL);
+            CHECK_EQ_INT(kin_quality_compute(h1, &t2, hs, t2.n_frames, &q, NULL, NULL), RT_OK);
             printf("g1 -> h1: pos mean %.4f m pen %.4f limits %d\n", q.pos_m.mean, q.ground_penetration_m,
                    q.joint_limit_violations);
             CHECK(q.pos_m.mean < 0.03);
