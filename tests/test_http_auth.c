@@ -139,7 +139,7 @@ int main(void)
     }
 
     /* Robots: admin only, parsed before stored, bundled names protected. */
-    snprintf(path, sizeof path, "%s/robots/g1_29dof.urdf", test_data_dir());
+    snprintf(path, sizeof path, "%s/robots/g1_29dof_rev_1_0.urdf", test_data_dir());
     size_t ulen = 0;
     char *urdf = slurp(path, &ulen);
     if (!urdf) urdf = slurp("robots/g1.urdf", &ulen);
@@ -190,11 +190,21 @@ int main(void)
         CHECK_EQ_INT(http(admin, "PUT", "/v1/profiles/mine", ptext, plen, NULL, NULL), 201);
         CHECK_EQ_INT(http(user, "GET", "/v1/profiles/mine", NULL, 0, NULL, NULL), 200);
     }
+    /* A root that is no object is named first (the links are parsed after
+     * the root, so the negative weight below it is not reached). */
     const char *bad_prof = "{\"root\":\"Hips\",\"links\":[{\"joint\":\"Hips\",\"link\":\"pelvis\",\"position_weight\":-1}]}";
     code = http(admin, "PUT", "/v1/profiles/bad", bad_prof, strlen(bad_prof), NULL, &resp);
     CHECK_EQ_INT(code, 400);
     CHECK_EQ_STR(err_field(resp, "where", buf, sizeof buf), "bad.json:root");
     free(resp);
+    /* With a valid root, the negative position_weight is the field named. */
+    const char *bad_weight = "{\"root\":{\"joint\":\"Hips\",\"link\":\"pelvis\"},\"links\":[{\"joint\":\"LeftUpLeg\","
+                             "\"link\":\"left_hip_roll_link\",\"position_weight\":-1}]}";
+    code = http(admin, "PUT", "/v1/profiles/bad", bad_weight, strlen(bad_weight), NULL, &resp);
+    CHECK_EQ_INT(code, 400);
+    CHECK_EQ_STR(err_field(resp, "where", buf, sizeof buf), "bad.json:links[0].position_weight");
+    free(resp);
+    CHECK_EQ_INT(http(user, "GET", "/v1/profiles/bad", NULL, 0, NULL, NULL), 404);
 
     /* Jobs are visible only to the token that submitted them. */
     snprintf(path, sizeof path, "%s/clips/run_forward.bvh", test_data_dir());
