@@ -67,7 +67,8 @@ static void reduce_checks(void)
     float *again = malloc((size_t)n_seg * sizeof *again);
     for (size_t i = 0; i < off[NL]; i++) {
         float g = rng_normal();
-        /* every fourth segment log-uniform magnitudes in [1e-4, 1] */
+        /* every seventh element (i % 7 == 3): a random sign times a
+         * log-uniform magnitude in (1e-4, 1]; the rest standard normal */
         x[i] = (i % 7 == 3) ? (float)((rng_next() & 1 ? 1 : -1) * pow(10.0, -4.0 * rng_unit())) : g;
     }
     for (size_t i = off[NL]; i < n; i++) x[i] = -0.0f;

@@ -140,7 +140,8 @@ static void test_traj_unterminated(void)
     CHECK_EQ_INT(n, 2);
     CHECK(rows && rows[7] == 0.5 && rows[13] == 1.0);
     free(rows);
-    /* A number cut by `len` is the number up to `len`. */
+    /* One byte shorter, the text ends in ',' (the final "1" is cut off
+     * whole): the last row has 6 values of 7, a parse error. */
     CHECK_EQ_INT(kin_traj_parse(text, len - 1, "t.csv", 7, &rows, &n, &err), RT_EPARSE);
     free(text);
 }
