@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../kinematics/status.h"
+
 static int test_passed, test_failed;
 
 #define CHECK(expr)                                                                  \
@@ -78,6 +80,16 @@ static inline void test_skip_exit(const char *file, const char *why)
 }
 
 #define TEST_SKIP(why) test_skip_exit(__FILE__, why)
+
+/* The whole file at `path` (at most 1 GiB) in a NUL-terminated malloc'd
+ * buffer, its length in *len when `len` is not NULL; NULL when it cannot be
+ * read. The caller frees the buffer. */
+static inline char *test_slurp(const char *path, size_t *len)
+{
+    char *buf = NULL;
+    if (rt_read_file(path, 1u << 30, &buf, len, NULL) != RT_OK) return NULL;
+    return buf;
+}
 
 /* Path of the shared data folder: $RT_SHARED_DATA or ../shared/data. */
 static inline const char *test_data_dir(void)

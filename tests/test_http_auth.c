@@ -141,8 +141,8 @@ int main(void)
     /* Robots: admin only, parsed before stored, bundled names protected. */
     snprintf(path, sizeof path, "%s/robots/g1_29dof_rev_1_0.urdf", test_data_dir());
     size_t ulen = 0;
-    char *urdf = slurp(path, &ulen);
-    if (!urdf) urdf = slurp("robots/g1.urdf", &ulen);
+    char *urdf = test_slurp(path, &ulen);
+    if (!urdf) urdf = test_slurp("robots/g1.urdf", &ulen);
     CHECK(urdf != NULL);
     if (urdf) {
         code = http(user, "PUT", "/v1/robots/myg1", urdf, ulen, NULL, &resp);
@@ -208,7 +208,7 @@ int main(void)
 
     /* Jobs are visible only to the token that submitted them. */
     snprintf(path, sizeof path, "%s/clips/run_forward.bvh", test_data_dir());
-    char *clip = slurp(path, NULL);
+    char *clip = test_slurp(path, NULL);
     if (!clip) TEST_SKIP("no ../shared/data/clips (set RT_SHARED_DATA)");
     char *body = job_body("g1", "rf", clip, 2);
     code = http(user, "POST", "/v1/jobs", body, strlen(body), NULL, &resp);
@@ -246,7 +246,7 @@ int main(void)
     /* A robot no bundled profile fits: the message names the robot as the
      * request did (not its URDF name) and gives no command-line advice. */
     snprintf(path, sizeof path, "%s/robots/g1_23dof_rev_1_0.urdf", test_data_dir());
-    char *u23 = slurp(path, &ulen);
+    char *u23 = test_slurp(path, &ulen);
     CHECK(u23 != NULL);
     if (u23) {
         CHECK_EQ_INT(http(admin, "PUT", "/v1/robots/g1_23dof", u23, ulen, NULL, NULL), 201);
@@ -313,7 +313,7 @@ int main(void)
         if (fd >= 0) close(fd);
         if (saved >= 0) close(saved);
         CHECK(s2 == NULL);
-        char *log = slurp(logpath, NULL);
+        char *log = test_slurp(logpath, NULL);
         snprintf(want, sizeof want, "%s: Failed to bind to port %u", listen, srv_port(s));
         CHECK(log && strstr(log, want));
         CHECK(log && !strstr(log, "port 0"));
