@@ -1,7 +1,8 @@
 /* http_util.h -- helpers of the test_http_* tests: start the real daemon
  * in-process on 127.0.0.1:0 (srv_start; the port read back with
  * MHD_DAEMON_INFO_BIND_PORT inside it), speak HTTP with libcurl through the
- * client's own cli_http(), poll a job, read files. */
+ * client's own cli_http(), poll a job. Files are read with test.h's
+ * test_slurp(). */
 #ifndef RT_TEST_HTTP_UTIL_H
 #define RT_TEST_HTTP_UTIL_H
 
@@ -99,15 +100,6 @@ static inline char *job_body(const char *robot, const char *name, const char *cl
     char *t = cJSON_PrintUnformatted(j);
     cJSON_Delete(j);
     return t;
-}
-
-static inline char *slurp(const char *path, size_t *len)
-{
-    char *buf = NULL;
-    size_t n = 0;
-    if (rt_read_file(path, 1u << 30, &buf, &n, NULL) != RT_OK) return NULL;
-    if (len) *len = n;
-    return buf;
 }
 
 #endif

@@ -3,7 +3,8 @@
  * CHECK* macros count passes and failures and print "file:line: expr: got vs
  * want" for each failure; test_report() prints "NAME: N passed, N failed"
  * and returns the process exit code. TEST_SKIP exits 77, which `make test`
- * counts as skipped, never as passed. */
+ * counts as skipped, never as passed; after a failed CHECK it exits with the
+ * failure report instead. */
 #ifndef RT_TEST_H
 #define RT_TEST_H
 
@@ -11,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "../kinematics/status.h"
 
 static int test_passed, test_failed;
 
@@ -52,13 +55,40 @@ static int test_passed, test_failed;
         else { test_failed++; fprintf(stderr, "%s:%d: %s vs %s: first difference at element %zu of %zu\n", __FILE__, __LINE__, #a, #b, i_, n_); } \
     } while (0)
 
-#define TEST_SKIP(why)                                                               \
-    do { fprintf(stderr, "skipped: %s\n", why); exit(77); } while (0)
-
 static inline int test_report(const char *name)
 {
     printf("%s: %d passed, %d failed\n", name, test_passed, test_failed);
     return test_failed ? 1 : 0;
+}
+
+/* TEST_SKIP's body: exit 77 when no CHECK has failed so far; after a failed
+ * CHECK, the failure report instead (named after the source file), so that a
+ * skip later in the run never hides a failure. */
+static inline void test_skip_exit(const char *file, const char *why)
+{
+    if (test_failed == 0) {
+        fprintf(stderr, "skipped: %s\n", why);
+        exit(77);
+    }
+    const char *base = strrchr(file, '/');
+    char name[64];
+    snprintf(name, sizeof name, "%s", base ? base + 1 : file);
+    char *dot = strrchr(name, '.');
+    if (dot) *dot = 0;
+    fprintf(stderr, "%s: stopped early (%s) after %d failed checks\n", name, why, test_failed);
+    exit(test_report(name));
+}
+
+#define TEST_SKIP(why) test_skip_exit(__FILE__, why)
+
+/* The whole file at `path` (at most 1 GiB) in a NUL-terminated malloc'd
+ * buffer, its length in *len when `len` is not NULL; NULL when it cannot be
+ * read. The caller frees the buffer. */
+static inline char *test_slurp(const char *path, size_t *len)
+{
+    char *buf = NULL;
+    if (rt_read_file(path, 1u << 30, &buf, len, NULL) != RT_OK) return NULL;
+    return buf;
 }
 
 /* Path of the shared data folder: $RT_SHARED_DATA or ../shared/data. */

@@ -71,13 +71,6 @@ static double max_abs_diff(const double *a, const double *b, int n)
     return m;
 }
 
-static char *read_all(const char *path, size_t *len)
-{
-    char *buf = NULL;
-    if (rt_read_file(path, KIN_BVH_MAX_BYTES, &buf, len, NULL) != RT_OK) return NULL;
-    return buf;
-}
-
 /* Motion rows counted without the parser: non-blank lines after the line
  * that holds "Frame Time". */
 static int count_rows(const char *text, size_t len)
@@ -315,7 +308,7 @@ static int test_real_clips(void)
         if (st != RT_OK) fprintf(stderr, "%s: %s: %s\n", cc->file, err.where, err.msg);
         CHECK_EQ_INT(st, RT_OK);
         if (!c) continue;
-        char *text = read_all(path, &len);
+        char *text = test_slurp(path, &len);
         CHECK(text != NULL);
         int rows = text ? count_rows(text, len) : -1;
         free(text);

@@ -69,15 +69,26 @@ int main(void)
     CHECK_EQ_INT((int)strlen(admin), SRV_TOKEN_HEX);
     CHECK(strcmp(admin, user) != 0);
     {
-        /* Only hashes in the database. */
-        sqlite3 *d;
-        sqlite3_stmt *q;
-        int found = 0;
-        sqlite3_open(db, &d);
-        sqlite3_prepare_v2(d, "SELECT count(*) FROM tokens WHERE hex(hash) = upper(?) OR hash = ?", -1, &q, NULL);
+        /* Only hashes in the database. The same connection first counts the
+         * tokens rows (alice and bob), so that a query that reads nothing
+         * cannot pass the "not found" check below. */
+        sqlite3 *d = NULL;
+        sqlite3_stmt *q = NULL;
+        int rows = -1, found = -1;
+        CHECK_EQ_INT(sqlite3_open_v2(db, &d, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+        CHECK_EQ_INT(sqlite3_prepare_v2(d, "SELECT count(*) FROM tokens", -1, &q, NULL), SQLITE_OK);
+        CHECK_EQ_INT(sqlite3_step(q), SQLITE_ROW);
+        rows = sqlite3_column_int(q, 0);
+        sqlite3_finalize(q);
+        q = NULL;
+        CHECK_EQ_INT(rows, 2);
+        CHECK_EQ_INT(sqlite3_prepare_v2(d, "SELECT count(*) FROM tokens WHERE hex(hash) = upper(?) OR hash = ?", -1,
+                                        &q, NULL),
+                     SQLITE_OK);
         sqlite3_bind_text(q, 1, admin, -1, SQLITE_STATIC);
         sqlite3_bind_text(q, 2, admin, -1, SQLITE_STATIC);
-        if (sqlite3_step(q) == SQLITE_ROW) found = sqlite3_column_int(q, 0);
+        CHECK_EQ_INT(sqlite3_step(q), SQLITE_ROW);
+        found = sqlite3_column_int(q, 0);
         sqlite3_finalize(q);
         sqlite3_close(d);
         CHECK_EQ_INT(found, 0);
@@ -128,10 +139,10 @@ int main(void)
     }
 
     /* Robots: admin only, parsed before stored, bundled names protected. */
-    snprintf(path, sizeof path, "%s/robots/g1_29dof.urdf", test_data_dir());
+    snprintf(path, sizeof path, "%s/robots/g1_29dof_rev_1_0.urdf", test_data_dir());
     size_t ulen = 0;
-    char *urdf = slurp(path, &ulen);
-    if (!urdf) urdf = slurp("robots/g1.urdf", &ulen);
+    char *urdf = test_slurp(path, &ulen);
+    if (!urdf) urdf = test_slurp("robots/g1.urdf", &ulen);
     CHECK(urdf != NULL);
     if (urdf) {
         code = http(user, "PUT", "/v1/robots/myg1", urdf, ulen, NULL, &resp);
@@ -179,15 +190,25 @@ int main(void)
         CHECK_EQ_INT(http(admin, "PUT", "/v1/profiles/mine", ptext, plen, NULL, NULL), 201);
         CHECK_EQ_INT(http(user, "GET", "/v1/profiles/mine", NULL, 0, NULL, NULL), 200);
     }
+    /* A root that is no object is named first (the links are parsed after
+     * the root, so the negative weight below it is not reached). */
     const char *bad_prof = "{\"root\":\"Hips\",\"links\":[{\"joint\":\"Hips\",\"link\":\"pelvis\",\"position_weight\":-1}]}";
     code = http(admin, "PUT", "/v1/profiles/bad", bad_prof, strlen(bad_prof), NULL, &resp);
     CHECK_EQ_INT(code, 400);
     CHECK_EQ_STR(err_field(resp, "where", buf, sizeof buf), "bad.json:root");
     free(resp);
+    /* With a valid root, the negative position_weight is the field named. */
+    const char *bad_weight = "{\"root\":{\"joint\":\"Hips\",\"link\":\"pelvis\"},\"links\":[{\"joint\":\"LeftUpLeg\","
+                             "\"link\":\"left_hip_roll_link\",\"position_weight\":-1}]}";
+    code = http(admin, "PUT", "/v1/profiles/bad", bad_weight, strlen(bad_weight), NULL, &resp);
+    CHECK_EQ_INT(code, 400);
+    CHECK_EQ_STR(err_field(resp, "where", buf, sizeof buf), "bad.json:links[0].position_weight");
+    free(resp);
+    CHECK_EQ_INT(http(user, "GET", "/v1/profiles/bad", NULL, 0, NULL, NULL), 404);
 
     /* Jobs are visible only to the token that submitted them. */
     snprintf(path, sizeof path, "%s/clips/run_forward.bvh", test_data_dir());
-    char *clip = slurp(path, NULL);
+    char *clip = test_slurp(path, NULL);
     if (!clip) TEST_SKIP("no ../shared/data/clips (set RT_SHARED_DATA)");
     char *body = job_body("g1", "rf", clip, 2);
     code = http(user, "POST", "/v1/jobs", body, strlen(body), NULL, &resp);
@@ -225,7 +246,7 @@ int main(void)
     /* A robot no bundled profile fits: the message names the robot as the
      * request did (not its URDF name) and gives no command-line advice. */
     snprintf(path, sizeof path, "%s/robots/g1_23dof_rev_1_0.urdf", test_data_dir());
-    char *u23 = slurp(path, &ulen);
+    char *u23 = test_slurp(path, &ulen);
     CHECK(u23 != NULL);
     if (u23) {
         CHECK_EQ_INT(http(admin, "PUT", "/v1/robots/g1_23dof", u23, ulen, NULL, NULL), 201);
@@ -292,7 +313,7 @@ int main(void)
         if (fd >= 0) close(fd);
         if (saved >= 0) close(saved);
         CHECK(s2 == NULL);
-        char *log = slurp(logpath, NULL);
+        char *log = test_slurp(logpath, NULL);
         snprintf(want, sizeof want, "%s: Failed to bind to port %u", listen, srv_port(s));
         CHECK(log && strstr(log, want));
         CHECK(log && !strstr(log, "port 0"));

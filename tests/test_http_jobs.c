@@ -95,7 +95,7 @@ static int result_equals(long long id, const char *out, const char *name)
     snprintf(url, sizeof url, "/v1/jobs/%lld/result.csv", id);
     long code = http(NULL, "GET", url, NULL, 0, NULL, &csv);
     snprintf(path, sizeof path, "%s/%s/%s.csv", dir, out, name);
-    char *want = slurp(path, &len);
+    char *want = test_slurp(path, &len);
     int same = code == 200 && csv && want && strlen(csv) == len && !memcmp(csv, want, len);
     if (!same) fprintf(stderr, "job %lld result.csv (HTTP %ld) differs from %s\n", id, code, path);
     free(csv);
@@ -121,9 +121,9 @@ int main(void)
     snprintf(dir, sizeof dir, "/tmp/test_http_jobs.XXXXXX");
     if (!mkdtemp(dir)) TEST_SKIP("no temporary folder");
     snprintf(path, sizeof path, "%s/clips/run_forward.bvh", test_data_dir());
-    char *run_forward = slurp(path, NULL);
+    char *run_forward = test_slurp(path, NULL);
     snprintf(path, sizeof path, "%s/clips/jumping_jacks.bvh", test_data_dir());
-    char *jj = slurp(path, NULL);
+    char *jj = test_slurp(path, NULL);
     if (!run_forward || !jj) TEST_SKIP("no ../shared/data/clips (set RT_SHARED_DATA)");
     char src_rf[256], src_a[256], src_b[256], src_c[256];
     snprintf(src_rf, sizeof src_rf, "%s/clips/run_forward.bvh", test_data_dir());
@@ -229,12 +229,12 @@ int main(void)
         snprintf(p1, sizeof p1, "%s/run_forward.csv", fdir);
         snprintf(p2, sizeof p2, "%s/ref/run_forward.csv", dir);
         size_t l1 = 0, l2 = 0;
-        char *a = slurp(p1, &l1), *b = slurp(p2, &l2);
+        char *a = test_slurp(p1, &l1), *b = test_slurp(p2, &l2);
         CHECK(a && b && l1 == l2 && !memcmp(a, b, l1));
         free(a);
         free(b);
         snprintf(p1, sizeof p1, "%s/run_forward.report.json", fdir);
-        a = slurp(p1, NULL);
+        a = test_slurp(p1, NULL);
         cJSON *rep = a ? cJSON_Parse(a) : NULL;
         CHECK(cJSON_GetObjectItemCaseSensitive(rep, "quality") != NULL);
         cJSON_Delete(rep);
@@ -292,7 +292,7 @@ int main(void)
     {
         char spath[512], *sin = NULL;
         snprintf(spath, sizeof spath, "%s/clips/edge/sinusoidal.bvh", test_data_dir());
-        char *sclip = slurp(spath, NULL);
+        char *sclip = test_slurp(spath, NULL);
         char *sb = sclip ? job_body("g1", "sinusoidal", sclip, -1) : NULL;
         code = sb ? http(NULL, "POST", "/v1/jobs", sb, strlen(sb), NULL, &sin) : 0;
         CHECK_EQ_INT(code, 400);
@@ -345,7 +345,7 @@ int main(void)
     {
         char epath[512];
         snprintf(epath, sizeof epath, "%s/clips/edge/example.bvh", test_data_dir());
-        char *ex = slurp(epath, NULL), *rep = NULL;
+        char *ex = test_slurp(epath, NULL), *rep = NULL;
         CHECK(ex != NULL);
         char *be = ex ? job_body("g1", "example", ex, 2) : NULL;
         long long ie = be ? submit(be, NULL, &code) : -1;
@@ -380,7 +380,7 @@ int main(void)
     /* A job on an uploaded robot and profile: while it is queued neither
      * can be replaced (409); the robot is replaced after it ran (below). */
     size_t g1_len = 0, h1_len = 0, prof_len = 0;
-    char *g1_urdf = slurp("robots/g1.urdf", &g1_len), *h1_urdf = slurp("robots/h1.urdf", &h1_len);
+    char *g1_urdf = test_slurp("robots/g1.urdf", &g1_len), *h1_urdf = test_slurp("robots/h1.urdf", &h1_len);
     const char *prof_text = kin_profile_bundled_text("cmu_asf_g1", &prof_len);
     CHECK(g1_urdf && h1_urdf && prof_text);
     CHECK_EQ_INT(http(NULL, "PUT", "/v1/robots/lab", g1_urdf, g1_len, NULL, NULL), 201);

@@ -84,12 +84,11 @@ int main(void)
         CHECK(seq != got);
         CHECK(pair != got);
     }
-    /* Across blocks: 513 entries, the second block holds only -1e8; block
-     * partials are (1e8 + 1 + ...) computed first within block 0, so the 1
-     * survives only if block 0 is reduced on its own before meeting block 1:
-     * here x[0] = 1e8, x[256] = 1 -> block 0 = 1e8 + 1 = 1e8 (rounds), then
-     * + (-1e8) = 0; a flat 1024-wide tree would pair 0 with 512 first and
-     * keep the 1. */
+    /* Across blocks: 513 entries, x[0] = 1e8 and x[256] = 1 in block 0,
+     * x[512] = -1e8 alone in block 1. Block 0 is reduced on its own first:
+     * 1e8 + 1 rounds to 1e8, and that partial plus -1e8 gives 0, so the 1 is
+     * lost. A flat 1024-wide tree would pair entry 0 with entry 512 first
+     * (1e8 - 1e8 = 0) and keep the 1. */
     {
         float x[513] = {0}, scratch[514];
         x[0] = 1e8f; x[256] = 1.0f; x[512] = -1e8f;

@@ -59,6 +59,7 @@ static void test_unmappable(const struct kin_robot *g1)
     struct kin_clip *c = test_load_clip("clips/edge/rotation_first_root.bvh");
     struct kin_targets t;
     struct rt_err e;
+    CHECK(c != NULL);
     if (!c) return;
     CHECK_EQ_INT(kin_targets_from_clip(g1, c, NULL, &t, &e), RT_EINVAL);
     CHECK(strstr(e.msg, "cannot map") != NULL);
@@ -66,6 +67,7 @@ static void test_unmappable(const struct kin_robot *g1)
     CHECK(t.n_frames == 0 && t.pos == NULL);
     kin_clip_free(c);
     c = test_load_clip("clips/edge/example.bvh");
+    CHECK(c != NULL);
     if (!c) return;
     CHECK_EQ_INT(kin_targets_from_clip(g1, c, NULL, &t, &e), RT_OK);
     kin_targets_free(&t);
@@ -91,6 +93,8 @@ static void test_missing_message(void)
     struct rt_err e;
     struct kin_clip *rf = test_load_clip("clips/run_forward.bvh");
     struct kin_clip *ex = test_load_clip("clips/edge/example.bvh");
+    CHECK(rf != NULL);
+    CHECK(ex != NULL);
     CHECK_EQ_INT(kin_robot_load("h1", &h1, &e), RT_OK);
     if (!rf || !ex || !h1) goto done;
     /* Only links missing: a G1 profile on the H1. */
@@ -129,6 +133,7 @@ static void test_targets(const struct kin_robot *g1)
     struct kin_clip *c = test_load_clip("clips/cmu_12_01_walk.bvh");
     struct kin_targets t;
     struct rt_err e;
+    CHECK(c != NULL);
     if (!c) return;
     CHECK_EQ_INT(kin_targets_from_clip(g1, c, NULL, &t, &e), RT_OK);
     if (t.pos) {
@@ -259,6 +264,7 @@ static void test_end_to_end(void)
         for (size_t c = 0; c < sizeof clips / sizeof clips[0]; c++) {
             struct kin_clip *clip = test_load_clip(clips[c]);
             struct kin_targets t;
+            CHECK(clip != NULL);
             if (!clip) continue;
             if (clip->n_frames > max_frames()) clip->n_frames = max_frames();
             struct kin_profile *prof = NULL;
@@ -297,8 +303,11 @@ static void test_jerk_vs_per_frame(void)
         struct kin_targets t;
         struct rt_err e;
         memset(&t, 0, sizeof t);
-        if (!clip || kin_robot_load(robots[r], &robot, &e)) {
+        CHECK(clip != NULL);
+        CHECK_EQ_INT(kin_robot_load(robots[r], &robot, &e), RT_OK);
+        if (!clip || !robot) {
             kin_clip_free(clip);
+            kin_robot_free(robot);
             return;
         }
         if (clip->n_frames > max_frames()) clip->n_frames = max_frames();
@@ -314,8 +323,8 @@ static void test_jerk_vs_per_frame(void)
         if (traj && t.pos) {
             CHECK_EQ_INT(kin_solve_per_frame(robot, &t, &opt, pf, &cr, &e), RT_OK);
             struct kin_quality qt, qp;
-            kin_quality_compute(robot, &t, traj, t.n_frames, &qt, NULL, NULL);
-            kin_quality_compute(robot, &t, pf, t.n_frames, &qp, NULL, NULL);
+            CHECK_EQ_INT(kin_quality_compute(robot, &t, traj, t.n_frames, &qt, NULL, NULL), RT_OK);
+            CHECK_EQ_INT(kin_quality_compute(robot, &t, pf, t.n_frames, &qp, NULL, NULL), RT_OK);
             printf("01_01 %s %d frames: trajectory jerk %.1f pos %.4f max %.4f; per-frame jerk %.1f pos %.4f (%.1fx)\n",
                    robots[r], t.n_frames, qt.mean_jerk, qt.pos_m.mean, qt.pos_m.max, qp.mean_jerk, qp.pos_m.mean,
                    qp.mean_jerk / qt.mean_jerk);
@@ -348,10 +357,12 @@ static void test_robot_source(void)
     CHECK_EQ_INT(kin_robot_load("g1", &g1, &e), RT_OK);
     CHECK_EQ_INT(kin_robot_load("h1", &h1, &e), RT_OK);
     CHECK_EQ_INT(kin_profile_load("g1_to_h1", &p, &e), RT_OK);
+    CHECK(clip != NULL);
     if (!clip || !g1 || !h1 || !p) goto done;
     if (clip->n_frames > 120) clip->n_frames = 120;
     CHECK_EQ_INT(kin_targets_from_clip(g1, clip, NULL, &t, &e), RT_OK);
     float *gs = t.pos ? solve(g1, &t, NULL) : NULL;
+    CHECK(gs != NULL);
     if (gs) {
         int cols = solver_state_cols(&g1->tree);
         double *states = malloc((size_t)t.n_frames * cols * sizeof(double));
@@ -361,9 +372,10 @@ static void test_robot_source(void)
         struct kin_targets t3;
         CHECK_EQ_INT(kin_targets_from_clip(h1, clip, p, &t3, &e), RT_EINVAL);
         float *hs = t2.pos ? solve(h1, &t2, p) : NULL;
+        CHECK(hs != NULL);
         if (hs) {
             struct kin_quality q;
-            kin_quality_compute(h1, &t2, hs, t2.n_frames, &q, NULL, NULL);
+            CHECK_EQ_INT(kin_quality_compute(h1, &t2, hs, t2.n_frames, &q, NULL, NULL), RT_OK);
             printf("g1 -> h1: pos mean %.4f m pen %.4f limits %d\n", q.pos_m.mean, q.ground_penetration_m,
                    q.joint_limit_violations);
             CHECK(q.pos_m.mean < 0.03);

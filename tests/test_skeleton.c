@@ -317,7 +317,7 @@ static int solve_bounds(const struct kin_robot *robot, const struct kin_clip *cl
     int rc = -1;
     if (state && solver_solve_cpu(&b, &res, &e) == RT_OK) {
         CHECK(kin_targets_ground_lift(robot, t, state) >= 0); /* as kin_batch_solve() does */
-        kin_quality_compute(robot, t, state, t->n_frames, q, NULL, NULL);
+        CHECK_EQ_INT(kin_quality_compute(robot, t, state, t->n_frames, q, NULL, NULL), RT_OK);
         printf("%-40s %s %-18s frames %4d pos mean %.4f pen %.4f limits %d\n", label, robot->name,
                prof->name, t->n_frames, q->pos_m.mean, q->ground_penetration_m, q->joint_limit_violations);
         CHECK_EQ_INT(q->joint_limit_violations, 0);

@@ -19,13 +19,6 @@
 
 static char dir[64];
 
-static char *slurp(const char *path, size_t *len)
-{
-    char *buf = NULL;
-    if (rt_read_file(path, 1u << 30, &buf, len, NULL) != RT_OK) return NULL;
-    return buf;
-}
-
 /* Writes rows [from, from+n) of the reference (tiled when past its end). */
 static int write_cut(const char *ref, int n_ref, char **lines, int from, int n, const char *name)
 {
@@ -69,7 +62,7 @@ static int same_file(const char *a_out, const char *b_out, const char *name, con
     size_t la, lb;
     snprintf(pa, sizeof pa, "%s/%s/%s%s", dir, a_out, name, ext);
     snprintf(pb, sizeof pb, "%s/%s/%s%s", dir, b_out, name, ext);
-    char *a = slurp(pa, &la), *b = slurp(pb, &lb);
+    char *a = test_slurp(pa, &la), *b = test_slurp(pb, &lb);
     int same = a && b && la == lb && !memcmp(a, b, la);
     if (!same) fprintf(stderr, "differ: %s vs %s\n", pa, pb);
     free(a);
@@ -140,7 +133,8 @@ static void test_traj_unterminated(void)
     CHECK_EQ_INT(n, 2);
     CHECK(rows && rows[7] == 0.5 && rows[13] == 1.0);
     free(rows);
-    /* A number cut by `len` is the number up to `len`. */
+    /* One byte shorter, the text ends in ',' (the final "1" is cut off
+     * whole): the last row has 6 values of 7, a parse error. */
     CHECK_EQ_INT(kin_traj_parse(text, len - 1, "t.csv", 7, &rows, &n, &err), RT_EPARSE);
     free(text);
 }
@@ -153,7 +147,7 @@ int main(void)
     test_http_limits();
     test_traj_unterminated();
     snprintf(ref, sizeof ref, "%s/reference/g1/dance1_subject1.csv", test_data_dir());
-    if (!(text = slurp(ref, &len))) TEST_SKIP("reference trajectory not found");
+    if (!(text = test_slurp(ref, &len))) TEST_SKIP("reference trajectory not found");
     snprintf(dir, sizeof dir, "/tmp/rt_solve_XXXXXX");
     if (!mkdtemp(dir)) return 1;
 
@@ -170,7 +164,7 @@ int main(void)
     {
         char path[256];
         snprintf(path, sizeof path, "%s/o_full/full.report.json", dir);
-        char *rep = slurp(path, &len);
+        char *rep = test_slurp(path, &len);
         cJSON *j = rep ? cJSON_Parse(rep) : NULL;
         CHECK(j != NULL);
         if (j) {
@@ -219,7 +213,7 @@ int main(void)
         CHECK_EQ_INT(run_solve("o_h1", one, 1, "--robot", "h1"), 0);
         char path[256];
         snprintf(path, sizeof path, "%s/o_h1/g1h1.report.json", dir);
-        char *rep = slurp(path, &len);
+        char *rep = test_slurp(path, &len);
         cJSON *j = rep ? cJSON_Parse(rep) : NULL;
         const cJSON *pn = cJSON_GetObjectItemCaseSensitive(j, "profile");
         CHECK(cJSON_IsString(pn) && !strcmp(pn->valuestring, "g1_to_h1"));

@@ -90,7 +90,8 @@ static void test_schema_and_migration(void)
     sqlite3_close(db);
     CHECK_EQ_INT(store_open(path, &s, &err), RT_ESTATE);
     CHECK(s == NULL);
-    /* WAL and foreign keys are on. */
+    /* WAL is on: journal_mode persists in the file, read back here through a
+     * second connection (foreign_keys is per connection, not checked here). */
     db_path(path, sizeof path, "fresh.db");
     CHECK_EQ_INT(store_open(path, &s, &err), RT_OK);
     store_close(s);

@@ -239,14 +239,6 @@ static struct kin_robot *load_or_skip(const char *file)
     return r;
 }
 
-static char *read_text(const char *path)
-{
-    char *text = NULL;
-    size_t len;
-    if (rt_read_file(path, KIN_URDF_MAX_BYTES, &text, &len, NULL) != RT_OK) return NULL;
-    return text;
-}
-
 static const char *type_str(int t)
 {
     return t == KIN_JOINT_REVOLUTE ? "revolute" : t == KIN_JOINT_CONTINUOUS ? "continuous"
@@ -368,7 +360,7 @@ static void check_zero_pose(const char *file)
 {
     static struct naive_joint nj[KIN_MAX_LINKS];
     struct kin_robot *r = load_or_skip(file);
-    char *text = read_text(path_of(file));
+    char *text = test_slurp(path_of(file), NULL);
     double *state, *pos, *rot, worst = 0;
     int n;
     if (!r || !text) { CHECK(text != NULL); kin_robot_free(r); free(text); return; }
@@ -750,7 +742,7 @@ static void test_malformed(void)
  * end, never a robot; the line is the truncated text's last line. */
 static void test_truncated(void)
 {
-    char *text = read_text(path_of("g1_29dof_rev_1_0.urdf"));
+    char *text = test_slurp(path_of("g1_29dof_rev_1_0.urdf"), NULL);
     if (!text) { CHECK(text != NULL); return; }
     size_t len = strlen(text);
     /* Cut right after a newline in the middle of the file. */
@@ -763,19 +755,22 @@ static void test_truncated(void)
     char *part = strndup(text, cut);
     expect_fail("truncated at a line end", part, RT_EPARSE, want, "XML: ", NULL);
     free(part);
-    /* Every cut point in the first 4 KiB and a stride through the rest. */
-    for (size_t n = 0; n < len; n += n < 4096 ? 1 : 97) {
-        struct kin_robot *r = NULL;
-        struct rt_err err;
-        int st = kin_robot_parse_urdf(text, n, "t.urdf", &r, &err);
-        if (st != RT_EPARSE || r != NULL || strncmp(err.where, "t.urdf:", 7) != 0) {
-            CHECK(st == RT_EPARSE && r == NULL);
-            fprintf(stderr, "  cut at %zu: status %d where '%s'\n", n, st, err.where);
-            kin_robot_free(r);
-            break;
-        }
+    /* Every cut point in the first 4 KiB and a stride through the rest; the
+     * loop stops at the first cut that breaks a condition, and one CHECK
+     * covers all three conditions for that cut (or the last one tried). */
+    struct kin_robot *r = NULL;
+    struct rt_err err;
+    int st = RT_EPARSE;
+    size_t n;
+    memset(&err, 0, sizeof err);
+    for (n = 0; n < len; n += n < 4096 ? 1 : 97) {
+        memset(&err, 0, sizeof err);
+        st = kin_robot_parse_urdf(text, n, "t.urdf", &r, &err);
+        if (st != RT_EPARSE || r != NULL || strncmp(err.where, "t.urdf:", 7) != 0) break;
     }
-    test_passed++;
+    if (n < len) fprintf(stderr, "  cut at %zu: status %d where '%s'\n", n, st, err.where);
+    CHECK(st == RT_EPARSE && r == NULL && strncmp(err.where, "t.urdf:", 7) == 0);
+    kin_robot_free(r);
     free(text);
 }
 
@@ -1084,7 +1079,7 @@ static void test_bundled(void)
     CHECK(chdir(cwd) == 0);
 
     /* The bundled G1 is the shared file, byte for byte. */
-    char *a = read_text("robots/g1.urdf"), *b = read_text(path_of("g1_29dof_rev_1_0.urdf"));
+    char *a = test_slurp("robots/g1.urdf", NULL), *b = test_slurp(path_of("g1_29dof_rev_1_0.urdf"), NULL);
     CHECK(a && b && !strcmp(a, b));
     free(a);
     free(b);
