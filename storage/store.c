@@ -729,24 +729,39 @@ done:
     return st;
 }
 
+enum rt_status store_job_progress_many(struct store *s, const int64_t *ids, int n, int lm_iter,
+                                       double cost, struct rt_err *err)
+{
+    enum rt_status st = RT_OK;
+    sqlite3_stmt *q = NULL;
+    if (n <= 0) return RT_OK;
+    LOCK(s);
+    if ((st = exec(s, "BEGIN IMMEDIATE", err, "jobs")) != RT_OK) goto unlock;
+    q = prep(s, "UPDATE jobs SET lm_iter = ?, cost = ? WHERE id = ? AND state = 'running'");
+    if (!q) goto dberr;
+    sqlite3_bind_int(q, 1, lm_iter);
+    if (isfinite(cost)) sqlite3_bind_double(q, 2, cost);
+    for (int i = 0; i < n; i++) {
+        /* Bindings survive a reset: only the id changes per row. */
+        sqlite3_reset(q);
+        sqlite3_bind_int64(q, 3, ids[i]);
+        if (sqlite3_step(q) != SQLITE_DONE) goto dberr;
+    }
+    goto end;
+dberr:
+    st = db_err(s, err, "jobs");
+end:
+    sqlite3_finalize(q);
+    st = tx_end(s, st, err, "jobs");
+unlock:
+    UNLOCK(s);
+    return st;
+}
+
 enum rt_status store_job_progress(struct store *s, int64_t id, int lm_iter, double cost,
                                   struct rt_err *err)
 {
-    enum rt_status st = RT_OK;
-    LOCK(s);
-    sqlite3_stmt *q = prep(s, "UPDATE jobs SET lm_iter = ?, cost = ? WHERE id = ? AND state = 'running'");
-    if (!q) {
-        st = db_err(s, err, "jobs");
-        goto done;
-    }
-    sqlite3_bind_int(q, 1, lm_iter);
-    if (isfinite(cost)) sqlite3_bind_double(q, 2, cost);
-    sqlite3_bind_int64(q, 3, id);
-    if (sqlite3_step(q) != SQLITE_DONE) st = db_err(s, err, "jobs");
-done:
-    sqlite3_finalize(q);
-    UNLOCK(s);
-    return st;
+    return store_job_progress_many(s, &id, 1, lm_iter, cost, err);
 }
 
 enum rt_status store_job_finish(struct store *s, int64_t id, int frames, int columns,

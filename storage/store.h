@@ -187,6 +187,12 @@ enum rt_status store_job_claim(struct store *s, int64_t id, int *claimed, struct
 enum rt_status store_job_progress(struct store *s, int64_t id, int lm_iter, double cost,
                                   struct rt_err *err);
 
+/* As store_job_progress() for each of the `n` jobs in ids[] (the jobs of
+ * one solver batch), in one transaction: either every running job among
+ * them gets lm_iter and cost, or (on an error) none does. n <= 0: no-op. */
+enum rt_status store_job_progress_many(struct store *s, const int64_t *ids, int n, int lm_iter,
+                                       double cost, struct rt_err *err);
+
 /* running -> succeeded together with its result, in one transaction.
  * `traj` holds frames * columns floats; `column_names` is a JSON array of
  * the `columns` column names (NULL: not recorded), kept with the result so
