@@ -81,6 +81,14 @@ struct cJSON;
 enum MHD_Result srv_reply_json(struct srv *s, struct MHD_Connection *c, unsigned int code,
                                struct cJSON *j);
 
+/* Queues malloc'd JSON text `text` (MHD frees it with free()) with `code`
+ * and one more header `hdr: val` (hdr NULL: none). A NULL `text` (printing
+ * it ran out of memory) queues the fixed 503 error body of srv_reply_json()
+ * instead, without the header. srv_reply_json() and the error replies
+ * use it. */
+enum MHD_Result srv_reply_json_hdr(struct srv *s, struct MHD_Connection *c, unsigned int code,
+                                   char *text, const char *hdr, const char *val);
+
 /* Queues {"error":{"code","where","message"}} with the HTTP status of
  * err->code (srv_http_status). */
 enum MHD_Result srv_reply_err(struct srv *s, struct MHD_Connection *c, const struct rt_err *err);

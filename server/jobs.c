@@ -456,20 +456,10 @@ static enum MHD_Result post_job(struct srv *s, struct MHD_Connection *c, struct 
         rt_err_set(&err, RT_ENOMEM, "jobs", "out of memory");
         return srv_reply_err(s, c, &err);
     }
-    struct MHD_Response *resp = MHD_create_response_from_buffer_with_free_callback(strlen(text), text, &free);
-    if (!resp) {
-        free(text);
-        return MHD_NO;
-    }
     char loc[64];
     snprintf(loc, sizeof loc, "/v1/jobs/%lld", (long long)id);
-    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
-    MHD_add_response_header(resp, MHD_HTTP_HEADER_LOCATION, loc);
-    unsigned int code = existed ? MHD_HTTP_OK : MHD_HTTP_CREATED;
-    enum MHD_Result ret = MHD_queue_response(c, code, resp);
-    MHD_destroy_response(resp);
-    srv_metrics_http(&s->metrics, code);
-    return ret;
+    return srv_reply_json_hdr(s, c, existed ? MHD_HTTP_OK : MHD_HTTP_CREATED, text, MHD_HTTP_HEADER_LOCATION,
+                              loc);
 fail:
     srv_job_input_free(&in);
     kin_robot_free(robot);
