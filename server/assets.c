@@ -83,23 +83,24 @@ static enum MHD_Result list_assets(struct srv *s, struct MHD_Connection *c, cons
     return srv_reply_json(s, c, MHD_HTTP_OK, root);
 }
 
-const char *srv_name_why(const char *name)
+/* Why `name` may not name an uploaded robot or profile (a static phrase for
+ * a message), or NULL when it may. */
+static const char *name_why(const char *name)
 {
+    if (!store_name_ok(name)) return "expected 1..64 characters of A-Z a-z 0-9 _ . -";
     size_t n = strlen(name);
-    if (n == 0 || n > STORE_MAX_NAME) return "expected 1..64 characters of A-Z a-z 0-9 _ . -";
-    for (size_t i = 0; i < n; i++) {
-        char ch = name[i];
-        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-              ch == '_' || ch == '.' || ch == '-'))
-            return "expected 1..64 characters of A-Z a-z 0-9 _ . -";
-    }
     if (name[0] == '.') return "must not start with '.'";
     if (n >= 5 && (!strcmp(name + n - 5, ".urdf") || !strcmp(name + n - 5, ".json")))
         return "must not end in .urdf or .json (such a name is read as a file path)";
     return NULL;
 }
 
-int srv_name_ok(const char *name) { return srv_name_why(name) == NULL; }
+enum rt_status srv_name_check(const char *name, const char *kind, const char *where, struct rt_err *err)
+{
+    const char *why = name ? name_why(name) : "required";
+    if (!why) return RT_OK;
+    return rt_err_set(err, RT_EINVAL, where, "%s name: %s", kind, why);
+}
 
 enum MHD_Result srv_route_robots(struct srv *s, struct MHD_Connection *c, struct srv_req *r,
                                  const char *method)
@@ -108,10 +109,7 @@ enum MHD_Result srv_route_robots(struct srv *s, struct MHD_Connection *c, struct
     struct kin_robot *robot = NULL;
     rt_err_clear(&err);
     if (r->route == SRV_R_ROBOTS) return list_assets(s, c, "robot", kin_robot_bundled());
-    if (!srv_name_ok(r->name)) {
-        rt_err_set(&err, RT_EINVAL, "url", "robot name: %s", srv_name_why(r->name));
-        return srv_reply_err(s, c, &err);
-    }
+    if (srv_name_check(r->name, "robot", "url", &err) != RT_OK) return srv_reply_err(s, c, &err);
     if (!strcmp(method, "PUT")) {
         if (srv_is_bundled_robot(r->name)) {
             rt_err_set(&err, RT_ECONFLICT, "url", "'%s' is a bundled robot and cannot be replaced", r->name);
@@ -151,10 +149,7 @@ enum MHD_Result srv_route_profiles(struct srv *s, struct MHD_Connection *c, stru
     struct kin_profile *p = NULL;
     rt_err_clear(&err);
     if (r->route == SRV_R_PROFILES) return list_assets(s, c, "profile", kin_profile_bundled());
-    if (!srv_name_ok(r->name)) {
-        rt_err_set(&err, RT_EINVAL, "url", "profile name: %s", srv_name_why(r->name));
-        return srv_reply_err(s, c, &err);
-    }
+    if (srv_name_check(r->name, "profile", "url", &err) != RT_OK) return srv_reply_err(s, c, &err);
     if (!strcmp(method, "PUT")) {
         if (srv_is_bundled_profile(r->name)) {
             rt_err_set(&err, RT_ECONFLICT, "url", "'%s' is a bundled profile and cannot be replaced", r->name);

@@ -116,14 +116,13 @@ enum rt_status srv_robot_load(struct srv *s, const char *name, struct kin_robot 
 /* Loads profile `name`: a bundled one, else an uploaded one. RT_ENOTFOUND. */
 enum rt_status srv_profile_load(struct srv *s, const char *name, struct kin_profile **out,
                                 struct rt_err *err);
-/* 1 when `name` may name an uploaded robot or profile: 1..STORE_MAX_NAME
- * of [A-Za-z0-9_.-], not starting with '.', not ending in .urdf or .json
- * (which the loaders would take for paths). Uploads and job submissions
- * check names with this one rule, so every uploaded name can be used. */
-int srv_name_ok(const char *name);
-/* Why `name` fails srv_name_ok() (a static phrase for a message), or NULL
- * when it passes. */
-const char *srv_name_why(const char *name);
+/* RT_OK when `name` may name an uploaded robot or profile: store_name_ok()
+ * (1..STORE_MAX_NAME of [A-Za-z0-9_.-]), not starting with '.', not ending
+ * in .urdf or .json (which the loaders would take for paths). Else
+ * RT_EINVAL at `where` with "KIND name: WHY" (name NULL: "required").
+ * Uploads and job submissions check names with this one rule, so every
+ * uploaded name can be used. */
+enum rt_status srv_name_check(const char *name, const char *kind, const char *where, struct rt_err *err);
 /* 1 when `name` is a bundled robot / profile (which uploads cannot replace). */
 int srv_is_bundled_robot(const char *name);
 int srv_is_bundled_profile(const char *name);

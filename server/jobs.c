@@ -367,19 +367,10 @@ static enum MHD_Result post_job(struct srv *s, struct MHD_Connection *c, struct 
                             "a BVH clip carries its own Frame Time; fps is for trajectories only");
     }
     if (st != RT_OK) goto fail;
-    if (!robot_name || !srv_name_ok(robot_name)) {
-        st = rt_err_set(&err, RT_EINVAL, "body.robot", "robot name: %s",
-                        robot_name ? srv_name_why(robot_name) : "required");
+    if ((st = srv_name_check(robot_name, "robot", "body.robot", &err)) != RT_OK ||
+        (profile && (st = srv_name_check(profile, "profile", "body.profile", &err)) != RT_OK) ||
+        (source_robot && (st = srv_name_check(source_robot, "robot", "body.source_robot", &err)) != RT_OK))
         goto fail;
-    }
-    if (profile && !srv_name_ok(profile)) {
-        st = rt_err_set(&err, RT_EINVAL, "body.profile", "profile name: %s", srv_name_why(profile));
-        goto fail;
-    }
-    if (source_robot && !srv_name_ok(source_robot)) {
-        st = rt_err_set(&err, RT_EINVAL, "body.source_robot", "robot name: %s", srv_name_why(source_robot));
-        goto fail;
-    }
     snprintf(name, sizeof name, "%s", jname && jname[0] ? jname : "clip");
     for (char *p = name; *p; p++)
         if (*p == '/' || *p == '\\' || (unsigned char)*p < 32 || *p == '"') *p = '_';

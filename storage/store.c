@@ -197,8 +197,7 @@ int store_version(struct store *s)
     return v;
 }
 
-/* 1 when `name` is 1..STORE_MAX_NAME bytes of [A-Za-z0-9_.-]. */
-static int name_ok(const char *name)
+int store_name_ok(const char *name)
 {
     size_t n = name ? strlen(name) : 0;
     if (n == 0 || n > STORE_MAX_NAME) return 0;
@@ -240,7 +239,7 @@ enum rt_status store_token_add(struct store *s, const char *name,
                                const unsigned char hash[STORE_SHA256_LEN], int admin,
                                struct rt_err *err)
 {
-    if (!name_ok(name))
+    if (!store_name_ok(name))
         return rt_err_set(err, RT_EINVAL, "token.name",
                           "expected 1..%d characters of A-Z a-z 0-9 _ . -", STORE_MAX_NAME);
     enum rt_status st = RT_OK;
@@ -345,7 +344,7 @@ enum rt_status store_asset_put(struct store *s, const char *kind, const char *na
     const char *table = asset_table(kind);
     char sql[160];
     assert(table);
-    if (!name_ok(name))
+    if (!store_name_ok(name))
         return rt_err_set(err, RT_EINVAL, kind, "name: expected 1..%d characters of A-Z a-z 0-9 _ . -",
                           STORE_MAX_NAME);
     if (len > STORE_MAX_TEXT)
@@ -506,9 +505,9 @@ enum rt_status store_job_insert(struct store *s, const struct store_job_new *in,
     sqlite3_stmt *q = NULL;
     *existed = 0;
     *id = 0;
-    if (!name_ok(in->owner)) return rt_err_set(err, RT_EINVAL, "owner", "bad owner name");
-    if (!name_ok(in->robot)) return rt_err_set(err, RT_EINVAL, "body.robot", "bad robot name");
-    if (in->profile && !name_ok(in->profile))
+    if (!store_name_ok(in->owner)) return rt_err_set(err, RT_EINVAL, "owner", "bad owner name");
+    if (!store_name_ok(in->robot)) return rt_err_set(err, RT_EINVAL, "body.robot", "bad robot name");
+    if (in->profile && !store_name_ok(in->profile))
         return rt_err_set(err, RT_EINVAL, "body.profile", "bad profile name");
     if (in->idem_key && strlen(in->idem_key) > STORE_MAX_KEY)
         return rt_err_set(err, RT_ELIMIT, "Idempotency-Key", "longer than %d bytes", STORE_MAX_KEY);

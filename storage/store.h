@@ -67,6 +67,10 @@ void store_close(struct store *s);
 /* PRAGMA user_version of the open file. */
 int store_version(struct store *s);
 
+/* 1 when `name` is 1..STORE_MAX_NAME bytes of [A-Za-z0-9_.-] (NULL: 0): the
+ * rule for token, owner, robot and profile names. */
+int store_name_ok(const char *name);
+
 /* --- tokens ------------------------------------------------------------ */
 
 /* Adds a token named `name` (1..STORE_MAX_NAME bytes of [A-Za-z0-9_.-])
