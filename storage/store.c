@@ -584,6 +584,21 @@ unlock:
     return st;
 }
 
+/* After the first sqlite3_step() (result `rc`) of a query for job `id`
+ * whose column `owner_col` is the job's owner: RT_OK when the row is there
+ * and `owner` (NULL: anyone) may see it; RT_ENOTFOUND "no job ID" when it
+ * is missing or another owner's (a token never learns of others' jobs);
+ * else the step's error, at `where`. */
+static enum rt_status job_row(struct store *s, sqlite3_stmt *q, int rc, int owner_col, int64_t id,
+                              const char *owner, const char *where, struct rt_err *err)
+{
+    if (rc == SQLITE_DONE ||
+        (rc == SQLITE_ROW && owner && strcmp(owner, (const char *)sqlite3_column_text(q, owner_col))))
+        return rt_err_set(err, RT_ENOTFOUND, "jobs", "no job %lld", (long long)id);
+    if (rc != SQLITE_ROW) return db_err(s, err, where);
+    return RT_OK;
+}
+
 enum rt_status store_job_get(struct store *s, int64_t id, const char *owner, int with_clip,
                              struct store_job *out, struct rt_err *err)
 {
@@ -597,16 +612,9 @@ enum rt_status store_job_get(struct store *s, int64_t id, const char *owner, int
         goto done;
     }
     sqlite3_bind_int64(q, 1, id);
-    int rc = sqlite3_step(q);
-    if (rc == SQLITE_ROW &&
-        (!owner || !strcmp(owner, (const char *)sqlite3_column_text(q, 1)))) {
-        if (job_from_row(q, with_clip, out) != RT_OK)
-            st = rt_err_set(err, RT_ENOMEM, "jobs", "out of memory");
-    } else if (rc == SQLITE_ROW || rc == SQLITE_DONE) {
-        st = rt_err_set(err, RT_ENOTFOUND, "jobs", "no job %lld", (long long)id);
-    } else {
-        st = db_err(s, err, "jobs");
-    }
+    if ((st = job_row(s, q, sqlite3_step(q), 1, id, owner, "jobs", err)) == RT_OK &&
+        job_from_row(q, with_clip, out) != RT_OK)
+        st = rt_err_set(err, RT_ENOMEM, "jobs", "out of memory");
 done:
     sqlite3_finalize(q);
     UNLOCK(s);
@@ -844,13 +852,7 @@ enum rt_status store_job_cancel(struct store *s, int64_t id, const char *owner, 
     q = prep(s, "SELECT owner, state FROM jobs WHERE id = ?");
     if (!q) goto dberr;
     sqlite3_bind_int64(q, 1, id);
-    int rc = sqlite3_step(q);
-    if (rc == SQLITE_DONE ||
-        (rc == SQLITE_ROW && owner && strcmp(owner, (const char *)sqlite3_column_text(q, 0)))) {
-        st = rt_err_set(err, RT_ENOTFOUND, "jobs", "no job %lld", (long long)id);
-        goto end;
-    }
-    if (rc != SQLITE_ROW) goto dberr;
+    if ((st = job_row(s, q, sqlite3_step(q), 0, id, owner, "jobs", err)) != RT_OK) goto end;
     *state = state_from_str((const char *)sqlite3_column_text(q, 1));
     if (*state != STORE_QUEUED && *state != STORE_RUNNING) {
         st = rt_err_set(err, RT_ESTATE, "jobs", "job %lld already %s", (long long)id,
@@ -891,16 +893,7 @@ enum rt_status store_result_get(struct store *s, int64_t id, const char *owner, 
         goto done;
     }
     sqlite3_bind_int64(q, 1, id);
-    int rc = sqlite3_step(q);
-    if (rc == SQLITE_DONE ||
-        (rc == SQLITE_ROW && owner && strcmp(owner, (const char *)sqlite3_column_text(q, 0)))) {
-        st = rt_err_set(err, RT_ENOTFOUND, "jobs", "no job %lld", (long long)id);
-        goto done;
-    }
-    if (rc != SQLITE_ROW) {
-        st = db_err(s, err, "result");
-        goto done;
-    }
+    if ((st = job_row(s, q, sqlite3_step(q), 0, id, owner, "result", err)) != RT_OK) goto done;
     if (sqlite3_column_type(q, 2) == SQLITE_NULL) {
         st = rt_err_set(err, RT_ESTATE, "jobs", "job %lld is %s: no result", (long long)id,
                         (const char *)sqlite3_column_text(q, 1));
