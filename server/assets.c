@@ -17,8 +17,9 @@ static int in_list(const char *const *names, const char *name)
     return 0;
 }
 
-int srv_is_bundled_robot(const char *name) { return in_list(kin_robot_bundled(), name); }
-int srv_is_bundled_profile(const char *name) { return in_list(kin_profile_bundled(), name); }
+/* 1 when `name` is a bundled robot / profile (which uploads cannot replace). */
+static int is_bundled_robot(const char *name) { return in_list(kin_robot_bundled(), name); }
+static int is_bundled_profile(const char *name) { return in_list(kin_profile_bundled(), name); }
 
 enum rt_status srv_robot_load(struct srv *s, const char *name, struct kin_robot **out,
                               struct rt_err *err)
@@ -26,7 +27,7 @@ enum rt_status srv_robot_load(struct srv *s, const char *name, struct kin_robot 
     char *text = NULL;
     size_t len = 0;
     *out = NULL;
-    if (srv_is_bundled_robot(name)) return kin_robot_load(name, out, err);
+    if (is_bundled_robot(name)) return kin_robot_load(name, out, err);
     enum rt_status st = store_asset_get(s->store, "robot", name, &text, &len, err);
     if (st == RT_ENOTFOUND) rt_err_set(err, st, "robot", "no robot named '%.64s'", name);
     if (st != RT_OK) return st;
@@ -41,7 +42,7 @@ enum rt_status srv_profile_load(struct srv *s, const char *name, struct kin_prof
     char *text = NULL;
     size_t len = 0;
     *out = NULL;
-    if (srv_is_bundled_profile(name)) return kin_profile_load(name, out, err);
+    if (is_bundled_profile(name)) return kin_profile_load(name, out, err);
     enum rt_status st = store_asset_get(s->store, "profile", name, &text, &len, err);
     if (st == RT_ENOTFOUND) rt_err_set(err, st, "profile", "no profile named '%.64s'", name);
     if (st != RT_OK) return st;
@@ -111,7 +112,7 @@ enum MHD_Result srv_route_robots(struct srv *s, struct MHD_Connection *c, struct
     if (r->route == SRV_R_ROBOTS) return list_assets(s, c, "robot", kin_robot_bundled());
     if (srv_name_check(r->name, "robot", "url", &err) != RT_OK) return srv_reply_err(s, c, &err);
     if (!strcmp(method, "PUT")) {
-        if (srv_is_bundled_robot(r->name)) {
+        if (is_bundled_robot(r->name)) {
             rt_err_set(&err, RT_ECONFLICT, "url", "'%s' is a bundled robot and cannot be replaced", r->name);
             return srv_reply_err(s, c, &err);
         }
@@ -151,7 +152,7 @@ enum MHD_Result srv_route_profiles(struct srv *s, struct MHD_Connection *c, stru
     if (r->route == SRV_R_PROFILES) return list_assets(s, c, "profile", kin_profile_bundled());
     if (srv_name_check(r->name, "profile", "url", &err) != RT_OK) return srv_reply_err(s, c, &err);
     if (!strcmp(method, "PUT")) {
-        if (srv_is_bundled_profile(r->name)) {
+        if (is_bundled_profile(r->name)) {
             rt_err_set(&err, RT_ECONFLICT, "url", "'%s' is a bundled profile and cannot be replaced", r->name);
             return srv_reply_err(s, c, &err);
         }
@@ -170,7 +171,7 @@ enum MHD_Result srv_route_profiles(struct srv *s, struct MHD_Connection *c, stru
     /* GET: the profile's JSON text as stored (or bundled). */
     size_t len = 0;
     char *text = NULL;
-    if (srv_is_bundled_profile(r->name)) {
+    if (is_bundled_profile(r->name)) {
         const char *t = kin_profile_bundled_text(r->name, &len);
         if (t && (text = malloc(len + 1))) memcpy(text, t, len + 1);
         if (!text) {

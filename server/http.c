@@ -257,7 +257,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         int has_body, admin_only;
         if (!(r = calloc(1, sizeof *r))) return MHD_NO;
         *req_cls = r;
-        r->t_start = srv_now();
         if (!parse_route(url, r))
             return srv_reply_err_http(s, c, MHD_HTTP_NOT_FOUND, "not found", "url", "no such resource");
         if (!method_ok(r->route, method, &has_body, &admin_only))

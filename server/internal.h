@@ -64,7 +64,6 @@ struct srv_req {
     char *body;             /* NUL-terminated, len bytes */
     size_t len, cap;
     int too_big;            /* the body passed max_body: 413 at the end */
-    double t_start;
 };
 
 /* --- http.c: replies ------------------------------------------------------ */
@@ -123,9 +122,6 @@ enum rt_status srv_profile_load(struct srv *s, const char *name, struct kin_prof
  * Uploads and job submissions check names with this one rule, so every
  * uploaded name can be used. */
 enum rt_status srv_name_check(const char *name, const char *kind, const char *where, struct rt_err *err);
-/* 1 when `name` is a bundled robot / profile (which uploads cannot replace). */
-int srv_is_bundled_robot(const char *name);
-int srv_is_bundled_profile(const char *name);
 
 /* GET /v1/robots, GET and PUT (admin) /v1/robots/NAME; the profiles alike.
  * Each queues its reply (errors as srv_reply_err) and returns MHD's result.

@@ -386,9 +386,8 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-static void load_queued(void *user, int64_t id, int frames, const char *class_key, double created)
+static void load_queued(void *user, int64_t id, int frames, const char *class_key)
 {
-    (void)created;
     add_locked(user, id, frames, class_key);
 }
 

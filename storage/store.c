@@ -665,12 +665,12 @@ done:
 
 enum rt_status store_job_each_queued(struct store *s,
                                      void (*fn)(void *user, int64_t id, int frames,
-                                                const char *class_key, double created),
+                                                const char *class_key),
                                      void *user, struct rt_err *err)
 {
     enum rt_status st = RT_OK;
     LOCK(s);
-    sqlite3_stmt *q = prep(s, "SELECT id, frames, class_key, created FROM jobs "
+    sqlite3_stmt *q = prep(s, "SELECT id, frames, class_key FROM jobs "
                               "WHERE state = 'queued' ORDER BY id");
     if (!q) {
         st = db_err(s, err, "jobs");
@@ -679,7 +679,7 @@ enum rt_status store_job_each_queued(struct store *s,
     int rc;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW)
         fn(user, sqlite3_column_int64(q, 0), sqlite3_column_int(q, 1),
-           (const char *)sqlite3_column_text(q, 2), sqlite3_column_double(q, 3));
+           (const char *)sqlite3_column_text(q, 2));
     if (rc != SQLITE_DONE) st = db_err(s, err, "jobs");
 done:
     sqlite3_finalize(q);

@@ -169,10 +169,10 @@ enum rt_status store_job_list(struct store *s, const char *owner, int64_t before
                               struct store_job **out, int *n, struct rt_err *err);
 
 /* Calls fn for every queued job in id order (the scheduler's start-up
- * load). fn gets the id, frame count, class key and creation time. */
+ * load). fn gets the id, frame count and class key. */
 enum rt_status store_job_each_queued(struct store *s,
                                      void (*fn)(void *user, int64_t id, int frames,
-                                                const char *class_key, double created),
+                                                const char *class_key),
                                      void *user, struct rt_err *err);
 
 /* Crash recovery: every job left running returns to queued (its progress
