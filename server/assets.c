@@ -103,6 +103,18 @@ enum rt_status srv_name_check(const char *name, const char *kind, const char *wh
     return rt_err_set(err, RT_EINVAL, where, "%s name: %s", kind, why);
 }
 
+/* The checks before GET or PUT of robot/profile `name` (kind "robot" or
+ * "profile"): a name srv_name_check() accepts, and for an upload (`put`)
+ * none of `bundled`, which cannot be replaced (RT_ECONFLICT). */
+static enum rt_status asset_check(const char *kind, const char *name, int put,
+                                  const char *const *bundled, struct rt_err *err)
+{
+    enum rt_status st = srv_name_check(name, kind, "url", err);
+    if (st == RT_OK && put && in_list(bundled, name))
+        st = rt_err_set(err, RT_ECONFLICT, "url", "'%s' is a bundled %s and cannot be replaced", name, kind);
+    return st;
+}
+
 enum MHD_Result srv_route_robots(struct srv *s, struct MHD_Connection *c, struct srv_req *r,
                                  const char *method)
 {
@@ -110,12 +122,9 @@ enum MHD_Result srv_route_robots(struct srv *s, struct MHD_Connection *c, struct
     struct kin_robot *robot = NULL;
     rt_err_clear(&err);
     if (r->route == SRV_R_ROBOTS) return list_assets(s, c, "robot", kin_robot_bundled());
-    if (srv_name_check(r->name, "robot", "url", &err) != RT_OK) return srv_reply_err(s, c, &err);
+    if (asset_check("robot", r->name, !strcmp(method, "PUT"), kin_robot_bundled(), &err) != RT_OK)
+        return srv_reply_err(s, c, &err);
     if (!strcmp(method, "PUT")) {
-        if (is_bundled_robot(r->name)) {
-            rt_err_set(&err, RT_ECONFLICT, "url", "'%s' is a bundled robot and cannot be replaced", r->name);
-            return srv_reply_err(s, c, &err);
-        }
         char label[STORE_MAX_NAME + 8];
         snprintf(label, sizeof label, "%s.urdf", r->name);
         if (kin_robot_parse_urdf(r->body, r->len, label, &robot, &err) != RT_OK)
@@ -150,12 +159,9 @@ enum MHD_Result srv_route_profiles(struct srv *s, struct MHD_Connection *c, stru
     struct kin_profile *p = NULL;
     rt_err_clear(&err);
     if (r->route == SRV_R_PROFILES) return list_assets(s, c, "profile", kin_profile_bundled());
-    if (srv_name_check(r->name, "profile", "url", &err) != RT_OK) return srv_reply_err(s, c, &err);
+    if (asset_check("profile", r->name, !strcmp(method, "PUT"), kin_profile_bundled(), &err) != RT_OK)
+        return srv_reply_err(s, c, &err);
     if (!strcmp(method, "PUT")) {
-        if (is_bundled_profile(r->name)) {
-            rt_err_set(&err, RT_ECONFLICT, "url", "'%s' is a bundled profile and cannot be replaced", r->name);
-            return srv_reply_err(s, c, &err);
-        }
         char label[STORE_MAX_NAME + 8];
         snprintf(label, sizeof label, "%s.json", r->name);
         if (kin_profile_parse(r->body, r->len, label, &p, &err) != RT_OK) return srv_reply_err(s, c, &err);
