@@ -17,8 +17,9 @@ static int in_list(const char *const *names, const char *name)
     return 0;
 }
 
-int srv_is_bundled_robot(const char *name) { return in_list(kin_robot_bundled(), name); }
-int srv_is_bundled_profile(const char *name) { return in_list(kin_profile_bundled(), name); }
+/* 1 when `name` is a bundled robot / profile (which uploads cannot replace). */
+static int is_bundled_robot(const char *name) { return in_list(kin_robot_bundled(), name); }
+static int is_bundled_profile(const char *name) { return in_list(kin_profile_bundled(), name); }
 
 enum rt_status srv_robot_load(struct srv *s, const char *name, struct kin_robot **out,
                               struct rt_err *err)
@@ -26,7 +27,7 @@ enum rt_status srv_robot_load(struct srv *s, const char *name, struct kin_robot 
     char *text = NULL;
     size_t len = 0;
     *out = NULL;
-    if (srv_is_bundled_robot(name)) return kin_robot_load(name, out, err);
+    if (is_bundled_robot(name)) return kin_robot_load(name, out, err);
     enum rt_status st = store_asset_get(s->store, "robot", name, &text, &len, err);
     if (st == RT_ENOTFOUND) rt_err_set(err, st, "robot", "no robot named '%.64s'", name);
     if (st != RT_OK) return st;
@@ -41,7 +42,7 @@ enum rt_status srv_profile_load(struct srv *s, const char *name, struct kin_prof
     char *text = NULL;
     size_t len = 0;
     *out = NULL;
-    if (srv_is_bundled_profile(name)) return kin_profile_load(name, out, err);
+    if (is_bundled_profile(name)) return kin_profile_load(name, out, err);
     enum rt_status st = store_asset_get(s->store, "profile", name, &text, &len, err);
     if (st == RT_ENOTFOUND) rt_err_set(err, st, "profile", "no profile named '%.64s'", name);
     if (st != RT_OK) return st;
@@ -83,23 +84,36 @@ static enum MHD_Result list_assets(struct srv *s, struct MHD_Connection *c, cons
     return srv_reply_json(s, c, MHD_HTTP_OK, root);
 }
 
-const char *srv_name_why(const char *name)
+/* Why `name` may not name an uploaded robot or profile (a static phrase for
+ * a message), or NULL when it may. */
+static const char *name_why(const char *name)
 {
+    if (!store_name_ok(name)) return "expected 1..64 characters of A-Z a-z 0-9 _ . -";
     size_t n = strlen(name);
-    if (n == 0 || n > STORE_MAX_NAME) return "expected 1..64 characters of A-Z a-z 0-9 _ . -";
-    for (size_t i = 0; i < n; i++) {
-        char ch = name[i];
-        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-              ch == '_' || ch == '.' || ch == '-'))
-            return "expected 1..64 characters of A-Z a-z 0-9 _ . -";
-    }
     if (name[0] == '.') return "must not start with '.'";
     if (n >= 5 && (!strcmp(name + n - 5, ".urdf") || !strcmp(name + n - 5, ".json")))
         return "must not end in .urdf or .json (such a name is read as a file path)";
     return NULL;
 }
 
-int srv_name_ok(const char *name) { return srv_name_why(name) == NULL; }
+enum rt_status srv_name_check(const char *name, const char *kind, const char *where, struct rt_err *err)
+{
+    const char *why = name ? name_why(name) : "required";
+    if (!why) return RT_OK;
+    return rt_err_set(err, RT_EINVAL, where, "%s name: %s", kind, why);
+}
+
+/* The checks before GET or PUT of robot/profile `name` (kind "robot" or
+ * "profile"): a name srv_name_check() accepts, and for an upload (`put`)
+ * none of `bundled`, which cannot be replaced (RT_ECONFLICT). */
+static enum rt_status asset_check(const char *kind, const char *name, int put,
+                                  const char *const *bundled, struct rt_err *err)
+{
+    enum rt_status st = srv_name_check(name, kind, "url", err);
+    if (st == RT_OK && put && in_list(bundled, name))
+        st = rt_err_set(err, RT_ECONFLICT, "url", "'%s' is a bundled %s and cannot be replaced", name, kind);
+    return st;
+}
 
 enum MHD_Result srv_route_robots(struct srv *s, struct MHD_Connection *c, struct srv_req *r,
                                  const char *method)
@@ -108,15 +122,9 @@ enum MHD_Result srv_route_robots(struct srv *s, struct MHD_Connection *c, struct
     struct kin_robot *robot = NULL;
     rt_err_clear(&err);
     if (r->route == SRV_R_ROBOTS) return list_assets(s, c, "robot", kin_robot_bundled());
-    if (!srv_name_ok(r->name)) {
-        rt_err_set(&err, RT_EINVAL, "url", "robot name: %s", srv_name_why(r->name));
+    if (asset_check("robot", r->name, !strcmp(method, "PUT"), kin_robot_bundled(), &err) != RT_OK)
         return srv_reply_err(s, c, &err);
-    }
     if (!strcmp(method, "PUT")) {
-        if (srv_is_bundled_robot(r->name)) {
-            rt_err_set(&err, RT_ECONFLICT, "url", "'%s' is a bundled robot and cannot be replaced", r->name);
-            return srv_reply_err(s, c, &err);
-        }
         char label[STORE_MAX_NAME + 8];
         snprintf(label, sizeof label, "%s.urdf", r->name);
         if (kin_robot_parse_urdf(r->body, r->len, label, &robot, &err) != RT_OK)
@@ -151,15 +159,9 @@ enum MHD_Result srv_route_profiles(struct srv *s, struct MHD_Connection *c, stru
     struct kin_profile *p = NULL;
     rt_err_clear(&err);
     if (r->route == SRV_R_PROFILES) return list_assets(s, c, "profile", kin_profile_bundled());
-    if (!srv_name_ok(r->name)) {
-        rt_err_set(&err, RT_EINVAL, "url", "profile name: %s", srv_name_why(r->name));
+    if (asset_check("profile", r->name, !strcmp(method, "PUT"), kin_profile_bundled(), &err) != RT_OK)
         return srv_reply_err(s, c, &err);
-    }
     if (!strcmp(method, "PUT")) {
-        if (srv_is_bundled_profile(r->name)) {
-            rt_err_set(&err, RT_ECONFLICT, "url", "'%s' is a bundled profile and cannot be replaced", r->name);
-            return srv_reply_err(s, c, &err);
-        }
         char label[STORE_MAX_NAME + 8];
         snprintf(label, sizeof label, "%s.json", r->name);
         if (kin_profile_parse(r->body, r->len, label, &p, &err) != RT_OK) return srv_reply_err(s, c, &err);
@@ -175,7 +177,7 @@ enum MHD_Result srv_route_profiles(struct srv *s, struct MHD_Connection *c, stru
     /* GET: the profile's JSON text as stored (or bundled). */
     size_t len = 0;
     char *text = NULL;
-    if (srv_is_bundled_profile(r->name)) {
+    if (is_bundled_profile(r->name)) {
         const char *t = kin_profile_bundled_text(r->name, &len);
         if (t && (text = malloc(len + 1))) memcpy(text, t, len + 1);
         if (!text) {

@@ -95,29 +95,9 @@ enum MHD_Result srv_reply(struct srv *s, struct MHD_Connection *c, unsigned int 
     return reply_hdr(s, c, code, type, text, len, NULL, NULL);
 }
 
-/* An error reply (as srv_reply_err_http) carrying header `hdr: val`: 401
- * says how to authenticate (RFC 9110 11.6.1: WWW-Authenticate), 405 which
- * methods the resource takes (15.5.6: Allow). */
-static enum MHD_Result reply_err_hdr(struct srv *s, struct MHD_Connection *c, unsigned int http,
-                                     const char *code, const char *where, const char *msg,
-                                     const char *hdr, const char *val)
+enum MHD_Result srv_reply_json_hdr(struct srv *s, struct MHD_Connection *c, unsigned int code,
+                                   char *text, const char *hdr, const char *val)
 {
-    cJSON *root = cJSON_CreateObject(), *e = cJSON_AddObjectToObject(root, "error");
-    cJSON_AddStringToObject(e, "code", code);
-    cJSON_AddStringToObject(e, "where", where);
-    cJSON_AddStringToObject(e, "message", msg);
-    char *text = cJSON_PrintUnformatted(root);
-    cJSON_Delete(root);
-    if (!s->cfg.quiet) rt_log("warn", "http", where, "%u %s", http, msg);
-    if (!text) return srv_reply_err_http(s, c, http, code, where, msg);
-    return reply_hdr(s, c, http, "application/json", text, strlen(text), hdr, val);
-}
-
-enum MHD_Result srv_reply_json(struct srv *s, struct MHD_Connection *c, unsigned int code,
-                               cJSON *j)
-{
-    char *text = j ? cJSON_PrintUnformatted(j) : NULL;
-    cJSON_Delete(j);
     if (!text) {
         static const char oom[] = "{\"error\":{\"code\":\"out of memory\",\"where\":\"\",\"message\":\"out of memory\"}}";
         struct MHD_Response *resp =
@@ -129,13 +109,24 @@ enum MHD_Result srv_reply_json(struct srv *s, struct MHD_Connection *c, unsigned
         srv_metrics_http(&s->metrics, MHD_HTTP_SERVICE_UNAVAILABLE);
         return ret;
     }
-    size_t n = strlen(text);
     /* cJSON_free is free() unless hooks are installed; the daemon installs none. */
-    return srv_reply(s, c, code, "application/json", text, n);
+    return reply_hdr(s, c, code, "application/json", text, strlen(text), hdr, val);
 }
 
-enum MHD_Result srv_reply_err_http(struct srv *s, struct MHD_Connection *c, unsigned int http,
-                                   const char *code, const char *where, const char *msg)
+enum MHD_Result srv_reply_json(struct srv *s, struct MHD_Connection *c, unsigned int code,
+                               cJSON *j)
+{
+    char *text = j ? cJSON_PrintUnformatted(j) : NULL;
+    cJSON_Delete(j);
+    return srv_reply_json_hdr(s, c, code, text, NULL, NULL);
+}
+
+/* srv_reply_err_http() carrying header `hdr: val` (hdr NULL: none): 401
+ * says how to authenticate (RFC 9110 11.6.1: WWW-Authenticate), 405 which
+ * methods the resource takes (15.5.6: Allow). */
+static enum MHD_Result reply_err_hdr(struct srv *s, struct MHD_Connection *c, unsigned int http,
+                                     const char *code, const char *where, const char *msg,
+                                     const char *hdr, const char *val)
 {
     cJSON *root = cJSON_CreateObject(), *e = cJSON_AddObjectToObject(root, "error");
     cJSON_AddStringToObject(e, "code", code);
@@ -144,7 +135,15 @@ enum MHD_Result srv_reply_err_http(struct srv *s, struct MHD_Connection *c, unsi
     if (http >= 500 || !s->cfg.quiet)
         rt_log(http >= 500 ? "error" : "warn", "http", where && where[0] ? where : "-", "%u %s", http,
                msg ? msg : "");
-    return srv_reply_json(s, c, http, root);
+    char *text = root ? cJSON_PrintUnformatted(root) : NULL;
+    cJSON_Delete(root);
+    return srv_reply_json_hdr(s, c, http, text, hdr, val);
+}
+
+enum MHD_Result srv_reply_err_http(struct srv *s, struct MHD_Connection *c, unsigned int http,
+                                   const char *code, const char *where, const char *msg)
+{
+    return reply_err_hdr(s, c, http, code, where, msg, NULL, NULL);
 }
 
 enum MHD_Result srv_reply_err(struct srv *s, struct MHD_Connection *c, const struct rt_err *err)
@@ -258,7 +257,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         int has_body, admin_only;
         if (!(r = calloc(1, sizeof *r))) return MHD_NO;
         *req_cls = r;
-        r->t_start = srv_now();
         if (!parse_route(url, r))
             return srv_reply_err_http(s, c, MHD_HTTP_NOT_FOUND, "not found", "url", "no such resource");
         if (!method_ok(r->route, method, &has_body, &admin_only))
@@ -479,7 +477,8 @@ void srv_stop(struct srv *s)
 enum rt_status srv_token_add(const char *db_path, const char *name, int admin,
                              char token[SRV_TOKEN_HEX + 1], struct rt_err *err)
 {
-    unsigned char raw[SRV_TOKEN_HEX / 2], hash[STORE_SHA256_LEN];
+    _Static_assert(SRV_TOKEN_HEX == 2 * STORE_SHA256_LEN, "a token is written as a digest's hex");
+    unsigned char raw[STORE_SHA256_LEN], hash[STORE_SHA256_LEN];
     struct store *st = NULL;
     enum rt_status rc;
     int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
@@ -494,12 +493,7 @@ enum rt_status srv_token_add(const char *db_path, const char *name, int admin,
     }
     if (fd >= 0) close(fd);
     if (got != sizeof raw) return rt_err_set(err, RT_EIO, "/dev/urandom", "cannot read random bytes");
-    static const char digits[] = "0123456789abcdef";
-    for (size_t i = 0; i < sizeof raw; i++) {
-        token[2 * i] = digits[raw[i] >> 4];
-        token[2 * i + 1] = digits[raw[i] & 15];
-    }
-    token[SRV_TOKEN_HEX] = 0;
+    store_sha256_hex(raw, token); /* lower-case hex: SRV_TOKEN_HEX digits + NUL */
     store_sha256(token, SRV_TOKEN_HEX, hash);
     if ((rc = store_open(db_path, &st, err)) == RT_OK) rc = store_token_add(st, name, hash, admin, err);
     store_close(st);

@@ -64,7 +64,6 @@ struct srv_req {
     char *body;             /* NUL-terminated, len bytes */
     size_t len, cap;
     int too_big;            /* the body passed max_body: 413 at the end */
-    double t_start;
 };
 
 /* --- http.c: replies ------------------------------------------------------ */
@@ -80,6 +79,14 @@ enum MHD_Result srv_reply(struct srv *s, struct MHD_Connection *c, unsigned int 
 struct cJSON;
 enum MHD_Result srv_reply_json(struct srv *s, struct MHD_Connection *c, unsigned int code,
                                struct cJSON *j);
+
+/* Queues malloc'd JSON text `text` (MHD frees it with free()) with `code`
+ * and one more header `hdr: val` (hdr NULL: none). A NULL `text` (printing
+ * it ran out of memory) queues the fixed 503 error body of srv_reply_json()
+ * instead, without the header. srv_reply_json() and the error replies
+ * use it. */
+enum MHD_Result srv_reply_json_hdr(struct srv *s, struct MHD_Connection *c, unsigned int code,
+                                   char *text, const char *hdr, const char *val);
 
 /* Queues {"error":{"code","where","message"}} with the HTTP status of
  * err->code (srv_http_status). */
@@ -108,17 +115,13 @@ enum rt_status srv_robot_load(struct srv *s, const char *name, struct kin_robot 
 /* Loads profile `name`: a bundled one, else an uploaded one. RT_ENOTFOUND. */
 enum rt_status srv_profile_load(struct srv *s, const char *name, struct kin_profile **out,
                                 struct rt_err *err);
-/* 1 when `name` may name an uploaded robot or profile: 1..STORE_MAX_NAME
- * of [A-Za-z0-9_.-], not starting with '.', not ending in .urdf or .json
- * (which the loaders would take for paths). Uploads and job submissions
- * check names with this one rule, so every uploaded name can be used. */
-int srv_name_ok(const char *name);
-/* Why `name` fails srv_name_ok() (a static phrase for a message), or NULL
- * when it passes. */
-const char *srv_name_why(const char *name);
-/* 1 when `name` is a bundled robot / profile (which uploads cannot replace). */
-int srv_is_bundled_robot(const char *name);
-int srv_is_bundled_profile(const char *name);
+/* RT_OK when `name` may name an uploaded robot or profile: store_name_ok()
+ * (1..STORE_MAX_NAME of [A-Za-z0-9_.-]), not starting with '.', not ending
+ * in .urdf or .json (which the loaders would take for paths). Else
+ * RT_EINVAL at `where` with "KIND name: WHY" (name NULL: "required").
+ * Uploads and job submissions check names with this one rule, so every
+ * uploaded name can be used. */
+enum rt_status srv_name_check(const char *name, const char *kind, const char *where, struct rt_err *err);
 
 /* GET /v1/robots, GET and PUT (admin) /v1/robots/NAME; the profiles alike.
  * Each queues its reply (errors as srv_reply_err) and returns MHD's result.

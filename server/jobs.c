@@ -368,19 +368,10 @@ static enum MHD_Result post_job(struct srv *s, struct MHD_Connection *c, struct 
                             "a BVH clip carries its own Frame Time; fps is for trajectories only");
     }
     if (st != RT_OK) goto fail;
-    if (!robot_name || !srv_name_ok(robot_name)) {
-        st = rt_err_set(&err, RT_EINVAL, "body.robot", "robot name: %s",
-                        robot_name ? srv_name_why(robot_name) : "required");
+    if ((st = srv_name_check(robot_name, "robot", "body.robot", &err)) != RT_OK ||
+        (profile && (st = srv_name_check(profile, "profile", "body.profile", &err)) != RT_OK) ||
+        (source_robot && (st = srv_name_check(source_robot, "robot", "body.source_robot", &err)) != RT_OK))
         goto fail;
-    }
-    if (profile && !srv_name_ok(profile)) {
-        st = rt_err_set(&err, RT_EINVAL, "body.profile", "profile name: %s", srv_name_why(profile));
-        goto fail;
-    }
-    if (source_robot && !srv_name_ok(source_robot)) {
-        st = rt_err_set(&err, RT_EINVAL, "body.source_robot", "robot name: %s", srv_name_why(source_robot));
-        goto fail;
-    }
     snprintf(name, sizeof name, "%s", jname && jname[0] ? jname : "clip");
     for (char *p = name; *p; p++)
         if (*p == '/' || *p == '\\' || (unsigned char)*p < 32 || *p == '"') *p = '_';
@@ -457,20 +448,10 @@ static enum MHD_Result post_job(struct srv *s, struct MHD_Connection *c, struct 
         rt_err_set(&err, RT_ENOMEM, "jobs", "out of memory");
         return srv_reply_err(s, c, &err);
     }
-    struct MHD_Response *resp = MHD_create_response_from_buffer_with_free_callback(strlen(text), text, &free);
-    if (!resp) {
-        free(text);
-        return MHD_NO;
-    }
     char loc[64];
     snprintf(loc, sizeof loc, "/v1/jobs/%lld", (long long)id);
-    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
-    MHD_add_response_header(resp, MHD_HTTP_HEADER_LOCATION, loc);
-    unsigned int code = existed ? MHD_HTTP_OK : MHD_HTTP_CREATED;
-    enum MHD_Result ret = MHD_queue_response(c, code, resp);
-    MHD_destroy_response(resp);
-    srv_metrics_http(&s->metrics, code);
-    return ret;
+    return srv_reply_json_hdr(s, c, existed ? MHD_HTTP_OK : MHD_HTTP_CREATED, text, MHD_HTTP_HEADER_LOCATION,
+                              loc);
 fail:
     srv_job_input_free(&in);
     kin_robot_free(robot);
@@ -545,38 +526,38 @@ static enum MHD_Result get_result(struct srv *s, struct MHD_Connection *c, struc
     cJSON *cols_json = NULL;
     size_t len = 0;
     int frames = 0, cols = 0;
-    int want_traj = 1, header = 1;
+    int want_traj = 1, header = 1, ok = 0; /* ok: text holds the reply */
     memset(&j, 0, sizeof j);
     if ((!csv && query_bool(c, "trajectory", &want_traj, &err) != RT_OK) ||
         (csv && query_bool(c, "header", &header, &err) != RT_OK) ||
         store_job_get(s->store, r->id, r->owner, 0, &j, &err) != RT_OK ||
         store_result_get(s->store, r->id, r->owner, &frames, &cols, &names, want_traj ? &traj : NULL,
                          csv ? NULL : &report, &err) != RT_OK)
-        goto fail;
+        goto done;
     if (!names) {
         /* A result stored before schema version 3 has no column names: the
          * robot's current joints name them, if it still has as many. */
-        if (srv_robot_load(s, j.robot, &robot, &err) != RT_OK) goto fail;
+        if (srv_robot_load(s, j.robot, &robot, &err) != RT_OK) goto done;
         if (cols != SOLVER_ROOT_COLS + robot->n_dof) {
             rt_err_set(&err, RT_ESTATE, "result", "robot '%s' changed since the job ran (%d columns, now %d)",
                        j.robot, cols, SOLVER_ROOT_COLS + robot->n_dof);
-            goto fail;
+            goto done;
         }
         if (!(names = srv_column_names_json(robot))) {
             rt_err_set(&err, RT_ENOMEM, "result", "out of memory");
-            goto fail;
+            goto done;
         }
     }
     cols_json = cJSON_Parse(names);
     if (!cJSON_IsArray(cols_json) || cJSON_GetArraySize(cols_json) != cols) {
         rt_err_set(&err, RT_EIO, "result", "job %lld: stored column names do not match its %d columns",
                    (long long)j.id, cols);
-        goto fail;
+        goto done;
     }
     FILE *f = open_memstream(&text, &len);
     if (!f) {
         rt_err_set(&err, RT_ENOMEM, "result", "out of memory");
-        goto fail;
+        goto done;
     }
     if (csv) {
         /* kin_traj_write()'s layout, with the stored header. */
@@ -618,23 +599,18 @@ static enum MHD_Result get_result(struct srv *s, struct MHD_Connection *c, struc
     if (fclose(f) || !text) {
         free(text);
         rt_err_set(&err, RT_ENOMEM, "result", "out of memory");
-        goto fail;
+        goto done;
     }
+    ok = 1;
+done:
     store_job_release(&j);
     kin_robot_free(robot);
     cJSON_Delete(cols_json);
     free(names);
     free(traj);
     free(report);
+    if (!ok) return srv_reply_err(s, c, &err);
     return srv_reply(s, c, MHD_HTTP_OK, csv ? "text/csv" : "application/json", text, len);
-fail:
-    store_job_release(&j);
-    kin_robot_free(robot);
-    cJSON_Delete(cols_json);
-    free(names);
-    free(traj);
-    free(report);
-    return srv_reply_err(s, c, &err);
 }
 
 enum MHD_Result srv_route_jobs(struct srv *s, struct MHD_Connection *c, struct srv_req *r,

@@ -168,7 +168,7 @@ static void on_progress(void *user, int lm_iter, int clips_done)
     (void)clips_done;
     if (now - p->last < 0.05) return;
     p->last = now;
-    for (int i = 0; i < p->n; i++) store_job_progress(p->q->s->store, p->ids[i], lm_iter, NAN, NULL);
+    store_job_progress_many(p->q->s->store, p->ids, p->n, lm_iter, NAN, NULL);
 }
 
 static char *error_json(const struct rt_err *err)
@@ -386,9 +386,8 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-static void load_queued(void *user, int64_t id, int frames, const char *class_key, double created)
+static void load_queued(void *user, int64_t id, int frames, const char *class_key)
 {
-    (void)created;
     add_locked(user, id, frames, class_key);
 }
 

@@ -197,8 +197,7 @@ int store_version(struct store *s)
     return v;
 }
 
-/* 1 when `name` is 1..STORE_MAX_NAME bytes of [A-Za-z0-9_.-]. */
-static int name_ok(const char *name)
+int store_name_ok(const char *name)
 {
     size_t n = name ? strlen(name) : 0;
     if (n == 0 || n > STORE_MAX_NAME) return 0;
@@ -240,7 +239,7 @@ enum rt_status store_token_add(struct store *s, const char *name,
                                const unsigned char hash[STORE_SHA256_LEN], int admin,
                                struct rt_err *err)
 {
-    if (!name_ok(name))
+    if (!store_name_ok(name))
         return rt_err_set(err, RT_EINVAL, "token.name",
                           "expected 1..%d characters of A-Z a-z 0-9 _ . -", STORE_MAX_NAME);
     enum rt_status st = RT_OK;
@@ -345,7 +344,7 @@ enum rt_status store_asset_put(struct store *s, const char *kind, const char *na
     const char *table = asset_table(kind);
     char sql[160];
     assert(table);
-    if (!name_ok(name))
+    if (!store_name_ok(name))
         return rt_err_set(err, RT_EINVAL, kind, "name: expected 1..%d characters of A-Z a-z 0-9 _ . -",
                           STORE_MAX_NAME);
     if (len > STORE_MAX_TEXT)
@@ -506,9 +505,9 @@ enum rt_status store_job_insert(struct store *s, const struct store_job_new *in,
     sqlite3_stmt *q = NULL;
     *existed = 0;
     *id = 0;
-    if (!name_ok(in->owner)) return rt_err_set(err, RT_EINVAL, "owner", "bad owner name");
-    if (!name_ok(in->robot)) return rt_err_set(err, RT_EINVAL, "body.robot", "bad robot name");
-    if (in->profile && !name_ok(in->profile))
+    if (!store_name_ok(in->owner)) return rt_err_set(err, RT_EINVAL, "owner", "bad owner name");
+    if (!store_name_ok(in->robot)) return rt_err_set(err, RT_EINVAL, "body.robot", "bad robot name");
+    if (in->profile && !store_name_ok(in->profile))
         return rt_err_set(err, RT_EINVAL, "body.profile", "bad profile name");
     if (in->idem_key && strlen(in->idem_key) > STORE_MAX_KEY)
         return rt_err_set(err, RT_ELIMIT, "Idempotency-Key", "longer than %d bytes", STORE_MAX_KEY);
@@ -585,6 +584,21 @@ unlock:
     return st;
 }
 
+/* After the first sqlite3_step() (result `rc`) of a query for job `id`
+ * whose column `owner_col` is the job's owner: RT_OK when the row is there
+ * and `owner` (NULL: anyone) may see it; RT_ENOTFOUND "no job ID" when it
+ * is missing or another owner's (a token never learns of others' jobs);
+ * else the step's error, at `where`. */
+static enum rt_status job_row(struct store *s, sqlite3_stmt *q, int rc, int owner_col, int64_t id,
+                              const char *owner, const char *where, struct rt_err *err)
+{
+    if (rc == SQLITE_DONE ||
+        (rc == SQLITE_ROW && owner && strcmp(owner, (const char *)sqlite3_column_text(q, owner_col))))
+        return rt_err_set(err, RT_ENOTFOUND, "jobs", "no job %lld", (long long)id);
+    if (rc != SQLITE_ROW) return db_err(s, err, where);
+    return RT_OK;
+}
+
 enum rt_status store_job_get(struct store *s, int64_t id, const char *owner, int with_clip,
                              struct store_job *out, struct rt_err *err)
 {
@@ -598,16 +612,9 @@ enum rt_status store_job_get(struct store *s, int64_t id, const char *owner, int
         goto done;
     }
     sqlite3_bind_int64(q, 1, id);
-    int rc = sqlite3_step(q);
-    if (rc == SQLITE_ROW &&
-        (!owner || !strcmp(owner, (const char *)sqlite3_column_text(q, 1)))) {
-        if (job_from_row(q, with_clip, out) != RT_OK)
-            st = rt_err_set(err, RT_ENOMEM, "jobs", "out of memory");
-    } else if (rc == SQLITE_ROW || rc == SQLITE_DONE) {
-        st = rt_err_set(err, RT_ENOTFOUND, "jobs", "no job %lld", (long long)id);
-    } else {
-        st = db_err(s, err, "jobs");
-    }
+    if ((st = job_row(s, q, sqlite3_step(q), 1, id, owner, "jobs", err)) == RT_OK &&
+        job_from_row(q, with_clip, out) != RT_OK)
+        st = rt_err_set(err, RT_ENOMEM, "jobs", "out of memory");
 done:
     sqlite3_finalize(q);
     UNLOCK(s);
@@ -658,12 +665,12 @@ done:
 
 enum rt_status store_job_each_queued(struct store *s,
                                      void (*fn)(void *user, int64_t id, int frames,
-                                                const char *class_key, double created),
+                                                const char *class_key),
                                      void *user, struct rt_err *err)
 {
     enum rt_status st = RT_OK;
     LOCK(s);
-    sqlite3_stmt *q = prep(s, "SELECT id, frames, class_key, created FROM jobs "
+    sqlite3_stmt *q = prep(s, "SELECT id, frames, class_key FROM jobs "
                               "WHERE state = 'queued' ORDER BY id");
     if (!q) {
         st = db_err(s, err, "jobs");
@@ -672,7 +679,7 @@ enum rt_status store_job_each_queued(struct store *s,
     int rc;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW)
         fn(user, sqlite3_column_int64(q, 0), sqlite3_column_int(q, 1),
-           (const char *)sqlite3_column_text(q, 2), sqlite3_column_double(q, 3));
+           (const char *)sqlite3_column_text(q, 2));
     if (rc != SQLITE_DONE) st = db_err(s, err, "jobs");
 done:
     sqlite3_finalize(q);
@@ -729,24 +736,39 @@ done:
     return st;
 }
 
+enum rt_status store_job_progress_many(struct store *s, const int64_t *ids, int n, int lm_iter,
+                                       double cost, struct rt_err *err)
+{
+    enum rt_status st = RT_OK;
+    sqlite3_stmt *q = NULL;
+    if (n <= 0) return RT_OK;
+    LOCK(s);
+    if ((st = exec(s, "BEGIN IMMEDIATE", err, "jobs")) != RT_OK) goto unlock;
+    q = prep(s, "UPDATE jobs SET lm_iter = ?, cost = ? WHERE id = ? AND state = 'running'");
+    if (!q) goto dberr;
+    sqlite3_bind_int(q, 1, lm_iter);
+    if (isfinite(cost)) sqlite3_bind_double(q, 2, cost);
+    for (int i = 0; i < n; i++) {
+        /* Bindings survive a reset: only the id changes per row. */
+        sqlite3_reset(q);
+        sqlite3_bind_int64(q, 3, ids[i]);
+        if (sqlite3_step(q) != SQLITE_DONE) goto dberr;
+    }
+    goto end;
+dberr:
+    st = db_err(s, err, "jobs");
+end:
+    sqlite3_finalize(q);
+    st = tx_end(s, st, err, "jobs");
+unlock:
+    UNLOCK(s);
+    return st;
+}
+
 enum rt_status store_job_progress(struct store *s, int64_t id, int lm_iter, double cost,
                                   struct rt_err *err)
 {
-    enum rt_status st = RT_OK;
-    LOCK(s);
-    sqlite3_stmt *q = prep(s, "UPDATE jobs SET lm_iter = ?, cost = ? WHERE id = ? AND state = 'running'");
-    if (!q) {
-        st = db_err(s, err, "jobs");
-        goto done;
-    }
-    sqlite3_bind_int(q, 1, lm_iter);
-    if (isfinite(cost)) sqlite3_bind_double(q, 2, cost);
-    sqlite3_bind_int64(q, 3, id);
-    if (sqlite3_step(q) != SQLITE_DONE) st = db_err(s, err, "jobs");
-done:
-    sqlite3_finalize(q);
-    UNLOCK(s);
-    return st;
+    return store_job_progress_many(s, &id, 1, lm_iter, cost, err);
 }
 
 enum rt_status store_job_finish(struct store *s, int64_t id, int frames, int columns,
@@ -830,13 +852,7 @@ enum rt_status store_job_cancel(struct store *s, int64_t id, const char *owner, 
     q = prep(s, "SELECT owner, state FROM jobs WHERE id = ?");
     if (!q) goto dberr;
     sqlite3_bind_int64(q, 1, id);
-    int rc = sqlite3_step(q);
-    if (rc == SQLITE_DONE ||
-        (rc == SQLITE_ROW && owner && strcmp(owner, (const char *)sqlite3_column_text(q, 0)))) {
-        st = rt_err_set(err, RT_ENOTFOUND, "jobs", "no job %lld", (long long)id);
-        goto end;
-    }
-    if (rc != SQLITE_ROW) goto dberr;
+    if ((st = job_row(s, q, sqlite3_step(q), 0, id, owner, "jobs", err)) != RT_OK) goto end;
     *state = state_from_str((const char *)sqlite3_column_text(q, 1));
     if (*state != STORE_QUEUED && *state != STORE_RUNNING) {
         st = rt_err_set(err, RT_ESTATE, "jobs", "job %lld already %s", (long long)id,
@@ -877,16 +893,7 @@ enum rt_status store_result_get(struct store *s, int64_t id, const char *owner, 
         goto done;
     }
     sqlite3_bind_int64(q, 1, id);
-    int rc = sqlite3_step(q);
-    if (rc == SQLITE_DONE ||
-        (rc == SQLITE_ROW && owner && strcmp(owner, (const char *)sqlite3_column_text(q, 0)))) {
-        st = rt_err_set(err, RT_ENOTFOUND, "jobs", "no job %lld", (long long)id);
-        goto done;
-    }
-    if (rc != SQLITE_ROW) {
-        st = db_err(s, err, "result");
-        goto done;
-    }
+    if ((st = job_row(s, q, sqlite3_step(q), 0, id, owner, "result", err)) != RT_OK) goto done;
     if (sqlite3_column_type(q, 2) == SQLITE_NULL) {
         st = rt_err_set(err, RT_ESTATE, "jobs", "job %lld is %s: no result", (long long)id,
                         (const char *)sqlite3_column_text(q, 1));

@@ -67,6 +67,10 @@ void store_close(struct store *s);
 /* PRAGMA user_version of the open file. */
 int store_version(struct store *s);
 
+/* 1 when `name` is 1..STORE_MAX_NAME bytes of [A-Za-z0-9_.-] (NULL: 0): the
+ * rule for token, owner, robot and profile names. */
+int store_name_ok(const char *name);
+
 /* --- tokens ------------------------------------------------------------ */
 
 /* Adds a token named `name` (1..STORE_MAX_NAME bytes of [A-Za-z0-9_.-])
@@ -165,10 +169,10 @@ enum rt_status store_job_list(struct store *s, const char *owner, int64_t before
                               struct store_job **out, int *n, struct rt_err *err);
 
 /* Calls fn for every queued job in id order (the scheduler's start-up
- * load). fn gets the id, frame count, class key and creation time. */
+ * load). fn gets the id, frame count and class key. */
 enum rt_status store_job_each_queued(struct store *s,
                                      void (*fn)(void *user, int64_t id, int frames,
-                                                const char *class_key, double created),
+                                                const char *class_key),
                                      void *user, struct rt_err *err);
 
 /* Crash recovery: every job left running returns to queued (its progress
@@ -186,6 +190,12 @@ enum rt_status store_job_claim(struct store *s, int64_t id, int *claimed, struct
 /* Progress of a running job (LM iteration, cost; cost NAN: unknown). */
 enum rt_status store_job_progress(struct store *s, int64_t id, int lm_iter, double cost,
                                   struct rt_err *err);
+
+/* As store_job_progress() for each of the `n` jobs in ids[] (the jobs of
+ * one solver batch), in one transaction: either every running job among
+ * them gets lm_iter and cost, or (on an error) none does. n <= 0: no-op. */
+enum rt_status store_job_progress_many(struct store *s, const int64_t *ids, int n, int lm_iter,
+                                       double cost, struct rt_err *err);
 
 /* running -> succeeded together with its result, in one transaction.
  * `traj` holds frames * columns floats; `column_names` is a JSON array of
