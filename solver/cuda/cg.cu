@@ -158,14 +158,39 @@ cg_update_n_kernel(struct cg_args a, const int *gate, const float *alpha, const 
     }
 }
 
-/* p = z + beta p (ph_cg_p). */
+/* p = z + beta p (ph_cg_p), four consecutive entries per thread with
+ * 16-byte accesses (the arrays are 256-byte aligned); the frame of each
+ * entry is looked up separately only where the four span two clips. */
+#define CG_P_THREADS 256
+static __device__ __forceinline__ int cg_p_frame(size_t i, unsigned n, int narrow)
+{
+    return narrow ? (int)((unsigned)i / n) : (int)(i / n);
+}
+
 static __global__ void cg_p_kernel(struct cg_args a, const int *gate, const float *beta, const float *z, float *p)
 {
-    size_t gid = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (gid >= (size_t)a.nf * a.n) return;
-    int k = a.clip_of[gid / a.n];
-    if (!gate[k]) return;
-    p[gid] = z[gid] + beta[k] * p[gid];
+    size_t tot = (size_t)a.nf * a.n, i0 = ((size_t)blockIdx.x * CG_P_THREADS + threadIdx.x) * 4;
+    if (i0 >= tot) return;
+    unsigned n = (unsigned)a.n;
+    int narrow = tot <= 0xffffffffu; /* 32-bit divisions where they suffice */
+    if (i0 + 4 <= tot) {
+        int ka = a.clip_of[cg_p_frame(i0, n, narrow)], kb = a.clip_of[cg_p_frame(i0 + 3, n, narrow)];
+        if (ka == kb) {
+            if (!gate[ka]) return;
+            float bt = beta[ka];
+            float4 zv = *(const float4 *)(z + i0), pv = *(const float4 *)(p + i0);
+            pv.x = zv.x + bt * pv.x;
+            pv.y = zv.y + bt * pv.y;
+            pv.z = zv.z + bt * pv.z;
+            pv.w = zv.w + bt * pv.w;
+            *(float4 *)(p + i0) = pv;
+            return;
+        }
+    }
+    for (size_t i = i0; i < i0 + 4 && i < tot; i++) {
+        int k = a.clip_of[cg_p_frame(i, n, narrow)];
+        if (gate[k]) p[i] = z[i] + beta[k] * p[i];
+    }
 }
 
 /* pred_f = -(g.d) - 0.5 (d.Hd), xt = x (+) d (ph_matvec, undamped). */
@@ -294,7 +319,8 @@ static enum rt_status pcg_enqueue_iter(struct cuda_lm *L, cudaStream_t s, struct
         fin_beta fin = {L->cg_on, L->cg_it, L->gg, L->rz, L->beta, L->bd.opt.cg_tol, L->bd.opt.max_cg_iters};
         if ((st = cuda_reduce_run<2>(&L->plan_n, src, dst, fin, s, err)) != RT_OK) return st;
     }
-    cg_p_kernel<<<cuda_blocks((size_t)L->nf * L->n, 256), 256, 0, s>>>(a, L->cg_on, L->beta, L->z, L->p);
+    cg_p_kernel<<<cuda_blocks(((size_t)L->nf * L->n + 3) / 4, CG_P_THREADS), CG_P_THREADS, 0, s>>>(a, L->cg_on, L->beta,
+                                                                                                  L->z, L->p);
     CUDA_TRY_LAUNCH(err);
     return RT_OK;
 }

@@ -106,23 +106,40 @@ cuda_reduce_level_kernel(cuda_reduce_src<K> src, const float *part_in, size_t in
 #pragma unroll
         for (int k = 0; k < K; k++) res[k] = part_in[k * in_stride + base];
     } else {
+        float v[K][16];
         size_t e0 = (gb - out_off[c]) * 512 + lane;
+        if (e0 - lane + 512 <= len) {
+            /* A whole 512-entry block (every block of a segment but its
+             * last): no bounds tests, and every load of the K sums is
+             * issued before the first tree. */
 #pragma unroll
-        for (int k = 0; k < K; k++) {
-            float v[16];
+            for (int k = 0; k < K; k++) {
+                const float *pa = level > 0 ? part_in + k * in_stride + base + e0 : src.a[k] + base + e0;
+                int hb = level == 0 && src.b[k] != NULL;
+                const float *pb = hb ? src.b[k] + base + e0 : pa;
 #pragma unroll
-            for (int j = 0; j < 16; j++) {
-                size_t e = e0 + 32 * (size_t)j;
-                float x = 0.0f;
-                if (e < len) {
-                    if (level > 0) x = part_in[k * in_stride + base + e];
-                    else if (src.b[k]) x = src.a[k][base + e] * src.b[k][base + e];
-                    else x = src.a[k][base + e];
+                for (int j = 0; j < 16; j++) {
+                    float x = pa[32 * j], y = pb[32 * j];
+                    v[k][j] = hb ? x * y : x;
                 }
-                v[j] = x;
             }
-            res[k] = cuda_warp_tree512(v, lane);
+        } else {
+#pragma unroll
+            for (int k = 0; k < K; k++)
+#pragma unroll
+                for (int j = 0; j < 16; j++) {
+                    size_t e = e0 + 32 * (size_t)j;
+                    float x = 0.0f;
+                    if (e < len) {
+                        if (level > 0) x = part_in[k * in_stride + base + e];
+                        else if (src.b[k]) x = src.a[k][base + e] * src.b[k][base + e];
+                        else x = src.a[k][base + e];
+                    }
+                    v[k][j] = x;
+                }
         }
+#pragma unroll
+        for (int k = 0; k < K; k++) res[k] = cuda_warp_tree512(v[k], lane);
     }
     if (lane != 0) return;
     if (!last) {
