@@ -426,6 +426,43 @@ static __device__ void warp_precond(const struct solver_batch *b, const float *B
  * shuffles); every coordinate subtracts the same products in the same
  * order as frame_chol_solve (forward j ascending, backward j descending).
  * Every lane of the warp calls it. */
+/* Step j of group_chol_solve's forward substitution (phase ph: pivot j is
+ * coordinate slot ph of lane j mod LPF). */
+template <int LPF, int NC>
+static __device__ __forceinline__ void group_fwd_step(const float *F, int n, unsigned hl, float *v,
+                                                      const float *const *row_of, int ph, int j)
+{
+    float zj = __shfl_sync(0xffffffffu, v[ph], j & (LPF - 1), LPF) * F[pk_idx(j, j)];
+#pragma unroll
+    for (int m = ph; m < NC; m++) {
+        int i = (int)hl + LPF * m;
+        if (m == ph) {
+            if (i == j) v[m] = zj;
+            else if (i > j && i < n) v[m] = v[m] - row_of[m][j] * zj;
+        } else if (i < n) {
+            v[m] = v[m] - row_of[m][j] * zj;
+        }
+    }
+}
+
+/* Step j of the backward substitution. */
+template <int LPF, int NC>
+static __device__ __forceinline__ void group_bwd_step(const float *F, unsigned hl, float *v, int ph, int j)
+{
+    const float *row = F + pk_idx(j, 0);
+    float zj = __shfl_sync(0xffffffffu, v[ph], j & (LPF - 1), LPF) * row[j];
+#pragma unroll
+    for (int m = 0; m <= ph; m++) {
+        int i = (int)hl + LPF * m;
+        if (m == ph) {
+            if (i == j) v[m] = zj;
+            else if (i < j) v[m] = v[m] - row[i] * zj;
+        } else { /* i < LPF ph <= j < n */
+            v[m] = v[m] - row[i] * zj;
+        }
+    }
+}
+
 template <int LPF, int NC>
 static __device__ __forceinline__ void group_chol_solve(const float *F, int n, unsigned hl, float *v)
 {
@@ -437,37 +474,24 @@ static __device__ __forceinline__ void group_chol_solve(const float *F, int n, u
     }
 #pragma unroll
     for (int ph = 0; ph < NC; ph++) {
-        int j1 = LPF * (ph + 1) < n ? LPF * (ph + 1) : n;
-        for (int j = LPF * ph; j < j1; j++) {
-            float zj = __shfl_sync(0xffffffffu, v[ph], j & (LPF - 1), LPF) * F[pk_idx(j, j)];
+        if (LPF * (ph + 1) <= n) {
+            /* a whole phase, unrolled: every index below is a constant */
 #pragma unroll
-            for (int m = ph; m < NC; m++) {
-                int i = (int)hl + LPF * m;
-                if (m == ph) {
-                    if (i == j) v[m] = zj;
-                    else if (i > j && i < n) v[m] = v[m] - row_of[m][j] * zj;
-                } else if (i < n) {
-                    v[m] = v[m] - row_of[m][j] * zj;
-                }
-            }
+            for (int jj = 0; jj < LPF; jj++)
+                group_fwd_step<LPF, NC>(F, n, hl, v, row_of, ph, LPF * ph + jj);
+        } else {
+            int j1 = LPF * (ph + 1) < n ? LPF * (ph + 1) : n;
+            for (int j = LPF * ph; j < j1; j++) group_fwd_step<LPF, NC>(F, n, hl, v, row_of, ph, j);
         }
     }
 #pragma unroll
     for (int ph = NC - 1; ph >= 0; ph--) {
-        int j1 = LPF * (ph + 1) < n ? LPF * (ph + 1) : n;
-        for (int j = j1 - 1; j >= LPF * ph; j--) {
-            const float *row = F + pk_idx(j, 0);
-            float zj = __shfl_sync(0xffffffffu, v[ph], j & (LPF - 1), LPF) * row[j];
+        if (LPF * (ph + 1) <= n) {
 #pragma unroll
-            for (int m = 0; m <= ph; m++) {
-                int i = (int)hl + LPF * m;
-                if (m == ph) {
-                    if (i == j) v[m] = zj;
-                    else if (i < j) v[m] = v[m] - row[i] * zj;
-                } else { /* i < LPF ph <= j < n */
-                    v[m] = v[m] - row[i] * zj;
-                }
-            }
+            for (int jj = LPF - 1; jj >= 0; jj--) group_bwd_step<LPF, NC>(F, hl, v, ph, LPF * ph + jj);
+        } else {
+            int j1 = LPF * (ph + 1) < n ? LPF * (ph + 1) : n;
+            for (int j = j1 - 1; j >= LPF * ph; j--) group_bwd_step<LPF, NC>(F, hl, v, ph, j);
         }
     }
 }
@@ -495,15 +519,26 @@ static __device__ __forceinline__ void warp_block_rows(const float *B, const flo
     const int r0 = pk_idx(c0, 0), r1 = pk_idx(c1, 0);
     float a0 = 0.0f, a1 = 0.0f;
     if (n > 32) {
-        int tj = 0; /* pk_idx(j, 0) */
-        for (int j = 0; j < n; j++) {
+        /* j < 32, unrolled (every offset a constant): row c1's entries j
+         * all lie in its own row (j < 32 <= c1); row c0's in its row while
+         * j <= c0, then in row j at column c0. */
+        const int h1 = c1 < n;
+        const float *b0r = B + r0, *b0c = B + c0, *b1r = B + (h1 ? r1 : 0);
+#pragma unroll
+        for (int j = 0; j < 32; j++) {
             float xj = x[j];
-            a0 = a0 + B[j <= c0 ? r0 + j : tj + c0] * xj;
-            if (c1 < n) a1 = a1 + B[j <= c1 ? r1 + j : tj + c1] * xj;
-            tj += j + 1;
+            float bj = j <= c0 ? b0r[j] : b0c[j * (j + 1) / 2];
+            a0 = a0 + bj * xj;
+            if (h1) a1 = a1 + b1r[j] * xj;
+        }
+        for (int j = 32; j < n; j++) { /* j > c0 from here on */
+            float xj = x[j];
+            int tj = pk_idx(j, 0);
+            a0 = a0 + B[tj + c0] * xj;
+            if (h1) a1 = a1 + B[j <= c1 ? r1 + j : tj + c1] * xj;
         }
     } else if (c0 < n) {
-        int tj = 0;
+        int tj = 0; /* pk_idx(j, 0) */
         for (int j = 0; j < n; j++) {
             a0 = a0 + B[j <= c0 ? r0 + j : tj + c0] * x[j];
             tj += j + 1;
