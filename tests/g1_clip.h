@@ -25,12 +25,15 @@ static const char *const g1_target_names[G1_NT] = {
     "right_hip_roll_link", "right_knee_link", "right_ankle_roll_link",
     "right_shoulder_roll_link", "right_elbow_link", "right_wrist_yaw_link"};
 
+#define CLIP_MAX_TARGETS 32
+
 struct g1_clip {
     struct kin_robot *robot;
     int n_frames, cols, dim;
     float *truth;       /* [n_frames * cols] the reference trajectory */
-    int target_link[G1_NT];
-    float *tpos, *trot, *wpos, *wrot; /* [n_frames * G1_NT * 3 | 4 | 1] */
+    int nt;             /* targets per frame */
+    int target_link[CLIP_MAX_TARGETS];
+    float *tpos, *trot, *wpos, *wrot; /* [n_frames * nt * 3 | 4 | 1] */
     float *w_vel, *w_acc, *rest, *w_rest;
 };
 
@@ -52,23 +55,29 @@ static void g1_quat_from_m3d(const double *m, double *q)
     else { s = sqrt(1.0 + m[8] - m[0] - m[4]) * 2; q[3] = (m[3] - m[1]) / s; q[0] = (m[2] + m[6]) / s; q[1] = (m[5] + m[7]) / s; q[2] = 0.25 * s; }
 }
 
-/* Loads at most max_frames frames (0: all). Returns 0 on success, -1 when
- * the robot or the data is unavailable (message on stderr). */
-static int g1_clip_load(struct g1_clip *c, const char *data_dir, int max_frames)
+/* The same problem for another robot (kin_robot_load's name) with a
+ * reference trajectory at data_dir/reference/ROBOT/dance1_subject1.csv
+ * and nt <= CLIP_MAX_TARGETS target links by name. Loads at most
+ * max_frames frames (0: all). Returns 0 on success, -1 when the robot or
+ * the data is unavailable (message on stderr). */
+static int robot_clip_load(struct g1_clip *c, const char *data_dir, int max_frames, const char *robot,
+                           const char *const *names, int nt)
 {
     char path[512];
     struct rt_err err;
     memset(c, 0, sizeof *c);
-    if (kin_robot_load("g1", &c->robot, &err) != RT_OK) {
-        fprintf(stderr, "g1: %s: %s\n", err.where, err.msg);
+    if (nt < 1 || nt > CLIP_MAX_TARGETS) { fprintf(stderr, "%s: %d targets\n", robot, nt); return -1; }
+    c->nt = nt;
+    if (kin_robot_load(robot, &c->robot, &err) != RT_OK) {
+        fprintf(stderr, "%s: %s: %s\n", robot, err.where, err.msg);
         return -1;
     }
     const struct solver_tree *tr = &c->robot->tree;
     c->cols = solver_state_cols(tr);
     c->dim = solver_tangent_dim(tr);
-    snprintf(path, sizeof path, "%s/reference/g1/dance1_subject1.csv", data_dir);
+    snprintf(path, sizeof path, "%s/reference/%s/dance1_subject1.csv", data_dir, robot);
     FILE *fp = fopen(path, "rb");
-    if (!fp) { fprintf(stderr, "g1: cannot open %s\n", path); return -1; }
+    if (!fp) { fprintf(stderr, "%s: cannot open %s\n", robot, path); return -1; }
     size_t cap = 4096, n = 0;
     c->truth = (float *)malloc(cap * (size_t)c->cols * sizeof(float));
     char line[4096];
@@ -87,23 +96,23 @@ static int g1_clip_load(struct g1_clip *c, const char *data_dir, int max_frames)
     }
     fclose(fp);
     c->n_frames = (int)n;
-    if (n == 0) { fprintf(stderr, "g1: no frames in %s\n", path); return -1; }
-    for (int k = 0; k < G1_NT; k++) {
-        c->target_link[k] = kin_robot_link_index(c->robot, g1_target_names[k]);
-        if (c->target_link[k] < 0) { fprintf(stderr, "g1: no link %s\n", g1_target_names[k]); return -1; }
+    if (n == 0) { fprintf(stderr, "%s: no frames in %s\n", robot, path); return -1; }
+    for (int k = 0; k < nt; k++) {
+        c->target_link[k] = kin_robot_link_index(c->robot, names[k]);
+        if (c->target_link[k] < 0) { fprintf(stderr, "%s: no link %s\n", robot, names[k]); return -1; }
     }
-    c->tpos = (float *)malloc(n * G1_NT * 3 * sizeof(float));
-    c->trot = (float *)malloc(n * G1_NT * 4 * sizeof(float));
-    c->wpos = (float *)malloc(n * G1_NT * sizeof(float));
-    c->wrot = (float *)malloc(n * G1_NT * sizeof(float));
+    c->tpos = (float *)malloc(n * nt * 3 * sizeof(float));
+    c->trot = (float *)malloc(n * nt * 4 * sizeof(float));
+    c->wpos = (float *)malloc(n * nt * sizeof(float));
+    c->wrot = (float *)malloc(n * nt * sizeof(float));
     int nl = c->robot->tree.n_links;
     double *st = (double *)malloc((size_t)c->cols * sizeof(double));
     double *lp = (double *)malloc((size_t)nl * 3 * sizeof(double)), *lr = (double *)malloc((size_t)nl * 9 * sizeof(double));
     for (size_t f = 0; f < n; f++) {
         for (int k = 0; k < c->cols; k++) st[k] = c->truth[f * (size_t)c->cols + (size_t)k];
         kin_fk(c->robot, st, lp, lr);
-        for (int k = 0; k < G1_NT; k++) {
-            size_t i = f * G1_NT + (size_t)k;
+        for (int k = 0; k < nt; k++) {
+            size_t i = f * nt + (size_t)k;
             int l = c->target_link[k];
             double q[4];
             for (int a = 0; a < 3; a++) c->tpos[3 * i + a] = (float)lp[3 * l + a];
@@ -123,6 +132,12 @@ static int g1_clip_load(struct g1_clip *c, const char *data_dir, int max_frames)
     return 0;
 }
 
+/* The G1 round trip (14 links). */
+static int g1_clip_load(struct g1_clip *c, const char *data_dir, int max_frames)
+{
+    return robot_clip_load(c, data_dir, max_frames, "g1", g1_target_names, G1_NT);
+}
+
 /* A batch over frames [first, first + len) of the clip for each of n_clips
  * clips given by (first[k], len[k]); frame_off must have room for n_clips+1.
  * Targets are views into the clip when the clips are one contiguous cut,
@@ -138,7 +153,7 @@ static void g1_batch_fill(const struct g1_clip *c, int n_clips, const int *frame
     b->tree = &c->robot->tree;
     b->n_clips = n_clips;
     b->frame_off = frame_off;
-    b->n_targets = G1_NT;
+    b->n_targets = c->nt;
     b->target_link = c->target_link;
     b->target_pos = tp;
     b->target_rot = tq;
@@ -157,10 +172,11 @@ static void g1_clip_batch(const struct g1_clip *c, int n_clips, const int *first
     int nf = 0;
     frame_off[0] = 0;
     for (int k = 0; k < n_clips; k++) { nf += len[k]; frame_off[k + 1] = nf; }
-    float *buf = (float *)malloc((size_t)nf * G1_NT * 9 * sizeof(float));
-    float *tp = buf, *tq = buf + (size_t)nf * G1_NT * 3, *wp = tq + (size_t)nf * G1_NT * 4, *wo = wp + (size_t)nf * G1_NT;
+    const size_t nt = (size_t)c->nt;
+    float *buf = (float *)malloc((size_t)nf * nt * 9 * sizeof(float));
+    float *tp = buf, *tq = buf + (size_t)nf * nt * 3, *wp = tq + (size_t)nf * nt * 4, *wo = wp + (size_t)nf * nt;
     for (int k = 0; k < n_clips; k++) {
-        size_t dst = (size_t)frame_off[k] * G1_NT, src = (size_t)first[k] * G1_NT, cnt = (size_t)len[k] * G1_NT;
+        size_t dst = (size_t)frame_off[k] * nt, src = (size_t)first[k] * nt, cnt = (size_t)len[k] * nt;
         memcpy(tp + 3 * dst, c->tpos + 3 * src, 3 * cnt * sizeof(float));
         memcpy(tq + 4 * dst, c->trot + 4 * src, 4 * cnt * sizeof(float));
         memcpy(wp + dst, c->wpos + src, cnt * sizeof(float));
@@ -188,8 +204,8 @@ static void g1_clip_errors(const struct g1_clip *c, const struct solver_batch *b
         for (int j = 0; j < tr->n_joints; j++)
             if (x[7 + j] < tr->lower[j] || x[7 + j] > tr->upper[j]) viol++;
         kin_fk(c->robot, st, lp, lr);
-        for (int k = 0; k < G1_NT; k++) {
-            size_t i = (size_t)f * G1_NT + (size_t)k;
+        for (int k = 0; k < c->nt; k++) {
+            size_t i = (size_t)f * c->nt + (size_t)k;
             int l = c->target_link[k];
             double e = 0, q[4], qt[4];
             for (int a = 0; a < 3; a++) { double d = lp[3 * l + a] - b->target_pos[3 * i + a]; e += d * d; }
@@ -203,7 +219,7 @@ static void g1_clip_errors(const struct g1_clip *c, const struct solver_batch *b
             if (ang > mr) mr = ang;
         }
     }
-    *mean_pos = sum / ((double)nf * G1_NT);
+    *mean_pos = sum / ((double)nf * c->nt);
     *max_pos = mx;
     *max_rot = mr;
     *violations = viol;

@@ -33,16 +33,17 @@ static int g1_tiled_make(struct g1_tiled *t, const struct g1_clip *c, int n_clip
     t->frame_off[0] = 0;
     for (int k = 0; k < n_clips; k++) { nf += len[k]; t->frame_off[k + 1] = (int)nf; }
     t->nf = (int)nf;
-    t->buf = (float *)malloc((size_t)nf * G1_NT * 9 * sizeof(float));
+    const size_t nt = (size_t)c->nt;
+    t->buf = (float *)malloc((size_t)nf * nt * 9 * sizeof(float));
     if (!t->buf) return -1;
-    float *tp = t->buf, *tq = tp + (size_t)nf * G1_NT * 3, *wp = tq + (size_t)nf * G1_NT * 4, *wo = wp + (size_t)nf * G1_NT;
+    float *tp = t->buf, *tq = tp + (size_t)nf * nt * 3, *wp = tq + (size_t)nf * nt * 4, *wo = wp + (size_t)nf * nt;
     for (int k = 0; k < n_clips; k++)
         for (long i = 0; i < len[k]; i++) {
-            size_t d = (size_t)(t->frame_off[k] + i) * G1_NT, s = (size_t)g1_src_frame(c, first[k] + i) * G1_NT;
-            memcpy(tp + 3 * d, c->tpos + 3 * s, 3 * G1_NT * sizeof(float));
-            memcpy(tq + 4 * d, c->trot + 4 * s, 4 * G1_NT * sizeof(float));
-            memcpy(wp + d, c->wpos + s, G1_NT * sizeof(float));
-            memcpy(wo + d, c->wrot + s, G1_NT * sizeof(float));
+            size_t d = (size_t)(t->frame_off[k] + i) * nt, s = (size_t)g1_src_frame(c, first[k] + i) * nt;
+            memcpy(tp + 3 * d, c->tpos + 3 * s, 3 * nt * sizeof(float));
+            memcpy(tq + 4 * d, c->trot + 4 * s, 4 * nt * sizeof(float));
+            memcpy(wp + d, c->wpos + s, nt * sizeof(float));
+            memcpy(wo + d, c->wrot + s, nt * sizeof(float));
         }
     g1_batch_fill(c, n_clips, t->frame_off, tp, tq, wp, wo, &t->b);
     return 0;

@@ -11,7 +11,8 @@
  *     513, 3,188 frames) and on the whole 3,945-frame clip; batched == solo
  *     for every clip of the batch and for a 70,000-frame clip (ping-pong
  *     tiled); run == run. Where bits differ it prints the largest
- *     difference and where it first appears.
+ *     difference and where it first appears;
+ *   - GPU == CPU bit for bit on H1's real trajectory (25 coordinates).
  * RT_CUDA_QUICK=1 (for compute-sanitizer) runs only a small batch. */
 #include "../solver/backend.h"
 #include "../solver/cuda/cuda_api.h"
@@ -268,6 +269,49 @@ out:
 
 /* Diagnostic (RT_CUDA_DIAG=1): the first LM iteration limit at which the
  * GPU's clip results leave the CPU's, with and without per-frame damping. */
+/* The same on H1 (25 coordinates: the kernels' paths for frames of at
+ * most 32 coordinates and a part-filled last substitution phase), on its
+ * real reference trajectory: GPU == CPU bit for bit on a batch of cuts. */
+static void h1_checks(void)
+{
+    static const char *const names[] = {"pelvis", "torso_link", "left_hip_roll_link", "left_knee_link",
+                                        "left_ankle_link", "left_shoulder_roll_link", "left_elbow_link",
+                                        "right_hip_roll_link", "right_knee_link", "right_ankle_link",
+                                        "right_shoulder_roll_link", "right_elbow_link"};
+    struct g1_clip c;
+    if (robot_clip_load(&c, test_data_dir(), 1500, "h1", names, (int)(sizeof names / sizeof names[0])) != 0) {
+        fprintf(stderr, "H1 data unavailable: H1 checks not run\n");
+        CHECK(0);
+        g1_clip_free(&c);
+        return;
+    }
+    enum { NC = 3 };
+    const int first[NC] = {0, 300, 700}, len[NC] = {1, 33, 777};
+    struct g1_tiled bt;
+    if (g1_tiled_make(&bt, &c, NC, first, len)) { CHECK(0); g1_clip_free(&c); return; }
+    struct solver_clip_result rg[NC], rc[NC];
+    float *sg = solve(&bt, c.cols, 0, rg, NULL);
+    float *sc = solve(&bt, c.cols, 2, rc, NULL);
+    if (sg && sc) {
+        size_t off = 0;
+        for (int k = 0; k < NC; k++) {
+            char what[64];
+            snprintf(what, sizeof what, "h1 gpu vs cpu, clip %d (%d frames)", k, len[k]);
+            int ok = state_eq(what, sg + off, sc + off, (size_t)len[k], c.cols);
+            clip_eq("h1 gpu vs cpu", k, &rg[k], &rc[k]);
+            printf("h1 clip %4d frames (n %d): gpu lm %d cg %d cost %.6g -> %.6g | cpu lm %d cg %d cost %.6g | %s\n",
+                   len[k], c.dim, rg[k].lm_iters, rg[k].cg_iters, (double)rg[k].initial_cost,
+                   (double)rg[k].final_cost, rc[k].lm_iters, rc[k].cg_iters, (double)rc[k].final_cost,
+                   ok ? "BITS EQUAL" : "BITS DIFFER");
+            off += (size_t)len[k] * c.cols;
+        }
+    }
+    free(sg);
+    free(sc);
+    g1_tiled_free(&bt);
+    g1_clip_free(&c);
+}
+
 static void diag(const struct g1_clip *c)
 {
     const int firsts[2] = {100, 1500}, lens[2] = {1, 511};
@@ -325,6 +369,7 @@ int main(void)
             }
             solver_checks(&c, quick);
             g1_clip_free(&c);
+            h1_checks();
         }
         solver_backend_free(&gpu);
     } else {

@@ -67,10 +67,10 @@ static void test_jacobian(const struct g1_clip *c)
     float *lk = (float *)malloc((size_t)nl * FRAME_LINK_STRIDE * sizeof(float));
     double worst_b = 0, worst_g = 0;
     for (int mode = 0; mode < 2; mode++) /* 0: position rows, 1: orientation rows */
-        for (int k = 0; k < G1_NT; k++) {
+        for (int k = 0; k < c->nt; k++) {
             float wp = mode == 0 ? 1.0f : 0.0f, wo = mode == 1 ? 1.0f : 0.0f;
             int off[2] = {0, 1};
-            size_t ti = (size_t)f * G1_NT + (size_t)k;
+            size_t ti = (size_t)f * c->nt + (size_t)k;
             struct solver_batch b;
             memset(&b, 0, sizeof b);
             b.tree = tr;
