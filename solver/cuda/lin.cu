@@ -116,8 +116,7 @@ precond_kernel(struct lin_args a, const int *gate, const float *B, const unsigne
     warp_copy4(ws.B, B + (size_t)f * a.pks, pk4, lane);
     __syncwarp();
     float lam = lambda[k] * mu[f];
-    warp_precond(&a.bd, ws.B, frozen[f], lam, f - a.off[k], a.off[k + 1] - a.off[k], 1, ws.lamd, ws.F, ws.dM,
-                 a.tb.tri, lane, ws.xt);
+    warp_precond(&a.bd, ws.B, frozen[f], lam, f - a.off[k], a.off[k + 1] - a.off[k], 1, ws.lamd, ws.F, ws.dM, lane);
     warp_copy4(F + (size_t)f * a.pks, ws.F, pk4, lane);
     warp_copy(lamd + (size_t)f * a.n, ws.lamd, a.n, lane);
 }
@@ -215,18 +214,15 @@ enum rt_status cuda_warp_tables_build(struct cuda_lm *L, const struct solver_bat
                                       struct rt_err *err)
 {
     const struct solver_tree *tr = b->tree;
-    const int nl = tr->n_links, n = L->n, nt = b->n_targets, ro = tr->floating_base ? 6 : 0;
+    const int nl = tr->n_links, nt = b->n_targets, ro = tr->floating_base ? 6 : 0;
     /* chain elements: at most the tree depth per target */
     int n_ch = 0;
     for (int k = 0; k < nt; k++)
         for (int i = b->target_link[k]; i > 0; i = tr->parent[i]) n_ch++;
-    int ntri = n * (n + 1) / 2;
     /* host staging, laid out as on the device */
     size_t o_order = 0, o_wave = o_order + (size_t)nl * sizeof(short);
     o_wave = (o_wave + 15) & ~(size_t)15;
-    size_t o_tri = o_wave + ((size_t)nl + 1) * sizeof(int);
-    o_tri = (o_tri + 15) & ~(size_t)15;
-    size_t o_choff = o_tri + (size_t)ntri * sizeof(unsigned short);
+    size_t o_choff = o_wave + ((size_t)nl + 1) * sizeof(int);
     o_choff = (o_choff + 15) & ~(size_t)15;
     size_t o_chlink = o_choff + ((size_t)nt + 1) * sizeof(int);
     o_chlink = (o_chlink + 15) & ~(size_t)15;
@@ -243,7 +239,6 @@ enum rt_status cuda_warp_tables_build(struct cuda_lm *L, const struct solver_bat
     if (!h || !depth) { free(h); free(depth); return CUDA_ERR(err, RT_ENOMEM, "solver", "out of memory"); }
     short *order = (short *)(h + o_order);
     int *wave = (int *)(h + o_wave);
-    unsigned short *tri = (unsigned short *)(h + o_tri);
     int *choff = (int *)(h + o_choff);
     short *chlink = (short *)(h + o_chlink);
     signed char *chslot = (signed char *)(h + o_chslot), *chfirst = (signed char *)(h + o_chfirst);
@@ -267,10 +262,6 @@ enum rt_status cuda_warp_tables_build(struct cuda_lm *L, const struct solver_bat
         for (int a = 0; a < FRAME_MAX_DIM; a++)
             for (int c = 0; c <= a; c++) sp[q++] = (unsigned short)(a | (c << 8));
     }
-    /* Cholesky trailing entries, columns descending, rows ascending */
-    m = 0;
-    for (int j = n - 1; j >= 0; j--)
-        for (int i = j; i < n; i++) tri[m++] = (unsigned short)(i | (j << 8));
     /* per-target compact columns (frame_eval's list: base, then the chain) */
     m = 0;
     for (int k = 0; k < nt; k++) {
@@ -306,7 +297,6 @@ enum rt_status cuda_warp_tables_build(struct cuda_lm *L, const struct solver_bat
     L->tb.fk_order = (const short *)(d + o_order);
     L->tb.fk_wave = (const int *)(d + o_wave);
     L->tb.n_waves = nw;
-    L->tb.tri = (const unsigned short *)(d + o_tri);
     L->tb.ch_off = (const int *)(d + o_choff);
     L->tb.ch_link = (const short *)(d + o_chlink);
     L->tb.ch_slot = (const signed char *)(d + o_chslot);

@@ -12,7 +12,7 @@
 #include "state.cuh"
 
 /* Builds the warp executors' tables (warp.cuh struct warp_tabs: FK
- * levels, Cholesky trailing entries, per-target Jacobian columns) for the
+ * levels, per-target Jacobian columns) for the
  * batch's tree and targets into L->tabs / L->tb and sets the kernels'
  * shared-memory limits. Synchronous. */
 enum rt_status cuda_warp_tables_build(struct cuda_lm *L, const struct solver_batch *b, cudaStream_t s,

@@ -2,7 +2,7 @@
  *
  * frame.h defines the arithmetic: for every float it computes, which
  * operands, in which order. A frame's loops have many independent outputs
- * (block entries, rows of the Cholesky trailing update, coordinates of a
+ * (block entries, rows of a Cholesky column, coordinates of a
  * triangular solve, links of one tree level), so a warp can run one frame
  * with its lanes over those outputs and produce every float with exactly
  * the operations of frame.h: no sum is split, no order changes. What is
@@ -22,10 +22,9 @@
  *
  * Cholesky: frame_chol is Cholesky-Banachiewicz; entry (i, j) is
  * s = M_ij - L_i0 L_j0 - L_i1 L_j1 - ... - L_i,j-1 L_j,j-1 (k ascending),
- * then s / L_jj (or the floored sqrt on the diagonal). The right-looking
- * form below subtracts L_ik L_jk from every trailing entry at step k, k
- * ascending: the same subtractions in the same order for every entry, with
- * the entries of one step independent (one lane each). */
+ * then s / L_jj (or the floored sqrt on the diagonal). The left-looking
+ * form below (warp_chol) computes column j's entries side by side, each
+ * entry's subtractions in that order, one lane per row. */
 #ifndef RT_CUDA_WARP_CUH
 #define RT_CUDA_WARP_CUH
 
@@ -42,7 +41,6 @@ struct warp_tabs {
     const short *fk_order;         /* links 1..n_links-1 by depth */
     const int *fk_wave;            /* [n_waves + 1] offsets into fk_order */
     int n_waves;
-    const unsigned short *tri;     /* Cholesky trailing entries, columns descending: i | j << 8 */
     const int *ch_off;             /* [n_targets + 1] chain elements of each target */
     const short *ch_link;          /* the chain's links with a joint, walk order (link to root) */
     const signed char *ch_slot;    /* compact slot of each chain element */
@@ -346,46 +344,49 @@ static __device__ unsigned long long warp_freeze(const struct solver_tree *tr, c
     return mask;
 }
 
-#define WARP_CHOL_BATCH 3
-
 /* frame_chol on one warp, in place on the packed M (shared), with dM the
- * original diagonal of M (the pivot floor reads it). */
-static __device__ void warp_chol(float *A, const float *dM, int n, const unsigned short *tri, unsigned lane,
-                                 float *cs)
+ * original diagonal of M (the pivot floor reads it). Left-looking, one
+ * column j at a time: the lane of row i >= j computes
+ * s = M_ij - L_i0 L_j0 - ... - L_i,j-1 L_j,j-1 (k ascending, frame_chol's
+ * order for that entry), the lane of row j turns its s into the pivot
+ * sqrt(max(s, floor)), and every row below divides by it. Row i < 32 sits
+ * on lane i; a row 32 + l rides on lane l, in a second slot while lane l's
+ * own row is still open (columns j < n - 32), in its only slot after. */
+static __device__ __forceinline__ float warp_chol_pivot(float s, const float *dM, int j)
 {
-    for (int k = 0; k < n; k++) {
-        float s = A[pk_idx(k, k)];
-        float fl = 1e-7f * dM[k] + 1e-30f;
-        if (!(s > fl)) s = fl;
-        float piv = sqrtf(s);
-        /* column k also goes to the contiguous copy cs (n floats; the
-         * trailing update reads it there instead of strided in A) */
-        for (int i = k + 1 + (int)lane; i < n; i += 32) {
-            float l = A[pk_idx(i, k)] / piv;
-            A[pk_idx(i, k)] = l;
-            cs[i] = l;
-        }
-        __syncwarp();
-        if (lane == 0) A[pk_idx(k, k)] = piv;
-        /* Step k reads column k and writes trailing entries (each one
-         * lane's), so a lane loads a batch of its entries before storing
-         * any: the same operations, with the loads in flight together. */
-        int cnt = (n - k - 1) * (n - k) / 2;
-        for (int e0 = (int)lane; e0 < cnt; e0 += 32 * WARP_CHOL_BATCH) {
-            float v[WARP_CHOL_BATCH];
-            int at[WARP_CHOL_BATCH];
-#pragma unroll
-            for (int u = 0; u < WARP_CHOL_BATCH; u++) {
-                int e = e0 + 32 * u;
-                if (e >= cnt) break;
-                unsigned ij = tri[e];
-                int i = (int)(ij & 0xffu), j = (int)(ij >> 8);
-                at[u] = pk_idx(i, j);
-                v[u] = A[at[u]] - cs[i] * cs[j];
+    float fl = 1e-7f * dM[j] + 1e-30f;
+    if (!(s > fl)) s = fl;
+    return sqrtf(s);
+}
+
+static __device__ void warp_chol(float *A, const float *dM, int n, unsigned lane)
+{
+    for (int j = 0; j < n; j++) {
+        const float *rj = A + pk_idx(j, 0);
+        if (j < n - 32) { /* two slots: rows lane (from j on) and lane + 32 */
+            const int i0 = (int)lane, i1 = (int)lane + 32, a0 = i0 >= j, a1 = i1 < n;
+            float *r0 = A + pk_idx(i0, 0), *r1 = A + pk_idx(a1 ? i1 : 0, 0);
+            float s0 = a0 ? r0[j] : 0.0f, s1 = a1 ? r1[j] : 0.0f;
+#pragma unroll 4
+            for (int k = 0; k < j; k++) {
+                float l = rj[k];
+                if (a0) s0 = s0 - r0[k] * l;
+                if (a1) s1 = s1 - r1[k] * l;
             }
-#pragma unroll
-            for (int u = 0; u < WARP_CHOL_BATCH; u++)
-                if (e0 + 32 * u < cnt) A[at[u]] = v[u];
+            float piv = warp_chol_pivot(__shfl_sync(0xffffffffu, s0, j), dM, j);
+            if (a0) r0[j] = i0 == j ? piv : s0 / piv;
+            if (a1) r1[j] = s1 / piv;
+        } else { /* one slot: row lane while lane >= j, else lane + 32 */
+            const int i = (int)lane >= j ? (int)lane : (int)lane + 32, a = i < n && i >= j;
+            float *ri = A + pk_idx(a ? i : 0, 0);
+            float s = a ? ri[j] : 0.0f;
+#pragma unroll 4
+            for (int k = 0; k < j; k++) {
+                float l = rj[k];
+                if (a) s = s - ri[k] * l;
+            }
+            float piv = warp_chol_pivot(__shfl_sync(0xffffffffu, s, j & 31), dM, j);
+            if (a) ri[j] = i == j ? piv : s / piv;
         }
         __syncwarp();
     }
@@ -397,8 +398,7 @@ static __device__ void warp_chol(float *A, const float *dM, int n, const unsigne
 /* frame_precond on one warp: lamd (shared), F = chol(B + diag(...))
  * (packed, shared; dM scratch). */
 static __device__ void warp_precond(const struct solver_batch *b, const float *B, unsigned long long frozen, float lam,
-                                    int t, int T, int smooth, float *lamd, float *F, float *dM,
-                                    const unsigned short *tri, unsigned lane, float *cs)
+                                    int t, int T, int smooth, float *lamd, float *F, float *dM, unsigned lane)
 {
     const int n = solver_tangent_dim(b->tree), pk = n * (n + 1) / 2;
     for (int i = (int)lane; i < pk; i += 32) F[i] = B[i];
@@ -415,7 +415,7 @@ static __device__ void warp_precond(const struct solver_batch *b, const float *B
         dM[c] = m;
     }
     __syncwarp();
-    warp_chol(F, dM, n, tri, lane, cs);
+    warp_chol(F, dM, n, lane);
 }
 
 /* frame_chol_solve with a packed factor F (shared) on a group of LPF lanes
@@ -564,7 +564,7 @@ static __device__ float warp_init_solve(const struct solver_batch *b, const stru
     float cost = warp_eval(b, tb, f, x, NULL, 0, 1, ws, ws.B, ws.g, lane);
     unsigned long long fz = warp_freeze(tr, x, ws.B, ws.g, lane);
     for (int it = 0; it < iters; it++) {
-        warp_precond(b, ws.B, fz, lam, 0, 1, 0, ws.lamd, ws.F, ws.dM, tb.tri, lane, ws.xt); /* xt: free until the retraction */
+        warp_precond(b, ws.B, fz, lam, 0, 1, 0, ws.lamd, ws.F, ws.dM, lane);
         float z0 = (int)lane < n ? ws.g[lane] : 0.0f, z1 = (int)lane + 32 < n ? ws.g[lane + 32] : 0.0f;
         warp_chol_solve_pk(ws.F, n, lane, &z0, &z1);
         if ((int)lane < n) ws.d[lane] = -z0;
