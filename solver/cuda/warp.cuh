@@ -418,14 +418,6 @@ static __device__ void warp_precond(const struct solver_batch *b, const float *B
     warp_chol(F, dM, n, lane);
 }
 
-/* frame_chol_solve with a packed factor F (shared) on a group of LPF lanes
- * (a power of two <= 32; LPF = 32: one frame per warp): lane hl of the
- * group holds coordinates hl, hl + LPF, ..., hl + (NC - 1) LPF in v[0..NC)
- * (n <= NC LPF). Phase ph takes the pivots LPF ph .. LPF (ph + 1) - 1,
- * owned by coordinate slot ph and broadcast inside the group (LPF-wide
- * shuffles); every coordinate subtracts the same products in the same
- * order as frame_chol_solve (forward j ascending, backward j descending).
- * Every lane of the warp calls it. */
 /* Step j of group_chol_solve's forward substitution (phase ph: pivot j is
  * coordinate slot ph of lane j mod LPF). */
 template <int LPF, int NC>
@@ -463,6 +455,14 @@ static __device__ __forceinline__ void group_bwd_step(const float *F, unsigned h
     }
 }
 
+/* frame_chol_solve with a packed factor F (shared) on a group of LPF lanes
+ * (a power of two <= 32; LPF = 32: one frame per warp): lane hl of the
+ * group holds coordinates hl, hl + LPF, ..., hl + (NC - 1) LPF in v[0..NC)
+ * (n <= NC LPF). Phase ph takes the pivots LPF ph .. LPF (ph + 1) - 1,
+ * owned by coordinate slot ph and broadcast inside the group (LPF-wide
+ * shuffles); every coordinate subtracts the same products in the same
+ * order as frame_chol_solve (forward j ascending, backward j descending).
+ * Every lane of the warp calls it. */
 template <int LPF, int NC>
 static __device__ __forceinline__ void group_chol_solve(const float *F, int n, unsigned hl, float *v)
 {
