@@ -55,6 +55,8 @@ static void g1_quat_from_m3d(const double *m, double *q)
     else { s = sqrt(1.0 + m[8] - m[0] - m[4]) * 2; q[3] = (m[3] - m[1]) / s; q[0] = (m[2] + m[6]) / s; q[1] = (m[5] + m[7]) / s; q[2] = 0.25 * s; }
 }
 
+static int robot_clip_finish(struct g1_clip *c, const char *robot, const char *const *names, int nt);
+
 /* The same problem for another robot (kin_robot_load's name) with a
  * reference trajectory at data_dir/reference/ROBOT/dance1_subject1.csv
  * and nt <= CLIP_MAX_TARGETS target links by name. Loads at most
@@ -97,6 +99,51 @@ static int robot_clip_load(struct g1_clip *c, const char *data_dir, int max_fram
     fclose(fp);
     c->n_frames = (int)n;
     if (n == 0) { fprintf(stderr, "%s: no frames in %s\n", robot, path); return -1; }
+    return robot_clip_finish(c, robot, names, nt);
+}
+
+/* A synthetic trajectory of n_frames for a robot without a reference one
+ * (unit checks only): the base drifts and turns slowly, every joint swings
+ * sinusoidally over 30% of its range with its own phase. */
+static inline int robot_clip_synth(struct g1_clip *c, const char *robot, int n_frames, const char *const *names, int nt)
+{
+    struct rt_err err;
+    memset(c, 0, sizeof *c);
+    if (nt < 1 || nt > CLIP_MAX_TARGETS || n_frames < 1) { fprintf(stderr, "%s: %d targets\n", robot, nt); return -1; }
+    if (kin_robot_load(robot, &c->robot, &err) != RT_OK) {
+        fprintf(stderr, "%s: %s: %s\n", robot, err.where, err.msg);
+        return -1;
+    }
+    const struct solver_tree *tr = &c->robot->tree;
+    c->cols = solver_state_cols(tr);
+    c->dim = solver_tangent_dim(tr);
+    c->n_frames = n_frames;
+    c->truth = (float *)malloc((size_t)n_frames * (size_t)c->cols * sizeof(float));
+    for (int f = 0; f < n_frames; f++) {
+        float *x = c->truth + (size_t)f * (size_t)c->cols;
+        double t = 2.0 * M_PI * f / 240.0, yaw = 0.3 * sin(0.5 * t);
+        x[0] = (float)(0.1 * sin(t));
+        x[1] = (float)(0.05 * cos(t));
+        x[2] = (float)(0.3 + 0.02 * sin(2.0 * t));
+        x[3] = 0.0f;
+        x[4] = 0.0f;
+        x[5] = (float)sin(0.5 * yaw);
+        x[6] = (float)cos(0.5 * yaw);
+        for (int j = 0; j < tr->n_joints; j++) {
+            double mid = 0.5 * (tr->lower[j] + tr->upper[j]), half = 0.5 * (tr->upper[j] - tr->lower[j]);
+            x[SOLVER_ROOT_COLS + j] = (float)(mid + 0.3 * half * sin(t + 0.7 * j));
+        }
+    }
+    return robot_clip_finish(c, robot, names, nt);
+}
+
+/* The targets (double-precision FK of c->truth at the named links) and the
+ * weights of the round-trip problem. */
+static int robot_clip_finish(struct g1_clip *c, const char *robot, const char *const *names, int nt)
+{
+    const struct solver_tree *tr = &c->robot->tree;
+    size_t n = (size_t)c->n_frames;
+    c->nt = nt;
     for (int k = 0; k < nt; k++) {
         c->target_link[k] = kin_robot_link_index(c->robot, names[k]);
         if (c->target_link[k] < 0) { fprintf(stderr, "%s: no link %s\n", robot, names[k]); return -1; }

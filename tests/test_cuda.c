@@ -12,7 +12,8 @@
  *     for every clip of the batch and for a 70,000-frame clip (ping-pong
  *     tiled); run == run. Where bits differ it prints the largest
  *     difference and where it first appears;
- *   - GPU == CPU bit for bit on H1's real trajectory (25 coordinates).
+ *   - GPU == CPU bit for bit on H1's real trajectory (25 coordinates) and on
+ *     a synthetic Panda trajectory (14 coordinates, a prismatic joint).
  * RT_CUDA_QUICK=1 (for compute-sanitizer) runs only a small batch. */
 #include "../solver/backend.h"
 #include "../solver/cuda/cuda_api.h"
@@ -269,46 +270,64 @@ out:
 
 /* Diagnostic (RT_CUDA_DIAG=1): the first LM iteration limit at which the
  * GPU's clip results leave the CPU's, with and without per-frame damping. */
-/* The same on H1 (25 coordinates: the kernels' paths for frames of at
- * most 32 coordinates and a part-filled last substitution phase), on its
- * real reference trajectory: GPU == CPU bit for bit on a batch of cuts. */
-static void h1_checks(void)
+/* GPU == CPU bit for bit on a batch of cuts (first[k], len[k]) of another
+ * robot's clip `c` (tag names it in the output). */
+static void robot_checks(const char *tag, struct g1_clip *c, const int *first, const int *len, int nc)
 {
-    static const char *const names[] = {"pelvis", "torso_link", "left_hip_roll_link", "left_knee_link",
-                                        "left_ankle_link", "left_shoulder_roll_link", "left_elbow_link",
-                                        "right_hip_roll_link", "right_knee_link", "right_ankle_link",
-                                        "right_shoulder_roll_link", "right_elbow_link"};
-    struct g1_clip c;
-    if (robot_clip_load(&c, test_data_dir(), 1500, "h1", names, (int)(sizeof names / sizeof names[0])) != 0) {
-        fprintf(stderr, "H1 data unavailable: H1 checks not run\n");
-        CHECK(0);
-        g1_clip_free(&c);
-        return;
-    }
-    enum { NC = 3 };
-    const int first[NC] = {0, 300, 700}, len[NC] = {1, 33, 777};
     struct g1_tiled bt;
-    if (g1_tiled_make(&bt, &c, NC, first, len)) { CHECK(0); g1_clip_free(&c); return; }
-    struct solver_clip_result rg[NC], rc[NC];
-    float *sg = solve(&bt, c.cols, 0, rg, NULL);
-    float *sc = solve(&bt, c.cols, 2, rc, NULL);
+    struct solver_clip_result rg[4], rc[4];
+    if (nc > 4 || g1_tiled_make(&bt, c, nc, first, len)) { CHECK(0); return; }
+    float *sg = solve(&bt, c->cols, 0, rg, NULL);
+    float *sc = solve(&bt, c->cols, 2, rc, NULL);
     if (sg && sc) {
         size_t off = 0;
-        for (int k = 0; k < NC; k++) {
+        for (int k = 0; k < nc; k++) {
             char what[64];
-            snprintf(what, sizeof what, "h1 gpu vs cpu, clip %d (%d frames)", k, len[k]);
-            int ok = state_eq(what, sg + off, sc + off, (size_t)len[k], c.cols);
-            clip_eq("h1 gpu vs cpu", k, &rg[k], &rc[k]);
-            printf("h1 clip %4d frames (n %d): gpu lm %d cg %d cost %.6g -> %.6g | cpu lm %d cg %d cost %.6g | %s\n",
-                   len[k], c.dim, rg[k].lm_iters, rg[k].cg_iters, (double)rg[k].initial_cost,
+            snprintf(what, sizeof what, "%s gpu vs cpu, clip %d (%d frames)", tag, k, len[k]);
+            int ok = state_eq(what, sg + off, sc + off, (size_t)len[k], c->cols);
+            clip_eq(what, k, &rg[k], &rc[k]);
+            printf("%s clip %4d frames (n %d): gpu lm %d cg %d cost %.6g -> %.6g | cpu lm %d cg %d cost %.6g | %s\n", tag,
+                   len[k], c->dim, rg[k].lm_iters, rg[k].cg_iters, (double)rg[k].initial_cost,
                    (double)rg[k].final_cost, rc[k].lm_iters, rc[k].cg_iters, (double)rc[k].final_cost,
                    ok ? "BITS EQUAL" : "BITS DIFFER");
-            off += (size_t)len[k] * c.cols;
+            off += (size_t)len[k] * c->cols;
         }
     }
     free(sg);
     free(sc);
     g1_tiled_free(&bt);
+}
+
+/* Other robots: H1 on its real reference trajectory (25 coordinates: the
+ * kernels' paths for frames of at most 32 coordinates and a part-filled
+ * last substitution phase) and the Panda arm of shared/data (14
+ * coordinates, a prismatic finger) on a synthetic one. */
+static void other_robot_checks(void)
+{
+    static const char *const h1_names[] = {"pelvis", "torso_link", "left_hip_roll_link", "left_knee_link",
+                                           "left_ankle_link", "left_shoulder_roll_link", "left_elbow_link",
+                                           "right_hip_roll_link", "right_knee_link", "right_ankle_link",
+                                           "right_shoulder_roll_link", "right_elbow_link"};
+    static const char *const panda_names[] = {"panda_link0", "panda_link3", "panda_link5", "panda_link7",
+                                              "panda_hand", "panda_leftfinger"};
+    struct g1_clip c;
+    if (robot_clip_load(&c, test_data_dir(), 1500, "h1", h1_names, (int)(sizeof h1_names / sizeof h1_names[0]))) {
+        fprintf(stderr, "H1 data unavailable: H1 checks not run\n");
+        CHECK(0);
+    } else {
+        const int first[3] = {0, 300, 700}, len[3] = {1, 33, 777};
+        robot_checks("h1", &c, first, len, 3);
+    }
+    g1_clip_free(&c);
+    char path[512];
+    snprintf(path, sizeof path, "%s/robots/panda.urdf", test_data_dir());
+    if (robot_clip_synth(&c, path, 600, panda_names, (int)(sizeof panda_names / sizeof panda_names[0]))) {
+        fprintf(stderr, "Panda unavailable: Panda checks not run\n");
+        CHECK(0);
+    } else {
+        const int first[3] = {0, 100, 50}, len[3] = {1, 64, 500};
+        robot_checks("panda", &c, first, len, 3);
+    }
     g1_clip_free(&c);
 }
 
@@ -369,7 +388,7 @@ int main(void)
             }
             solver_checks(&c, quick);
             g1_clip_free(&c);
-            h1_checks();
+            other_robot_checks();
         }
         solver_backend_free(&gpu);
     } else {
