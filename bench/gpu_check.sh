@@ -1,7 +1,7 @@
 #!/bin/sh
 # gpu_check.sh BUILD -- the CUDA backend's checks on a GPU machine
 # (`make gpu-check`): test_cuda in full (device reduction vs the CPU tree,
-# GPU == CPU bits on a batch and on the whole real G1 clip and on H1 cuts,
+# GPU == CPU bits on a batch and on the whole real G1 clip, on H1 and Panda,
 # batched == solo up to 70,000 frames, run == run), then compute-sanitizer memcheck and
 # racecheck on a small batch (RT_CUDA_QUICK=1). Logs go to $LOG_DIR
 # (default BUILD/gpu); a short table is printed last. Exit 0 only when
