@@ -69,6 +69,21 @@ static inline const char *err_field(const char *text, const char *field, char *o
     return out;
 }
 
+/* One request whose reply must be an error: status `code`, error.where
+ * equal to `where` and error.message containing `msg` (either check
+ * skipped when NULL). A failed check also names the request. */
+static inline void http_expect_error(const char *token, const char *method, const char *path, const char *body,
+                                     size_t len, long code, const char *where, const char *msg)
+{
+    char *resp = NULL, buf[512];
+    int failed = test_failed;
+    CHECK_EQ_INT(http(token, method, path, body, len, NULL, &resp), code);
+    if (where) CHECK_EQ_STR(err_field(resp, "where", buf, sizeof buf), where);
+    if (msg) CHECK(strstr(err_field(resp, "message", buf, sizeof buf), msg) != NULL);
+    if (test_failed != failed) fprintf(stderr, "  in %s %s: reply %s\n", method, path, resp ? resp : "(none)");
+    free(resp);
+}
+
 /* Polls GET /v1/jobs/ID until it leaves queued/running (or ~30 s); returns
  * the final state into state[16]. */
 static inline void http_wait(const char *token, long long id, char state[16])

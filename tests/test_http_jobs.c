@@ -259,30 +259,16 @@ int main(void)
     /* Malformed BVH: 400 naming the line. */
     char *resp = NULL;
     const char *bad_bvh = "{\"robot\":\"g1\",\"clip\":\"HIERARCHY\\nROOT Hips\\n{\\n  OFFSET 0 0 0\\n  CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\\n  OFFSET 1 2 oops\\n\"}";
-    code = http(NULL, "POST", "/v1/jobs", bad_bvh, strlen(bad_bvh), NULL, &resp);
-    CHECK_EQ_INT(code, 400);
-    CHECK_EQ_STR(err_field(resp, "where", buf, sizeof buf), "clip:6");
-    free(resp);
+    http_expect_error(NULL, "POST", "/v1/jobs", bad_bvh, strlen(bad_bvh), 400, "clip:6", NULL);
     /* Malformed JSON: 400 naming the offset. */
     const char *bad_json = "{\"robot\":\"g1\",\n \"clip\": tru}";
-    code = http(NULL, "POST", "/v1/jobs", bad_json, strlen(bad_json), NULL, &resp);
-    CHECK_EQ_INT(code, 400);
-    CHECK_EQ_STR(err_field(resp, "where", buf, sizeof buf), "body:2:10");
-    CHECK(strstr(err_field(resp, "message", buf, sizeof buf), "offset 24") != NULL);
-    free(resp);
+    http_expect_error(NULL, "POST", "/v1/jobs", bad_json, strlen(bad_json), 400, "body:2:10", "offset 24");
     /* A field of the wrong type, an unknown option: 400 naming the field. */
     const char *bad_opt = "{\"robot\":\"g1\",\"clip\":\"x\",\"options\":{\"max_lm_iters\":-3}}";
-    code = http(NULL, "POST", "/v1/jobs", bad_opt, strlen(bad_opt), NULL, &resp);
-    CHECK_EQ_INT(code, 400);
-    CHECK_EQ_STR(err_field(resp, "where", buf, sizeof buf), "body.options.max_lm_iters");
-    free(resp);
+    http_expect_error(NULL, "POST", "/v1/jobs", bad_opt, strlen(bad_opt), 400, "body.options.max_lm_iters", NULL);
     /* fps is for trajectories: a BVH clip carries its own Frame Time. */
     const char *bvh_fps = "{\"robot\":\"g1\",\"clip\":\"x\",\"options\":{\"fps\":60}}";
-    code = http(NULL, "POST", "/v1/jobs", bvh_fps, strlen(bvh_fps), NULL, &resp);
-    CHECK_EQ_INT(code, 400);
-    CHECK_EQ_STR(err_field(resp, "where", buf, sizeof buf), "body.options.fps");
-    CHECK(strstr(err_field(resp, "message", buf, sizeof buf), "Frame Time") != NULL);
-    free(resp);
+    http_expect_error(NULL, "POST", "/v1/jobs", bvh_fps, strlen(bvh_fps), 400, "body.options.fps", "Frame Time");
     const char *bad_robot = "{\"robot\":\"nosuch\",\"clip\":\"x\"}";
     code = http(NULL, "POST", "/v1/jobs", bad_robot, strlen(bad_robot), NULL, &resp);
     CHECK_EQ_INT(code, 404);
@@ -398,14 +384,9 @@ int main(void)
         CHECK_EQ_INT(code, 201);
         free(lb);
     }
-    code = http(NULL, "PUT", "/v1/robots/lab", h1_urdf, h1_len, NULL, &resp);
-    CHECK_EQ_INT(code, 409);
-    CHECK(strstr(err_field(resp, "message", buf, sizeof buf), "queued or running job(s) use robot 'lab'") != NULL);
-    free(resp);
-    code = http(NULL, "PUT", "/v1/profiles/studio", prof_text, prof_len, NULL, &resp);
-    CHECK_EQ_INT(code, 409);
-    CHECK(strstr(err_field(resp, "message", buf, sizeof buf), "use profile 'studio'") != NULL);
-    free(resp);
+    http_expect_error(NULL, "PUT", "/v1/robots/lab", h1_urdf, h1_len, 409, NULL,
+                      "queued or running job(s) use robot 'lab'");
+    http_expect_error(NULL, "PUT", "/v1/profiles/studio", prof_text, prof_len, 409, NULL, "use profile 'studio'");
     /* Active-job limit: 3 queued accepted, a fourth refused with 429. */
     code = http(NULL, "POST", "/v1/jobs", bq, strlen(bq), NULL, &resp);
     CHECK_EQ_INT(code, 429);
