@@ -57,6 +57,21 @@ static void g1_quat_from_m3d(const double *m, double *q)
 
 static int robot_clip_finish(struct g1_clip *c, const char *robot, const char *const *names, int nt);
 
+/* Clears c and loads the robot (cols, dim); -1 with a message on stderr. */
+static int robot_clip_open(struct g1_clip *c, const char *robot, int nt)
+{
+    struct rt_err err;
+    memset(c, 0, sizeof *c);
+    if (nt < 1 || nt > CLIP_MAX_TARGETS) { fprintf(stderr, "%s: %d targets\n", robot, nt); return -1; }
+    if (kin_robot_load(robot, &c->robot, &err) != RT_OK) {
+        fprintf(stderr, "%s: %s: %s\n", robot, err.where, err.msg);
+        return -1;
+    }
+    c->cols = solver_state_cols(&c->robot->tree);
+    c->dim = solver_tangent_dim(&c->robot->tree);
+    return 0;
+}
+
 /* The same problem for another robot (kin_robot_load's name) with a
  * reference trajectory at data_dir/reference/ROBOT/dance1_subject1.csv
  * and nt <= CLIP_MAX_TARGETS target links by name. Loads at most
@@ -66,17 +81,7 @@ static int robot_clip_load(struct g1_clip *c, const char *data_dir, int max_fram
                            const char *const *names, int nt)
 {
     char path[512];
-    struct rt_err err;
-    memset(c, 0, sizeof *c);
-    if (nt < 1 || nt > CLIP_MAX_TARGETS) { fprintf(stderr, "%s: %d targets\n", robot, nt); return -1; }
-    c->nt = nt;
-    if (kin_robot_load(robot, &c->robot, &err) != RT_OK) {
-        fprintf(stderr, "%s: %s: %s\n", robot, err.where, err.msg);
-        return -1;
-    }
-    const struct solver_tree *tr = &c->robot->tree;
-    c->cols = solver_state_cols(tr);
-    c->dim = solver_tangent_dim(tr);
+    if (robot_clip_open(c, robot, nt)) return -1;
     snprintf(path, sizeof path, "%s/reference/%s/dance1_subject1.csv", data_dir, robot);
     FILE *fp = fopen(path, "rb");
     if (!fp) { fprintf(stderr, "%s: cannot open %s\n", robot, path); return -1; }
@@ -107,16 +112,8 @@ static int robot_clip_load(struct g1_clip *c, const char *data_dir, int max_fram
  * sinusoidally over 30% of its range with its own phase. */
 static inline int robot_clip_synth(struct g1_clip *c, const char *robot, int n_frames, const char *const *names, int nt)
 {
-    struct rt_err err;
-    memset(c, 0, sizeof *c);
-    if (nt < 1 || nt > CLIP_MAX_TARGETS || n_frames < 1) { fprintf(stderr, "%s: %d targets\n", robot, nt); return -1; }
-    if (kin_robot_load(robot, &c->robot, &err) != RT_OK) {
-        fprintf(stderr, "%s: %s: %s\n", robot, err.where, err.msg);
-        return -1;
-    }
+    if (robot_clip_open(c, robot, nt) || n_frames < 1) return -1;
     const struct solver_tree *tr = &c->robot->tree;
-    c->cols = solver_state_cols(tr);
-    c->dim = solver_tangent_dim(tr);
     c->n_frames = n_frames;
     c->truth = (float *)malloc((size_t)n_frames * (size_t)c->cols * sizeof(float));
     for (int f = 0; f < n_frames; f++) {

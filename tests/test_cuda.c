@@ -268,15 +268,19 @@ out:
     g1_tiled_free(&bt);
 }
 
-/* Diagnostic (RT_CUDA_DIAG=1): the first LM iteration limit at which the
- * GPU's clip results leave the CPU's, with and without per-frame damping. */
 /* GPU == CPU bit for bit on a batch of cuts (first[k], len[k]) of another
- * robot's clip `c` (tag names it in the output). */
-static void robot_checks(const char *tag, struct g1_clip *c, const int *first, const int *len, int nc)
+ * robot's clip `c` (tag names it in the output); `loaded` is the status of
+ * loading c (nonzero: a failed check). Frees c. */
+static void robot_checks(const char *tag, int loaded, struct g1_clip *c, const int *first, const int *len, int nc)
 {
     struct g1_tiled bt;
     struct solver_clip_result rg[4], rc[4];
-    if (nc > 4 || g1_tiled_make(&bt, c, nc, first, len)) { CHECK(0); return; }
+    if (loaded != 0) fprintf(stderr, "%s unavailable: %s checks not run\n", tag, tag);
+    if (loaded != 0 || nc > 4 || g1_tiled_make(&bt, c, nc, first, len)) {
+        CHECK(0);
+        g1_clip_free(c);
+        return;
+    }
     float *sg = solve(&bt, c->cols, 0, rg, NULL);
     float *sc = solve(&bt, c->cols, 2, rc, NULL);
     if (sg && sc) {
@@ -296,6 +300,7 @@ static void robot_checks(const char *tag, struct g1_clip *c, const int *first, c
     free(sg);
     free(sc);
     g1_tiled_free(&bt);
+    g1_clip_free(c);
 }
 
 /* Other robots: H1 on its real reference trajectory (25 coordinates: the
@@ -310,27 +315,19 @@ static void other_robot_checks(void)
                                            "right_shoulder_roll_link", "right_elbow_link"};
     static const char *const panda_names[] = {"panda_link0", "panda_link3", "panda_link5", "panda_link7",
                                               "panda_hand", "panda_leftfinger"};
+    const int h1_first[3] = {0, 300, 700}, h1_len[3] = {1, 33, 777};
+    const int pa_first[3] = {0, 100, 50}, pa_len[3] = {1, 64, 500};
     struct g1_clip c;
-    if (robot_clip_load(&c, test_data_dir(), 1500, "h1", h1_names, (int)(sizeof h1_names / sizeof h1_names[0]))) {
-        fprintf(stderr, "H1 data unavailable: H1 checks not run\n");
-        CHECK(0);
-    } else {
-        const int first[3] = {0, 300, 700}, len[3] = {1, 33, 777};
-        robot_checks("h1", &c, first, len, 3);
-    }
-    g1_clip_free(&c);
+    int st = robot_clip_load(&c, test_data_dir(), 1500, "h1", h1_names, (int)(sizeof h1_names / sizeof h1_names[0]));
+    robot_checks("h1", st, &c, h1_first, h1_len, 3);
     char path[512];
     snprintf(path, sizeof path, "%s/robots/panda.urdf", test_data_dir());
-    if (robot_clip_synth(&c, path, 600, panda_names, (int)(sizeof panda_names / sizeof panda_names[0]))) {
-        fprintf(stderr, "Panda unavailable: Panda checks not run\n");
-        CHECK(0);
-    } else {
-        const int first[3] = {0, 100, 50}, len[3] = {1, 64, 500};
-        robot_checks("panda", &c, first, len, 3);
-    }
-    g1_clip_free(&c);
+    st = robot_clip_synth(&c, path, 600, panda_names, (int)(sizeof panda_names / sizeof panda_names[0]));
+    robot_checks("panda", st, &c, pa_first, pa_len, 3);
 }
 
+/* Diagnostic (RT_CUDA_DIAG=1): the first LM iteration limit at which the
+ * GPU's clip results leave the CPU's, with and without per-frame damping. */
 static void diag(const struct g1_clip *c)
 {
     const int firsts[2] = {100, 1500}, lens[2] = {1, 511};
