@@ -62,6 +62,7 @@ LIB     := $(B)/libretarget.a
 SRV_LIB := $(B)/libretargetd.a
 CLI_LIB := $(B)/libcli.a
 TESTS   := $(patsubst tests/%.c,$(B)/tests/%,$(wildcard tests/test_*.c))
+SH_TESTS := $(wildcard tests/test_*.sh)
 BENCHES := $(patsubst bench/%.c,$(B)/bench/%,$(wildcard bench/bench_*.c))
 PROGS   := $(if $(wildcard clients/retarget.c),$(B)/retarget) $(if $(wildcard server/main.c),$(B)/retargetd)
 STAMP   := $(B)/.config
@@ -115,7 +116,7 @@ $(B)/bench/%: $(B)/bench/%.o $(LIB)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 test: all
-	@sh tests/run.sh $(B) $(TESTS)
+	@sh tests/run.sh $(B) $(TESTS) $(SH_TESTS)
 
 run: all
 	@sh deploy/run.sh $(B)
