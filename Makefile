@@ -23,6 +23,7 @@ WITH_CUDA := $(if $(NVCC_PATH),1,0)
 endif
 
 B := build$(if $(filter 1,$(SANITIZE)),/san)$(if $(filter 0,$(CUDA)),/cpu)
+O := $(B)/obj
 
 CC      := gcc
 CFLAGS  := -std=c11 -O2 -g -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wstrict-prototypes \
@@ -37,8 +38,8 @@ CFLAGS   += $(SANFLAGS)
 LDFLAGS  += $(SANFLAGS)
 endif
 
-LIB_SRC := $(wildcard kinematics/*.c) $(wildcard solver/*.c) $(wildcard solver/cpu/*.c) \
-           $(wildcard storage/*.c)
+LIB_SRC := $(wildcard base/*.c) $(wildcard kinematics/*.c) $(wildcard solver/*.c) \
+           $(wildcard solver/cpu/*.c) $(wildcard storage/*.c) $(wildcard retarget/*.c)
 CU_SRC  := $(if $(filter 1,$(WITH_CUDA)),$(wildcard solver/cuda/*.cu))
 ifneq ($(CU_SRC),)
 # The runtime library beside the nvcc that was found (PATH or CUDA_HOME).
@@ -49,15 +50,15 @@ LIB_SRC += solver/cuda/cuda_stub.c
 endif
 SRV_SRC := $(filter-out server/main.c,$(wildcard server/*.c))
 CLI_SRC := $(filter-out clients/retarget.c,$(wildcard clients/*.c))
-LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o) $(CU_SRC:%.cu=$(B)/%.o)
+LIB_OBJ := $(LIB_SRC:%.c=$(O)/%.o) $(CU_SRC:%.cu=$(O)/%.o)
 # robots/*.urdf and profiles/*.json compiled in (deploy/embed.sh, kinematics/embed.h),
-# so kin_robot_load("g1") and kin_profile_load("cmu_g1") work anywhere.
+# so kin_robot_load("g1") and rtg_profile_load("cmu_g1") work anywhere.
 ROBOTS   := $(sort $(wildcard robots/*.urdf))
 PROFILES := $(sort $(wildcard profiles/*.json))
 EMBEDDED := $(B)/gen/kin_embedded_robots.c $(B)/gen/kin_embedded_profiles.c
 LIB_OBJ += $(EMBEDDED:.c=.o)
-SRV_OBJ := $(SRV_SRC:%.c=$(B)/%.o)
-CLI_OBJ := $(CLI_SRC:%.c=$(B)/%.o)
+SRV_OBJ := $(SRV_SRC:%.c=$(O)/%.o)
+CLI_OBJ := $(CLI_SRC:%.c=$(O)/%.o)
 LIB     := $(B)/libretarget.a
 SRV_LIB := $(B)/libretargetd.a
 CLI_LIB := $(B)/libcli.a
@@ -81,12 +82,12 @@ FORCE:
 deps:
 	@sh deploy/deps.sh
 
-$(B)/%.o: %.c $(STAMP)
+$(O)/%.o: %.c $(STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c $< -o $@
 # storage/store.c embeds the schema with .incbin.
-$(B)/storage/store.o: storage/schema.sql
-$(B)/%.o: %.cu $(STAMP)
+$(O)/storage/store.o: storage/schema.sql
+$(O)/%.o: %.cu $(STAMP)
 	@mkdir -p $(@D)
 	$(NVCC_PATH) $(NVFLAGS) -MMD -MP -c $< -o $@
 $(B)/gen/kin_embedded_robots.c: deploy/embed.sh $(ROBOTS)
@@ -106,13 +107,13 @@ $(SRV_LIB): $(SRV_OBJ)
 $(CLI_LIB): $(CLI_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
-$(B)/retarget: $(B)/clients/retarget.o $(CLI_LIB) $(LIB)
+$(B)/retarget: $(O)/clients/retarget.o $(CLI_LIB) $(LIB)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
-$(B)/retargetd: $(B)/server/main.o $(SRV_LIB) $(LIB)
+$(B)/retargetd: $(O)/server/main.o $(SRV_LIB) $(LIB)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
-$(B)/tests/%: $(B)/tests/%.o $(SRV_LIB) $(CLI_LIB) $(LIB)
+$(B)/tests/%: $(O)/tests/%.o $(SRV_LIB) $(CLI_LIB) $(LIB)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
-$(B)/bench/%: $(B)/bench/%.o $(LIB)
+$(B)/bench/%: $(O)/bench/%.o $(LIB)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 test: all
@@ -132,7 +133,7 @@ bench-gpu: all
 
 FUZZERS := $(patsubst tests/%.c,build/fuzz/%,$(wildcard tests/fuzz_*.c))
 FUZZ_CC  := clang -std=c11 -D_GNU_SOURCE -g -O1 -ffp-contract=off -I$(CURDIR)
-FUZZ_SRC := $(wildcard kinematics/*.c) $(EMBEDDED)
+FUZZ_SRC := $(wildcard base/*.c) $(wildcard kinematics/*.c) $(wildcard retarget/*.c) $(EMBEDDED)
 # kinematics/ as an archive, so that each fuzzer links only the objects it uses.
 build/fuzz/libkin.a: $(FUZZ_SRC) $(wildcard kinematics/*.h)
 	@sh deploy/deps.sh libclang-rt-14-dev
@@ -147,6 +148,6 @@ fuzz: $(FUZZERS)
 clean:
 	rm -rf build
 
--include $(LIB_OBJ:.o=.d) $(SRV_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(B)/tests/*.d $(B)/bench/*.d \
-         $(B)/clients/*.d $(B)/server/*.d
+-include $(LIB_OBJ:.o=.d) $(SRV_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(O)/tests/*.d $(O)/bench/*.d \
+         $(O)/clients/*.d $(O)/server/*.d
 .SECONDARY:

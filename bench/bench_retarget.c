@@ -1,6 +1,6 @@
 /* bench_retarget.c -- every clip of shared/data/clips and clips/edge onto G1
  * and H1 through the detected bundled profile or, when none fits by name,
- * the automatic mapping (kinematics/skeleton.h): trajectory solve and
+ * the automatic mapping (retarget/skeleton.h): trajectory solve and
  * (optionally) the per-frame baseline, with the quality figures of each.
  * Prints one line per clip, robot and mode, and one "refused" line with the
  * reason for a clip that cannot be mapped; bench/RESULTS.md records the runs.
@@ -14,8 +14,8 @@
 #include <time.h>
 
 #include "../kinematics/bvh.h"
-#include "../kinematics/quality.h"
-#include "../kinematics/retarget.h"
+#include "../retarget/quality.h"
+#include "../retarget/retarget.h"
 #include "../kinematics/robot.h"
 
 static double now(void)
@@ -26,7 +26,7 @@ static double now(void)
 }
 
 static void print_q(const char *clip, const char *robot, const char *mode, int frames,
-                    const struct kin_quality *q, double secs)
+                    const struct rtg_quality *q, double secs)
 {
     printf("%-26s %-3s %-10s frames %5d  pos mean %.4f p95 %.4f max %.4f m  rot mean %5.2f deg  "
            "limits %d  pen %.4f m  slide %.3f m  jerk %.1f  maxvel %.2f  %.2f s\n",
@@ -90,8 +90,8 @@ int main(int argc, char **argv)
         }
         for (int c = 0; c < n_clips; c++) {
             struct kin_clip *clip = NULL;
-            struct kin_targets t;
-            struct kin_quality q;
+            struct rtg_targets t;
+            struct rtg_quality q;
             struct solver_options opt;
             const char *base = strrchr(clips[c], '/') ? strrchr(clips[c], '/') + 1 : clips[c];
             if (strstr(clips[c], "/edge/")) base = strstr(clips[c], "/edge/") + 1;
@@ -101,36 +101,36 @@ int main(int argc, char **argv)
                 continue;
             }
             if (max_frames > 0 && clip->n_frames > max_frames) clip->n_frames = max_frames;
-            struct kin_profile *prof = NULL;
-            if (kin_retarget_pick_profile(clip, robot, &prof, &err) ||
-                kin_targets_from_clip(robot, clip, prof, &t, &err)) {
+            struct rtg_profile *prof = NULL;
+            if (rtg_retarget_pick_profile(clip, robot, &prof, &err) ||
+                rtg_targets_from_clip(robot, clip, prof, &t, &err)) {
                 /* A clip that cannot be mapped is refused with the reason. */
                 printf("%-26s %-3s refused    %s\n", base, robots[r], rt_err_line(&err, line, sizeof line));
-                kin_profile_free(prof);
+                rtg_profile_free(prof);
                 kin_clip_free(clip);
                 continue;
             }
             printf("%-26s %-3s profile    %s\n", base, robots[r], prof->name);
-            int cols = solver_state_cols(&robot->tree), off[2] = {0, t.n_frames};
+            int cols = rt_state_cols(&robot->tree), off[2] = {0, t.n_frames};
             float *state = malloc((size_t)t.n_frames * cols * sizeof(float));
             struct solver_clip_result cr;
             struct solver_result res = {state, &cr};
             struct solver_batch b;
             solver_options_default(&opt);
             opt.threads = threads;
-            kin_profile_solver_options(prof, &opt);
-            kin_profile_free(prof);
-            kin_targets_batch(robot, &t, off, &opt, &b);
+            rtg_profile_solver_options(prof, &opt);
+            rtg_profile_free(prof);
+            rtg_targets_batch(robot, &t, off, &opt, &b);
             double t0 = now();
             if (solver_solve_cpu(&b, &res, &err)) {
                 fprintf(stderr, "%s %s: %s\n", base, robots[r], rt_err_line(&err, line, sizeof line));
                 rc = 1;
             } else {
-                kin_targets_ground_lift(robot, &t, state); /* as kin_batch_solve() does */
-                kin_quality_compute(robot, &t, state, t.n_frames, &q, NULL, NULL);
+                rtg_targets_ground_lift(robot, &t, state); /* as rtg_batch_solve() does */
+                rtg_quality_compute(robot, &t, state, t.n_frames, &q, NULL, NULL);
                 print_q(base, robots[r], "trajectory", t.n_frames, &q, now() - t0);
                 if (dump) {
-                    cJSON *j = kin_quality_json(robot, &t, state, t.n_frames);
+                    cJSON *j = rtg_quality_json(robot, &t, state, t.n_frames);
                     char *txt = j ? cJSON_Print(j) : NULL;
                     if (txt) printf("%s\n", txt);
                     free(txt);
@@ -143,7 +143,7 @@ int main(int argc, char **argv)
                         kin_fk(robot, x, lp, lr);
                         for (int sd = 0; sd < 2; sd++) {
                             int l = t.foot_link[sd];
-                            double pen = kin_quality_sole_offset(robot, l) - lp[3 * l + 2];
+                            double pen = kin_robot_sole_offset(robot, l) - lp[3 * l + 2];
                             if (pen > 0.008) {
                                 int k = 0;
                                 while (t.target_link[k] != l) k++;
@@ -160,17 +160,17 @@ int main(int argc, char **argv)
             }
             if (per_frame) {
                 t0 = now();
-                if (kin_solve_per_frame(robot, &t, &opt, state, &cr, &err)) {
+                if (rtg_solve_per_frame(robot, &t, &opt, state, &cr, &err)) {
                     fprintf(stderr, "%s %s: %s\n", base, robots[r], rt_err_line(&err, line, sizeof line));
                     rc = 1;
                 } else {
-                    kin_quality_compute(robot, &t, state, t.n_frames, &q, NULL, NULL);
+                    rtg_quality_compute(robot, &t, state, t.n_frames, &q, NULL, NULL);
                     print_q(base, robots[r], "per-frame", t.n_frames, &q, now() - t0);
                 }
             }
             fflush(stdout);
             free(state);
-            kin_targets_free(&t);
+            rtg_targets_free(&t);
             kin_clip_free(clip);
         }
         kin_robot_free(robot);

@@ -32,7 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../storage/sha256.h"
+#include "../base/sha256.h"
 #include "cli.h"
 
 #define BATCH_MAX_CLIPS 1000000
@@ -48,7 +48,7 @@ struct batch {
     pthread_mutex_t mu;
     int next, n_done, n_failed, n_skipped, n_todo;
     int *todo;
-    char (*hash)[2 * STORE_SHA256_LEN + 1];
+    char (*hash)[2 * RT_SHA256_LEN + 1];
     int manifest_fd;
 };
 
@@ -122,19 +122,19 @@ static enum rt_status input_hash(const struct batch *b, const char *path, char h
 {
     char *text = NULL;
     size_t len = 0;
-    unsigned char d[STORE_SHA256_LEN];
+    unsigned char d[RT_SHA256_LEN];
     enum rt_status st = rt_read_file(path, 1u << 30, &text, &len, err);
     if (st != RT_OK) return st;
-    struct store_sha256 h;
-    store_sha256_init(&h);
+    struct rt_sha256 h;
+    rt_sha256_init(&h);
     const char *parts[3] = {b->robot, b->profile ? b->profile : "", b->source_robot ? b->source_robot : ""};
-    for (int i = 0; i < 3; i++) store_sha256_update(&h, parts[i], strlen(parts[i]) + 1);
+    for (int i = 0; i < 3; i++) rt_sha256_update(&h, parts[i], strlen(parts[i]) + 1);
     char lm[32];
     snprintf(lm, sizeof lm, "%d", b->max_lm);
-    store_sha256_update(&h, lm, strlen(lm) + 1);
-    store_sha256_update(&h, text, len);
-    store_sha256_final(&h, d);
-    store_sha256_hex(d, hex);
+    rt_sha256_update(&h, lm, strlen(lm) + 1);
+    rt_sha256_update(&h, text, len);
+    rt_sha256_final(&h, d);
+    rt_sha256_hex(d, hex);
     free(text);
     return RT_OK;
 }

@@ -5,7 +5,7 @@
 
 #include <strings.h>
 
-#include "../kinematics/status.h"
+#include "../base/status.h"
 
 int cli_solve(int argc, char **argv);
 /* As cli_solve(), but with a non-NULL `err` the failure is returned there

@@ -92,7 +92,7 @@ int cli_render(int argc, char **argv)
         goto fail;
     }
     if (kin_clip_detect_units(clip, &conv, NULL, &err)) goto fail;
-    int cols = SOLVER_ROOT_COLS + robot->n_dof;
+    int cols = RT_ROOT_COLS + robot->n_dof;
     if (kin_traj_read(csv_path, cols, &states, &n_states, &err)) goto fail;
     if (n_states < 1) {
         rt_err_set(&err, RT_EINVAL, csv_path, "the trajectory has no rows");

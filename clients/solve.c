@@ -1,6 +1,6 @@
 /* solve.c -- `retarget solve`: offline retargeting without a server.
  *
- * Each SOURCE becomes a struct kin_targets (a robot trajectory CSV through
+ * Each SOURCE becomes a struct rtg_targets (a robot trajectory CSV through
  * the source robot's forward kinematics; a BVH clip through a profile), the
  * clips are solved alone or, with --batch, together in one solver call per
  * group of clips with identical weights (a batch shares its weights), and
@@ -17,14 +17,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../kinematics/batch.h"
+#include "../retarget/batch.h"
 #include "../kinematics/bvh.h"
-#include "../kinematics/profile.h"
-#include "../kinematics/report.h"
-#include "../kinematics/retarget.h"
+#include "../retarget/profile.h"
+#include "../retarget/report.h"
+#include "../retarget/retarget.h"
 #include "../kinematics/robot.h"
-#include "../kinematics/targets.h"
+#include "../retarget/targets.h"
 #include "../kinematics/traj.h"
+#include "../retarget/output.h"
 #include "../solver/backend.h"
 #include "cli.h"
 
@@ -42,7 +43,7 @@ struct clip {
     const char *path;
     char name[256];
     char profile[128]; /* profile used ("cmu_g1", "auto:cmu_asf_g1"), "" for the identity mapping */
-    struct kin_targets t;
+    struct rtg_targets t;
     struct solver_options opt;
     float *state;
     struct solver_clip_result res;
@@ -144,11 +145,11 @@ static void apply_overrides(const struct solve_args *a, struct solver_options *o
  * there is none or a profile is given). Both are the same for every source,
  * so the caller resolves them once. */
 static enum rt_status load_source(const struct solve_args *a, const struct kin_robot *robot,
-                                  const struct kin_robot *src_robot, const struct kin_profile *given,
-                                  const struct kin_profile *pair, struct clip *c, struct rt_err *err)
+                                  const struct kin_robot *src_robot, const struct rtg_profile *given,
+                                  const struct rtg_profile *pair, struct clip *c, struct rt_err *err)
 {
-    const struct kin_profile *prof = given;
-    struct kin_profile *picked = NULL;
+    const struct rtg_profile *prof = given;
+    struct rtg_profile *picked = NULL;
     struct kin_clip *bvh = NULL;
     double *states = NULL;
     int n_frames = 0;
@@ -159,24 +160,24 @@ static enum rt_status load_source(const struct solve_args *a, const struct kin_r
         if (bvh->warning[0] && !a->quiet)
             fprintf(stderr, "retarget: %s: warning: %s\n", c->path, bvh->warning);
         if (!prof) {
-            if ((st = kin_retarget_pick_profile(bvh, robot, &picked, err)) != RT_OK) goto done;
+            if ((st = rtg_retarget_pick_profile(bvh, robot, &picked, err)) != RT_OK) goto done;
             prof = picked;
         }
-        st = kin_targets_from_clip(robot, bvh, prof, &c->t, err);
+        st = rtg_targets_from_clip(robot, bvh, prof, &c->t, err);
     } else {
         if (!src_robot) {
             st = rt_err_set(err, RT_EINVAL, c->path,
                             "a trajectory CSV needs --source-robot NAME|URDF (the robot it moves)");
             goto done;
         }
-        st = kin_traj_read(c->path, SOLVER_ROOT_COLS + src_robot->n_dof, &states, &n_frames, err);
+        st = kin_traj_read(c->path, RT_ROOT_COLS + src_robot->n_dof, &states, &n_frames, err);
         if (st != RT_OK) goto done;
         double dt = a->fps > 0 ? 1.0 / a->fps : 1.0 / 30.0;
         if (!prof) prof = pair;
         if (prof) {
-            st = kin_targets_from_robot_traj(robot, src_robot, states, n_frames, dt, prof, &c->t,
+            st = rtg_targets_from_robot_traj(robot, src_robot, states, n_frames, dt, prof, &c->t,
                                              err);
-        } else if ((st = kin_targets_from_traj(src_robot, states, n_frames, dt, robot, &c->t,
+        } else if ((st = rtg_targets_from_traj(src_robot, states, n_frames, dt, robot, &c->t,
                                                NULL)) != RT_OK) {
             st = rt_err_set(err, RT_EINVAL, c->path,
                             "no mapping from robot '%.40s' to '%.40s': give --profile FILE",
@@ -184,11 +185,11 @@ static enum rt_status load_source(const struct solve_args *a, const struct kin_r
         }
     }
     if (st == RT_OK && prof) {
-        kin_profile_solver_options(prof, &c->opt);
+        rtg_profile_solver_options(prof, &c->opt);
         snprintf(c->profile, sizeof c->profile, "%s", prof->name ? prof->name : "");
     }
 done:
-    kin_profile_free(picked);
+    rtg_profile_free(picked);
     kin_clip_free(bvh);
     free(states);
     return st;
@@ -201,22 +202,22 @@ done:
  * models tracks far worse. The identity mapping (links of the same name) is
  * for the same model, or for a pair no bundled profile covers. Looked up
  * only when some source is a trajectory CSV. */
-static struct kin_profile *find_pair_profile(const struct solve_args *a, const struct kin_robot *robot,
+static struct rtg_profile *find_pair_profile(const struct solve_args *a, const struct kin_robot *robot,
                                              const struct kin_robot *src_robot)
 {
-    struct kin_profile *pair = NULL;
+    struct rtg_profile *pair = NULL;
     int any_traj = 0;
     for (int i = 0; i < a->n_sources && !any_traj; i++) any_traj = !cli_is_bvh(a->sources[i]);
     if (!any_traj || !src_robot || !strcmp(src_robot->name, robot->name)) return NULL;
-    pair = kin_profile_find_robot_pair(a->source_robot, a->robot);
-    if (!pair) pair = kin_profile_find_robot_pair(src_robot->name, robot->name);
+    pair = rtg_profile_find_robot_pair(a->source_robot, a->robot);
+    if (!pair) pair = rtg_profile_find_robot_pair(src_robot->name, robot->name);
     return pair;
 }
 
 static int weights_equal(const struct kin_robot *robot, const struct clip *cx, const struct clip *cy)
 {
     return !memcmp(&cx->opt, &cy->opt, sizeof cx->opt) &&
-           kin_targets_same_weights(robot, &cx->t, &cy->t);
+           rtg_targets_same_weights(robot, &cx->t, &cy->t);
 }
 
 struct progress {
@@ -233,20 +234,20 @@ static void on_progress(void *user, int lm_iter, int clips_done)
     fflush(stderr);
 }
 
-/* Solves clips[idx[0..n)] as one batch (kinematics/batch.c concatenates
+/* Solves clips[idx[0..n)] as one batch (retarget/batch.c concatenates
  * their targets in the solver's layout and scatters the result back). */
 static enum rt_status solve_group(const struct solve_args *a, struct solver_backend *be,
                                   const struct kin_robot *robot, struct clip *clips,
                                   const int *idx, int n, struct rt_err *err)
 {
     enum rt_status st;
-    struct kin_batch_item *items = calloc((size_t)n, sizeof *items);
+    struct rtg_batch_item *items = calloc((size_t)n, sizeof *items);
     if (!items) return rt_err_set(err, RT_ENOMEM, "batch", "out of memory");
     for (int i = 0; i < n; i++) items[i].t = &clips[idx[i]].t;
     struct progress prog = {a->quiet || !isatty(2), n, n > 1 ? "batch" : clips[idx[0]].name};
     struct solver_options opt = clips[idx[0]].opt;
     apply_overrides(a, &opt);
-    st = kin_batch_solve(be, robot, &opt, items, n, on_progress, &prog, err);
+    st = rtg_batch_solve(be, robot, &opt, items, n, on_progress, &prog, err);
     if (!prog.quiet) fputs("\n", stderr);
     if (st == RT_OK)
         for (int i = 0; i < n; i++) {
@@ -268,10 +269,14 @@ static enum rt_status write_outputs(const struct solve_args *a, struct solver_ba
     snprintf(path, sizeof path, "%s/%s.csv", a->out_dir, c->name);
     FILE *f = fopen(path, "wb");
     if (!f) return rt_err_set(err, RT_EIO, path, "cannot write: %s", strerror(errno));
-    st = kin_traj_write(f, robot, c->state, c->t.n_frames, a->no_header, err);
+    const char **names = malloc((size_t)rt_state_cols(&robot->tree) * sizeof *names);
+    if (!names) st = rt_err_set(err, RT_ENOMEM, path, "out of memory");
+    else st = rtg_csv_write(f, a->no_header ? NULL : names, rtg_columns(robot, names), c->state,
+                            c->t.n_frames, err);
+    free(names);
     if (fclose(f) && st == RT_OK) st = rt_err_set(err, RT_EIO, path, "write failed");
     if (st != RT_OK) return st;
-    struct kin_report_info info = {
+    struct rtg_report_info info = {
         .profile = c->profile[0] ? c->profile : NULL,
         .source = c->path,
         .robot = robot->name,
@@ -280,7 +285,7 @@ static enum rt_status write_outputs(const struct solve_args *a, struct solver_ba
         .threads = a->threads,
         .batch_clips = c->solved,
     };
-    cJSON *rep = kin_report_json(&info, robot, &c->t, c->state, &c->res);
+    cJSON *rep = rtg_report_json(&info, robot, &c->t, c->state, &c->res);
     const cJSON *warn = cJSON_GetObjectItemCaseSensitive(rep, "warnings"), *w;
     cJSON_ArrayForEach(w, warn)
         if (cJSON_IsString(w)) fprintf(stderr, "retarget: %s: warning: %s\n", c->path, w->valuestring);
@@ -300,7 +305,7 @@ int cli_solve_err(int argc, char **argv, struct rt_err *err_out)
     struct solve_args a;
     struct rt_err err;
     struct kin_robot *robot = NULL, *src_robot = NULL;
-    struct kin_profile *given = NULL, *pair = NULL;
+    struct rtg_profile *given = NULL, *pair = NULL;
     struct solver_backend be = {0};
     struct clip *clips = NULL;
     int *idx = NULL, rc = 1;
@@ -321,7 +326,7 @@ int cli_solve_err(int argc, char **argv, struct rt_err *err_out)
         rt_err_set(&err, RT_ENOMEM, "solve", "out of memory");
         goto fail;
     }
-    if (a.profile && kin_profile_load(a.profile, &given, &err) != RT_OK) goto fail;
+    if (a.profile && rtg_profile_load(a.profile, &given, &err) != RT_OK) goto fail;
     if (!given) pair = find_pair_profile(&a, robot, src_robot);
     for (int i = 0; i < a.n_sources; i++) {
         clips[i].path = a.sources[i];
@@ -340,12 +345,12 @@ int cli_solve_err(int argc, char **argv, struct rt_err *err_out)
             size_t bytes;
             struct solver_options opt = c->opt;
             apply_overrides(&a, &opt);
-            if (!rt_mul_size((size_t)c->t.n_frames, (size_t)solver_state_cols(&robot->tree) * sizeof(float), &bytes) ||
+            if (!rt_mul_size((size_t)c->t.n_frames, (size_t)rt_state_cols(&robot->tree) * sizeof(float), &bytes) ||
                 !(c->state = malloc(bytes))) {
                 rt_err_set(&err, RT_ENOMEM, c->path, "out of memory");
                 goto fail;
             }
-            if (kin_solve_per_frame(robot, &c->t, &opt, c->state, &c->res, &err) != RT_OK) goto fail;
+            if (rtg_solve_per_frame(robot, &c->t, &opt, c->state, &c->res, &err) != RT_OK) goto fail;
             c->solved = 1;
         }
     } else if (a.batch) {
@@ -379,15 +384,15 @@ fail:
 done:
     if (clips)
         for (int i = 0; i < a.n_sources; i++) {
-            kin_targets_free(&clips[i].t);
+            rtg_targets_free(&clips[i].t);
             free(clips[i].state);
         }
     free(clips);
     free(idx);
     free(a.sources);
     solver_backend_free(&be);
-    kin_profile_free(given);
-    kin_profile_free(pair);
+    rtg_profile_free(given);
+    rtg_profile_free(pair);
     kin_robot_free(robot);
     kin_robot_free(src_robot);
     return rc;

@@ -1,7 +1,7 @@
 /* embed.h -- files compiled into the library: the bundled robots
  * (robots/<name>.urdf) and profiles (profiles/<name>.json). deploy/embed.sh
  * generates each table into $(B)/gen/ at build time, so that
- * kin_robot_load("g1") and kin_profile_load("cmu_g1") work from any working
+ * kin_robot_load("g1") and rtg_profile_load("cmu_g1") work from any working
  * directory without the source tree. Everything here is static, read-only
  * data that lives for the whole process. */
 #ifndef RT_KIN_EMBED_H

@@ -9,8 +9,8 @@
 
 #include <stddef.h>
 
-#include "../solver/solver.h"
-#include "status.h"
+#include "../base/status.h"
+#include "../base/tree.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -58,7 +58,7 @@ struct kin_robot {
     struct kin_link *links;
     struct kin_joint *joints;
     int *coord_joint;          /* [n_dof] joint index (file order) of each coordinate */
-    struct solver_tree tree;   /* float flat arrays owned by the robot; floating_base = 1 */
+    struct rt_tree tree;   /* float flat arrays owned by the robot; floating_base = 1 */
     void *priv;                /* storage behind `tree` */
 };
 
@@ -98,6 +98,24 @@ void kin_fk(const struct kin_robot *r, const double *state, double *link_pos, do
  * frame with R <- Exp(dphi) R, then the coordinates), row-major into J.
  * Mimic joints contribute to their leader's column with their multiplier. */
 void kin_jacobian(const struct kin_robot *r, const double *state, int link, double *J);
+
+/* --- facts.c: the robot's own facts ------------------------------------- */
+
+/* Distance (m) from the origin of foot link `foot_link` of `r` down to its
+ * sole. Known robots: Unitree G1 ankle_roll_link 0.035 (its collision
+ * spheres sit 0.03 below, radius 0.005), Unitree H1 ankle_link 0.062 (its
+ * collision box: centre 0.05 below, 0.024 high). Others, and foot_link -1:
+ * 0 (the link origin is taken as the sole). */
+double kin_robot_sole_offset(const struct kin_robot *r, int foot_link);
+
+/* The links of the identity mapping between two robots of one model (the
+ * G1's: pelvis, torso and the links that pin every limb), NULL-terminated,
+ * static. */
+const char *const *kin_robot_identity_links(void);
+
+/* The identity mapping's foot links of `r` (left, right): link indices, -1
+ * where `r` has no such link. */
+void kin_robot_identity_feet(const struct kin_robot *r, int foot_link[2]);
 
 /* JSON summary for `retarget inspect` (malloc'd, caller frees):
  * {"kind":"robot","name":..,"dof":N,"links":N,"joints":[{"name","type",

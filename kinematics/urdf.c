@@ -11,7 +11,7 @@
  * limits where the type needs them, mimic leaders that exist and move) and
  * builds the robot: links in depth-first order from the root with siblings
  * in file order, joints in file order, coordinates for the movable non-mimic
- * joints in file order, and the float struct solver_tree.
+ * joints in file order, and the float struct rt_tree.
  *
  * Every error names the element and the line ("g1.urdf:120"). Input is
  * untrusted: counts are checked against KIN_MAX_LINKS and names against
@@ -759,14 +759,14 @@ static int fill_arrays(struct kin_robot *r)
         pv->parent[k] = r->links[k].parent;
         pv->d_mult[k] = 1.0;
         if (!kj) { /* the root: identity origin, no motion */
-            pv->joint_type[k] = SOLVER_JOINT_FIXED;
+            pv->joint_type[k] = RT_JOINT_FIXED;
             pv->joint_index[k] = -1;
             R[0] = R[4] = R[8] = 1.0;
             pv->d_axis[3 * k] = 1.0;
         } else {
-            pv->joint_type[k] = kj->type == KIN_JOINT_FIXED       ? SOLVER_JOINT_FIXED
-                                : kj->type == KIN_JOINT_PRISMATIC ? SOLVER_JOINT_PRISMATIC
-                                                                  : SOLVER_JOINT_REVOLUTE;
+            pv->joint_type[k] = kj->type == KIN_JOINT_FIXED       ? RT_JOINT_FIXED
+                                : kj->type == KIN_JOINT_PRISMATIC ? RT_JOINT_PRISMATIC
+                                                                  : RT_JOINT_REVOLUTE;
             if (kj->type == KIN_JOINT_FIXED) {
                 pv->joint_index[k] = -1;
             } else if (kj->mimic >= 0) {
@@ -975,13 +975,13 @@ static void link_step(const struct kin_robot_priv *pv, int k, const double *q, c
     kin_mat_mul(R_par, pv->d_rot + 9 * k, Ro);
     kin_mat_vec(R_par, pv->d_pos + 3 * k, t);
     for (int i = 0; i < 3; i++) p[i] = p_par[i] + t[i];
-    if (idx >= 0 && pv->joint_type[k] == SOLVER_JOINT_REVOLUTE) {
+    if (idx >= 0 && pv->joint_type[k] == RT_JOINT_REVOLUTE) {
         double M[9];
         rot_from_axis_angle(a, v, M);
         kin_mat_mul(Ro, M, R);
     } else {
         memcpy(R, Ro, sizeof Ro);
-        if (idx >= 0 && pv->joint_type[k] == SOLVER_JOINT_PRISMATIC) {
+        if (idx >= 0 && pv->joint_type[k] == RT_JOINT_PRISMATIC) {
             kin_mat_vec(Ro, a, t);
             for (int i = 0; i < 3; i++) p[i] += t[i] * v;
         }
@@ -994,7 +994,7 @@ static void link_step(const struct kin_robot_priv *pv, int k, const double *q, c
 void kin_fk(const struct kin_robot *r, const double *state, double *link_pos, double *link_rot)
 {
     const struct kin_robot_priv *pv = r->priv;
-    const double *q = state + SOLVER_ROOT_COLS;
+    const double *q = state + RT_ROOT_COLS;
     memcpy(link_pos, state, 3 * sizeof *link_pos);
     kin_quat_to_mat(state + 3, link_rot);
     for (int k = 1; k < r->n_links; k++) {
@@ -1010,7 +1010,7 @@ void kin_fk(const struct kin_robot *r, const double *state, double *link_pos, do
 void kin_jacobian(const struct kin_robot *r, const double *state, int link, double *J)
 {
     const struct kin_robot_priv *pv = r->priv;
-    const double *q = state + SOLVER_ROOT_COLS;
+    const double *q = state + RT_ROOT_COLS;
     int path[KIN_MAX_LINKS], n_path = 0, cols = 6 + r->n_dof;
     double p[3], R[9], x[3], d[3];
     assert(link >= 0 && link < r->n_links);
@@ -1055,7 +1055,7 @@ void kin_jacobian(const struct kin_robot *r, const double *state, int link, doub
         kin_mat_vec(R, pv->d_axis + 3 * k, w);
         double m = pv->d_mult[k];
         int col = 6 + idx;
-        if (pv->joint_type[k] == SOLVER_JOINT_REVOLUTE) {
+        if (pv->joint_type[k] == RT_JOINT_REVOLUTE) {
             for (int i = 0; i < 3; i++) d[i] = x[i] - p[i];
             kin_cross(w, d, c);
             for (int i = 0; i < 3; i++) {

@@ -3,7 +3,7 @@
  * PUT /v1/profiles/NAME with profile JSON). An upload is parsed before it
  * is stored, so a stored robot or profile always loads; a bundled name
  * cannot be replaced. Names never reach a file path: kin_robot_load() and
- * kin_profile_load() are called with bundled names only. */
+ * rtg_profile_load() are called with bundled names only. */
 #include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +19,7 @@ static int in_list(const char *const *names, const char *name)
 
 /* 1 when `name` is a bundled robot / profile (which uploads cannot replace). */
 static int is_bundled_robot(const char *name) { return in_list(kin_robot_bundled(), name); }
-static int is_bundled_profile(const char *name) { return in_list(kin_profile_bundled(), name); }
+static int is_bundled_profile(const char *name) { return in_list(rtg_profile_bundled(), name); }
 
 enum rt_status srv_robot_load(struct srv *s, const char *name, struct kin_robot **out,
                               struct rt_err *err)
@@ -36,17 +36,17 @@ enum rt_status srv_robot_load(struct srv *s, const char *name, struct kin_robot 
     return st;
 }
 
-enum rt_status srv_profile_load(struct srv *s, const char *name, struct kin_profile **out,
+enum rt_status srv_profile_load(struct srv *s, const char *name, struct rtg_profile **out,
                                 struct rt_err *err)
 {
     char *text = NULL;
     size_t len = 0;
     *out = NULL;
-    if (is_bundled_profile(name)) return kin_profile_load(name, out, err);
+    if (is_bundled_profile(name)) return rtg_profile_load(name, out, err);
     enum rt_status st = store_asset_get(s->store, "profile", name, &text, &len, err);
     if (st == RT_ENOTFOUND) rt_err_set(err, st, "profile", "no profile named '%.64s'", name);
     if (st != RT_OK) return st;
-    st = kin_profile_parse(text, len, name, out, err);
+    st = rtg_profile_parse(text, len, name, out, err);
     free(text);
     return st;
 }
@@ -156,16 +156,16 @@ enum MHD_Result srv_route_profiles(struct srv *s, struct MHD_Connection *c, stru
                                    const char *method)
 {
     struct rt_err err;
-    struct kin_profile *p = NULL;
+    struct rtg_profile *p = NULL;
     rt_err_clear(&err);
-    if (r->route == SRV_R_PROFILES) return list_assets(s, c, "profile", kin_profile_bundled());
-    if (asset_check("profile", r->name, !strcmp(method, "PUT"), kin_profile_bundled(), &err) != RT_OK)
+    if (r->route == SRV_R_PROFILES) return list_assets(s, c, "profile", rtg_profile_bundled());
+    if (asset_check("profile", r->name, !strcmp(method, "PUT"), rtg_profile_bundled(), &err) != RT_OK)
         return srv_reply_err(s, c, &err);
     if (!strcmp(method, "PUT")) {
         char label[STORE_MAX_NAME + 8];
         snprintf(label, sizeof label, "%s.json", r->name);
-        if (kin_profile_parse(r->body, r->len, label, &p, &err) != RT_OK) return srv_reply_err(s, c, &err);
-        kin_profile_free(p);
+        if (rtg_profile_parse(r->body, r->len, label, &p, &err) != RT_OK) return srv_reply_err(s, c, &err);
+        rtg_profile_free(p);
         if (store_asset_put(s->store, "profile", r->name, r->body, r->len, &err) != RT_OK)
             return srv_reply_err(s, c, &err);
         rt_log("info", "srv", r->name, "profile uploaded by '%s'", r->owner);
@@ -178,7 +178,7 @@ enum MHD_Result srv_route_profiles(struct srv *s, struct MHD_Connection *c, stru
     size_t len = 0;
     char *text = NULL;
     if (is_bundled_profile(r->name)) {
-        const char *t = kin_profile_bundled_text(r->name, &len);
+        const char *t = rtg_profile_bundled_text(r->name, &len);
         if (t && (text = malloc(len + 1))) memcpy(text, t, len + 1);
         if (!text) {
             rt_err_set(&err, RT_ENOMEM, "profile", "out of memory");

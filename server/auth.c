@@ -10,7 +10,7 @@
 
 unsigned int srv_auth(struct srv *s, struct MHD_Connection *c, struct srv_req *r, const char **why)
 {
-    unsigned char hash[STORE_SHA256_LEN];
+    unsigned char hash[RT_SHA256_LEN];
     if (s->cfg.no_auth) {
         snprintf(r->owner, sizeof r->owner, "%s", SRV_OWNER_ANON);
         r->admin = 1;
@@ -29,7 +29,7 @@ unsigned int srv_auth(struct srv *s, struct MHD_Connection *c, struct srv_req *r
         *why = "invalid token";
         return MHD_HTTP_UNAUTHORIZED;
     }
-    store_sha256(h, n, hash);
+    rt_sha256(h, n, hash);
     if (store_token_find(s->store, hash, r->owner, &r->admin, NULL) != RT_OK) {
         *why = "invalid token";
         return MHD_HTTP_UNAUTHORIZED;

@@ -477,8 +477,8 @@ void srv_stop(struct srv *s)
 enum rt_status srv_token_add(const char *db_path, const char *name, int admin,
                              char token[SRV_TOKEN_HEX + 1], struct rt_err *err)
 {
-    _Static_assert(SRV_TOKEN_HEX == 2 * STORE_SHA256_LEN, "a token is written as a digest's hex");
-    unsigned char raw[STORE_SHA256_LEN], hash[STORE_SHA256_LEN];
+    _Static_assert(SRV_TOKEN_HEX == 2 * RT_SHA256_LEN, "a token is written as a digest's hex");
+    unsigned char raw[RT_SHA256_LEN], hash[RT_SHA256_LEN];
     struct store *st = NULL;
     enum rt_status rc;
     int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
@@ -493,8 +493,8 @@ enum rt_status srv_token_add(const char *db_path, const char *name, int admin,
     }
     if (fd >= 0) close(fd);
     if (got != sizeof raw) return rt_err_set(err, RT_EIO, "/dev/urandom", "cannot read random bytes");
-    store_sha256_hex(raw, token); /* lower-case hex: SRV_TOKEN_HEX digits + NUL */
-    store_sha256(token, SRV_TOKEN_HEX, hash);
+    rt_sha256_hex(raw, token); /* lower-case hex: SRV_TOKEN_HEX digits + NUL */
+    rt_sha256(token, SRV_TOKEN_HEX, hash);
     if ((rc = store_open(db_path, &st, err)) == RT_OK) rc = store_token_add(st, name, hash, admin, err);
     store_close(st);
     memset(raw, 0, sizeof raw);

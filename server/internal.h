@@ -9,9 +9,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../kinematics/profile.h"
+#include "../retarget/profile.h"
 #include "../kinematics/robot.h"
-#include "../kinematics/targets.h"
+#include "../retarget/targets.h"
 #include "../solver/solver.h"
 #include "../storage/store.h"
 #include "srv.h"
@@ -113,7 +113,7 @@ unsigned int srv_auth(struct srv *s, struct MHD_Connection *c, struct srv_req *r
 enum rt_status srv_robot_load(struct srv *s, const char *name, struct kin_robot **out,
                               struct rt_err *err);
 /* Loads profile `name`: a bundled one, else an uploaded one. RT_ENOTFOUND. */
-enum rt_status srv_profile_load(struct srv *s, const char *name, struct kin_profile **out,
+enum rt_status srv_profile_load(struct srv *s, const char *name, struct rtg_profile **out,
                                 struct rt_err *err);
 /* RT_OK when `name` may name an uploaded robot or profile: store_name_ok()
  * (1..STORE_MAX_NAME of [A-Za-z0-9_.-]), not starting with '.', not ending
@@ -142,7 +142,7 @@ enum MHD_Result srv_route_jobs(struct srv *s, struct MHD_Connection *c, struct s
 /* What a job solves: its targets and options, built from the stored job
  * exactly as at submission (the worker rebuilds them from the clip text). */
 struct srv_job_input {
-    struct kin_targets t;
+    struct rtg_targets t;
     struct solver_options opt;
     char profile[STORE_MAX_NAME + 1]; /* the profile used ("" for the identity mapping) */
 };
@@ -157,12 +157,6 @@ enum rt_status srv_job_build(struct srv *s, const struct store_job *j,
 void srv_job_input_free(struct srv_job_input *in);
 
 /* --- sched.c -------------------------------------------------------------- */
-
-/* The state columns of `robot` as a JSON array, malloc'd (NULL when out of
- * memory): root_x .. root_qw, then the joints in URDF order -- the CSV
- * header, stored with each result so that reading a result never needs the
- * robot (which an upload may replace). */
-char *srv_column_names_json(const struct kin_robot *robot);
 
 /* Starts the scheduler: opens the solver backend (s->cfg.backend), loads
  * the database's queued jobs and starts the worker thread. On failure *out

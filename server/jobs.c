@@ -17,8 +17,9 @@
 #include <string.h>
 
 #include "../kinematics/bvh.h"
-#include "../kinematics/retarget.h"
+#include "../retarget/retarget.h"
 #include "../kinematics/traj.h"
+#include "../retarget/output.h"
 #include "internal.h"
 
 #define JOB_MAX_NAME 120
@@ -113,7 +114,7 @@ static void err_name_robot(struct rt_err *err, const char *urdf_name, const char
 
 void srv_job_input_free(struct srv_job_input *in)
 {
-    kin_targets_free(&in->t);
+    rtg_targets_free(&in->t);
     memset(in, 0, sizeof *in);
 }
 
@@ -121,7 +122,7 @@ enum rt_status srv_job_build(struct srv *s, const struct store_job *j,
                              const struct kin_robot *robot, struct srv_job_input *in,
                              struct rt_err *err)
 {
-    struct kin_profile *prof = NULL;
+    struct rtg_profile *prof = NULL;
     struct kin_clip *bvh = NULL;
     struct kin_robot *src = NULL;
     double *states = NULL;
@@ -152,7 +153,7 @@ enum rt_status srv_job_build(struct srv *s, const struct store_job *j,
             goto done;
         }
         if (!prof) {
-            if ((st = kin_retarget_pick_profile(bvh, robot, &prof, err)) != RT_OK) {
+            if ((st = rtg_retarget_pick_profile(bvh, robot, &prof, err)) != RT_OK) {
                 err_name_robot(err, robot->name, j->robot);
                 goto done;
             }
@@ -160,12 +161,12 @@ enum rt_status srv_job_build(struct srv *s, const struct store_job *j,
              * automatic one's "auto:TEMPLATE" */
             snprintf(in->profile, sizeof in->profile, "%s", prof->name);
         }
-        if ((st = kin_targets_from_clip(robot, bvh, prof, &in->t, err)) != RT_OK)
+        if ((st = rtg_targets_from_clip(robot, bvh, prof, &in->t, err)) != RT_OK)
             err_name_robot(err, robot->name, j->robot);
     } else {
         int n_frames = 0;
         if ((st = srv_robot_load(s, j->source_robot, &src, err)) != RT_OK) goto done;
-        st = kin_traj_parse(j->clip, j->clip_len, "trajectory", SOLVER_ROOT_COLS + src->n_dof, &states,
+        st = kin_traj_parse(j->clip, j->clip_len, "trajectory", RT_ROOT_COLS + src->n_dof, &states,
                             &n_frames, err);
         if (st != RT_OK) goto done;
         if (n_frames > s->cfg.max_frames) {
@@ -178,20 +179,20 @@ enum rt_status srv_job_build(struct srv *s, const struct store_job *j,
          * there is one; the identity mapping (links of the same name) is for
          * the same model or a pair no bundled profile covers. */
         if (!prof && strcmp(src->name, robot->name)) {
-            prof = kin_profile_find_robot_pair(j->source_robot, j->robot);
-            if (!prof) prof = kin_profile_find_robot_pair(src->name, robot->name);
+            prof = rtg_profile_find_robot_pair(j->source_robot, j->robot);
+            if (!prof) prof = rtg_profile_find_robot_pair(src->name, robot->name);
             if (prof) snprintf(in->profile, sizeof in->profile, "%s", prof->name);
         }
         if (prof) {
-            st = kin_targets_from_robot_traj(robot, src, states, n_frames, dt, prof, &in->t, err);
-        } else if ((st = kin_targets_from_traj(src, states, n_frames, dt, robot, &in->t, NULL)) != RT_OK) {
+            st = rtg_targets_from_robot_traj(robot, src, states, n_frames, dt, prof, &in->t, err);
+        } else if ((st = rtg_targets_from_traj(src, states, n_frames, dt, robot, &in->t, NULL)) != RT_OK) {
             st = rt_err_set(err, RT_EINVAL, "body.profile",
                             "no mapping from robot '%.40s' to '%.40s': name a profile", j->source_robot,
                             j->robot);
         }
     }
     if (st != RT_OK) goto done;
-    if (prof) kin_profile_solver_options(prof, &in->opt);
+    if (prof) rtg_profile_solver_options(prof, &in->opt);
     /* The order of `retarget solve`: defaults, the profile, then the options. */
     if (o.max_lm_iters >= 0) in->opt.max_lm_iters = o.max_lm_iters;
     if (o.max_cg_iters >= 0) in->opt.max_cg_iters = o.max_cg_iters;
@@ -201,10 +202,10 @@ enum rt_status srv_job_build(struct srv *s, const struct store_job *j,
     in->opt.threads = s->cfg.solver_threads;
 done:
     if (st != RT_OK) {
-        kin_targets_free(&in->t);
+        rtg_targets_free(&in->t);
         memset(in, 0, sizeof *in);
     }
-    kin_profile_free(prof);
+    rtg_profile_free(prof);
     kin_clip_free(bvh);
     kin_robot_free(src);
     free(states);
@@ -289,11 +290,11 @@ static enum rt_status get_str(const cJSON *root, const char *key, int required, 
     return RT_OK;
 }
 
-static void hash_field(struct store_sha256 *h, const char *s)
+static void hash_field(struct rt_sha256 *h, const char *s)
 {
     size_t n = s ? strlen(s) : 0;
-    store_sha256_update(h, &n, sizeof n);
-    if (n) store_sha256_update(h, s, n);
+    rt_sha256_update(h, &n, sizeof n);
+    if (n) rt_sha256_update(h, s, n);
 }
 
 static enum MHD_Result post_job(struct srv *s, struct MHD_Connection *c, struct srv_req *r)
@@ -419,16 +420,16 @@ static enum MHD_Result post_job(struct srv *s, struct MHD_Connection *c, struct 
         .max_active = s->cfg.max_active,
     };
     if (nj.idem_key && !nj.idem_key[0]) nj.idem_key = NULL;
-    struct store_sha256 h;
-    store_sha256_init(&h);
+    struct rt_sha256 h;
+    rt_sha256_init(&h);
     hash_field(&h, robot_name);
     hash_field(&h, profile);
     hash_field(&h, source_robot);
     hash_field(&h, opts);
     hash_field(&h, name);
-    store_sha256_update(&h, &clip_len, sizeof clip_len);
-    store_sha256_update(&h, clip, clip_len);
-    store_sha256_final(&h, nj.input_hash);
+    rt_sha256_update(&h, &clip_len, sizeof clip_len);
+    rt_sha256_update(&h, clip, clip_len);
+    rt_sha256_final(&h, nj.input_hash);
     int64_t id = 0;
     int existed = 0;
     if ((st = store_job_insert(s->store, &nj, &id, &existed, &err)) != RT_OK) goto fail;
@@ -538,12 +539,12 @@ static enum MHD_Result get_result(struct srv *s, struct MHD_Connection *c, struc
         /* A result stored before schema version 3 has no column names: the
          * robot's current joints name them, if it still has as many. */
         if (srv_robot_load(s, j.robot, &robot, &err) != RT_OK) goto done;
-        if (cols != SOLVER_ROOT_COLS + robot->n_dof) {
+        if (cols != RT_ROOT_COLS + robot->n_dof) {
             rt_err_set(&err, RT_ESTATE, "result", "robot '%s' changed since the job ran (%d columns, now %d)",
-                       j.robot, cols, SOLVER_ROOT_COLS + robot->n_dof);
+                       j.robot, cols, RT_ROOT_COLS + robot->n_dof);
             goto done;
         }
-        if (!(names = srv_column_names_json(robot))) {
+        if (!(names = rtg_columns_json(robot))) {
             rt_err_set(&err, RT_ENOMEM, "result", "out of memory");
             goto done;
         }
@@ -560,18 +561,19 @@ static enum MHD_Result get_result(struct srv *s, struct MHD_Connection *c, struc
         goto done;
     }
     if (csv) {
-        /* kin_traj_write()'s layout, with the stored header. */
-        if (header) {
-            int k = 0;
-            for (const cJSON *e = cols_json->child; e; e = e->next, k++)
-                fprintf(f, "%s%s", k ? "," : "", cJSON_IsString(e) ? e->valuestring : "");
-            fputc('\n', f);
+        /* The stored header names the columns (the robot may have changed). */
+        const char **hdr = calloc((size_t)cols, sizeof *hdr);
+        int k = 0;
+        if (!hdr) {
+            fclose(f);
+            free(text);
+            rt_err_set(&err, RT_ENOMEM, "result", "out of memory");
+            goto done;
         }
-        for (int t = 0; t < frames; t++) {
-            const float *row = traj + (size_t)t * (size_t)cols;
-            for (int k = 0; k < cols; k++) fprintf(f, k ? ",%.9g" : "%.9g", (double)row[k]);
-            fputc('\n', f);
-        }
+        for (const cJSON *e = cols_json->child; e; e = e->next, k++)
+            hdr[k] = cJSON_IsString(e) ? e->valuestring : "";
+        rtg_csv_write(f, header ? hdr : NULL, cols, traj, frames, NULL);
+        free(hdr);
     } else {
         cJSON *nm = cJSON_CreateString(j.name), *rb = cJSON_CreateString(j.robot);
         char *nms = cJSON_PrintUnformatted(nm), *rbs = cJSON_PrintUnformatted(rb);
@@ -585,14 +587,8 @@ static enum MHD_Result get_result(struct srv *s, struct MHD_Connection *c, struc
         free(cls);
         fprintf(f, ",\"report\":%s", report);
         if (want_traj) {
-            fputs(",\"trajectory\":[", f);
-            for (int t = 0; t < frames; t++) {
-                fputs(t ? ",[" : "[", f);
-                for (int k = 0; k < cols; k++)
-                    fprintf(f, "%s%.9g", k ? "," : "", (double)traj[(size_t)t * (size_t)cols + (size_t)k]);
-                fputc(']', f);
-            }
-            fputc(']', f);
+            fputs(",\"trajectory\":", f);
+            rtg_json_rows_write(f, cols, traj, frames);
         }
         fputc('}', f);
     }

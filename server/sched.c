@@ -13,8 +13,8 @@
  * else the CPU with --solver-threads threads). For a batch it claims each
  * job (queued -> running; a job cancelled meanwhile is skipped), rebuilds
  * the targets from the stored clip, splits the jobs by identical weights
- * and options (kin_targets_same_weights), solves each part with
- * kin_batch_solve(), and stores each result in the transaction that marks
+ * and options (rtg_targets_same_weights), solves each part with
+ * rtg_batch_solve(), and stores each result in the transaction that marks
  * the job succeeded -- or drops it when the job was cancelled while it ran:
  * cancellation is honoured between batches. A clip's result is the same
  * bits in any batch (DESIGN.md "The numerical contract"), so batching is
@@ -27,8 +27,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "../kinematics/batch.h"
-#include "../kinematics/report.h"
+#include "../retarget/batch.h"
+#include "../retarget/output.h"
+#include "../retarget/report.h"
 #include "../solver/backend.h"
 #include "internal.h"
 
@@ -191,19 +192,6 @@ static void fail_job(struct sched *q, int64_t id, const struct rt_err *err)
     free(e);
 }
 
-char *srv_column_names_json(const struct kin_robot *robot)
-{
-    static const char *const root_cols[SOLVER_ROOT_COLS] = {"root_x", "root_y", "root_z", "root_qx",
-                                                             "root_qy", "root_qz", "root_qw"};
-    cJSON *a = cJSON_CreateArray();
-    for (int k = 0; a && k < SOLVER_ROOT_COLS; k++) cJSON_AddItemToArray(a, cJSON_CreateString(root_cols[k]));
-    for (int k = 0; a && k < robot->n_dof; k++)
-        cJSON_AddItemToArray(a, cJSON_CreateString(robot->joints[robot->coord_joint[k]].name));
-    char *t = a && cJSON_GetArraySize(a) == SOLVER_ROOT_COLS + robot->n_dof ? cJSON_PrintUnformatted(a) : NULL;
-    cJSON_Delete(a);
-    return t;
-}
-
 struct batch_job {
     struct store_job j;
     struct srv_job_input in;
@@ -217,7 +205,7 @@ static void solve_part(struct sched *q, const struct kin_robot *robot, struct ba
 {
     struct srv *s = q->s;
     struct rt_err err;
-    struct kin_batch_item *items = calloc((size_t)n, sizeof *items);
+    struct rtg_batch_item *items = calloc((size_t)n, sizeof *items);
     int64_t *ids = calloc((size_t)n, sizeof *ids);
     long long frames = 0;
     rt_err_clear(&err);
@@ -233,18 +221,18 @@ static void solve_part(struct sched *q, const struct kin_robot *robot, struct ba
     }
     struct progress prog = {q, ids, n, 0};
     double t0 = srv_now();
-    enum rt_status st = kin_batch_solve(&q->be, robot, &jobs[idx[0]].in.opt, items, n, on_progress, &prog, &err);
+    enum rt_status st = rtg_batch_solve(&q->be, robot, &jobs[idx[0]].in.opt, items, n, on_progress, &prog, &err);
     double dt = srv_now() - t0;
     if (st != RT_OK) {
         for (int i = 0; i < n; i++) fail_job(q, ids[i], &err);
         goto done;
     }
     srv_metrics_solved(&s->metrics, n, frames, dt);
-    int cols = solver_state_cols(&robot->tree);
-    char *col_names = srv_column_names_json(robot);
+    int cols = rt_state_cols(&robot->tree);
+    char *col_names = rtg_columns_json(robot);
     for (int i = 0; i < n; i++) {
         struct batch_job *b = &jobs[idx[i]];
-        struct kin_report_info info = {
+        struct rtg_report_info info = {
             .source = b->j.name,
             .robot = robot->name,
             .profile = b->in.profile[0] ? b->in.profile : NULL,
@@ -253,7 +241,7 @@ static void solve_part(struct sched *q, const struct kin_robot *robot, struct ba
             .threads = b->in.opt.threads,
             .batch_clips = n,
         };
-        cJSON *rep = kin_report_json(&info, robot, &b->in.t, items[i].state, &items[i].res);
+        cJSON *rep = rtg_report_json(&info, robot, &b->in.t, items[i].state, &items[i].res);
         char *text = rep ? cJSON_PrintUnformatted(rep) : NULL;
         cJSON_Delete(rep);
         int stored = 0;
@@ -331,7 +319,7 @@ static void run_batch(struct sched *q, const struct sched_entry *e, int n)
         int m = 0;
         for (int k = i; k < n; k++)
             if (jobs[k].ok && !jobs[k].done && !memcmp(&jobs[k].in.opt, &jobs[i].in.opt, sizeof jobs[i].in.opt) &&
-                kin_targets_same_weights(robot, &jobs[i].in.t, &jobs[k].in.t)) {
+                rtg_targets_same_weights(robot, &jobs[i].in.t, &jobs[k].in.t)) {
                 idx[m++] = k;
                 jobs[k].done = 1;
             }

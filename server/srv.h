@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "../kinematics/status.h"
+#include "../base/status.h"
 
 #define SRV_MAX_BODY_DEFAULT (64u << 20)
 #define SRV_TOKEN_HEX 64 /* a token is 32 random bytes as lower-case hex */

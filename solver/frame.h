@@ -13,7 +13,7 @@
  * Conventions (SOLVER.md):
  *   state of a frame  x = (p[3], quat xyzw[4], theta[n_joints])   (solver.h)
  *   tangent of a frame d = (dp[3], dphi[3], dtheta[n_joints]) with a
- *     floating base, else dtheta only; dim = solver_tangent_dim()
+ *     floating base, else dtheta only; dim = rt_tangent_dim()
  *   retraction        p += dp, R <- Exp(dphi) R (world frame),
  *                     theta <- clamp(theta + dtheta, lower, upper)
  *   residuals         tracking: w_p (x_k - xhat_k), w_o Log(R_k Rhat_k^T);
@@ -58,9 +58,9 @@ FRAME_STATIC_ASSERT(FRAME_MAX_DIM <= 64, "frozen masks are 64-bit");
 FRAME_STATIC_ASSERT(sizeof(float) == 4 && sizeof(unsigned long long) == 8, "IEEE binary32 floats");
 /* The tree and the batch travel to the device as structs of pointers: the
  * host and device compilers must agree on their layout. */
-FRAME_STATIC_ASSERT(sizeof(struct solver_tree) == 4 * sizeof(int) + 10 * sizeof(void *) ||
-                        sizeof(struct solver_tree) == 3 * sizeof(int) + 10 * sizeof(void *),
-                    "struct solver_tree layout changed: update the device copy");
+FRAME_STATIC_ASSERT(sizeof(struct rt_tree) == 4 * sizeof(int) + 10 * sizeof(void *) ||
+                        sizeof(struct rt_tree) == 3 * sizeof(int) + 10 * sizeof(void *),
+                    "struct rt_tree layout changed: update the device copy");
 
 /* ------------------------------------------------------------------ */
 /* Deterministic elementary functions (cephes-style minimax polynomials with
@@ -282,9 +282,9 @@ RT_HD void m3_exp(const float *phi, float *R)
  * reads only its parent's entry and writes only its own, so links of one
  * depth may run in any order or in parallel with the same bits (the CUDA
  * backend runs them a tree level at a time). */
-RT_HD void frame_fk_link(const struct solver_tree *tr, const float *x, float *lk, int i)
+RT_HD void frame_fk_link(const struct rt_tree *tr, const float *x, float *lk, int i)
 {
-    const float *th = x + SOLVER_ROOT_COLS;
+    const float *th = x + RT_ROOT_COLS;
     const float *P = lk + (size_t)tr->parent[i] * FRAME_LINK_STRIDE;
     float *L = lk + (size_t)i * FRAME_LINK_STRIDE;
     float Rj[9], o[3];
@@ -292,7 +292,7 @@ RT_HD void frame_fk_link(const struct solver_tree *tr, const float *x, float *lk
     m3_mulv(P + 3, tr->origin_pos + 3 * i, o);
     o[0] = P[0] + o[0]; o[1] = P[1] + o[1]; o[2] = P[2] + o[2];
     int type = tr->joint_type[i], ji = tr->joint_index[i];
-    if (type == SOLVER_JOINT_FIXED || ji < 0) {
+    if (type == RT_JOINT_FIXED || ji < 0) {
         for (int k = 0; k < 9; k++) L[3 + k] = Rj[k];
         L[0] = o[0]; L[1] = o[1]; L[2] = o[2];
         L[12] = 0.0f; L[13] = 0.0f; L[14] = 0.0f;
@@ -301,7 +301,7 @@ RT_HD void frame_fk_link(const struct solver_tree *tr, const float *x, float *lk
     const float *ax = tr->axis + 3 * i;
     float v = tr->joint_mult[i] * th[ji] + tr->joint_offset[i];
     m3_mulv(Rj, ax, L + 12);
-    if (type == SOLVER_JOINT_REVOLUTE) {
+    if (type == RT_JOINT_REVOLUTE) {
         float s, c, Rm[9];
         rt_sincosf(v, &s, &c);
         m3_axis_angle(ax, s, c, Rm);
@@ -315,7 +315,7 @@ RT_HD void frame_fk_link(const struct solver_tree *tr, const float *x, float *lk
 
 /* The root entry of `lk` (link 0): the base pose, quaternion normalized
  * here, or the identity for a fixed base. */
-RT_HD void frame_fk_root(const struct solver_tree *tr, const float *x, float *lk)
+RT_HD void frame_fk_root(const struct rt_tree *tr, const float *x, float *lk)
 {
     if (tr->floating_base) {
         float q[4] = {x[3], x[4], x[5], x[6]};
@@ -330,7 +330,7 @@ RT_HD void frame_fk_root(const struct solver_tree *tr, const float *x, float *lk
 
 /* Forward kinematics of one frame: the root, then every link in index
  * order (parents first, solver.h). */
-RT_HD void frame_fk(const struct solver_tree *tr, const float *x, float *lk)
+RT_HD void frame_fk(const struct rt_tree *tr, const float *x, float *lk)
 {
     frame_fk_root(tr, x, lk);
     for (int i = 1; i < tr->n_links; i++) frame_fk_link(tr, x, lk, i);
@@ -340,7 +340,7 @@ RT_HD void frame_fk(const struct solver_tree *tr, const float *x, float *lk)
 /* Smoothness: forward differences and the stencil. */
 
 /* dq = x_b (-) x_a in tangent coordinates: dp, Log(R_b R_a^T), dtheta. */
-RT_HD void frame_diff(const struct solver_tree *tr, const float *xa, const float *xb, float *dq)
+RT_HD void frame_diff(const struct rt_tree *tr, const float *xa, const float *xb, float *dq)
 {
     int ro = 0;
     if (tr->floating_base) {
@@ -351,7 +351,7 @@ RT_HD void frame_diff(const struct solver_tree *tr, const float *xa, const float
         ro = 6;
     }
     for (int j = 0; j < tr->n_joints; j++)
-        dq[ro + j] = xb[SOLVER_ROOT_COLS + j] - xa[SOLVER_ROOT_COLS + j];
+        dq[ro + j] = xb[RT_ROOT_COLS + j] - xa[RT_ROOT_COLS + j];
 }
 
 RT_HD float frame_w(const float *w, int c) { return w ? w[c] * w[c] : 0.0f; }
@@ -430,11 +430,11 @@ RT_HD void frame_jac_root(const float *lk, const float *L, int c, float *jp, flo
 
 /* Contribution of the (non-fixed) joint of link i to the Jacobian columns of
  * a target on link entry L: revolute m a x (x_L - o), m a; prismatic m a, 0. */
-RT_HD void frame_jac_joint(const struct solver_tree *tr, const float *lk, const float *L, int i, float *cp, float *co)
+RT_HD void frame_jac_joint(const struct rt_tree *tr, const float *lk, const float *L, int i, float *cp, float *co)
 {
     const float *A = lk + (size_t)i * FRAME_LINK_STRIDE;
     float m = tr->joint_mult[i];
-    if (tr->joint_type[i] == SOLVER_JOINT_REVOLUTE) {
+    if (tr->joint_type[i] == RT_JOINT_REVOLUTE) {
         float r[3] = {L[0] - A[0], L[1] - A[1], L[2] - A[2]};
         v3_cross(A + 12, r, cp);
         cp[0] = m * cp[0]; cp[1] = m * cp[1]; cp[2] = m * cp[2];
@@ -487,9 +487,9 @@ RT_HD void frame_target_residual(const struct solver_batch *b, size_t ti, const 
 RT_HD float frame_eval(const struct solver_batch *b, int f, const float *x, const float *dq, int t,
                        int T, float *lk, float *B, float *g)
 {
-    const struct solver_tree *tr = b->tree;
-    const int n = solver_tangent_dim(tr), ro = tr->floating_base ? 6 : 0;
-    const float *th = x + SOLVER_ROOT_COLS;
+    const struct rt_tree *tr = b->tree;
+    const int n = rt_tangent_dim(tr), ro = tr->floating_base ? 6 : 0;
+    const float *th = x + RT_ROOT_COLS;
     float track = 0.0f, vel = 0.0f, acc = 0.0f;
 
     frame_fk(tr, x, lk);
@@ -524,7 +524,7 @@ RT_HD float frame_eval(const struct solver_batch *b, int f, const float *x, cons
         }
         for (int i = link; i > 0; i = tr->parent[i]) {
             int ji = tr->joint_index[i], type = tr->joint_type[i];
-            if (ji < 0 || type == SOLVER_JOINT_FIXED) continue;
+            if (ji < 0 || type == RT_JOINT_FIXED) continue;
             float cp[3], co[3];
             frame_jac_joint(tr, lk, L, i, cp, co);
             int col = ro + ji, e = 0;
@@ -583,13 +583,13 @@ RT_HD float frame_eval(const struct solver_batch *b, int f, const float *x, cons
  * with a gradient pushing outward is frozen for this linearization: its row
  * and column of B are zeroed, its diagonal set to 1, its gradient zeroed.
  * Returns the frozen mask (bit c: tangent coordinate c). */
-RT_HD unsigned long long frame_freeze(const struct solver_tree *tr, const float *x, float *B, float *g)
+RT_HD unsigned long long frame_freeze(const struct rt_tree *tr, const float *x, float *B, float *g)
 {
-    const int n = solver_tangent_dim(tr), ro = tr->floating_base ? 6 : 0;
+    const int n = rt_tangent_dim(tr), ro = tr->floating_base ? 6 : 0;
     unsigned long long mask = 0;
     for (int j = 0; j < tr->n_joints; j++) {
         int c = ro + j;
-        float th = x[SOLVER_ROOT_COLS + j];
+        float th = x[RT_ROOT_COLS + j];
         if ((th <= tr->lower[j] && g[c] > 0.0f) || (th >= tr->upper[j] && g[c] < 0.0f)) {
             mask |= 1ull << c;
             for (int i = 0; i < n; i++) { B[(size_t)c * n + i] = 0.0f; B[(size_t)i * n + c] = 0.0f; }
@@ -602,7 +602,7 @@ RT_HD unsigned long long frame_freeze(const struct solver_tree *tr, const float 
 
 /* x_out = x (+) d: p += dp, q <- normalize(Exp(dphi) q), theta clamped to
  * the limits. x_out may alias x. */
-RT_HD void frame_retract(const struct solver_tree *tr, const float *x, const float *d, float *xo)
+RT_HD void frame_retract(const struct rt_tree *tr, const float *x, const float *d, float *xo)
 {
     int ro = 0;
     if (tr->floating_base) {
@@ -614,10 +614,10 @@ RT_HD void frame_retract(const struct solver_tree *tr, const float *x, const flo
         xo[3] = q[0]; xo[4] = q[1]; xo[5] = q[2]; xo[6] = q[3];
         ro = 6;
     } else {
-        for (int i = 0; i < SOLVER_ROOT_COLS; i++) xo[i] = x[i];
+        for (int i = 0; i < RT_ROOT_COLS; i++) xo[i] = x[i];
     }
     for (int j = 0; j < tr->n_joints; j++)
-        xo[SOLVER_ROOT_COLS + j] = rt_clampf(x[SOLVER_ROOT_COLS + j] + d[ro + j], tr->lower[j], tr->upper[j]);
+        xo[RT_ROOT_COLS + j] = rt_clampf(x[RT_ROOT_COLS + j] + d[ro + j], tr->lower[j], tr->upper[j]);
 }
 
 /* ------------------------------------------------------------------ */
@@ -693,7 +693,7 @@ RT_HD void frame_chol_solve(const float *F, const float *r, float *z, int n)
 RT_HD void frame_precond(const struct solver_batch *b, const float *B, unsigned long long frozen, float lam,
                          int t, int T, int smooth, float *lamd, float *M, float *F)
 {
-    const int n = solver_tangent_dim(b->tree);
+    const int n = rt_tangent_dim(b->tree);
     for (int i = 0; i < n * n; i++) M[i] = B[i];
     for (int c = 0; c < n; c++) {
         int fz = (int)((frozen >> c) & 1ull);
@@ -712,7 +712,7 @@ RT_HD void frame_precond(const struct solver_batch *b, const float *B, unsigned 
 RT_HD void frame_matvec(const struct solver_batch *b, const float *B, const float *lamd,
                         unsigned long long frozen, const float *xc, int t, int T, int smooth, float *y)
 {
-    const int n = solver_tangent_dim(b->tree);
+    const int n = rt_tangent_dim(b->tree);
     const float *x = xc + (size_t)t * n;
     frame_block_mul(B, x, y, n);
     for (int c = 0; c < n; c++) {
@@ -744,13 +744,13 @@ RT_HD float frame_dot(const float *a, const float *b, int n)
  * identity). Both backends start from it (it is the same bits either way). */
 RT_HD void frame_start_state(const struct solver_batch *b, int f, float *x)
 {
-    const struct solver_tree *tr = b->tree;
-    int cols = SOLVER_ROOT_COLS + tr->n_joints;
+    const struct rt_tree *tr = b->tree;
+    int cols = RT_ROOT_COLS + tr->n_joints;
     if (b->init) {
         for (int i = 0; i < cols; i++) x[i] = b->init[(size_t)f * (size_t)cols + (size_t)i];
         if (tr->floating_base) q_normalize(x + 3);
         for (int j = 0; j < tr->n_joints; j++)
-            x[SOLVER_ROOT_COLS + j] = rt_clampf(x[SOLVER_ROOT_COLS + j], tr->lower[j], tr->upper[j]);
+            x[RT_ROOT_COLS + j] = rt_clampf(x[RT_ROOT_COLS + j], tr->lower[j], tr->upper[j]);
         return;
     }
     int root_k = -1;
@@ -769,13 +769,13 @@ RT_HD void frame_start_state(const struct solver_batch *b, int f, float *x)
         }
     }
     for (int j = 0; j < tr->n_joints; j++)
-        x[SOLVER_ROOT_COLS + j] = rt_clampf(b->rest ? b->rest[j] : 0.0f, tr->lower[j], tr->upper[j]);
+        x[RT_ROOT_COLS + j] = rt_clampf(b->rest ? b->rest[j] : 0.0f, tr->lower[j], tr->upper[j]);
 }
 
-RT_HD size_t frame_init_scratch(const struct solver_tree *tr)
+RT_HD size_t frame_init_scratch(const struct rt_tree *tr)
 {
-    size_t n = (size_t)solver_tangent_dim(tr);
-    return (size_t)tr->n_links * FRAME_LINK_STRIDE + 3 * n * n + 4 * n + 2 * (size_t)solver_state_cols(tr);
+    size_t n = (size_t)rt_tangent_dim(tr);
+    return (size_t)tr->n_links * FRAME_LINK_STRIDE + 3 * n * n + 4 * n + 2 * (size_t)rt_state_cols(tr);
 }
 
 /* Runs up to `iters` LM iterations on frame f alone (tracking and rest
@@ -785,8 +785,8 @@ RT_HD size_t frame_init_scratch(const struct solver_tree *tr)
  * Returns the frame's final damping. */
 RT_HD float frame_init_solve(const struct solver_batch *b, int f, float *x, int iters, float lam0, float *scratch)
 {
-    const struct solver_tree *tr = b->tree;
-    const int n = solver_tangent_dim(tr), cols = solver_state_cols(tr);
+    const struct rt_tree *tr = b->tree;
+    const int n = rt_tangent_dim(tr), cols = rt_state_cols(tr);
     float *lk = scratch, *B = lk + (size_t)tr->n_links * FRAME_LINK_STRIDE, *M = B + (size_t)n * n,
           *F = M + (size_t)n * n, *g = F + (size_t)n * n, *d = g + n, *Bd = d + n, *lamd = Bd + n,
           *xt = lamd + n;

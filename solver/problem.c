@@ -24,11 +24,11 @@ void solver_options_default(struct solver_options *o)
     o->init_lambda = 1e-2f;
 }
 
-void solver_clip_bounds(const struct solver_tree *t, const float *state, int T, struct solver_clip_result *r)
+void solver_clip_bounds(const struct rt_tree *t, const float *state, int T, struct solver_clip_result *r)
 {
-    size_t cols = (size_t)solver_state_cols(t);
+    size_t cols = (size_t)rt_state_cols(t);
     for (int f = 0; f < T; f++) {
-        const float *x = state + (size_t)f * cols + SOLVER_ROOT_COLS;
+        const float *x = state + (size_t)f * cols + RT_ROOT_COLS;
         int at = 0;
         for (int j = 0; j < t->n_joints; j++) {
             if (x[j] < t->lower[j] || x[j] > t->upper[j]) r->limit_violations++;
@@ -66,12 +66,12 @@ enum rt_status solver_batch_check(const struct solver_batch *b, struct rt_err *e
 {
     char where[64];
     if (!b) return rt_err_set(err, RT_EINVAL, "batch", "no batch");
-    const struct solver_tree *t = b->tree;
+    const struct rt_tree *t = b->tree;
     if (!t) return rt_err_set(err, RT_EINVAL, "batch.tree", "no tree");
     if (t->n_links < 1 || t->n_links > FRAME_MAX_LINKS)
         return rt_err_set(err, RT_EINVAL, "batch.tree.n_links", "%d links (want 1..%d)", t->n_links,
                           FRAME_MAX_LINKS);
-    if (t->n_joints < 0 || solver_tangent_dim(t) > FRAME_MAX_DIM || solver_tangent_dim(t) < 1)
+    if (t->n_joints < 0 || rt_tangent_dim(t) > FRAME_MAX_DIM || rt_tangent_dim(t) < 1)
         return rt_err_set(err, RT_EINVAL, "batch.tree.n_joints", "%d joints (tangent dim 1..%d)",
                           t->n_joints, FRAME_MAX_DIM);
     if (!t->parent || !t->joint_type || !t->joint_index || !t->joint_mult || !t->joint_offset ||
@@ -83,7 +83,7 @@ enum rt_status solver_batch_check(const struct solver_batch *b, struct rt_err *e
             return rt_err_set(err, RT_EINVAL, where, "parent %d breaks topological order", t->parent[i]);
         if (t->joint_index[i] < -1 || t->joint_index[i] >= t->n_joints)
             return rt_err_set(err, RT_EINVAL, where, "joint index %d out of range", t->joint_index[i]);
-        if (t->joint_type[i] < 0 || t->joint_type[i] > SOLVER_JOINT_PRISMATIC)
+        if (t->joint_type[i] < 0 || t->joint_type[i] > RT_JOINT_PRISMATIC)
             return rt_err_set(err, RT_EINVAL, where, "unknown joint type %d", t->joint_type[i]);
     }
     for (int j = 0; j < t->n_joints; j++)
@@ -127,7 +127,7 @@ enum rt_status solver_batch_check(const struct solver_batch *b, struct rt_err *e
         for (size_t i = 0; i < nt; i++)
             if (b->target_wrot[i] > 0.0f)
                 return rt_err_set(err, RT_EINVAL, "batch.target_rot", "orientation weights without targets");
-    int dim = solver_tangent_dim(t);
+    int dim = rt_tangent_dim(t);
     if ((bad = bad_weight(b->w_vel, (size_t)dim)) >= 0)
         return rt_err_set(err, RT_EINVAL, "batch.w_vel", "weight %ld must be finite and >= 0", bad);
     if ((bad = bad_weight(b->w_acc, (size_t)dim)) >= 0)

@@ -14,56 +14,12 @@
 #ifndef RT_SOLVER_H
 #define RT_SOLVER_H
 
-#include "../kinematics/status.h"
+#include "../base/status.h"
+#include "../base/tree.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-enum solver_joint_type {
-    SOLVER_JOINT_FIXED = 0,
-    SOLVER_JOINT_REVOLUTE = 1, /* also continuous: revolute without limits */
-    SOLVER_JOINT_PRISMATIC = 2
-};
-
-/* A kinematic tree in flat arrays, links in topological order.
- *
- * Invariants: link 0 is the root; parent[i] < i for i > 0 and parent[0] = -1.
- * Link i's world transform is  T_parent(i) * origin_i * motion_i  where
- * origin_i = (origin_pos[3i..], origin_rot[9i..] row-major) is the URDF joint
- * origin and motion_i is a rotation about (revolute) or a translation along
- * (prismatic) axis[3i..] (unit, in the joint frame) by
- *     joint_mult[i] * q[joint_index[i]] + joint_offset[i].
- * Fixed joints have joint_index[i] = -1. Mimic joints point joint_index at
- * their leader's coordinate with the mimic multiplier and offset; every other
- * joint has mult 1 and offset 0. The root link's own origin is identity
- * (origin of link 0 is ignored). With floating_base = 1 the root transform is
- * the base pose (position, unit quaternion); with 0 it is the identity.
- * Coordinates: q has n_joints entries, in URDF order of their joints.
- * Limits: lower[j] <= upper[j]; continuous joints carry -/+ FLT_MAX. */
-struct solver_tree {
-    int n_links;
-    int n_joints;      /* independent coordinates (mimic joints excluded) */
-    int floating_base; /* 1: a 6-dof free base precedes the joints */
-    const int *parent;
-    const int *joint_type;  /* enum solver_joint_type, per link */
-    const int *joint_index; /* per link: coordinate index or -1 */
-    const float *joint_mult;
-    const float *joint_offset;
-    const float *origin_pos; /* [n_links * 3] */
-    const float *origin_rot; /* [n_links * 9] row-major */
-    const float *axis;       /* [n_links * 3] */
-    const float *lower;      /* [n_joints] */
-    const float *upper;      /* [n_joints] */
-};
-
-/* The state of one frame, in Unitree's retargeted-LAFAN1 column order:
- * root x y z, root quaternion qx qy qz qw, then the n_joints coordinates.
- * Fixed-base trees still carry the 7 root entries (identity). */
-#define SOLVER_ROOT_COLS 7
-static inline int solver_state_cols(const struct solver_tree *t) { return SOLVER_ROOT_COLS + t->n_joints; }
-/* Tangent dimension per frame: 6 + n_joints with a floating base, else n_joints. */
-static inline int solver_tangent_dim(const struct solver_tree *t) { return (t->floating_base ? 6 : 0) + t->n_joints; }
 
 /* Termination reasons, per clip. */
 enum solver_termination {
@@ -123,7 +79,7 @@ void solver_options_default(struct solver_options *o);
  * every frame at the rest pose with the base placed at the root target if
  * one exists (else the origin). */
 struct solver_batch {
-    const struct solver_tree *tree;
+    const struct rt_tree *tree;
     int n_clips;
     const int *frame_off; /* [n_clips + 1] */
     int n_targets;
@@ -170,7 +126,7 @@ enum rt_status solver_batch_check(const struct solver_batch *b, struct rt_err *e
 /* Counts over T rows of a state (state_cols floats each) the joint values
  * outside their limits into r->limit_violations and the frames with a joint
  * exactly at a limit into r->frames_at_bound (every backend's clip result). */
-void solver_clip_bounds(const struct solver_tree *t, const float *state, int T, struct solver_clip_result *r);
+void solver_clip_bounds(const struct rt_tree *t, const float *state, int T, struct solver_clip_result *r);
 
 /* Solves a batch on the CPU backend. `res->state` and `res->clips` must have
  * room for the whole batch. On failure the output contents are unspecified. */

@@ -236,7 +236,7 @@ static char *dup_col(sqlite3_stmt *q, int col, size_t *len)
 /* --- tokens ------------------------------------------------------------ */
 
 enum rt_status store_token_add(struct store *s, const char *name,
-                               const unsigned char hash[STORE_SHA256_LEN], int admin,
+                               const unsigned char hash[RT_SHA256_LEN], int admin,
                                struct rt_err *err)
 {
     if (!store_name_ok(name))
@@ -250,7 +250,7 @@ enum rt_status store_token_add(struct store *s, const char *name,
         goto done;
     }
     sqlite3_bind_text(q, 1, name, -1, SQLITE_STATIC);
-    sqlite3_bind_blob(q, 2, hash, STORE_SHA256_LEN, SQLITE_STATIC);
+    sqlite3_bind_blob(q, 2, hash, RT_SHA256_LEN, SQLITE_STATIC);
     sqlite3_bind_int(q, 3, admin ? 1 : 0);
     sqlite3_bind_double(q, 4, now_s());
     if (sqlite3_step(q) != SQLITE_DONE) {
@@ -263,7 +263,7 @@ done:
     return st;
 }
 
-enum rt_status store_token_find(struct store *s, const unsigned char hash[STORE_SHA256_LEN],
+enum rt_status store_token_find(struct store *s, const unsigned char hash[RT_SHA256_LEN],
                                 char *name, int *admin, struct rt_err *err)
 {
     enum rt_status st = RT_OK;
@@ -273,7 +273,7 @@ enum rt_status store_token_find(struct store *s, const unsigned char hash[STORE_
         st = db_err(s, err, "token");
         goto done;
     }
-    sqlite3_bind_blob(q, 1, hash, STORE_SHA256_LEN, SQLITE_STATIC);
+    sqlite3_bind_blob(q, 1, hash, RT_SHA256_LEN, SQLITE_STATIC);
     int rc = sqlite3_step(q);
     if (rc == SQLITE_ROW) {
         copy_col(name, STORE_MAX_NAME + 1, q, 0);
@@ -527,7 +527,7 @@ enum rt_status store_job_insert(struct store *s, const struct store_job_new *in,
         int rc = sqlite3_step(q);
         if (rc == SQLITE_ROW) {
             const void *h = sqlite3_column_blob(q, 1);
-            if (sqlite3_column_bytes(q, 1) != STORE_SHA256_LEN || memcmp(h, in->input_hash, STORE_SHA256_LEN)) {
+            if (sqlite3_column_bytes(q, 1) != RT_SHA256_LEN || memcmp(h, in->input_hash, RT_SHA256_LEN)) {
                 st = rt_err_set(err, RT_ECONFLICT, "Idempotency-Key",
                                 "key already used for a different submission (job %lld)",
                                 (long long)sqlite3_column_int64(q, 0));
@@ -560,7 +560,7 @@ enum rt_status store_job_insert(struct store *s, const struct store_job_new *in,
     if (!q) goto dberr;
     sqlite3_bind_text(q, 1, in->owner, -1, SQLITE_STATIC);
     if (in->idem_key) sqlite3_bind_text(q, 2, in->idem_key, -1, SQLITE_STATIC);
-    sqlite3_bind_blob(q, 3, in->input_hash, STORE_SHA256_LEN, SQLITE_STATIC);
+    sqlite3_bind_blob(q, 3, in->input_hash, RT_SHA256_LEN, SQLITE_STATIC);
     sqlite3_bind_text(q, 4, in->name, -1, SQLITE_STATIC);
     sqlite3_bind_text(q, 5, in->robot, -1, SQLITE_STATIC);
     if (in->profile) sqlite3_bind_text(q, 6, in->profile, -1, SQLITE_STATIC);

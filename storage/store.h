@@ -25,8 +25,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../kinematics/status.h"
-#include "sha256.h"
+#include "../base/status.h"
+#include "../base/sha256.h"
 
 #define STORE_VERSION 3
 #define STORE_MAX_NAME 64          /* robot, profile, token, owner names (bytes) */
@@ -76,12 +76,12 @@ int store_name_ok(const char *name);
 /* Adds a token named `name` (1..STORE_MAX_NAME bytes of [A-Za-z0-9_.-])
  * whose SHA-256 is `hash`. RT_ECONFLICT when the name or hash exists. */
 enum rt_status store_token_add(struct store *s, const char *name,
-                               const unsigned char hash[STORE_SHA256_LEN], int admin,
+                               const unsigned char hash[RT_SHA256_LEN], int admin,
                                struct rt_err *err);
 
 /* Finds the token whose hash is `hash`: its name into name[STORE_MAX_NAME+1]
  * and its admin flag. RT_ENOTFOUND when there is none. */
-enum rt_status store_token_find(struct store *s, const unsigned char hash[STORE_SHA256_LEN],
+enum rt_status store_token_find(struct store *s, const unsigned char hash[RT_SHA256_LEN],
                                 char *name, int *admin, struct rt_err *err);
 
 /* Calls fn for every token in name order with its name, admin flag and
@@ -123,7 +123,7 @@ struct store_job_new {
     const char *clip;
     size_t clip_len;
     int frames;
-    unsigned char input_hash[STORE_SHA256_LEN];
+    unsigned char input_hash[RT_SHA256_LEN];
     int max_active; /* refuse when the owner has this many queued+running jobs (0: no limit) */
 };
 

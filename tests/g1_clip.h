@@ -67,8 +67,8 @@ static int robot_clip_open(struct g1_clip *c, const char *robot, int nt)
         fprintf(stderr, "%s: %s: %s\n", robot, err.where, err.msg);
         return -1;
     }
-    c->cols = solver_state_cols(&c->robot->tree);
-    c->dim = solver_tangent_dim(&c->robot->tree);
+    c->cols = rt_state_cols(&c->robot->tree);
+    c->dim = rt_tangent_dim(&c->robot->tree);
     return 0;
 }
 
@@ -113,7 +113,7 @@ static int robot_clip_load(struct g1_clip *c, const char *data_dir, int max_fram
 static inline int robot_clip_synth(struct g1_clip *c, const char *robot, int n_frames, const char *const *names, int nt)
 {
     if (robot_clip_open(c, robot, nt) || n_frames < 1) return -1;
-    const struct solver_tree *tr = &c->robot->tree;
+    const struct rt_tree *tr = &c->robot->tree;
     c->n_frames = n_frames;
     c->truth = (float *)malloc((size_t)n_frames * (size_t)c->cols * sizeof(float));
     for (int f = 0; f < n_frames; f++) {
@@ -128,7 +128,7 @@ static inline int robot_clip_synth(struct g1_clip *c, const char *robot, int n_f
         x[6] = (float)cos(0.5 * yaw);
         for (int j = 0; j < tr->n_joints; j++) {
             double mid = 0.5 * (tr->lower[j] + tr->upper[j]), half = 0.5 * (tr->upper[j] - tr->lower[j]);
-            x[SOLVER_ROOT_COLS + j] = (float)(mid + 0.3 * half * sin(t + 0.7 * j));
+            x[RT_ROOT_COLS + j] = (float)(mid + 0.3 * half * sin(t + 0.7 * j));
         }
     }
     return robot_clip_finish(c, robot, names, nt);
@@ -138,7 +138,7 @@ static inline int robot_clip_synth(struct g1_clip *c, const char *robot, int n_f
  * weights of the round-trip problem. */
 static int robot_clip_finish(struct g1_clip *c, const char *robot, const char *const *names, int nt)
 {
-    const struct solver_tree *tr = &c->robot->tree;
+    const struct rt_tree *tr = &c->robot->tree;
     size_t n = (size_t)c->n_frames;
     c->nt = nt;
     for (int k = 0; k < nt; k++) {
@@ -236,7 +236,7 @@ static void g1_clip_batch(const struct g1_clip *c, int n_clips, const int *first
 static void g1_clip_errors(const struct g1_clip *c, const struct solver_batch *b, const float *state,
                            double *mean_pos, double *max_pos, double *max_rot, int *violations)
 {
-    const struct solver_tree *tr = b->tree;
+    const struct rt_tree *tr = b->tree;
     int nf = b->frame_off[b->n_clips], nl = tr->n_links;
     double *st = (double *)malloc((size_t)c->cols * sizeof(double));
     double *lp = (double *)malloc((size_t)nl * 3 * sizeof(double)), *lr = (double *)malloc((size_t)nl * 9 * sizeof(double));

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../kinematics/status.h"
+#include "../base/status.h"
 
 static int test_passed, test_failed;
 

@@ -176,8 +176,8 @@ int main(void)
     size_t plen = 0;
     const char *ptext = NULL;
     {
-        extern const char *kin_profile_bundled_text(const char *name, size_t *len);
-        ptext = kin_profile_bundled_text("cmu_g1", &plen);
+        extern const char *rtg_profile_bundled_text(const char *name, size_t *len);
+        ptext = rtg_profile_bundled_text("cmu_g1", &plen);
     }
     CHECK(ptext != NULL);
     if (ptext) {

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../kinematics/profile.h"
+#include "../retarget/profile.h"
 #include "../storage/store.h"
 #include "http_util.h"
 
@@ -367,7 +367,7 @@ int main(void)
      * can be replaced (409); the robot is replaced after it ran (below). */
     size_t g1_len = 0, h1_len = 0, prof_len = 0;
     char *g1_urdf = test_slurp("robots/g1.urdf", &g1_len), *h1_urdf = test_slurp("robots/h1.urdf", &h1_len);
-    const char *prof_text = kin_profile_bundled_text("cmu_asf_g1", &prof_len);
+    const char *prof_text = rtg_profile_bundled_text("cmu_asf_g1", &prof_len);
     CHECK(g1_urdf && h1_urdf && prof_text);
     CHECK_EQ_INT(http(NULL, "PUT", "/v1/robots/lab", g1_urdf, g1_len, NULL, NULL), 201);
     CHECK_EQ_INT(http(NULL, "PUT", "/v1/profiles/studio", prof_text, prof_len, NULL, NULL), 201);

@@ -4,17 +4,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../kinematics/profile.h"
+#include "../retarget/profile.h"
 #include "test.h"
 
 /* Parses `json`; returns the status and leaves the error in *err. */
 static int parse(const char *json, struct rt_err *err)
 {
-    struct kin_profile *p = NULL;
+    struct rtg_profile *p = NULL;
     rt_err_clear(err);
-    int st = kin_profile_parse(json, strlen(json), "t.json", &p, err);
+    int st = rtg_profile_parse(json, strlen(json), "t.json", &p, err);
     CHECK((st == RT_OK) == (p != NULL));
-    kin_profile_free(p);
+    rtg_profile_free(p);
     return st;
 }
 
@@ -32,33 +32,33 @@ static const char *minimal =
 
 static void test_defaults(void)
 {
-    struct kin_profile *p = NULL;
+    struct rtg_profile *p = NULL;
     struct rt_err err;
-    CHECK_EQ_INT(kin_profile_parse(minimal, strlen(minimal), "dir/short.json", &p, &err), RT_OK);
+    CHECK_EQ_INT(rtg_profile_parse(minimal, strlen(minimal), "dir/short.json", &p, &err), RT_OK);
     if (!p) return;
     CHECK_EQ_STR(p->name, "short");
     CHECK_EQ_INT(p->n_links, 2);
     CHECK_EQ_INT(p->links[0].parent, -1);
-    CHECK_EQ_INT(p->links[0].attach, KIN_ATTACH_ROOT);
+    CHECK_EQ_INT(p->links[0].attach, RTG_ATTACH_ROOT);
     CHECK_EQ_INT(p->links[1].parent, 0);
-    CHECK_EQ_INT(p->links[1].attach, KIN_ATTACH_DIRECTION);
+    CHECK_EQ_INT(p->links[1].attach, RTG_ATTACH_DIRECTION);
     CHECK_NEAR(p->links[1].wpos, 1.0, 0);
     CHECK_NEAR(p->links[1].wrot, 0.0, 0);
-    CHECK_EQ_INT(p->source, KIN_SOURCE_BVH);
+    CHECK_EQ_INT(p->source, RTG_SOURCE_BVH);
     CHECK_NEAR(p->units, 0.0, 0); /* detect */
     CHECK_EQ_INT(p->up, 0);
     CHECK_NEAR(p->scale, 0.0, 0); /* auto */
-    CHECK_EQ_INT(p->ground, KIN_GROUND_LOWEST); /* no feet: no contacts */
+    CHECK_EQ_INT(p->ground, RTG_GROUND_LOWEST); /* no feet: no contacts */
     CHECK(p->sole_offset < 0);
     CHECK_EQ_INT(p->max_lm_iters, -1);
-    CHECK_EQ_INT(kin_profile_link_index(p, "LeftLeg"), 1);
-    CHECK_EQ_INT(kin_profile_link_index(p, "Nope"), -1);
+    CHECK_EQ_INT(rtg_profile_link_index(p, "LeftLeg"), 1);
+    CHECK_EQ_INT(rtg_profile_link_index(p, "Nope"), -1);
     struct solver_options o;
     memset(&o, 0, sizeof o);
     o.max_lm_iters = 7;
-    kin_profile_solver_options(p, &o);
+    rtg_profile_solver_options(p, &o);
     CHECK_EQ_INT(o.max_lm_iters, 7);
-    kin_profile_free(p);
+    rtg_profile_free(p);
 }
 
 static void test_full(void)
@@ -77,9 +77,9 @@ static void test_full(void)
         "\"contact_speed_m_s\":0.4,\"min_contact_s\":0.2,\"contact_weight\":8},"
         "\"weights\":{\"velocity\":2,\"acceleration\":0.5,\"rest\":3},"
         "\"solver\":{\"max_lm_iters\":20,\"max_cg_iters\":30,\"init_iters\":0,\"cg_tol\":0.01}}";
-    struct kin_profile *p = NULL;
+    struct rtg_profile *p = NULL;
     struct rt_err err;
-    CHECK_EQ_INT(kin_profile_parse(j, strlen(j), "x.json", &p, &err), RT_OK);
+    CHECK_EQ_INT(rtg_profile_parse(j, strlen(j), "x.json", &p, &err), RT_OK);
     if (!p) {
         fprintf(stderr, "%s: %s\n", err.where, err.msg);
         return;
@@ -91,23 +91,23 @@ static void test_full(void)
     CHECK_EQ_INT(p->links[0].frame.axis[0], 'y');
     CHECK_EQ_INT(p->links[0].frame.axis[1], 'z');
     CHECK_EQ_STR(p->links[0].frame.to[1], "Spine");
-    CHECK_EQ_INT(p->links[1].attach, KIN_ATTACH_RIGID);
+    CHECK_EQ_INT(p->links[1].attach, RTG_ATTACH_RIGID);
     CHECK_EQ_INT(p->links[2].parent, 1);
     CHECK_EQ_INT(p->links[3].frame.source, 1);
-    CHECK_EQ_INT(p->links[3].offset_mode, KIN_OFFSET_GIVEN);
+    CHECK_EQ_INT(p->links[3].offset_mode, RTG_OFFSET_GIVEN);
     CHECK_NEAR(p->links[3].offset[3], 1.0, 1e-12); /* normalized */
-    CHECK_EQ_INT(p->links[4].attach, KIN_ATTACH_SCALED);
-    CHECK_EQ_INT(p->links[4].offset_mode, KIN_OFFSET_IDENTITY);
+    CHECK_EQ_INT(p->links[4].attach, RTG_ATTACH_SCALED);
+    CHECK_EQ_INT(p->links[4].offset_mode, RTG_OFFSET_IDENTITY);
     CHECK_EQ_INT(p->links[4].ref_contacts, 1);
     CHECK_EQ_INT(p->feet[0].link, 3);
     CHECK_EQ_INT(p->feet[1].link, 4);
     CHECK_EQ_STR(p->feet[0].toe, "LT");
-    CHECK_EQ_INT(p->ground, KIN_GROUND_CONTACTS);
+    CHECK_EQ_INT(p->ground, RTG_GROUND_CONTACTS);
     CHECK_NEAR(p->contact_weight, 8, 0);
     CHECK_NEAR(p->w_rest, 3, 0);
     CHECK_EQ_INT(p->max_cg_iters, 30);
     CHECK_EQ_INT(p->init_iters, 0);
-    kin_profile_free(p);
+    rtg_profile_free(p);
 }
 
 static void test_errors(void)
@@ -185,11 +185,11 @@ static void test_errors(void)
                 "t.json:solver.max_lm_iters");
 }
 
-/* KIN_PROFILE_MAX_LINKS mappings (root included) are accepted, one more is not. */
+/* RTG_PROFILE_MAX_LINKS mappings (root included) are accepted, one more is not. */
 static void test_limits(void)
 {
     for (int extra = 0; extra < 2; extra++) {
-        int n = KIN_PROFILE_MAX_LINKS - 1 + extra;
+        int n = RTG_PROFILE_MAX_LINKS - 1 + extra;
         size_t cap = 128 + (size_t)n * 64, used = 0;
         char *j = malloc(cap);
         struct rt_err e;
@@ -203,9 +203,9 @@ static void test_limits(void)
         free(j);
     }
     /* Oversize input. */
-    struct kin_profile *p = NULL;
+    struct rtg_profile *p = NULL;
     struct rt_err e;
-    CHECK_EQ_INT(kin_profile_parse("{}", (size_t)KIN_PROFILE_MAX_BYTES + 1, "big.json", &p, &e), RT_ELIMIT);
+    CHECK_EQ_INT(rtg_profile_parse("{}", (size_t)RTG_PROFILE_MAX_BYTES + 1, "big.json", &p, &e), RT_ELIMIT);
     CHECK(p == NULL);
     /* Deep nesting is refused before anything reads it. */
     char deep[256];
@@ -220,12 +220,12 @@ static void test_limits(void)
 
 static void test_bundled(void)
 {
-    const char *const *names = kin_profile_bundled();
+    const char *const *names = rtg_profile_bundled();
     int n = 0;
     for (; names[n]; n++) {
-        struct kin_profile *p = NULL;
+        struct rtg_profile *p = NULL;
         struct rt_err e;
-        int st = kin_profile_load(names[n], &p, &e);
+        int st = rtg_profile_load(names[n], &p, &e);
         if (st) fprintf(stderr, "bundled %s: %s: %s\n", names[n], e.where, e.msg);
         CHECK_EQ_INT(st, RT_OK);
         if (p) {
@@ -233,17 +233,17 @@ static void test_bundled(void)
             CHECK(p->robot != NULL);
             CHECK(p->feet[0].link > 0 && p->feet[1].link > 0);
         }
-        kin_profile_free(p);
+        rtg_profile_free(p);
     }
     CHECK(n >= 11);
-    struct kin_profile *p = NULL;
+    struct rtg_profile *p = NULL;
     struct rt_err e;
-    CHECK_EQ_INT(kin_profile_load("no_such_profile", &p, &e), RT_ENOTFOUND);
+    CHECK_EQ_INT(rtg_profile_load("no_such_profile", &p, &e), RT_ENOTFOUND);
     CHECK(strstr(e.msg, "cmu_g1") != NULL); /* the message lists what exists */
-    CHECK_EQ_INT(kin_profile_load("/nonexistent/p.json", &p, &e), RT_EIO);
+    CHECK_EQ_INT(rtg_profile_load("/nonexistent/p.json", &p, &e), RT_EIO);
     size_t len = 0;
-    CHECK(kin_profile_bundled_text("cmu_g1", &len) != NULL && len > 100);
-    CHECK(kin_profile_bundled_text("nope", &len) == NULL);
+    CHECK(rtg_profile_bundled_text("cmu_g1", &len) != NULL && len > 100);
+    CHECK(rtg_profile_bundled_text("nope", &len) == NULL);
 }
 
 int main(void)

@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "../kinematics/bvh.h"
-#include "../kinematics/quality.h"
-#include "../kinematics/retarget.h"
+#include "../retarget/quality.h"
+#include "../retarget/retarget.h"
 #include "../kinematics/robot.h"
 #include "clip_util.h"
 #include "test.h"
@@ -37,9 +37,9 @@ static void test_detect(void)
         struct kin_clip *c = test_load_clip(cases[i].clip);
         CHECK(c != NULL);
         if (!c) continue;
-        const char *g = kin_retarget_detect_profile(c, "g1");
-        const char *h = kin_retarget_detect_profile(c, "h1");
-        const char *g2 = kin_retarget_detect_profile(c, "g1_29dof_rev_1_0");
+        const char *g = rtg_retarget_detect_profile(c, "g1");
+        const char *h = rtg_retarget_detect_profile(c, "h1");
+        const char *g2 = rtg_retarget_detect_profile(c, "g1_29dof_rev_1_0");
         if (cases[i].g1) {
             CHECK_EQ_STR(g, cases[i].g1);
             CHECK_EQ_STR(h, cases[i].h1);
@@ -57,11 +57,11 @@ static void test_detect(void)
 static void test_unmappable(const struct kin_robot *g1)
 {
     struct kin_clip *c = test_load_clip("clips/edge/rotation_first_root.bvh");
-    struct kin_targets t;
+    struct rtg_targets t;
     struct rt_err e;
     CHECK(c != NULL);
     if (!c) return;
-    CHECK_EQ_INT(kin_targets_from_clip(g1, c, NULL, &t, &e), RT_EINVAL);
+    CHECK_EQ_INT(rtg_targets_from_clip(g1, c, NULL, &t, &e), RT_EINVAL);
     CHECK(strstr(e.msg, "cannot map") != NULL);
     CHECK(strstr(e.msg, "foot") != NULL);
     CHECK(t.n_frames == 0 && t.pos == NULL);
@@ -69,16 +69,16 @@ static void test_unmappable(const struct kin_robot *g1)
     c = test_load_clip("clips/edge/example.bvh");
     CHECK(c != NULL);
     if (!c) return;
-    CHECK_EQ_INT(kin_targets_from_clip(g1, c, NULL, &t, &e), RT_OK);
-    kin_targets_free(&t);
+    CHECK_EQ_INT(rtg_targets_from_clip(g1, c, NULL, &t, &e), RT_OK);
+    rtg_targets_free(&t);
     /* An explicit profile names what the clip lacks. */
-    struct kin_profile *p = NULL;
-    CHECK_EQ_INT(kin_profile_load("cmu_g1", &p, &e), RT_OK);
+    struct rtg_profile *p = NULL;
+    CHECK_EQ_INT(rtg_profile_load("cmu_g1", &p, &e), RT_OK);
     if (p) {
-        CHECK_EQ_INT(kin_targets_from_clip(g1, c, p, &t, &e), RT_EINVAL);
+        CHECK_EQ_INT(rtg_targets_from_clip(g1, c, p, &t, &e), RT_EINVAL);
         CHECK(strstr(e.msg, "LeftLeg") != NULL);
     }
-    kin_profile_free(p);
+    rtg_profile_free(p);
     kin_clip_free(c);
 }
 
@@ -88,8 +88,8 @@ static void test_unmappable(const struct kin_robot *g1)
 static void test_missing_message(void)
 {
     struct kin_robot *h1 = NULL;
-    struct kin_profile *p = NULL;
-    struct kin_targets t;
+    struct rtg_profile *p = NULL;
+    struct rtg_targets t;
     struct rt_err e;
     struct kin_clip *rf = test_load_clip("clips/run_forward.bvh");
     struct kin_clip *ex = test_load_clip("clips/edge/example.bvh");
@@ -98,8 +98,8 @@ static void test_missing_message(void)
     CHECK_EQ_INT(kin_robot_load("h1", &h1, &e), RT_OK);
     if (!rf || !ex || !h1) goto done;
     /* Only links missing: a G1 profile on the H1. */
-    CHECK_EQ_INT(kin_profile_load("games105_g1", &p, &e), RT_OK);
-    CHECK_EQ_INT(kin_targets_from_clip(h1, rf, p, &t, &e), RT_EINVAL);
+    CHECK_EQ_INT(rtg_profile_load("games105_g1", &p, &e), RT_OK);
+    CHECK_EQ_INT(rtg_targets_from_clip(h1, rf, p, &t, &e), RT_EINVAL);
     CHECK(strstr(e.msg, "missing ;") == NULL);
     CHECK(strstr(e.msg, "joints") == NULL);
     CHECK(strstr(e.msg, "'games105_g1' cannot map this source; missing links ") == e.msg);
@@ -108,11 +108,11 @@ static void test_missing_message(void)
     CHECK(n > 5 && (!strcmp(e.msg + n - 5, " more") || !strcmp(e.msg + n - 5, "_link")));
     if (n <= 5 || (strcmp(e.msg + n - 5, " more") && strcmp(e.msg + n - 5, "_link")))
         fprintf(stderr, "  cut message: '%s'\n", e.msg);
-    kin_profile_free(p);
+    rtg_profile_free(p);
     p = NULL;
     /* Joints and links missing, more than fit: both lists, counted. */
-    CHECK_EQ_INT(kin_profile_load("cmu_g1", &p, &e), RT_OK);
-    CHECK_EQ_INT(kin_targets_from_clip(h1, ex, p, &t, &e), RT_EINVAL);
+    CHECK_EQ_INT(rtg_profile_load("cmu_g1", &p, &e), RT_OK);
+    CHECK_EQ_INT(rtg_targets_from_clip(h1, ex, p, &t, &e), RT_EINVAL);
     CHECK(strstr(e.msg, "missing joints ") != NULL);
     CHECK(strstr(e.msg, "; links ") != NULL);
     CHECK(strstr(e.msg, " more") != NULL);
@@ -120,7 +120,7 @@ static void test_missing_message(void)
     CHECK(n < sizeof e.msg - 1 && n > 5 && !strcmp(e.msg + n - 5, " more"));
     if (n <= 5 || strcmp(e.msg + n - 5, " more")) fprintf(stderr, "  cut message: '%s'\n", e.msg);
 done:
-    kin_profile_free(p);
+    rtg_profile_free(p);
     kin_robot_free(h1);
     kin_clip_free(rf);
     kin_clip_free(ex);
@@ -131,11 +131,11 @@ done:
 static void test_targets(const struct kin_robot *g1)
 {
     struct kin_clip *c = test_load_clip("clips/cmu_12_01_walk.bvh");
-    struct kin_targets t;
+    struct rtg_targets t;
     struct rt_err e;
     CHECK(c != NULL);
     if (!c) return;
-    CHECK_EQ_INT(kin_targets_from_clip(g1, c, NULL, &t, &e), RT_OK);
+    CHECK_EQ_INT(rtg_targets_from_clip(g1, c, NULL, &t, &e), RT_OK);
     if (t.pos) {
         CHECK_EQ_INT(t.n_frames, c->n_frames);
         CHECK_NEAR(t.frame_time, c->frame_time, 1e-12);
@@ -165,7 +165,7 @@ static void test_targets(const struct kin_robot *g1)
         CHECK(n_contact > t.n_frames / 5);
         CHECK(t.init != NULL);
     }
-    kin_targets_free(&t);
+    rtg_targets_free(&t);
     kin_clip_free(c);
 }
 
@@ -173,11 +173,11 @@ static void test_targets(const struct kin_robot *g1)
  * FK targets has zero error; jerk of q = a t^3 is 6a. */
 static void test_quality_model(const struct kin_robot *g1)
 {
-    struct kin_targets t;
+    struct rtg_targets t;
     struct rt_err e;
-    int n = 8, cols = SOLVER_ROOT_COLS + g1->n_dof;
+    int n = 8, cols = RT_ROOT_COLS + g1->n_dof;
     int link = kin_robot_link_index(g1, "left_knee_link");
-    CHECK_EQ_INT(kin_targets_alloc(&t, g1, n, 1, &e), RT_OK);
+    CHECK_EQ_INT(rtg_targets_alloc(&t, g1, n, 1, &e), RT_OK);
     if (!t.pos) return;
     t.frame_time = 0.1;
     t.target_link[0] = link;
@@ -192,14 +192,14 @@ static void test_quality_model(const struct kin_robot *g1)
         double tt = f * 0.1;
         s[2] = 0.8f;
         s[6] = 1.0f;
-        s[SOLVER_ROOT_COLS + j_knee] = (float)(0.5 * tt * tt * tt); /* a = 0.5: jerk 3 rad/s^3 */
+        s[RT_ROOT_COLS + j_knee] = (float)(0.5 * tt * tt * tt); /* a = 0.5: jerk 3 rad/s^3 */
         for (int c = 0; c < cols; c++) x[c] = s[c];
         kin_fk(g1, x, lp, lr);
         for (int c = 0; c < 3; c++) t.pos[3 * f + c] = (float)lp[3 * link + c];
         t.wpos[f] = 1.0f;
     }
-    struct kin_quality q;
-    CHECK_EQ_INT(kin_quality_compute(g1, &t, state, n, &q, NULL, NULL), RT_OK);
+    struct rtg_quality q;
+    CHECK_EQ_INT(rtg_quality_compute(g1, &t, state, n, &q, NULL, NULL), RT_OK);
     CHECK_NEAR(q.pos_m.mean, 0, 1e-6);
     CHECK_EQ_INT(q.pos_m.n, n);
     CHECK_EQ_INT(q.rot_deg.n, 0);
@@ -207,13 +207,13 @@ static void test_quality_model(const struct kin_robot *g1)
     CHECK_EQ_INT(q.joint_limit_violations, 0);
     /* A knee past its limit is a violation; a pelvis dropped 10 cm with the
      * feet marked puts them through the floor. */
-    state[SOLVER_ROOT_COLS + j_knee] = -0.5f;
+    state[RT_ROOT_COLS + j_knee] = -0.5f;
     t.foot_link[0] = kin_robot_link_index(g1, "left_ankle_roll_link");
     for (int f = 0; f < n; f++) state[(size_t)f * cols + 2] = 0.0f;
-    CHECK_EQ_INT(kin_quality_compute(g1, &t, state, n, &q, NULL, NULL), RT_OK);
+    CHECK_EQ_INT(rtg_quality_compute(g1, &t, state, n, &q, NULL, NULL), RT_OK);
     CHECK_EQ_INT(q.joint_limit_violations, 1);
     CHECK(q.ground_penetration_m > 0.5);
-    cJSON *j = kin_quality_json(g1, &t, state, n);
+    cJSON *j = rtg_quality_json(g1, &t, state, n);
     CHECK(j != NULL);
     CHECK(cJSON_IsNumber(cJSON_GetObjectItem(j, "mean_jerk")));
     CHECK(cJSON_IsObject(cJSON_GetObjectItem(j, "position_error_m")));
@@ -224,29 +224,29 @@ static void test_quality_model(const struct kin_robot *g1)
     free(x);
     free(lp);
     free(lr);
-    kin_targets_free(&t);
+    rtg_targets_free(&t);
 }
 
 /* Solves `t` (trajectory) into a new state array; NULL on failure. */
-static float *solve(const struct kin_robot *r, const struct kin_targets *t, const struct kin_profile *p)
+static float *solve(const struct kin_robot *r, const struct rtg_targets *t, const struct rtg_profile *p)
 {
     struct solver_options opt;
     struct solver_batch b;
     struct solver_clip_result cr;
     struct rt_err e;
     int off[2] = {0, t->n_frames};
-    float *state = malloc((size_t)t->n_frames * solver_state_cols(&r->tree) * sizeof(float));
+    float *state = malloc((size_t)t->n_frames * rt_state_cols(&r->tree) * sizeof(float));
     struct solver_result res = {state, &cr};
     solver_options_default(&opt);
     opt.threads = 4;
-    if (p) kin_profile_solver_options(p, &opt);
-    kin_targets_batch(r, t, off, &opt, &b);
+    if (p) rtg_profile_solver_options(p, &opt);
+    rtg_targets_batch(r, t, off, &opt, &b);
     if (solver_solve_cpu(&b, &res, &e)) {
         fprintf(stderr, "solve: %s: %s\n", e.where, e.msg);
         free(state);
         return NULL;
     }
-    kin_targets_ground_lift(r, t, state); /* as kin_batch_solve() does */
+    rtg_targets_ground_lift(r, t, state); /* as rtg_batch_solve() does */
     return state;
 }
 
@@ -263,19 +263,19 @@ static void test_end_to_end(void)
         if (!robot) continue;
         for (size_t c = 0; c < sizeof clips / sizeof clips[0]; c++) {
             struct kin_clip *clip = test_load_clip(clips[c]);
-            struct kin_targets t;
+            struct rtg_targets t;
             CHECK(clip != NULL);
             if (!clip) continue;
             if (clip->n_frames > max_frames()) clip->n_frames = max_frames();
-            struct kin_profile *prof = NULL;
-            CHECK_EQ_INT(kin_retarget_pick_profile(clip, robot, &prof, &e), RT_OK);
-            CHECK_EQ_INT(kin_targets_from_clip(robot, clip, prof, &t, &e), RT_OK);
+            struct rtg_profile *prof = NULL;
+            CHECK_EQ_INT(rtg_retarget_pick_profile(clip, robot, &prof, &e), RT_OK);
+            CHECK_EQ_INT(rtg_targets_from_clip(robot, clip, prof, &t, &e), RT_OK);
             float *state = t.pos ? solve(robot, &t, prof) : NULL;
-            kin_profile_free(prof);
+            rtg_profile_free(prof);
             CHECK(state != NULL);
             if (state) {
-                struct kin_quality q;
-                CHECK_EQ_INT(kin_quality_compute(robot, &t, state, t.n_frames, &q, NULL, NULL), RT_OK);
+                struct rtg_quality q;
+                CHECK_EQ_INT(rtg_quality_compute(robot, &t, state, t.n_frames, &q, NULL, NULL), RT_OK);
                 printf("%s %s: frames %d pos mean %.4f m pen %.4f m limits %d jerk %.1f\n", clips[c],
                        robots[r], t.n_frames, q.pos_m.mean, q.ground_penetration_m,
                        q.joint_limit_violations, q.mean_jerk);
@@ -284,7 +284,7 @@ static void test_end_to_end(void)
                 CHECK(q.pos_m.mean < 0.03);
             }
             free(state);
-            kin_targets_free(&t);
+            rtg_targets_free(&t);
             kin_clip_free(clip);
         }
         kin_robot_free(robot);
@@ -300,7 +300,7 @@ static void test_jerk_vs_per_frame(void)
     for (int r = 0; r < 2; r++) {
         struct kin_robot *robot = NULL;
         struct kin_clip *clip = test_load_clip("clips/01_01.bvh");
-        struct kin_targets t;
+        struct rtg_targets t;
         struct rt_err e;
         memset(&t, 0, sizeof t);
         CHECK(clip != NULL);
@@ -311,20 +311,20 @@ static void test_jerk_vs_per_frame(void)
             return;
         }
         if (clip->n_frames > max_frames()) clip->n_frames = max_frames();
-        struct kin_profile *prof = NULL;
-        CHECK_EQ_INT(kin_retarget_pick_profile(clip, robot, &prof, &e), RT_OK);
-        CHECK_EQ_INT(kin_targets_from_clip(robot, clip, prof, &t, &e), RT_OK);
+        struct rtg_profile *prof = NULL;
+        CHECK_EQ_INT(rtg_retarget_pick_profile(clip, robot, &prof, &e), RT_OK);
+        CHECK_EQ_INT(rtg_targets_from_clip(robot, clip, prof, &t, &e), RT_OK);
         float *traj = t.pos ? solve(robot, &t, prof) : NULL;
-        float *pf = malloc((size_t)clip->n_frames * solver_state_cols(&robot->tree) * sizeof(float));
+        float *pf = malloc((size_t)clip->n_frames * rt_state_cols(&robot->tree) * sizeof(float));
         struct solver_options opt;
         struct solver_clip_result cr;
         solver_options_default(&opt);
         CHECK(traj != NULL);
         if (traj && t.pos) {
-            CHECK_EQ_INT(kin_solve_per_frame(robot, &t, &opt, pf, &cr, &e), RT_OK);
-            struct kin_quality qt, qp;
-            CHECK_EQ_INT(kin_quality_compute(robot, &t, traj, t.n_frames, &qt, NULL, NULL), RT_OK);
-            CHECK_EQ_INT(kin_quality_compute(robot, &t, pf, t.n_frames, &qp, NULL, NULL), RT_OK);
+            CHECK_EQ_INT(rtg_solve_per_frame(robot, &t, &opt, pf, &cr, &e), RT_OK);
+            struct rtg_quality qt, qp;
+            CHECK_EQ_INT(rtg_quality_compute(robot, &t, traj, t.n_frames, &qt, NULL, NULL), RT_OK);
+            CHECK_EQ_INT(rtg_quality_compute(robot, &t, pf, t.n_frames, &qp, NULL, NULL), RT_OK);
             printf("01_01 %s %d frames: trajectory jerk %.1f pos %.4f max %.4f; per-frame jerk %.1f pos %.4f (%.1fx)\n",
                    robots[r], t.n_frames, qt.mean_jerk, qt.pos_m.mean, qt.pos_m.max, qp.mean_jerk, qp.pos_m.mean,
                    qp.mean_jerk / qt.mean_jerk);
@@ -335,10 +335,10 @@ static void test_jerk_vs_per_frame(void)
              * (or any link) is left 0.25 m behind in the first frames. */
             CHECK(qt.pos_m.max < 0.15);
         }
-        kin_profile_free(prof);
+        rtg_profile_free(prof);
         free(traj);
         free(pf);
-        kin_targets_free(&t);
+        rtg_targets_free(&t);
         kin_clip_free(clip);
         kin_robot_free(robot);
     }
@@ -349,33 +349,33 @@ static void test_robot_source(void)
 {
     struct kin_robot *g1 = NULL, *h1 = NULL;
     struct kin_clip *clip = test_load_clip("clips/cmu_12_01_walk.bvh");
-    struct kin_targets t, t2;
-    struct kin_profile *p = NULL;
+    struct rtg_targets t, t2;
+    struct rtg_profile *p = NULL;
     struct rt_err e;
     memset(&t, 0, sizeof t);
     memset(&t2, 0, sizeof t2);
     CHECK_EQ_INT(kin_robot_load("g1", &g1, &e), RT_OK);
     CHECK_EQ_INT(kin_robot_load("h1", &h1, &e), RT_OK);
-    CHECK_EQ_INT(kin_profile_load("g1_to_h1", &p, &e), RT_OK);
+    CHECK_EQ_INT(rtg_profile_load("g1_to_h1", &p, &e), RT_OK);
     CHECK(clip != NULL);
     if (!clip || !g1 || !h1 || !p) goto done;
     if (clip->n_frames > 120) clip->n_frames = 120;
-    CHECK_EQ_INT(kin_targets_from_clip(g1, clip, NULL, &t, &e), RT_OK);
+    CHECK_EQ_INT(rtg_targets_from_clip(g1, clip, NULL, &t, &e), RT_OK);
     float *gs = t.pos ? solve(g1, &t, NULL) : NULL;
     CHECK(gs != NULL);
     if (gs) {
-        int cols = solver_state_cols(&g1->tree);
+        int cols = rt_state_cols(&g1->tree);
         double *states = malloc((size_t)t.n_frames * cols * sizeof(double));
         for (size_t i = 0; i < (size_t)t.n_frames * cols; i++) states[i] = gs[i];
-        CHECK_EQ_INT(kin_targets_from_robot_traj(h1, g1, states, t.n_frames, t.frame_time, p, &t2, &e), RT_OK);
+        CHECK_EQ_INT(rtg_targets_from_robot_traj(h1, g1, states, t.n_frames, t.frame_time, p, &t2, &e), RT_OK);
         /* A BVH profile refuses a robot trajectory and vice versa. */
-        struct kin_targets t3;
-        CHECK_EQ_INT(kin_targets_from_clip(h1, clip, p, &t3, &e), RT_EINVAL);
+        struct rtg_targets t3;
+        CHECK_EQ_INT(rtg_targets_from_clip(h1, clip, p, &t3, &e), RT_EINVAL);
         float *hs = t2.pos ? solve(h1, &t2, p) : NULL;
         CHECK(hs != NULL);
         if (hs) {
-            struct kin_quality q;
-            CHECK_EQ_INT(kin_quality_compute(h1, &t2, hs, t2.n_frames, &q, NULL, NULL), RT_OK);
+            struct rtg_quality q;
+            CHECK_EQ_INT(rtg_quality_compute(h1, &t2, hs, t2.n_frames, &q, NULL, NULL), RT_OK);
             printf("g1 -> h1: pos mean %.4f m pen %.4f limits %d\n", q.pos_m.mean, q.ground_penetration_m,
                    q.joint_limit_violations);
             CHECK(q.pos_m.mean < 0.03);
@@ -387,9 +387,9 @@ static void test_robot_source(void)
     }
     free(gs);
 done:
-    kin_targets_free(&t);
-    kin_targets_free(&t2);
-    kin_profile_free(p);
+    rtg_targets_free(&t);
+    rtg_targets_free(&t2);
+    rtg_profile_free(p);
     kin_clip_free(clip);
     kin_robot_free(g1);
     kin_robot_free(h1);

@@ -1,4 +1,4 @@
-/* test_skeleton.c -- automatic skeleton mapping (kinematics/skeleton.c):
+/* test_skeleton.c -- automatic skeleton mapping (retarget/skeleton.c):
  * name splitting, the role every real clip's joints are given, refusals
  * that say what is missing, the template each clip gets, and end to end on
  * cut clips (RT_TEST_SKEL_FRAMES, default 200 frames) onto G1 and H1 within
@@ -12,10 +12,10 @@
 #include <string.h>
 
 #include "../kinematics/bvh.h"
-#include "../kinematics/quality.h"
-#include "../kinematics/retarget.h"
+#include "../retarget/quality.h"
+#include "../retarget/retarget.h"
 #include "../kinematics/robot.h"
-#include "../kinematics/skeleton.h"
+#include "../retarget/skeleton.h"
 #include "clip_util.h"
 #include "test.h"
 
@@ -38,7 +38,7 @@ static void test_split_name(void)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char core[64];
-        int side = kin_skeleton_split_name(cases[i].name, core, sizeof core);
+        int side = rtg_skeleton_split_name(cases[i].name, core, sizeof core);
         CHECK_EQ_INT(side, cases[i].side);
         CHECK_EQ_STR(core, cases[i].core);
         if (side != cases[i].side || strcmp(core, cases[i].core))
@@ -69,15 +69,15 @@ static void test_recognize(void)
          "mixamorig:LeftHand", "mixamorig:LeftUpLeg", "mixamorig:LeftLeg", "mixamorig:LeftFoot", "mixamorig:LeftToeBase"},
         {"clips/edge/test_mocapbank.bvh", "Hips", "Chest2", "LeftShoulder", "LeftElbow", "LeftWrist", "LeftHip", "LeftKnee", "LeftAnkle", "LeftAnkle_end"},
     };
-    static const int roles[] = {KIN_ROLE_PELVIS, KIN_ROLE_CHEST, KIN_ROLE_L_UPPER_ARM, KIN_ROLE_L_FOREARM,
-                                KIN_ROLE_L_HAND, KIN_ROLE_L_THIGH, KIN_ROLE_L_SHIN, KIN_ROLE_L_FOOT, KIN_ROLE_L_TOE};
+    static const int roles[] = {RTG_ROLE_PELVIS, RTG_ROLE_CHEST, RTG_ROLE_L_UPPER_ARM, RTG_ROLE_L_FOREARM,
+                                RTG_ROLE_L_HAND, RTG_ROLE_L_THIGH, RTG_ROLE_L_SHIN, RTG_ROLE_L_FOOT, RTG_ROLE_L_TOE};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct kin_clip *c = test_load_clip(cases[i].clip);
-        struct kin_skeleton_map m;
+        struct rtg_skeleton_map m;
         struct rt_err e;
         CHECK(c != NULL);
         if (!c) continue;
-        CHECK_EQ_INT(kin_skeleton_recognize(c, &m, &e), RT_OK);
+        CHECK_EQ_INT(rtg_skeleton_recognize(c, &m, &e), RT_OK);
         const char *const *want = &cases[i].pelvis;
         for (size_t r = 0; r < sizeof roles / sizeof roles[0]; r++) {
             int j = m.joint[roles[r]];
@@ -88,24 +88,24 @@ static void test_recognize(void)
             }
             CHECK_EQ_STR(got, want[r]);
             if (!got || strcmp(got, want[r]))
-                fprintf(stderr, "  %s: %s\n", cases[i].clip, kin_skeleton_role_name(roles[r]));
+                fprintf(stderr, "  %s: %s\n", cases[i].clip, rtg_skeleton_role_name(roles[r]));
             /* The right side mirrors the left. */
-            int jr = m.joint[roles[r] + (roles[r] >= KIN_ROLE_L_CLAVICLE ? KIN_ROLE_SIDED : 0)];
+            int jr = m.joint[roles[r] + (roles[r] >= RTG_ROLE_L_CLAVICLE ? RTG_ROLE_SIDED : 0)];
             CHECK(jr >= 0);
-            if (roles[r] >= KIN_ROLE_L_CLAVICLE && jr >= 0) {
+            if (roles[r] >= RTG_ROLE_L_CLAVICLE && jr >= 0) {
                 char core_l[64], core_r[64];
-                CHECK_EQ_INT(kin_skeleton_split_name(c->joints[jr].name, core_r, sizeof core_r), 2);
+                CHECK_EQ_INT(rtg_skeleton_split_name(c->joints[jr].name, core_r, sizeof core_r), 2);
                 if (j >= 0 && j < c->n_joints) {
-                    kin_skeleton_split_name(c->joints[j].name, core_l, sizeof core_l);
+                    rtg_skeleton_split_name(c->joints[j].name, core_l, sizeof core_l);
                     CHECK_EQ_STR(core_r, core_l);
                 }
             }
         }
         /* Every role that is required is present. */
-        for (int r = 0; r < KIN_ROLE_COUNT; r++) {
-            int kind = r >= KIN_ROLE_R_CLAVICLE ? r - KIN_ROLE_SIDED : r;
-            if (kind == KIN_ROLE_NECK || kind == KIN_ROLE_HEAD || kind == KIN_ROLE_L_CLAVICLE ||
-                kind == KIN_ROLE_L_HAND || kind == KIN_ROLE_L_TOE)
+        for (int r = 0; r < RTG_ROLE_COUNT; r++) {
+            int kind = r >= RTG_ROLE_R_CLAVICLE ? r - RTG_ROLE_SIDED : r;
+            if (kind == RTG_ROLE_NECK || kind == RTG_ROLE_HEAD || kind == RTG_ROLE_L_CLAVICLE ||
+                kind == RTG_ROLE_L_HAND || kind == RTG_ROLE_L_TOE)
                 continue;
             CHECK(m.joint[r] >= 0);
         }
@@ -123,24 +123,24 @@ static void test_refuse(const struct kin_robot *g1)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct kin_clip *c = test_load_clip(cases[i].clip);
-        struct kin_profile *p = NULL;
-        struct kin_targets t;
+        struct rtg_profile *p = NULL;
+        struct rtg_targets t;
         struct rt_err e;
         if (!c) continue;
-        CHECK_EQ_INT(kin_retarget_pick_profile(c, g1, &p, &e), RT_EINVAL);
+        CHECK_EQ_INT(rtg_retarget_pick_profile(c, g1, &p, &e), RT_EINVAL);
         CHECK(p == NULL);
         for (int k = 0; k < 3; k++) {
             CHECK(strstr(e.msg, cases[i].says[k]) != NULL);
             if (!strstr(e.msg, cases[i].says[k])) fprintf(stderr, "  %s: '%s' not in '%s'\n", cases[i].clip, cases[i].says[k], e.msg);
         }
-        CHECK_EQ_INT(kin_targets_from_clip(g1, c, NULL, &t, &e), RT_EINVAL);
+        CHECK_EQ_INT(rtg_targets_from_clip(g1, c, NULL, &t, &e), RT_EINVAL);
         CHECK(strstr(e.msg, "cannot map") != NULL);
         kin_clip_free(c);
     }
     /* An arm without hand or forearm names what it looked for; a forearm
      * with another name is found by topology (the hand's parent). */
     struct kin_clip *c = test_load_clip("clips/edge/example.bvh");
-    struct kin_skeleton_map m;
+    struct rtg_skeleton_map m;
     struct rt_err e;
     if (!c) return;
     int j = kin_clip_find_joint(c, "RightLowArm"), h = kin_clip_find_joint(c, "RightHand");
@@ -148,10 +148,10 @@ static void test_refuse(const struct kin_robot *g1)
     if (j >= 0 && h >= 0) {
         char *old_j = c->joints[j].name, *old_h = c->joints[h].name;
         c->joints[j].name = (char *)"RightBone";
-        CHECK_EQ_INT(kin_skeleton_recognize(c, &m, &e), RT_OK);
-        CHECK_EQ_INT(m.joint[KIN_ROLE_R_FOREARM], j);
+        CHECK_EQ_INT(rtg_skeleton_recognize(c, &m, &e), RT_OK);
+        CHECK_EQ_INT(m.joint[RTG_ROLE_R_FOREARM], j);
         c->joints[h].name = (char *)"RightBone2";
-        CHECK_EQ_INT(kin_skeleton_recognize(c, &m, &e), RT_EINVAL);
+        CHECK_EQ_INT(rtg_skeleton_recognize(c, &m, &e), RT_EINVAL);
         CHECK(strstr(e.msg, "no right arm (looked for ForeArm/LowArm/Elbow)") != NULL);
         CHECK(strstr(e.msg, "left") == NULL);
         c->joints[j].name = old_j;
@@ -175,35 +175,35 @@ static void test_templates(const struct kin_robot *g1, const struct kin_robot *h
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct kin_clip *c = test_load_clip(cases[i].clip);
-        struct kin_profile *p = NULL;
+        struct rtg_profile *p = NULL;
         struct rt_err e;
         if (!c) continue;
-        CHECK_EQ_INT(kin_skeleton_auto_profile(c, g1, &p, &e), RT_OK);
+        CHECK_EQ_INT(rtg_skeleton_auto_profile(c, g1, &p, &e), RT_OK);
         CHECK_EQ_STR(p ? p->name : NULL, cases[i].g1);
         if (p) {
             CHECK_EQ_INT(p->n_links, 14);
             CHECK_EQ_INT(p->n_match, 0);
         }
-        kin_profile_free(p);
-        CHECK_EQ_INT(kin_skeleton_auto_profile(c, h1, &p, &e), RT_OK);
+        rtg_profile_free(p);
+        CHECK_EQ_INT(rtg_skeleton_auto_profile(c, h1, &p, &e), RT_OK);
         CHECK_EQ_STR(p ? p->name : NULL, cases[i].h1);
         if (p) CHECK_EQ_INT(p->n_links, 12);
-        kin_profile_free(p);
+        rtg_profile_free(p);
         kin_clip_free(c);
     }
     /* Biovision's example.bvh: the feet's End Sites carry on down the shin,
      * so there are no toes and the feet track positions only. */
     struct kin_clip *c = test_load_clip("clips/edge/example.bvh");
-    struct kin_profile *p = NULL;
+    struct rtg_profile *p = NULL;
     struct rt_err e;
     if (!c) return;
-    CHECK_EQ_INT(kin_skeleton_auto_profile(c, g1, &p, &e), RT_OK);
+    CHECK_EQ_INT(rtg_skeleton_auto_profile(c, g1, &p, &e), RT_OK);
     for (int s = 0; p && s < 2; s++) {
         int k = p->feet[s].link;
         CHECK(p->feet[s].toe == NULL);
         CHECK(k > 0 && p->links[k].wrot == 0 && p->links[k].frame.axis[0] == 0);
     }
-    kin_profile_free(p);
+    rtg_profile_free(p);
     kin_clip_free(c);
 }
 
@@ -287,37 +287,37 @@ static void clip_root_rotation_only(struct kin_clip *c)
 /* Solves `clip` (the detected or automatic profile) and checks the bounds;
  * returns the quality in *q and the targets in *t (caller frees). */
 static int solve_bounds(const struct kin_robot *robot, const struct kin_clip *clip, const char *label,
-                        double pos_bound, struct kin_targets *t, struct kin_quality *q)
+                        double pos_bound, struct rtg_targets *t, struct rtg_quality *q)
 {
-    struct kin_profile *prof = NULL;
+    struct rtg_profile *prof = NULL;
     struct rt_err e;
     memset(t, 0, sizeof *t);
     memset(q, 0, sizeof *q);
-    CHECK_EQ_INT(kin_retarget_pick_profile(clip, robot, &prof, &e), RT_OK);
+    CHECK_EQ_INT(rtg_retarget_pick_profile(clip, robot, &prof, &e), RT_OK);
     if (!prof) {
         fprintf(stderr, "  %s: %s: %s\n", label, e.where, e.msg);
         return -1;
     }
-    CHECK_EQ_INT(kin_targets_from_clip(robot, clip, prof, t, &e), RT_OK);
+    CHECK_EQ_INT(rtg_targets_from_clip(robot, clip, prof, t, &e), RT_OK);
     if (!t->pos) {
         fprintf(stderr, "  %s: %s: %s\n", label, e.where, e.msg);
-        kin_profile_free(prof);
+        rtg_profile_free(prof);
         return -1;
     }
     struct solver_options opt;
     struct solver_batch b;
     struct solver_clip_result cr;
     int off[2] = {0, t->n_frames};
-    float *state = malloc((size_t)t->n_frames * solver_state_cols(&robot->tree) * sizeof(float));
+    float *state = malloc((size_t)t->n_frames * rt_state_cols(&robot->tree) * sizeof(float));
     struct solver_result res = {state, &cr};
     solver_options_default(&opt);
     opt.threads = 4;
-    kin_profile_solver_options(prof, &opt);
-    kin_targets_batch(robot, t, off, &opt, &b);
+    rtg_profile_solver_options(prof, &opt);
+    rtg_targets_batch(robot, t, off, &opt, &b);
     int rc = -1;
     if (state && solver_solve_cpu(&b, &res, &e) == RT_OK) {
-        CHECK(kin_targets_ground_lift(robot, t, state) >= 0); /* as kin_batch_solve() does */
-        CHECK_EQ_INT(kin_quality_compute(robot, t, state, t->n_frames, q, NULL, NULL), RT_OK);
+        CHECK(rtg_targets_ground_lift(robot, t, state) >= 0); /* as rtg_batch_solve() does */
+        CHECK_EQ_INT(rtg_quality_compute(robot, t, state, t->n_frames, q, NULL, NULL), RT_OK);
         printf("%-40s %s %-18s frames %4d pos mean %.4f pen %.4f limits %d\n", label, robot->name,
                prof->name, t->n_frames, q->pos_m.mean, q->ground_penetration_m, q->joint_limit_violations);
         CHECK_EQ_INT(q->joint_limit_violations, 0);
@@ -327,7 +327,7 @@ static int solve_bounds(const struct kin_robot *robot, const struct kin_clip *cl
     }
     CHECK(rc == 0);
     free(state);
-    kin_profile_free(prof);
+    rtg_profile_free(prof);
     return rc;
 }
 
@@ -340,8 +340,8 @@ static void test_edge_end_to_end(const struct kin_robot *const robots[2])
     for (int r = 0; r < 2; r++)
         for (size_t i = 0; i < sizeof clips / sizeof clips[0]; i++) {
             struct kin_clip *c = test_load_clip(clips[i]);
-            struct kin_targets t;
-            struct kin_quality q;
+            struct rtg_targets t;
+            struct rtg_quality q;
             if (!c) continue;
             if (c->n_frames > max_frames()) c->n_frames = max_frames();
             /* Known: test_mocapbank kneels (from frame 140), folding a knee
@@ -350,13 +350,13 @@ static void test_edge_end_to_end(const struct kin_robot *const robots[2])
              * retargeted, not refused, and held to 5 cm. */
             double bound = r == 1 && strstr(clips[i], "mocapbank") ? 0.05 : 0.03;
             solve_bounds(robots[r], c, clips[i], bound, &t, &q);
-            kin_targets_free(&t);
+            rtg_targets_free(&t);
             kin_clip_free(c);
         }
 }
 
 /* Largest difference between two target sets' positions. */
-static double targets_diff(const struct kin_targets *a, const struct kin_targets *b)
+static double targets_diff(const struct rtg_targets *a, const struct rtg_targets *b)
 {
     double d = INFINITY;
     if (a->n_frames == b->n_frames && a->n_targets == b->n_targets && a->pos && b->pos) {
@@ -373,8 +373,8 @@ static void test_variants(const struct kin_robot *const robots[2])
                                         "clips/edge/Boxing_Toes.bvh"};
     for (size_t i = 0; i < sizeof clips / sizeof clips[0]; i++)
         for (int r = 0; r < 2; r++) {
-            struct kin_targets t0, tv;
-            struct kin_quality q;
+            struct rtg_targets t0, tv;
+            struct rtg_quality q;
             char label[96];
             struct kin_clip *c = test_load_clip(clips[i]);
             if (!c) continue;
@@ -403,10 +403,10 @@ static void test_variants(const struct kin_robot *const robots[2])
                     if (!(d < 1e-4)) fprintf(stderr, "  %s: targets differ by %g m\n", label, d);
                 }
                 if (v == 3) CHECK_EQ_INT(tv.n_frames, (t0.n_frames + 1) / 2);
-                kin_targets_free(&tv);
+                rtg_targets_free(&tv);
                 kin_clip_free(cv);
             }
-            kin_targets_free(&t0);
+            rtg_targets_free(&t0);
             kin_clip_free(c);
         }
 }

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "../clients/cli.h"
-#include "../kinematics/status.h"
+#include "../base/status.h"
 #include "../kinematics/traj.h"
 #include "test.h"
 

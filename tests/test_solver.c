@@ -50,7 +50,7 @@ static void d_log(const double *R, double *phi)
 
 static void test_jacobian(const struct g1_clip *c)
 {
-    const struct solver_tree *tr = &c->robot->tree;
+    const struct rt_tree *tr = &c->robot->tree;
     int n = c->dim, cols = c->cols, nl = tr->n_links;
     int f = 1234;
     float x[64];

@@ -1,4 +1,4 @@
-/* test_status.c -- kinematics/status.c, the layer every module shares:
+/* test_status.c -- base/status.c, the layer every module shares:
  * rt_mul_size at its overflow boundary, rt_err_set and rt_log keeping a
  * record on one line whatever the input puts in `where` or the message. */
 #include <stdint.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../kinematics/status.h"
+#include "../base/status.h"
 #include "test.h"
 
 static void test_mul_size(void)

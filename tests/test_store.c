@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../storage/sha256.h"
+#include "../base/sha256.h"
 #include "../storage/store.h"
 #include "test.h"
 
@@ -22,24 +22,24 @@ static void test_sha256(void)
 {
     unsigned char d[32];
     char hex[65];
-    store_sha256("abc", 3, d);
-    store_sha256_hex(d, hex);
+    rt_sha256("abc", 3, d);
+    rt_sha256_hex(d, hex);
     CHECK_EQ_STR(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-    store_sha256("", 0, d);
-    store_sha256_hex(d, hex);
+    rt_sha256("", 0, d);
+    rt_sha256_hex(d, hex);
     CHECK_EQ_STR(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
     const char *m = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
-    store_sha256(m, strlen(m), d);
-    store_sha256_hex(d, hex);
+    rt_sha256(m, strlen(m), d);
+    rt_sha256_hex(d, hex);
     CHECK_EQ_STR(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
     /* a million 'a' fed in odd pieces */
     static char a[1000000];
     memset(a, 'a', sizeof a);
-    struct store_sha256 c;
-    store_sha256_init(&c);
-    for (size_t i = 0; i < sizeof a; i += 333) store_sha256_update(&c, a + i, sizeof a - i < 333 ? sizeof a - i : 333);
-    store_sha256_final(&c, d);
-    store_sha256_hex(d, hex);
+    struct rt_sha256 c;
+    rt_sha256_init(&c);
+    for (size_t i = 0; i < sizeof a; i += 333) rt_sha256_update(&c, a + i, sizeof a - i < 333 ? sizeof a - i : 333);
+    rt_sha256_final(&c, d);
+    rt_sha256_hex(d, hex);
     CHECK_EQ_STR(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
 }
 
@@ -58,7 +58,7 @@ static struct store_job_new new_job(const char *owner, const char *key, const ch
     n.clip = clip;
     n.clip_len = strlen(clip);
     n.frames = 10;
-    store_sha256(clip, strlen(clip), n.input_hash);
+    rt_sha256(clip, strlen(clip), n.input_hash);
     return n;
 }
 
@@ -123,8 +123,8 @@ static void test_tokens(struct store *s)
     unsigned char h1[32], h2[32];
     char name[STORE_MAX_NAME + 1];
     int admin = -1;
-    store_sha256("secret-1", 8, h1);
-    store_sha256("secret-2", 8, h2);
+    rt_sha256("secret-1", 8, h1);
+    rt_sha256("secret-2", 8, h2);
     CHECK_EQ_INT(store_token_add(s, "alice", h1, 1, &err), RT_OK);
     CHECK_EQ_INT(store_token_add(s, "alice", h2, 0, &err), RT_ECONFLICT);
     CHECK_EQ_INT(store_token_add(s, "bob", h2, 0, &err), RT_OK);
@@ -135,17 +135,17 @@ static void test_tokens(struct store *s)
     CHECK_EQ_INT(store_token_find(s, h2, name, &admin, &err), RT_OK);
     CHECK_EQ_INT(admin, 0);
     unsigned char h3[32];
-    store_sha256("nope", 4, h3);
+    rt_sha256("nope", 4, h3);
     CHECK_EQ_INT(store_token_find(s, h3, name, &admin, &err), RT_ENOTFOUND);
     /* Name length: N accepted, N+1 refused. */
     char longname[STORE_MAX_NAME + 2];
     memset(longname, 'x', STORE_MAX_NAME);
     longname[STORE_MAX_NAME] = 0;
-    store_sha256("l1", 2, h3);
+    rt_sha256("l1", 2, h3);
     CHECK_EQ_INT(store_token_add(s, longname, h3, 0, &err), RT_OK);
     longname[STORE_MAX_NAME] = 'x';
     longname[STORE_MAX_NAME + 1] = 0;
-    store_sha256("l2", 2, h3);
+    rt_sha256("l2", 2, h3);
     CHECK_EQ_INT(store_token_add(s, longname, h3, 0, &err), RT_EINVAL);
     /* List in name order; revoke: the token no longer authenticates. */
     struct token_seen seen = {"", 0};

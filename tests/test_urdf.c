@@ -14,7 +14,7 @@
  *  - kin_jacobian, all 6 rows and every column including the floating
  *    base, against central finite differences of kin_fk at random
  *    configurations within the limits (G1 and Panda);
- *  - the float struct solver_tree: invariants, and its own forward
+ *  - the float struct rt_tree: invariants, and its own forward
  *    kinematics against kin_fk;
  *  - malformed inputs: status, "name:LINE" and the element named;
  *  - KIN_MAX_LINKS and KIN_MAX_NAME at N (accepted) and N+1 (rejected);
@@ -478,9 +478,9 @@ static void check_jacobian(const struct kin_robot *r, const char *what, int n_co
     free(s); free(sp); free(sm); free(pp); free(pm); free(Rp); free(Rm); free(J);
 }
 
-/* Forward kinematics from the float solver_tree alone (doubles for the
+/* Forward kinematics from the float rt_tree alone (doubles for the
  * arithmetic), as a solver would read the arrays. */
-static void tree_fk(const struct solver_tree *t, const double *s, double *pos, double *rot)
+static void tree_fk(const struct rt_tree *t, const double *s, double *pos, double *rot)
 {
     memcpy(pos, s, 3 * sizeof *pos);
     quat_to_m3(s + 3, rot);
@@ -493,10 +493,10 @@ static void tree_fk(const struct solver_tree *t, const double *s, double *pos, d
         m3_vec(rot + 9 * p, o, d);
         for (int i = 0; i < 3; i++) pos[3 * k + i] = pos[3 * p + i] + d[i];
         m3_mul(rot + 9 * p, O, rot + 9 * k);
-        if (idx >= 0 && t->joint_type[k] == SOLVER_JOINT_REVOLUTE) {
+        if (idx >= 0 && t->joint_type[k] == RT_JOINT_REVOLUTE) {
             m3_axis_angle(a, v, M);
             m3_mul(rot + 9 * k, M, rot + 9 * k);
-        } else if (idx >= 0 && t->joint_type[k] == SOLVER_JOINT_PRISMATIC) {
+        } else if (idx >= 0 && t->joint_type[k] == RT_JOINT_PRISMATIC) {
             m3_vec(rot + 9 * k, a, d);
             for (int i = 0; i < 3; i++) pos[3 * k + i] += v * d[i];
         }
@@ -505,7 +505,7 @@ static void tree_fk(const struct solver_tree *t, const double *s, double *pos, d
 
 static void check_tree(const struct kin_robot *r, const char *what)
 {
-    const struct solver_tree *t = &r->tree;
+    const struct rt_tree *t = &r->tree;
     int nl = r->n_links;
     double worst = 0;
     CHECK_EQ_INT(t->n_links, nl);
@@ -518,9 +518,9 @@ static void check_tree(const struct kin_robot *r, const char *what)
         int want = kj->type == KIN_JOINT_FIXED ? -1 : kj->mimic >= 0 ? r->joints[kj->mimic].coord : kj->coord;
         CHECK(t->parent[k] >= 0 && t->parent[k] < k);
         CHECK_EQ_INT(t->joint_index[k], want);
-        CHECK_EQ_INT(t->joint_type[k], kj->type == KIN_JOINT_FIXED ? SOLVER_JOINT_FIXED
-                                       : kj->type == KIN_JOINT_PRISMATIC ? SOLVER_JOINT_PRISMATIC
-                                                                         : SOLVER_JOINT_REVOLUTE);
+        CHECK_EQ_INT(t->joint_type[k], kj->type == KIN_JOINT_FIXED ? RT_JOINT_FIXED
+                                       : kj->type == KIN_JOINT_PRISMATIC ? RT_JOINT_PRISMATIC
+                                                                         : RT_JOINT_REVOLUTE);
         CHECK(t->joint_mult[k] == (float)(kj->mimic >= 0 ? kj->mimic_mult : 1.0));
         CHECK(t->joint_offset[k] == (float)(kj->mimic >= 0 ? kj->mimic_offset : 0.0));
     }

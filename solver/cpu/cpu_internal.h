@@ -56,7 +56,7 @@ struct cpu_clip {
 
 struct cpu_ctx {
     const struct solver_batch *b;
-    const struct solver_tree *tr;
+    const struct rt_tree *tr;
     int n, cols, nf, nc, nl;
     struct cpu_pool *pool;
     int *clip_of;                 /* [nf] */

@@ -64,8 +64,8 @@ enum rt_status cpu_ctx_init(struct cpu_ctx *c, const struct solver_batch *b, str
     memset(c, 0, sizeof *c);
     c->b = b;
     c->tr = b->tree;
-    c->n = solver_tangent_dim(b->tree);
-    c->cols = solver_state_cols(b->tree);
+    c->n = rt_tangent_dim(b->tree);
+    c->cols = rt_state_cols(b->tree);
     c->nf = b->frame_off[b->n_clips];
     c->nc = b->n_clips;
     c->nl = b->tree->n_links;

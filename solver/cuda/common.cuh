@@ -12,7 +12,7 @@
 #include <cuda_runtime.h>
 #include <stddef.h>
 
-#include "../../kinematics/status.h"
+#include "../../base/status.h"
 
 /* rt_err_set() returns int; C++ wants the enum back. */
 #define CUDA_ERR(...) ((enum rt_status)rt_err_set(__VA_ARGS__))

@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#include "../../kinematics/status.h"
+#include "../../base/status.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -110,7 +110,7 @@ static enum rt_status cuda_solve(void *vctx, const struct solver_batch *b, struc
     /* Split by clips: device d takes the clips whose first frame lies in
      * [d * total / nd, (d + 1) * total / nd), every device at least one. */
     double t0 = now_s();
-    const int nf = b->frame_off[b->n_clips], cols = solver_state_cols(b->tree);
+    const int nf = b->frame_off[b->n_clips], cols = rt_state_cols(b->tree);
     struct cuda_part part[CUDA_MAX_DEVICES];
     pthread_t th[CUDA_MAX_DEVICES];
     int started[CUDA_MAX_DEVICES];

@@ -213,7 +213,7 @@ static __global__ void gmax_kernel(const float *g, const int *off, int n, const 
 enum rt_status cuda_warp_tables_build(struct cuda_lm *L, const struct solver_batch *b, cudaStream_t s,
                                       struct rt_err *err)
 {
-    const struct solver_tree *tr = b->tree;
+    const struct rt_tree *tr = b->tree;
     const int nl = tr->n_links, nt = b->n_targets, ro = tr->floating_base ? 6 : 0;
     /* chain elements: at most the tree depth per target */
     int n_ch = 0;
@@ -272,7 +272,7 @@ enum rt_status cuda_warp_tables_build(struct cuda_lm *L, const struct solver_bat
         choff[k] = m;
         for (int i = b->target_link[k]; i > 0; i = tr->parent[i]) {
             int ji = tr->joint_index[i], type = tr->joint_type[i];
-            if (ji < 0 || type == SOLVER_JOINT_FIXED) continue;
+            if (ji < 0 || type == RT_JOINT_FIXED) continue;
             int col = ro + ji, e = 0;
             while (e < nc && cols[e] != col) e++;
             chlink[m] = (short)i;

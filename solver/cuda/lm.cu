@@ -211,7 +211,7 @@ static enum rt_status stage_down(struct cuda_lm *L, void *dst, const void *src, 
 static enum rt_status upload_batch(struct cuda_lm *L, const struct solver_batch *b, cudaStream_t s,
                                    struct rt_err *err)
 {
-    const struct solver_tree *t = b->tree;
+    const struct rt_tree *t = b->tree;
     size_t nl = (size_t)t->n_links, nj = (size_t)t->n_joints, nt = (size_t)b->n_targets;
     size_t nft = (size_t)L->nf * nt, n = (size_t)L->n;
     struct up_item { const void *src; size_t bytes; const void **dst; };
@@ -240,7 +240,7 @@ static enum rt_status upload_batch(struct cuda_lm *L, const struct solver_batch 
     };
     struct carver c = {NULL, 0};
     size_t at[NIT];
-    size_t tree_at = carve_at(&c, sizeof(struct solver_tree));
+    size_t tree_at = carve_at(&c, sizeof(struct rt_tree));
     for (int i = 0; i < NIT; i++) at[i] = carve_at(&c, it[i].bytes ? it[i].bytes : 1);
     enum rt_status st = cuda_buf_reserve(&L->in, c.used, err);
     if (st != RT_OK) return st;
@@ -253,7 +253,7 @@ static enum rt_status upload_batch(struct cuda_lm *L, const struct solver_batch 
             if (us != RT_OK) return us;
         }
     }
-    struct solver_tree td = *t;
+    struct rt_tree td = *t;
     td.parent = (const int *)dptr[0];
     td.joint_type = (const int *)dptr[1];
     td.joint_index = (const int *)dptr[2];
@@ -264,7 +264,7 @@ static enum rt_status upload_batch(struct cuda_lm *L, const struct solver_batch 
     td.axis = (const float *)dptr[7];
     td.lower = (const float *)dptr[8];
     td.upper = (const float *)dptr[9];
-    L->tree_d = (struct solver_tree *)(base + tree_at);
+    L->tree_d = (struct rt_tree *)(base + tree_at);
     CUDA_TRY(cudaMemcpyAsync(L->tree_d, &td, sizeof td, cudaMemcpyHostToDevice, s), err);
     L->bd = *b;
     L->bd.tree = L->tree_d;
@@ -277,11 +277,11 @@ static enum rt_status upload_batch(struct cuda_lm *L, const struct solver_batch 
 
 static enum rt_status prepare(struct cuda_lm *L, const struct solver_batch *b, cudaStream_t s, struct rt_err *err)
 {
-    const struct solver_tree *t = b->tree;
+    const struct rt_tree *t = b->tree;
     L->nf = b->frame_off[b->n_clips];
     L->nc = b->n_clips;
-    L->n = solver_tangent_dim(t);
-    L->cols = solver_state_cols(t);
+    L->n = rt_tangent_dim(t);
+    L->cols = rt_state_cols(t);
     L->nl = t->n_links;
     enum rt_status st;
     if ((st = cuda_buf_reserve(&L->arena, lay_out(L, NULL), err)) != RT_OK) return st;

@@ -25,7 +25,7 @@ struct cuda_lm {
     /* the batch on the device: bd's pointers are device pointers, bd.tree
      * points at tree_d (device) */
     struct solver_batch bd;
-    struct solver_tree *tree_d;
+    struct rt_tree *tree_d;
     struct cuda_buf in;    /* tree, targets, weights */
     struct cuda_buf tabs;  /* the warp executors' tables (tb points into it) */
     struct warp_tabs tb;

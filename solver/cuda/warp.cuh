@@ -145,7 +145,7 @@ static __device__ __forceinline__ void warp_copy(float *dst, const float *src, i
 
 /* frame_fk: the root on lane 0, then one tree level at a time, lanes over
  * the links of a level (frame_fk_link reads only the parent's entry). */
-static __device__ void warp_fk(const struct solver_tree *tr, const struct warp_tabs &tb, const float *x, float *lk,
+static __device__ void warp_fk(const struct rt_tree *tr, const struct warp_tabs &tb, const float *x, float *lk,
                                unsigned lane)
 {
     if (lane == 0) frame_fk_root(tr, x, lk);
@@ -168,9 +168,9 @@ static __device__ float warp_eval(const struct solver_batch *b, const struct war
                                   const float *dq, int t, int T, const struct warp_ws &ws, float *B, float *g,
                                   unsigned lane, int reuse = 0)
 {
-    const struct solver_tree *tr = b->tree;
-    const int n = solver_tangent_dim(tr), ro = tr->floating_base ? 6 : 0;
-    const float *th = x + SOLVER_ROOT_COLS;
+    const struct rt_tree *tr = b->tree;
+    const int n = rt_tangent_dim(tr), ro = tr->floating_base ? 6 : 0;
+    const float *th = x + RT_ROOT_COLS;
     float track = 0.0f, vel = 0.0f, acc = 0.0f;
     float *lk = ws.lk;
 
@@ -310,21 +310,21 @@ static __device__ float warp_eval(const struct solver_batch *b, const struct war
 
 /* frame_freeze on one warp (packed B, shared B and g). Returns the mask on
  * every lane. */
-static __device__ unsigned long long warp_freeze(const struct solver_tree *tr, const float *x, float *B, float *g,
+static __device__ unsigned long long warp_freeze(const struct rt_tree *tr, const float *x, float *B, float *g,
                                                  unsigned lane)
 {
-    const int n = solver_tangent_dim(tr), ro = tr->floating_base ? 6 : 0, nj = tr->n_joints;
+    const int n = rt_tangent_dim(tr), ro = tr->floating_base ? 6 : 0, nj = tr->n_joints;
     int c0 = 0, c1 = 0;
     {
         int j = (int)lane;
         if (j < nj) {
-            float th = x[SOLVER_ROOT_COLS + j];
+            float th = x[RT_ROOT_COLS + j];
             float gc = g[ro + j];
             c0 = (th <= tr->lower[j] && gc > 0.0f) || (th >= tr->upper[j] && gc < 0.0f);
         }
         j = (int)lane + 32;
         if (j < nj) {
-            float th = x[SOLVER_ROOT_COLS + j];
+            float th = x[RT_ROOT_COLS + j];
             float gc = g[ro + j];
             c1 = (th <= tr->lower[j] && gc > 0.0f) || (th >= tr->upper[j] && gc < 0.0f);
         }
@@ -400,7 +400,7 @@ static __device__ void warp_chol(float *A, const float *dM, int n, unsigned lane
 static __device__ void warp_precond(const struct solver_batch *b, const float *B, unsigned long long frozen, float lam,
                                     int t, int T, int smooth, float *lamd, float *F, float *dM, unsigned lane)
 {
-    const int n = solver_tangent_dim(b->tree), pk = n * (n + 1) / 2;
+    const int n = rt_tangent_dim(b->tree), pk = n * (n + 1) / 2;
     for (int i = (int)lane; i < pk; i += 32) F[i] = B[i];
     __syncwarp();
     for (int c = (int)lane; c < n; c += 32) {
@@ -558,8 +558,8 @@ static __device__ float warp_init_solve(const struct solver_batch *b, const stru
                                         int iters, float lam0, const struct warp_ws &ws, unsigned lane,
                                         float *cost_out)
 {
-    const struct solver_tree *tr = b->tree;
-    const int n = solver_tangent_dim(tr), cols = solver_state_cols(tr);
+    const struct rt_tree *tr = b->tree;
+    const int n = rt_tangent_dim(tr), cols = rt_state_cols(tr);
     float lam = lam0, nu = 2.0f;
     float cost = warp_eval(b, tb, f, x, NULL, 0, 1, ws, ws.B, ws.g, lane);
     unsigned long long fz = warp_freeze(tr, x, ws.B, ws.g, lane);

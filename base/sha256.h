@@ -10,23 +10,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define STORE_SHA256_LEN 32
+#define RT_SHA256_LEN 32
 
-struct store_sha256 {
+struct rt_sha256 {
     uint32_t h[8];
     uint64_t n_bytes;     /* bytes hashed so far */
     unsigned char buf[64];
     size_t n_buf;         /* bytes waiting in buf, < 64 */
 };
 
-void store_sha256_init(struct store_sha256 *c);
-void store_sha256_update(struct store_sha256 *c, const void *data, size_t len);
-void store_sha256_final(struct store_sha256 *c, unsigned char out[STORE_SHA256_LEN]);
+void rt_sha256_init(struct rt_sha256 *c);
+void rt_sha256_update(struct rt_sha256 *c, const void *data, size_t len);
+void rt_sha256_final(struct rt_sha256 *c, unsigned char out[RT_SHA256_LEN]);
 
 /* One-shot digest of `len` bytes. */
-void store_sha256(const void *data, size_t len, unsigned char out[STORE_SHA256_LEN]);
+void rt_sha256(const void *data, size_t len, unsigned char out[RT_SHA256_LEN]);
 
 /* Lower-case hex of a digest into hex[65] (NUL-terminated). */
-void store_sha256_hex(const unsigned char d[STORE_SHA256_LEN], char hex[2 * STORE_SHA256_LEN + 1]);
+void rt_sha256_hex(const unsigned char d[RT_SHA256_LEN], char hex[2 * RT_SHA256_LEN + 1]);
 
 #endif

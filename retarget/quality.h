@@ -2,7 +2,7 @@
  * it was solved for: tracking errors (forward kinematics in double of the
  * result), joint-limit violations, joint velocity and jerk, foot sliding and
  * ground penetration. The report's "quality" object (NAME.report.json) is
- * kin_quality_json(); the CSV path and the BVH path both use it.
+ * rtg_quality_json(); the CSV path and the BVH path both use it.
  *
  * Definitions (docs/profiles.md "Quality figures"):
  * - position_error_m: |x_k(q_t) - xhat_kt| over every (frame, target) whose
@@ -10,7 +10,7 @@
  *   R_k(q_t)^T Rhat_kt over those whose orientation weight is > 0. Each as
  *   mean, p95 (nearest rank) and max; per link the same, in "links".
  * - joint_limit_violations: (frame, joint) pairs outside [lower, upper] by
- *   more than KIN_QUALITY_LIMIT_TOL rad (float round-off of the bounds).
+ *   more than RTG_QUALITY_LIMIT_TOL rad (float round-off of the bounds).
  * - max_joint_velocity_rad_s: max |q_j(t+1) - q_j(t)| / dt.
  * - mean_jerk: mean over t and j of |q_j(t+3) - 3q_j(t+2) + 3q_j(t+1) - q_j(t)| / dt^3
  *   (rad/s^3; 0 for clips shorter than 4 frames).
@@ -19,31 +19,31 @@
  * - ground_penetration_m: the deepest point of any foot below z = 0 over the
  *   clip, as max(0, -(z_foot - sole_offset)), z_foot the foot link origin's
  *   height and sole_offset the distance from that origin down to the sole
- *   (kin_quality_sole_offset()). 0 when no foot is known.
+ *   (kin_robot_sole_offset()). 0 when no foot is known.
  *
- * Memory: kin_quality_json() returns a cJSON object the caller deletes
+ * Memory: rtg_quality_json() returns a cJSON object the caller deletes
  * (or attaches to a tree that it deletes). */
-#ifndef RT_KIN_QUALITY_H
-#define RT_KIN_QUALITY_H
+#ifndef RT_RTG_QUALITY_H
+#define RT_RTG_QUALITY_H
 
 #include <cjson/cJSON.h>
 
-#include "robot.h"
+#include "../kinematics/robot.h"
 #include "targets.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define KIN_QUALITY_LIMIT_TOL 1e-6
+#define RTG_QUALITY_LIMIT_TOL 1e-6
 
-struct kin_quality_stat {
+struct rtg_quality_stat {
     double mean, p95, max;
     int n; /* samples */
 };
 
-struct kin_quality {
-    struct kin_quality_stat pos_m, rot_deg;
+struct rtg_quality {
+    struct rtg_quality_stat pos_m, rot_deg;
     int joint_limit_violations;
     int frames_at_limit;          /* frames with a joint within 1e-4 rad of a bound */
     double max_joint_velocity;    /* rad/s */
@@ -53,28 +53,21 @@ struct kin_quality {
     int contact_frames;           /* (frame, foot) pairs in contact */
 };
 
-/* Distance (m) from the foot link origin down to the sole for `foot_link`
- * of `r`. Known robots: Unitree G1 ankle_roll_link 0.035 (its collision
- * spheres sit 0.03 below, radius 0.005), Unitree H1 ankle_link 0.062 (its
- * collision box: centre 0.05 below, 0.024 high). Others: 0 (the link
- * origin is taken as the sole). */
-double kin_quality_sole_offset(const struct kin_robot *r, int foot_link);
-
 /* Computes the figures above for `n_frames` rows of `state` (robot state
  * layout, the frames of `t`). Per-link statistics go to `per_link_pos` /
  * `per_link_rot` when non-NULL ([t->n_targets] each). Returns RT_ENOMEM
  * (figures unspecified) when scratch space cannot be had. */
-enum rt_status kin_quality_compute(const struct kin_robot *r, const struct kin_targets *t,
-                                   const float *state, int n_frames, struct kin_quality *q,
-                                   struct kin_quality_stat *per_link_pos,
-                                   struct kin_quality_stat *per_link_rot);
+enum rt_status rtg_quality_compute(const struct kin_robot *r, const struct rtg_targets *t,
+                                   const float *state, int n_frames, struct rtg_quality *q,
+                                   struct rtg_quality_stat *per_link_pos,
+                                   struct rtg_quality_stat *per_link_rot);
 
 /* {"position_error_m":{"mean","p95","max"},"rotation_error_deg":{...},
  *  "links":[{"link","position_error_m":{...},"rotation_error_deg":{...}}],
  *  "joint_limit_violations","frames_at_limit","max_joint_velocity_rad_s",
  *  "mean_jerk","foot_slide_m","ground_penetration_m","contact_frames"}.
  * A statistic with no samples is null. NULL only when out of memory. */
-cJSON *kin_quality_json(const struct kin_robot *r, const struct kin_targets *t,
+cJSON *rtg_quality_json(const struct kin_robot *r, const struct rtg_targets *t,
                         const float *state, int n_frames);
 
 #ifdef __cplusplus

@@ -5,16 +5,16 @@
  * per-frame baseline solve (`--per-frame`). The method is documented in
  * docs/profiles.md ("How targets are built").
  *
- * Memory: targets built here are owned by the caller's struct kin_targets
- * and released with kin_targets_free(); profiles returned are freed with
- * kin_profile_free(). */
-#ifndef RT_KIN_RETARGET_H
-#define RT_KIN_RETARGET_H
+ * Memory: targets built here are owned by the caller's struct rtg_targets
+ * and released with rtg_targets_free(); profiles returned are freed with
+ * rtg_profile_free(). */
+#ifndef RT_RTG_RETARGET_H
+#define RT_RTG_RETARGET_H
 
-#include "bvh.h"
+#include "../kinematics/bvh.h"
 #include "profile.h"
-#include "robot.h"
-#include "status.h"
+#include "../kinematics/robot.h"
+#include "../base/status.h"
 #include "targets.h"
 
 #ifdef __cplusplus
@@ -27,17 +27,17 @@ extern "C" {
  * "g1") whose every referenced joint the clip has, or NULL. Joint names
  * match exactly or after a "namespace:" prefix ("mixamorig:Hips"). When
  * several fit, the one referencing the most joints wins. */
-const char *kin_retarget_detect_profile(const struct kin_clip *clip, const char *robot_name);
+const char *rtg_retarget_detect_profile(const struct kin_clip *clip, const char *robot_name);
 
-/* As kin_retarget_detect_profile(), but also checks the robot's links and
+/* As rtg_retarget_detect_profile(), but also checks the robot's links and
  * loads the profile. When no bundled profile fits by name, the skeleton is
  * recognized by name synonyms and topology and a profile is built from the
- * closest bundled template (kin_skeleton_auto_profile(), named
+ * closest bundled template (rtg_skeleton_auto_profile(), named
  * "auto:<template>"). Fails with RT_EINVAL when that fails too; the
  * message lists the roles it could not find: "cannot map: no left foot
  * (looked for Foot/Ankle under LeftLeg), ...". */
-enum rt_status kin_retarget_pick_profile(const struct kin_clip *clip, const struct kin_robot *robot,
-                                         struct kin_profile **out, struct rt_err *err);
+enum rt_status rtg_retarget_pick_profile(const struct kin_clip *clip, const struct kin_robot *robot,
+                                         struct rtg_profile **out, struct rt_err *err);
 
 /* Builds targets for `robot` from a BVH clip through `profile` (NULL: the
  * detected bundled profile). On success `t` holds n_frames = clip frames,
@@ -46,19 +46,19 @@ enum rt_status kin_retarget_pick_profile(const struct kin_clip *clip, const stru
  * RT_EINVAL for a clip whose units or up axis cannot be detected (the
  * message says which field of the profile to set), RT_ENOMEM, RT_ELIMIT.
  * On failure `t` is left zeroed. The clip needs at least one frame. */
-enum rt_status kin_targets_from_clip(const struct kin_robot *robot, const struct kin_clip *clip,
-                                     const struct kin_profile *profile, struct kin_targets *t,
+enum rt_status rtg_targets_from_clip(const struct kin_robot *robot, const struct kin_clip *clip,
+                                     const struct rtg_profile *profile, struct rtg_targets *t,
                                      struct rt_err *err);
 
 /* Builds targets for `robot` from a trajectory of robot `src` (n_frames rows
  * of 7 + src->n_dof doubles, the CSV layout) through a profile whose source
  * joints are `src`'s link names (source.kind "robot"), e.g. g1_to_h1.
- * Same contract as kin_targets_from_clip(). */
-enum rt_status kin_targets_from_robot_traj(const struct kin_robot *robot,
+ * Same contract as rtg_targets_from_clip(). */
+enum rt_status rtg_targets_from_robot_traj(const struct kin_robot *robot,
                                            const struct kin_robot *src, const double *states,
                                            int n_frames, double frame_time,
-                                           const struct kin_profile *profile,
-                                           struct kin_targets *t, struct rt_err *err);
+                                           const struct rtg_profile *profile,
+                                           struct rtg_targets *t, struct rt_err *err);
 
 /* The per-frame baseline (`retarget solve --per-frame`): solves every frame
  * on its own with solver_solve_cpu() as a one-frame clip, smoothness off,
@@ -68,26 +68,26 @@ enum rt_status kin_targets_from_robot_traj(const struct kin_robot *robot,
  * Writes n_frames * state_cols floats to `state`; `res` (may be NULL) gets
  * the summed LM and CG iterations, the summed initial and final costs, the
  * last frame's termination and the wall time. */
-enum rt_status kin_solve_per_frame(const struct kin_robot *robot, const struct kin_targets *t,
+enum rt_status rtg_solve_per_frame(const struct kin_robot *robot, const struct rtg_targets *t,
                                    const struct solver_options *opt, float *state,
                                    struct solver_clip_result *res, struct rt_err *err);
 
 /* Feet on the ground after the solve: where a robot that cannot follow its
  * targets (a squat deeper than its knees bend) pushes a foot below z = 0,
  * the whole robot is lifted in that frame. The lift is the per-frame
- * penetration (t->foot_link, sole offset as kin_quality_sole_offset())
- * through a running max and then a running mean, both KIN_LIFT_WINDOW_S
+ * penetration (t->foot_link, sole offset as kin_robot_sole_offset())
+ * through a running max and then a running mean, both RTG_LIFT_WINDOW_S
  * wide, so it rises and falls smoothly and is at least the penetration in
  * every frame. Only the root height (column 2) of `state` changes; clips
  * without feet or without penetration are left as they are. Returns the
  * largest lift in metres (0: nothing changed), or -1 when out of memory
- * (state unchanged). kin_batch_solve() applies it to every clip. */
-#define KIN_LIFT_WINDOW_S 0.1
-double kin_targets_ground_lift(const struct kin_robot *robot, const struct kin_targets *t,
+ * (state unchanged). rtg_batch_solve() applies it to every clip. */
+#define RTG_LIFT_WINDOW_S 0.1
+double rtg_targets_ground_lift(const struct kin_robot *robot, const struct rtg_targets *t,
                                float *state);
 
 /* Fills a one-clip solver batch for `t` (pointers borrowed from `t`). */
-void kin_targets_batch(const struct kin_robot *robot, const struct kin_targets *t,
+void rtg_targets_batch(const struct kin_robot *robot, const struct rtg_targets *t,
                        const int frame_off[2], const struct solver_options *opt,
                        struct solver_batch *b);
 

@@ -14,61 +14,61 @@
  * meet, the chest where the two arms meet, and the chest must hang from the
  * pelvis. Fingers and toes beyond the first are ignored.
  *
- * Memory: kin_skeleton_auto_profile() returns a profile the caller frees
- * with kin_profile_free(). */
-#ifndef RT_KIN_SKELETON_H
-#define RT_KIN_SKELETON_H
+ * Memory: rtg_skeleton_auto_profile() returns a profile the caller frees
+ * with rtg_profile_free(). */
+#ifndef RT_RTG_SKELETON_H
+#define RT_RTG_SKELETON_H
 
 #include <stddef.h>
 
-#include "bvh.h"
+#include "../kinematics/bvh.h"
 #include "profile.h"
-#include "robot.h"
-#include "status.h"
+#include "../kinematics/robot.h"
+#include "../base/status.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* Roles. Sided roles are KIN_ROLE_L_* + side * KIN_ROLE_SIDED (side 0 left,
+/* Roles. Sided roles are RTG_ROLE_L_* + side * RTG_ROLE_SIDED (side 0 left,
  * 1 right). */
-enum kin_role {
-    KIN_ROLE_PELVIS = 0, /* where the legs meet: the root mapping */
-    KIN_ROLE_SPINE,      /* first joint above the pelvis towards the chest */
-    KIN_ROLE_CHEST_BASE, /* the joint below the chest (the torso frame's z from) */
-    KIN_ROLE_CHEST,      /* where the arms meet */
-    KIN_ROLE_NECK,       /* first joint above the chest towards the head (may be absent) */
-    KIN_ROLE_HEAD,       /* informational (may be absent) */
-    KIN_ROLE_L_CLAVICLE, /* informational (may be absent) */
-    KIN_ROLE_L_UPPER_ARM,
-    KIN_ROLE_L_FOREARM,
-    KIN_ROLE_L_HAND,     /* may be an End Site, or absent */
-    KIN_ROLE_L_THIGH,
-    KIN_ROLE_L_SHIN,
-    KIN_ROLE_L_FOOT,
-    KIN_ROLE_L_TOE,      /* may be an End Site, or absent */
-    KIN_ROLE_R_CLAVICLE,
-    KIN_ROLE_R_UPPER_ARM,
-    KIN_ROLE_R_FOREARM,
-    KIN_ROLE_R_HAND,
-    KIN_ROLE_R_THIGH,
-    KIN_ROLE_R_SHIN,
-    KIN_ROLE_R_FOOT,
-    KIN_ROLE_R_TOE,
-    KIN_ROLE_COUNT
+enum rtg_role {
+    RTG_ROLE_PELVIS = 0, /* where the legs meet: the root mapping */
+    RTG_ROLE_SPINE,      /* first joint above the pelvis towards the chest */
+    RTG_ROLE_CHEST_BASE, /* the joint below the chest (the torso frame's z from) */
+    RTG_ROLE_CHEST,      /* where the arms meet */
+    RTG_ROLE_NECK,       /* first joint above the chest towards the head (may be absent) */
+    RTG_ROLE_HEAD,       /* informational (may be absent) */
+    RTG_ROLE_L_CLAVICLE, /* informational (may be absent) */
+    RTG_ROLE_L_UPPER_ARM,
+    RTG_ROLE_L_FOREARM,
+    RTG_ROLE_L_HAND,     /* may be an End Site, or absent */
+    RTG_ROLE_L_THIGH,
+    RTG_ROLE_L_SHIN,
+    RTG_ROLE_L_FOOT,
+    RTG_ROLE_L_TOE,      /* may be an End Site, or absent */
+    RTG_ROLE_R_CLAVICLE,
+    RTG_ROLE_R_UPPER_ARM,
+    RTG_ROLE_R_FOREARM,
+    RTG_ROLE_R_HAND,
+    RTG_ROLE_R_THIGH,
+    RTG_ROLE_R_SHIN,
+    RTG_ROLE_R_FOOT,
+    RTG_ROLE_R_TOE,
+    RTG_ROLE_COUNT
 };
-#define KIN_ROLE_SIDED (KIN_ROLE_R_CLAVICLE - KIN_ROLE_L_CLAVICLE)
+#define RTG_ROLE_SIDED (RTG_ROLE_R_CLAVICLE - RTG_ROLE_L_CLAVICLE)
 
 /* A recognized skeleton: joint[role] is an index into clip->joints (a
  * ROOT/JOINT, or an End Site for a hand or toe), or -1 when absent. After a
- * successful kin_skeleton_recognize() every role is present except NECK,
+ * successful rtg_skeleton_recognize() every role is present except NECK,
  * HEAD, the clavicles, the hands and the toes. */
-struct kin_skeleton_map {
-    int joint[KIN_ROLE_COUNT];
+struct rtg_skeleton_map {
+    int joint[RTG_ROLE_COUNT];
 };
 
 /* The role's name: "pelvis", "left_foot", ... (static, never NULL). */
-const char *kin_skeleton_role_name(int role);
+const char *rtg_skeleton_role_name(int role);
 
 /* Splits a joint name into a side (returned: 0 none, 1 left, 2 right) and a
  * core: the name without namespace ("mixamorig:"), "Bip01 " prefix and side
@@ -76,14 +76,14 @@ const char *kin_skeleton_role_name(int role);
  * trailing digits removed ("mixamorig:LeftUpLeg" -> 1, "upleg";
  * "thigh.L" -> 1, "thigh"; "Spine1" -> 0, "spine"). `core` gets at most
  * cap - 1 characters and a NUL. */
-int kin_skeleton_split_name(const char *name, char *core, size_t cap);
+int rtg_skeleton_split_name(const char *name, char *core, size_t cap);
 
 /* Recognizes the skeleton of `clip` (see the file comment). RT_EINVAL
  * (the clip is input that cannot be used) when a required role is missing; the message lists every missing role
  * and what was looked for: "cannot map: no left foot (looked for
  * Foot/Ankle under LeftKnee)". The clip's first frame (its rest pose when
  * it has none) decides which of several coinciding joints is used. */
-enum rt_status kin_skeleton_recognize(const struct kin_clip *clip, struct kin_skeleton_map *m,
+enum rt_status rtg_skeleton_recognize(const struct kin_clip *clip, struct rtg_skeleton_map *m,
                                       struct rt_err *err);
 
 /* Builds a profile for `clip` onto `robot` from the bundled BVH profile for
@@ -93,10 +93,10 @@ enum rt_status kin_skeleton_recognize(const struct kin_clip *clip, struct kin_sk
  * whose role the clip lacks is dropped; without toes the feet track
  * positions only. On success *out is a new profile named
  * "auto:<template>"; on failure *out is NULL and RT_EINVAL says what is
- * missing (see kin_skeleton_recognize()) or that no bundled profile targets
+ * missing (see rtg_skeleton_recognize()) or that no bundled profile targets
  * the robot; RT_ENOMEM. */
-enum rt_status kin_skeleton_auto_profile(const struct kin_clip *clip, const struct kin_robot *robot,
-                                         struct kin_profile **out, struct rt_err *err);
+enum rt_status rtg_skeleton_auto_profile(const struct kin_clip *clip, const struct kin_robot *robot,
+                                         struct rtg_profile **out, struct rt_err *err);
 
 #ifdef __cplusplus
 }

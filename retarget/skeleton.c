@@ -13,7 +13,7 @@
  * have zero offsets) are stepped over where a role needs a direction.
  *
  * The profile is the template's with joint names substituted, so
- * kin_targets_from_clip() treats it exactly as a bundled profile. */
+ * rtg_targets_from_clip() treats it exactly as a bundled profile. */
 #include "skeleton.h"
 
 #include <ctype.h>
@@ -72,7 +72,7 @@ static const struct synonym sided[] = {
     {"toe", C_TOE}, {"toes", C_TOE}, {"toebase", C_TOE}, {"ball", C_TOE},
 };
 
-static const char *const role_names[KIN_ROLE_COUNT] = {
+static const char *const role_names[RTG_ROLE_COUNT] = {
     "pelvis", "spine", "chest_base", "chest", "neck", "head",
     "left_clavicle", "left_upper_arm", "left_forearm", "left_hand",
     "left_thigh", "left_shin", "left_foot", "left_toe",
@@ -80,16 +80,16 @@ static const char *const role_names[KIN_ROLE_COUNT] = {
     "right_thigh", "right_shin", "right_foot", "right_toe",
 };
 
-const char *kin_skeleton_role_name(int role)
+const char *rtg_skeleton_role_name(int role)
 {
-    return role >= 0 && role < KIN_ROLE_COUNT ? role_names[role] : "?";
+    return role >= 0 && role < RTG_ROLE_COUNT ? role_names[role] : "?";
 }
 
 static int is_lr(char c) { return c == 'L' || c == 'l' || c == 'R' || c == 'r'; }
 static int lr_side(char c) { return c == 'L' || c == 'l' ? 1 : 2; }
 static int is_sep(char c) { return c == '_' || c == ' ' || c == '.' || c == '-'; }
 
-int kin_skeleton_split_name(const char *name, char *core, size_t cap)
+int rtg_skeleton_split_name(const char *name, char *core, size_t cap)
 {
     const char *s = name, *c;
     char buf[128];
@@ -197,7 +197,7 @@ static int tree_init(struct tree *t, const struct kin_clip *c)
         int p = c->joints[j].parent;
         t->depth[j] = p >= 0 ? t->depth[p] + 1 : 0;
         if (j < t->n_joints) {
-            t->side[j] = kin_skeleton_split_name(c->joints[j].name, core, sizeof core);
+            t->side[j] = rtg_skeleton_split_name(c->joints[j].name, core, sizeof core);
             t->cls[j] = classify(t->side[j], core);
         }
         for (int i = 0; i < 3; i++) {
@@ -301,14 +301,14 @@ static void msg_add(char *msg, size_t cap, const char *text)
 
 static const char *jname(const struct tree *t, int j) { return t->clip->joints[j].name; }
 
-enum rt_status kin_skeleton_recognize(const struct kin_clip *clip, struct kin_skeleton_map *m,
+enum rt_status rtg_skeleton_recognize(const struct kin_clip *clip, struct rtg_skeleton_map *m,
                                       struct rt_err *err)
 {
     struct tree t;
     char miss[160] = "", item[96];
     static const char *const side_word[2] = {"left", "right"};
     enum rt_status st = RT_OK;
-    for (int r = 0; r < KIN_ROLE_COUNT; r++) m->joint[r] = -1;
+    for (int r = 0; r < RTG_ROLE_COUNT; r++) m->joint[r] = -1;
     if (tree_init(&t, clip)) return rt_err_set(err, RT_ENOMEM, "skeleton", "out of memory");
 
     int n_sided = 0;
@@ -330,7 +330,7 @@ enum rt_status kin_skeleton_recognize(const struct kin_clip *clip, struct kin_sk
         "arm (looked for ForeArm/LowArm/Elbow", "upper arm (looked for Arm/UpArm/Shoulder above"};
     int leg_miss[2] = {0, 0}, arm_miss[2] = {0, 0}, leg_hint[2] = {-1, -1}, arm_hint[2] = {-1, -1};
     for (int s = 0; s < 2; s++) {
-        int o = s * KIN_ROLE_SIDED, side = s + 1;
+        int o = s * RTG_ROLE_SIDED, side = s + 1;
         /* Legs: foot, then the shin and thigh above it. */
         int foot = nearest(&t, side, C_FOOT, -1), shin = -1, thigh = -1;
         if (foot < 0) {
@@ -343,16 +343,16 @@ enum rt_status kin_skeleton_recognize(const struct kin_clip *clip, struct kin_sk
         } else if ((thigh = walk_up(&t, shin, C_THIGH, 0)) < 0) {
             leg_miss[s] = 4, leg_hint[s] = shin;
         }
-        m->joint[KIN_ROLE_L_FOOT + o] = foot;
-        m->joint[KIN_ROLE_L_SHIN + o] = shin;
-        m->joint[KIN_ROLE_L_THIGH + o] = thigh;
+        m->joint[RTG_ROLE_L_FOOT + o] = foot;
+        m->joint[RTG_ROLE_L_SHIN + o] = shin;
+        m->joint[RTG_ROLE_L_THIGH + o] = thigh;
         if (foot >= 0 && shin >= 0) {
             /* A toe points forward from the ankle: an End Site that carries
              * on along the shin (Biovision's "LeftFoot { End Site }" points
              * straight down) would make the foot frame degenerate. */
             int toe = child_of(&t, foot, C_TOE);
             if (toe >= 0 && fabs(cos_angle(&t, foot, toe, shin)) > 0.8) toe = -1;
-            m->joint[KIN_ROLE_L_TOE + o] = toe;
+            m->joint[RTG_ROLE_L_TOE + o] = toe;
         }
 
         /* Arms: the hand (or, without one, the forearm) nearest the root. */
@@ -368,12 +368,12 @@ enum rt_status kin_skeleton_recognize(const struct kin_clip *clip, struct kin_sk
         } else if ((upper = walk_up(&t, fore, C_UPARM, 0)) < 0) {
             arm_miss[s] = 6, arm_hint[s] = fore;
         }
-        m->joint[KIN_ROLE_L_HAND + o] = hand;
-        m->joint[KIN_ROLE_L_FOREARM + o] = fore;
-        m->joint[KIN_ROLE_L_UPPER_ARM + o] = upper;
+        m->joint[RTG_ROLE_L_HAND + o] = hand;
+        m->joint[RTG_ROLE_L_FOREARM + o] = fore;
+        m->joint[RTG_ROLE_L_UPPER_ARM + o] = upper;
         if (upper >= 0) {
             int c = parent(&t, upper);
-            if (c >= 0 && t.side[c] == side) m->joint[KIN_ROLE_L_CLAVICLE + o] = c;
+            if (c >= 0 && t.side[c] == side) m->joint[RTG_ROLE_L_CLAVICLE + o] = c;
         }
     }
     for (int limb = 0; limb < 2; limb++) {
@@ -397,8 +397,8 @@ enum rt_status kin_skeleton_recognize(const struct kin_clip *clip, struct kin_sk
 
     /* Topology: the legs meet at the pelvis, the arms at the chest, and the
      * chest hangs from the pelvis. */
-    int thl = m->joint[KIN_ROLE_L_THIGH], thr = m->joint[KIN_ROLE_R_THIGH];
-    int ual = m->joint[KIN_ROLE_L_UPPER_ARM], uar = m->joint[KIN_ROLE_R_UPPER_ARM];
+    int thl = m->joint[RTG_ROLE_L_THIGH], thr = m->joint[RTG_ROLE_R_THIGH];
+    int ual = m->joint[RTG_ROLE_L_UPPER_ARM], uar = m->joint[RTG_ROLE_R_UPPER_ARM];
     int pelvis = lca(&t, thl, thr), chest = lca(&t, ual, uar);
     if (pelvis < 0 || t.side[pelvis] || is_anc(&t, thl, thr) || is_anc(&t, thr, thl)) {
         st = rt_err_set(err, RT_EINVAL, "skeleton",
@@ -426,11 +426,11 @@ enum rt_status kin_skeleton_recognize(const struct kin_clip *clip, struct kin_sk
         if (score > neck_score) neck = c, neck_score = score;
     }
     while (neck >= 0 && coincide(&t, neck, chest)) neck = child_of(&t, neck, C_NECK | C_HEAD);
-    m->joint[KIN_ROLE_NECK] = neck;
+    m->joint[RTG_ROLE_NECK] = neck;
     for (int d = 0; neck >= 0 && d < t.n_joints; d++)
         if ((t.cls[d] & C_HEAD) && is_anc(&t, neck, d) &&
-            (m->joint[KIN_ROLE_HEAD] < 0 || t.depth[d] < t.depth[m->joint[KIN_ROLE_HEAD]]))
-            m->joint[KIN_ROLE_HEAD] = d;
+            (m->joint[RTG_ROLE_HEAD] < 0 || t.depth[d] < t.depth[m->joint[RTG_ROLE_HEAD]]))
+            m->joint[RTG_ROLE_HEAD] = d;
     /* Spine: the first joint above the pelvis (towards the chest) that does
      * not coincide with it; chest base: below the chest likewise. */
     int spine = -1;
@@ -448,13 +448,13 @@ enum rt_status kin_skeleton_recognize(const struct kin_clip *clip, struct kin_sk
                         jname(&t, pelvis));
         goto done;
     }
-    m->joint[KIN_ROLE_PELVIS] = pelvis;
-    m->joint[KIN_ROLE_CHEST] = chest;
-    m->joint[KIN_ROLE_SPINE] = spine;
-    m->joint[KIN_ROLE_CHEST_BASE] = base;
+    m->joint[RTG_ROLE_PELVIS] = pelvis;
+    m->joint[RTG_ROLE_CHEST] = chest;
+    m->joint[RTG_ROLE_SPINE] = spine;
+    m->joint[RTG_ROLE_CHEST_BASE] = base;
 done:
     if (st != RT_OK)
-        for (int r = 0; r < KIN_ROLE_COUNT; r++) m->joint[r] = -1;
+        for (int r = 0; r < RTG_ROLE_COUNT; r++) m->joint[r] = -1;
     tree_free(&t);
     return st;
 }
@@ -468,21 +468,21 @@ done:
  * their children forearms, theirs hands. Returns 0, or -1 when a link has
  * no role (the template is not one of the humanoid kind). */
 /* The left-side role of a sided role; an unsided role itself. */
-static int role_kind(int r) { return r >= KIN_ROLE_R_CLAVICLE ? r - KIN_ROLE_SIDED : r; }
+static int role_kind(int r) { return r >= RTG_ROLE_R_CLAVICLE ? r - RTG_ROLE_SIDED : r; }
 
-static int template_roles(const struct kin_profile *p, int *lrole)
+static int template_roles(const struct rtg_profile *p, int *lrole)
 {
     int chest = -1;
     for (int k = 0; k < p->n_links; k++) lrole[k] = -1;
-    lrole[0] = KIN_ROLE_PELVIS;
+    lrole[0] = RTG_ROLE_PELVIS;
     for (int s = 0; s < 2; s++) {
-        int f = p->feet[s].link, o = s * KIN_ROLE_SIDED;
+        int f = p->feet[s].link, o = s * RTG_ROLE_SIDED;
         if (f <= 0) return -1;
         int sh = p->links[f].parent, th = sh > 0 ? p->links[sh].parent : -1;
         if (sh <= 0 || th <= 0) return -1;
-        lrole[f] = KIN_ROLE_L_FOOT + o;
-        lrole[sh] = KIN_ROLE_L_SHIN + o;
-        lrole[th] = KIN_ROLE_L_THIGH + o;
+        lrole[f] = RTG_ROLE_L_FOOT + o;
+        lrole[sh] = RTG_ROLE_L_SHIN + o;
+        lrole[th] = RTG_ROLE_L_THIGH + o;
     }
     for (int k = 1; k < p->n_links && chest < 0; k++) {
         if (lrole[k] >= 0 || p->links[k].parent != 0) continue;
@@ -490,32 +490,32 @@ static int template_roles(const struct kin_profile *p, int *lrole)
             if (p->links[c].parent == k) chest = k;
     }
     if (chest < 0) return -1;
-    lrole[chest] = KIN_ROLE_CHEST;
+    lrole[chest] = RTG_ROLE_CHEST;
     for (int k = 1; k < p->n_links; k++) {
         int pk = p->links[k].parent, step = -1;
         if (lrole[k] >= 0) continue;
         if (pk == chest) step = 0;
-        else if (pk > 0 && role_kind(lrole[pk]) == KIN_ROLE_L_UPPER_ARM) step = 1;
-        else if (pk > 0 && role_kind(lrole[pk]) == KIN_ROLE_L_FOREARM) step = 2;
+        else if (pk > 0 && role_kind(lrole[pk]) == RTG_ROLE_L_UPPER_ARM) step = 1;
+        else if (pk > 0 && role_kind(lrole[pk]) == RTG_ROLE_L_FOREARM) step = 2;
         if (step < 0) return -1;
         char core[64];
-        int side = kin_skeleton_split_name(p->links[k].joint, core, sizeof core);
+        int side = rtg_skeleton_split_name(p->links[k].joint, core, sizeof core);
         if (!side) side = strncmp(p->links[k].link, "left", 4) == 0 ? 1 : strncmp(p->links[k].link, "right", 5) == 0 ? 2 : 0;
         if (!side) return -1;
-        lrole[k] = KIN_ROLE_L_UPPER_ARM + step + (side - 1) * KIN_ROLE_SIDED;
+        lrole[k] = RTG_ROLE_L_UPPER_ARM + step + (side - 1) * RTG_ROLE_SIDED;
     }
     return 0;
 }
 
 /* Role of a name inside link k's frame (end e: 0 from, 1 to). */
-static int frame_role(const struct kin_profile *p, const int *lrole, int k, int e, const char *name)
+static int frame_role(const struct rtg_profile *p, const int *lrole, int k, int e, const char *name)
 {
     for (int m = 0; m < p->n_links; m++)
         if (strcmp(p->links[m].joint, name) == 0) return lrole[m];
     for (int s = 0; s < 2; s++)
-        if (p->feet[s].toe && strcmp(p->feet[s].toe, name) == 0) return KIN_ROLE_L_TOE + s * KIN_ROLE_SIDED;
-    if (lrole[k] == KIN_ROLE_PELVIS) return KIN_ROLE_SPINE;
-    if (lrole[k] == KIN_ROLE_CHEST) return e == 0 ? KIN_ROLE_CHEST_BASE : KIN_ROLE_NECK;
+        if (p->feet[s].toe && strcmp(p->feet[s].toe, name) == 0) return RTG_ROLE_L_TOE + s * RTG_ROLE_SIDED;
+    if (lrole[k] == RTG_ROLE_PELVIS) return RTG_ROLE_SPINE;
+    if (lrole[k] == RTG_ROLE_CHEST) return e == 0 ? RTG_ROLE_CHEST_BASE : RTG_ROLE_NECK;
     return -1;
 }
 
@@ -531,7 +531,7 @@ static int clip_has(const struct kin_clip *c, const char *name)
 }
 
 /* How many of the template's joint names the clip has. */
-static int template_score(const struct kin_profile *p, const struct kin_clip *c)
+static int template_score(const struct rtg_profile *p, const struct kin_clip *c)
 {
     int score = 0;
     for (int k = 0; k < p->n_links; k++) {
@@ -554,9 +554,9 @@ static int set_name(char **slot, const char *name)
 }
 
 /* Removes leaf link k, renumbering parents and feet. */
-static void drop_link(struct kin_profile *p, int k)
+static void drop_link(struct rtg_profile *p, int k)
 {
-    struct kin_profile_link *l = &p->links[k];
+    struct rtg_profile_link *l = &p->links[k];
     free(l->joint);
     free(l->link);
     for (int a = 0; a < 2; a++) {
@@ -571,46 +571,46 @@ static void drop_link(struct kin_profile *p, int k)
         if (p->feet[s].link > k) p->feet[s].link--;
 }
 
-enum rt_status kin_skeleton_auto_profile(const struct kin_clip *clip, const struct kin_robot *robot,
-                                         struct kin_profile **out, struct rt_err *err)
+enum rt_status rtg_skeleton_auto_profile(const struct kin_clip *clip, const struct kin_robot *robot,
+                                         struct rtg_profile **out, struct rt_err *err)
 {
-    struct kin_skeleton_map m;
-    struct kin_profile *p = NULL;
+    struct rtg_skeleton_map m;
+    struct rtg_profile *p = NULL;
     const char *best = NULL, *rname;
-    int best_score = -1, lrole[KIN_PROFILE_MAX_LINKS];
-    char label[KIN_PROFILE_MAX_NAME];
+    int best_score = -1, lrole[RTG_PROFILE_MAX_LINKS];
+    char label[RTG_PROFILE_MAX_NAME];
     enum rt_status st;
     *out = NULL;
-    if ((st = kin_skeleton_recognize(clip, &m, err)) != RT_OK) return st;
+    if ((st = rtg_skeleton_recognize(clip, &m, err)) != RT_OK) return st;
 
-    rname = kin_profile_robot_label(robot->name);
-    for (const char *const *b = kin_profile_bundled(); *b; b++) {
-        struct kin_profile *t = NULL;
+    rname = rtg_profile_robot_label(robot->name);
+    for (const char *const *b = rtg_profile_bundled(); *b; b++) {
+        struct rtg_profile *t = NULL;
         int ok = 1;
-        if (kin_profile_load(*b, &t, NULL) != RT_OK) continue;
-        ok = t->source == KIN_SOURCE_BVH && kin_profile_fits_robot(t->robot, rname) && template_roles(t, lrole) == 0;
+        if (rtg_profile_load(*b, &t, NULL) != RT_OK) continue;
+        ok = t->source == RTG_SOURCE_BVH && rtg_profile_fits_robot(t->robot, rname) && template_roles(t, lrole) == 0;
         for (int k = 0; ok && k < t->n_links; k++) ok = kin_robot_link_index(robot, t->links[k].link) >= 0;
         int score = ok ? template_score(t, clip) : -1;
         if (ok && score > best_score) best_score = score, best = *b;
-        kin_profile_free(t);
+        rtg_profile_free(t);
     }
     if (!best)
         return rt_err_set(err, RT_EINVAL, "profile",
                           "no bundled profile targets robot '%.40s': give a profile", robot->name);
-    if ((st = kin_profile_load(best, &p, err)) != RT_OK) return st;
+    if ((st = rtg_profile_load(best, &p, err)) != RT_OK) return st;
     template_roles(p, lrole);
 
     /* Substitute the frames' names first: they are looked up by the
      * template's own joint names, which the links' substitution replaces. */
     for (int k = 0; k < p->n_links; k++) {
-        struct kin_profile_frame *fr = &p->links[k].frame;
+        struct rtg_profile_frame *fr = &p->links[k].frame;
         for (int a = 0; fr->axis[0] && a < 2; a++)
             for (int e = 0; e < 2; e++) {
                 char **slot = e ? &fr->to[a] : &fr->from[a];
                 int r = frame_role(p, lrole, k, e, *slot);
                 int j = r >= 0 ? m.joint[r] : -1;
-                if (r == KIN_ROLE_NECK && j < 0) j = m.joint[KIN_ROLE_CHEST];
-                if (r < 0 || (j < 0 && role_kind(r) != KIN_ROLE_L_TOE)) {
+                if (r == RTG_ROLE_NECK && j < 0) j = m.joint[RTG_ROLE_CHEST];
+                if (r < 0 || (j < 0 && role_kind(r) != RTG_ROLE_L_TOE)) {
                     st = rt_err_set(err, RT_EINVAL, "profile", "template '%s' links[%d].frame has no role", best, k);
                     goto fail;
                 }
@@ -619,7 +619,7 @@ enum rt_status kin_skeleton_auto_profile(const struct kin_clip *clip, const stru
             }
     }
     for (int s = 0; s < 2; s++) {
-        int toe = m.joint[KIN_ROLE_L_TOE + s * KIN_ROLE_SIDED];
+        int toe = m.joint[RTG_ROLE_L_TOE + s * RTG_ROLE_SIDED];
         int f = p->feet[s].link;
         if (toe >= 0) {
             if (set_name(&p->feet[s].toe, clip->joints[toe].name)) goto oom;
@@ -628,7 +628,7 @@ enum rt_status kin_skeleton_auto_profile(const struct kin_clip *clip, const stru
         /* No toe: the foot tracks its position only. */
         free(p->feet[s].toe);
         p->feet[s].toe = NULL;
-        struct kin_profile_link *l = &p->links[f];
+        struct rtg_profile_link *l = &p->links[f];
         for (int a = 0; a < 2; a++) {
             free(l->frame.from[a]);
             free(l->frame.to[a]);
@@ -658,6 +658,6 @@ enum rt_status kin_skeleton_auto_profile(const struct kin_clip *clip, const stru
 oom:
     st = rt_err_set(err, RT_ENOMEM, "profile", "out of memory");
 fail:
-    kin_profile_free(p);
+    rtg_profile_free(p);
     return st;
 }

@@ -1,5 +1,5 @@
 /* report.c -- assembles NAME.report.json. The quality figures come from
- * kinematics/quality.c (kin_quality_json), shared by every caller. */
+ * retarget/quality.c (rtg_quality_json), shared by every caller. */
 #include "report.h"
 
 #include <stdio.h>
@@ -9,8 +9,8 @@
 /* Bounds a retargeted clip is held to (docs/profiles.md "Quality bounds"):
  * past them the report carries a warning, so that a corpus run can flag the
  * clips whose motion the robot cannot follow. */
-#define KIN_REPORT_MAX_MEAN_POS_M 0.03
-#define KIN_REPORT_MAX_PENETRATION_M 0.01
+#define RTG_REPORT_MAX_MEAN_POS_M 0.03
+#define RTG_REPORT_MAX_PENETRATION_M 0.01
 
 static double num_at(const cJSON *o, const char *a, const char *b)
 {
@@ -28,15 +28,15 @@ static void add_warnings(cJSON *root, const cJSON *q)
     double mean = num_at(q, "position_error_m", "mean");
     double pen = num_at(q, "ground_penetration_m", NULL);
     double viol = num_at(q, "joint_limit_violations", NULL);
-    if (mean > KIN_REPORT_MAX_MEAN_POS_M) {
+    if (mean > RTG_REPORT_MAX_MEAN_POS_M) {
         snprintf(msg, sizeof msg,
                  "mean position error %.3f m exceeds %.2f m: the robot cannot follow this motion closely "
-                 "(see quality.links for where)", mean, KIN_REPORT_MAX_MEAN_POS_M);
+                 "(see quality.links for where)", mean, RTG_REPORT_MAX_MEAN_POS_M);
         cJSON_AddItemToArray(w, cJSON_CreateString(msg));
     }
-    if (pen > KIN_REPORT_MAX_PENETRATION_M) {
+    if (pen > RTG_REPORT_MAX_PENETRATION_M) {
         snprintf(msg, sizeof msg, "a foot goes %.3f m below the ground (bound %.2f m)", pen,
-                 KIN_REPORT_MAX_PENETRATION_M);
+                 RTG_REPORT_MAX_PENETRATION_M);
         cJSON_AddItemToArray(w, cJSON_CreateString(msg));
     }
     if (viol > 0) {
@@ -47,8 +47,8 @@ static void add_warnings(cJSON *root, const cJSON *q)
     else cJSON_Delete(w);
 }
 
-cJSON *kin_report_json(const struct kin_report_info *info, const struct kin_robot *r,
-                       const struct kin_targets *t, const float *state,
+cJSON *rtg_report_json(const struct rtg_report_info *info, const struct kin_robot *r,
+                       const struct rtg_targets *t, const float *state,
                        const struct solver_clip_result *res)
 {
     cJSON *root = cJSON_CreateObject(), *solver = NULL, *quality = NULL;
@@ -70,7 +70,7 @@ cJSON *kin_report_json(const struct kin_report_info *info, const struct kin_robo
     cJSON_AddNumberToObject(solver, "seconds", res->seconds);
     cJSON_AddNumberToObject(solver, "threads", info->threads);
     cJSON_AddNumberToObject(solver, "batch_clips", info->batch_clips);
-    quality = kin_quality_json(r, t, state, t->n_frames);
+    quality = rtg_quality_json(r, t, state, t->n_frames);
     if (!quality) goto fail;
     cJSON_AddItemToObject(root, "quality", quality);
     add_warnings(root, quality);

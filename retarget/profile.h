@@ -7,46 +7,46 @@
  * a profile short: only "root" and "links" are required. Profiles bundled
  * with the binary (profiles/<name>.json) are looked up by name.
  *
- * Memory: kin_profile_parse()/kin_profile_load() return a profile the caller
- * frees with kin_profile_free(); every pointer inside it is owned by it. */
-#ifndef RT_KIN_PROFILE_H
-#define RT_KIN_PROFILE_H
+ * Memory: rtg_profile_parse()/rtg_profile_load() return a profile the caller
+ * frees with rtg_profile_free(); every pointer inside it is owned by it. */
+#ifndef RT_RTG_PROFILE_H
+#define RT_RTG_PROFILE_H
 
 #include <stddef.h>
 
 #include "../solver/solver.h"
-#include "status.h"
+#include "../base/status.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define KIN_PROFILE_MAX_BYTES (1u << 20)
-#define KIN_PROFILE_MAX_LINKS 64   /* == KIN_MAX_TARGETS */
-#define KIN_PROFILE_MAX_MATCH 64
-#define KIN_PROFILE_MAX_NAME 128
-#define KIN_PROFILE_MAX_DEPTH 16   /* JSON nesting */
+#define RTG_PROFILE_MAX_BYTES (1u << 20)
+#define RTG_PROFILE_MAX_LINKS 64   /* == RTG_MAX_TARGETS */
+#define RTG_PROFILE_MAX_MATCH 64
+#define RTG_PROFILE_MAX_NAME 128
+#define RTG_PROFILE_MAX_DEPTH 16   /* JSON nesting */
 
-enum kin_profile_source { KIN_SOURCE_BVH = 0, KIN_SOURCE_ROBOT = 1 };
+enum rtg_profile_source { RTG_SOURCE_BVH = 0, RTG_SOURCE_ROBOT = 1 };
 
 /* How a mapped link's position target is built (docs/profiles.md "links"). */
-enum kin_attach {
-    KIN_ATTACH_ROOT = 0,      /* the root: scaled source root position */
-    KIN_ATTACH_DIRECTION = 1, /* parent target + robot segment length x source bone direction */
-    KIN_ATTACH_RIGID = 2,     /* parent target + parent target rotation x robot zero-pose offset */
-    KIN_ATTACH_SCALED = 3     /* parent target + scale x source offset from the parent joint */
+enum rtg_attach {
+    RTG_ATTACH_ROOT = 0,      /* the root: scaled source root position */
+    RTG_ATTACH_DIRECTION = 1, /* parent target + robot segment length x source bone direction */
+    RTG_ATTACH_RIGID = 2,     /* parent target + parent target rotation x robot zero-pose offset */
+    RTG_ATTACH_SCALED = 3     /* parent target + scale x source offset from the parent joint */
 };
 
-enum kin_offset_mode {
-    KIN_OFFSET_AUTO = 0,     /* derived: see docs/profiles.md "Orientation offsets" */
-    KIN_OFFSET_IDENTITY = 1, /* target rotation = source frame */
-    KIN_OFFSET_GIVEN = 2     /* target rotation = source frame x offset quaternion */
+enum rtg_offset_mode {
+    RTG_OFFSET_AUTO = 0,     /* derived: see docs/profiles.md "Orientation offsets" */
+    RTG_OFFSET_IDENTITY = 1, /* target rotation = source frame */
+    RTG_OFFSET_GIVEN = 2     /* target rotation = source frame x offset quaternion */
 };
 
-enum kin_ground_mode {
-    KIN_GROUND_CONTACTS = 0, /* feet in contact touch z = 0; contacts anchored */
-    KIN_GROUND_LOWEST = 1,   /* the lowest foot point of the clip touches z = 0; no anchors */
-    KIN_GROUND_NONE = 2      /* heights as captured (after units and scale) */
+enum rtg_ground_mode {
+    RTG_GROUND_CONTACTS = 0, /* feet in contact touch z = 0; contacts anchored */
+    RTG_GROUND_LOWEST = 1,   /* the lowest foot point of the clip touches z = 0; no anchors */
+    RTG_GROUND_NONE = 2      /* heights as captured (after units and scale) */
 };
 
 /* An orientation frame built from source joint positions: axis `axis[0]`
@@ -56,54 +56,54 @@ enum kin_ground_mode {
  * frame is instead the source's own rotation of the mapped joint (reliable
  * for robot sources; for BVH it trusts the rest pose). axis[0] == 0 and
  * source == 0: no frame. */
-struct kin_profile_frame {
+struct rtg_profile_frame {
     int source;  /* 1: the source joint's (link's) own rotation, "frame": "source" */
     char axis[2];
     char *from[2], *to[2];
 };
 
-struct kin_profile_link {
+struct rtg_profile_link {
     char *joint;          /* source joint (or source robot link) name */
     char *link;           /* robot link name */
     int parent;           /* index into links[] of the parent mapping; -1 for the root */
-    int attach;           /* enum kin_attach */
+    int attach;           /* enum rtg_attach */
     double wpos, wrot;    /* position / orientation weights, >= 0 */
-    struct kin_profile_frame frame; /* source frame for the orientation target */
-    int offset_mode;      /* enum kin_offset_mode */
-    double offset[4];     /* KIN_OFFSET_GIVEN: quaternion x y z w (unit) */
+    struct rtg_profile_frame frame; /* source frame for the orientation target */
+    int offset_mode;      /* enum rtg_offset_mode */
+    double offset[4];     /* RTG_OFFSET_GIVEN: quaternion x y z w (unit) */
     int ref_contacts;     /* 1: derive the offset at contact frames (feet) */
 };
 
-struct kin_profile_foot {
+struct rtg_profile_foot {
     int link;      /* index into links[] of the foot mapping, -1 if none */
     char *toe;     /* source toe joint (optional; contact detection) */
 };
 
-/* Invariants after a successful parse: 1 <= n_links <= KIN_PROFILE_MAX_LINKS;
+/* Invariants after a successful parse: 1 <= n_links <= RTG_PROFILE_MAX_LINKS;
  * links[0] is the root (parent -1, attach ROOT); every other link's parent is
  * a smaller index; weights are finite and >= 0; numbers are in range. Fields
  * the JSON leaves out hold their documented defaults; "auto" is a flag. */
-struct kin_profile {
+struct rtg_profile {
     char *name;            /* "cmu_g1"; defaults to the file name */
     char *robot;           /* robot the profile targets ("g1"), or NULL */
     char *skeleton;        /* label of the source skeleton ("cmu"), or NULL */
-    int source;            /* enum kin_profile_source */
-    char *source_robot;    /* KIN_SOURCE_ROBOT: the source robot's name */
+    int source;            /* enum rtg_profile_source */
+    char *source_robot;    /* RTG_SOURCE_ROBOT: the source robot's name */
     char **match;          /* joint names that identify the skeleton */
     int n_match;
     double units;          /* metres per source unit; 0: detect */
     char up;               /* 'y', 'z', or 0: detect */
     double scale;          /* 0: auto (leg length ratio) */
     int n_links;
-    struct kin_profile_link *links;
-    struct kin_profile_foot feet[2]; /* left, right */
-    int ground;            /* enum kin_ground_mode */
+    struct rtg_profile_link *links;
+    struct rtg_profile_foot feet[2]; /* left, right */
+    int ground;            /* enum rtg_ground_mode */
     double sole_offset;    /* m from the foot link origin down to the sole; < 0: the robot's */
     double contact_height; /* m above the foot's ground level */
     double contact_speed;  /* m/s, horizontal */
     double min_contact;    /* s: shorter contacts and gaps are dropped / filled */
     double contact_weight; /* position weight of a foot anchor */
-    double w_vel, w_acc, w_rest; /* multipliers of kin_targets_default_weights */
+    double w_vel, w_acc, w_rest; /* multipliers of rtg_targets_default_weights */
     int max_lm_iters, max_cg_iters, init_iters; /* -1: solver default */
     double cg_tol;         /* < 0: solver default */
 };
@@ -112,44 +112,44 @@ struct kin_profile {
  * ("cmu_g1.json:links[3].position_weight") or "name:offset" for malformed
  * JSON. RT_EPARSE for malformed JSON, RT_EINVAL for a bad or unknown field,
  * RT_ELIMIT for oversize input. On failure *out is NULL. */
-enum rt_status kin_profile_parse(const char *text, size_t len, const char *name,
-                                 struct kin_profile **out, struct rt_err *err);
+enum rt_status rtg_profile_parse(const char *text, size_t len, const char *name,
+                                 struct rtg_profile **out, struct rt_err *err);
 
 /* Loads a bundled profile by name ("cmu_g1") or a profile file by path
  * (anything containing '/' or ending in ".json"). RT_ENOTFOUND for an
  * unknown bundled name (the message lists them). */
-enum rt_status kin_profile_load(const char *name_or_path, struct kin_profile **out,
+enum rt_status rtg_profile_load(const char *name_or_path, struct rtg_profile **out,
                                 struct rt_err *err);
 
 /* NULL-safe. */
-void kin_profile_free(struct kin_profile *p);
+void rtg_profile_free(struct rtg_profile *p);
 
 /* Names of the bundled profiles, NULL-terminated, in detection priority. */
-const char *const *kin_profile_bundled(void);
+const char *const *rtg_profile_bundled(void);
 
 /* The JSON text of bundled profile `name` (static, NUL-terminated) or NULL. */
-const char *kin_profile_bundled_text(const char *name, size_t *len);
+const char *rtg_profile_bundled_text(const char *name, size_t *len);
 
 /* 1 when a profile's robot label fits `robot_name`: equal, or robot_name
  * starts with it followed by '_' ("g1" fits "g1_29dof_rev_1_0"). 0 when
  * either is NULL. */
-int kin_profile_fits_robot(const char *label, const char *robot_name);
+int rtg_profile_fits_robot(const char *label, const char *robot_name);
 
 /* The label profiles use for a robot: the bundled robot name that
  * robot_name fits ("g1" for "g1_29dof_rev_1_0"), else robot_name itself. */
-const char *kin_profile_robot_label(const char *robot_name);
+const char *rtg_profile_robot_label(const char *robot_name);
 
 /* The first bundled robot-to-robot profile (source kind "robot") whose
  * source robot fits `src` and whose robot fits `dst`, loaded; the caller
- * frees it with kin_profile_free(). NULL when there is none. */
-struct kin_profile *kin_profile_find_robot_pair(const char *src, const char *dst);
+ * frees it with rtg_profile_free(). NULL when there is none. */
+struct rtg_profile *rtg_profile_find_robot_pair(const char *src, const char *dst);
 
 /* Index into p->links of the mapping whose source joint is `joint`, or -1. */
-int kin_profile_link_index(const struct kin_profile *p, const char *joint);
+int rtg_profile_link_index(const struct rtg_profile *p, const char *joint);
 
 /* Applies the profile's solver overrides to `o` (fields it leaves at their
  * defaults are not touched). */
-void kin_profile_solver_options(const struct kin_profile *p, struct solver_options *o);
+void rtg_profile_solver_options(const struct rtg_profile *p, struct solver_options *o);
 
 #ifdef __cplusplus
 }

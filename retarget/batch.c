@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-int kin_targets_same_weights(const struct kin_robot *robot, const struct kin_targets *x,
-                             const struct kin_targets *y)
+int rtg_targets_same_weights(const struct kin_robot *robot, const struct rtg_targets *x,
+                             const struct rtg_targets *y)
 {
-    int nt = solver_tangent_dim(&robot->tree), nq = robot->n_dof;
+    int nt = rt_tangent_dim(&robot->tree), nq = robot->n_dof;
     return x->n_targets == y->n_targets &&
            !memcmp(x->target_link, y->target_link, (size_t)x->n_targets * sizeof(int)) &&
            !memcmp(x->w_vel, y->w_vel, (size_t)nt * sizeof(float)) &&
@@ -21,13 +21,13 @@ int kin_targets_same_weights(const struct kin_robot *robot, const struct kin_tar
            !memcmp(x->w_rest, y->w_rest, (size_t)nq * sizeof(float)) && (!x->init) == (!y->init);
 }
 
-enum rt_status kin_batch_solve(struct solver_backend *be, const struct kin_robot *robot,
-                               const struct solver_options *opt, struct kin_batch_item *items,
+enum rt_status rtg_batch_solve(struct solver_backend *be, const struct kin_robot *robot,
+                               const struct solver_options *opt, struct rtg_batch_item *items,
                                int n, void (*progress)(void *user, int lm_iter, int clips_done),
                                void *progress_user, struct rt_err *err)
 {
-    const struct kin_targets *t0 = items[0].t;
-    int nk = t0->n_targets, cols = solver_state_cols(&robot->tree);
+    const struct rtg_targets *t0 = items[0].t;
+    int nk = t0->n_targets, cols = rt_state_cols(&robot->tree);
     size_t total = 0;
     enum rt_status st = RT_ENOMEM;
     int *off = malloc((size_t)(n + 1) * sizeof(int));
@@ -44,7 +44,7 @@ enum rt_status kin_batch_solve(struct solver_backend *be, const struct kin_robot
         }
         off[i + 1] = (int)total;
     }
-    /* total <= INT_MAX/64 and nk <= KIN_MAX_TARGETS, cols <= 64 + 7: no overflow. */
+    /* total <= INT_MAX/64 and nk <= RTG_MAX_TARGETS, cols <= 64 + 7: no overflow. */
     size_t nft = total * (size_t)(nk ? nk : 1);
     pos = malloc(nft * 3 * sizeof(float));
     rot = malloc(nft * 4 * sizeof(float));
@@ -54,7 +54,7 @@ enum rt_status kin_batch_solve(struct solver_backend *be, const struct kin_robot
     if (t0->init) init = malloc(total * (size_t)cols * sizeof(float));
     if (!pos || !rot || !wpos || !wrot || !state || (t0->init && !init)) goto fail;
     for (int i = 0; i < n; i++) {
-        const struct kin_targets *t = items[i].t;
+        const struct rtg_targets *t = items[i].t;
         size_t o = (size_t)off[i] * (size_t)nk, m = (size_t)t->n_frames * (size_t)nk;
         memcpy(pos + 3 * o, t->pos, 3 * m * sizeof(float));
         memcpy(rot + 4 * o, t->rot, 4 * m * sizeof(float));
@@ -67,7 +67,7 @@ enum rt_status kin_batch_solve(struct solver_backend *be, const struct kin_robot
     /* the first clip's weights and options (the caller groups equal ones),
      * the batch's concatenated targets */
     struct solver_batch b;
-    kin_targets_batch(robot, t0, off, opt, &b);
+    rtg_targets_batch(robot, t0, off, opt, &b);
     b.n_clips = n;
     b.target_pos = pos;
     b.target_rot = rot;
@@ -92,7 +92,7 @@ enum rt_status kin_batch_solve(struct solver_backend *be, const struct kin_robot
         memcpy(items[i].state, state + (size_t)off[i] * (size_t)cols, bytes);
         items[i].res = res[i];
         /* Per clip, after the solve: a batch's other clips cannot change it. */
-        if (kin_targets_ground_lift(robot, items[i].t, items[i].state) < 0) {
+        if (rtg_targets_ground_lift(robot, items[i].t, items[i].state) < 0) {
             for (int j = 0; j <= i; j++) {
                 free(items[j].state);
                 items[j].state = NULL;

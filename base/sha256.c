@@ -15,7 +15,7 @@ static const uint32_t K[64] = {
 
 static uint32_t ror(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
 
-static void block(struct store_sha256 *c, const unsigned char *p)
+static void block(struct rt_sha256 *c, const unsigned char *p)
 {
     uint32_t w[64], a, b, cc, d, e, f, g, h;
     for (int i = 0; i < 16; i++)
@@ -37,7 +37,7 @@ static void block(struct store_sha256 *c, const unsigned char *p)
     c->h[4] += e, c->h[5] += f, c->h[6] += g, c->h[7] += h;
 }
 
-void store_sha256_init(struct store_sha256 *c)
+void rt_sha256_init(struct rt_sha256 *c)
 {
     static const uint32_t h0[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
                                    0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
@@ -46,7 +46,7 @@ void store_sha256_init(struct store_sha256 *c)
     c->n_buf = 0;
 }
 
-void store_sha256_update(struct store_sha256 *c, const void *data, size_t len)
+void rt_sha256_update(struct rt_sha256 *c, const void *data, size_t len)
 {
     const unsigned char *p = data;
     c->n_bytes += len;
@@ -63,13 +63,13 @@ void store_sha256_update(struct store_sha256 *c, const void *data, size_t len)
     c->n_buf = len;
 }
 
-void store_sha256_final(struct store_sha256 *c, unsigned char out[STORE_SHA256_LEN])
+void rt_sha256_final(struct rt_sha256 *c, unsigned char out[RT_SHA256_LEN])
 {
     uint64_t bits = c->n_bytes * 8;
     unsigned char pad[72] = {0x80};
     size_t n_pad = (c->n_buf < 56 ? 56 : 120) - c->n_buf;
     for (int i = 0; i < 8; i++) pad[n_pad + (size_t)i] = (unsigned char)(bits >> (56 - 8 * i));
-    store_sha256_update(c, pad, n_pad + 8);
+    rt_sha256_update(c, pad, n_pad + 8);
     for (int i = 0; i < 8; i++) {
         out[4 * i] = (unsigned char)(c->h[i] >> 24);
         out[4 * i + 1] = (unsigned char)(c->h[i] >> 16);
@@ -78,20 +78,20 @@ void store_sha256_final(struct store_sha256 *c, unsigned char out[STORE_SHA256_L
     }
 }
 
-void store_sha256(const void *data, size_t len, unsigned char out[STORE_SHA256_LEN])
+void rt_sha256(const void *data, size_t len, unsigned char out[RT_SHA256_LEN])
 {
-    struct store_sha256 c;
-    store_sha256_init(&c);
-    store_sha256_update(&c, data, len);
-    store_sha256_final(&c, out);
+    struct rt_sha256 c;
+    rt_sha256_init(&c);
+    rt_sha256_update(&c, data, len);
+    rt_sha256_final(&c, out);
 }
 
-void store_sha256_hex(const unsigned char d[STORE_SHA256_LEN], char hex[2 * STORE_SHA256_LEN + 1])
+void rt_sha256_hex(const unsigned char d[RT_SHA256_LEN], char hex[2 * RT_SHA256_LEN + 1])
 {
     static const char digits[] = "0123456789abcdef";
-    for (int i = 0; i < STORE_SHA256_LEN; i++) {
+    for (int i = 0; i < RT_SHA256_LEN; i++) {
         hex[2 * i] = digits[d[i] >> 4];
         hex[2 * i + 1] = digits[d[i] & 15];
     }
-    hex[2 * STORE_SHA256_LEN] = 0;
+    hex[2 * RT_SHA256_LEN] = 0;
 }

@@ -8,20 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rot.h"
-
-double kin_quality_sole_offset(const struct kin_robot *r, int foot_link)
-{
-    const char *n;
-    if (!r || foot_link < 0 || foot_link >= r->n_links) return 0.0;
-    n = r->links[foot_link].name;
-    /* Unitree G1 (23 and 29 dof): four collision spheres of radius 0.005 at
-     * z = -0.03 in the ankle roll link. */
-    if (strstr(n, "ankle_roll_link")) return 0.035;
-    /* Unitree H1: a collision box 0.024 high centred 0.05 below the ankle link. */
-    if (strcmp(n, "left_ankle_link") == 0 || strcmp(n, "right_ankle_link") == 0) return 0.062;
-    return 0.0;
-}
+#include "../kinematics/rot.h"
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -30,9 +17,9 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* Mean, nearest-rank p95 and max of v[0..n); sorts v. */
-static struct kin_quality_stat stat_of(double *v, int n)
+static struct rtg_quality_stat stat_of(double *v, int n)
 {
-    struct kin_quality_stat s = {0, 0, 0, n};
+    struct rtg_quality_stat s = {0, 0, 0, n};
     if (n <= 0) return s;
     double sum = 0;
     for (int i = 0; i < n; i++) sum += v[i];
@@ -45,12 +32,12 @@ static struct kin_quality_stat stat_of(double *v, int n)
     return s;
 }
 
-enum rt_status kin_quality_compute(const struct kin_robot *r, const struct kin_targets *t,
-                                   const float *state, int n_frames, struct kin_quality *q,
-                                   struct kin_quality_stat *per_link_pos,
-                                   struct kin_quality_stat *per_link_rot)
+enum rt_status rtg_quality_compute(const struct kin_robot *r, const struct rtg_targets *t,
+                                   const float *state, int n_frames, struct rtg_quality *q,
+                                   struct rtg_quality_stat *per_link_pos,
+                                   struct rtg_quality_stat *per_link_rot)
 {
-    int nt = t->n_targets, nd = r->n_dof, cols = SOLVER_ROOT_COLS + nd;
+    int nt = t->n_targets, nd = r->n_dof, cols = RT_ROOT_COLS + nd;
     double *x = NULL, *lp = NULL, *lr = NULL, *ep = NULL, *er = NULL, *buf = NULL;
     double foot_prev[6], sole[2] = {0.0, 0.0}; /* per side: last contact position, sole offset */
     int *np = NULL, *nr = NULL;
@@ -77,7 +64,7 @@ enum rt_status kin_quality_compute(const struct kin_robot *r, const struct kin_t
     for (int side = 0; side < 2; side++) {
         int l = t->foot_link[side];
         if (l >= 0 && l < r->n_links)
-            sole[side] = t->sole_offset >= 0 ? t->sole_offset : kin_quality_sole_offset(r, l);
+            sole[side] = t->sole_offset >= 0 ? t->sole_offset : kin_robot_sole_offset(r, l);
     }
     for (int f = 0; f < n_frames; f++) {
         const float *s = state + (size_t)f * cols;
@@ -105,9 +92,9 @@ enum rt_status kin_quality_compute(const struct kin_robot *r, const struct kin_t
         int at_limit = 0;
         for (int j = 0; j < nd; j++) {
             const struct kin_joint *jt = &r->joints[r->coord_joint[j]];
-            double v = s[SOLVER_ROOT_COLS + j];
+            double v = s[RT_ROOT_COLS + j];
             if (!jt->has_limits) continue;
-            if (v < jt->lower - KIN_QUALITY_LIMIT_TOL || v > jt->upper + KIN_QUALITY_LIMIT_TOL)
+            if (v < jt->lower - RTG_QUALITY_LIMIT_TOL || v > jt->upper + RTG_QUALITY_LIMIT_TOL)
                 q->joint_limit_violations++;
             if (v < jt->lower + 1e-4 || v > jt->upper - 1e-4) at_limit = 1;
         }
@@ -132,7 +119,7 @@ enum rt_status kin_quality_compute(const struct kin_robot *r, const struct kin_t
         long jn = 0;
         for (int f = 0; f + 1 < n_frames; f++)
             for (int j = 0; j < nd; j++) {
-                const float *a = state + (size_t)f * cols + SOLVER_ROOT_COLS;
+                const float *a = state + (size_t)f * cols + RT_ROOT_COLS;
                 double v = fabs((double)a[cols + j] - (double)a[j]) / dt;
                 if (v > q->max_joint_velocity) q->max_joint_velocity = v;
                 if (f + 3 < n_frames) {
@@ -171,7 +158,7 @@ fail:
     return st;
 }
 
-static cJSON *stat_json(const struct kin_quality_stat *s)
+static cJSON *stat_json(const struct rtg_quality_stat *s)
 {
     if (s->n <= 0) return cJSON_CreateNull();
     cJSON *o = cJSON_CreateObject();
@@ -192,17 +179,17 @@ static int add(cJSON *o, const char *key, cJSON *item)
     return 1;
 }
 
-cJSON *kin_quality_json(const struct kin_robot *r, const struct kin_targets *t,
+cJSON *rtg_quality_json(const struct kin_robot *r, const struct rtg_targets *t,
                         const float *state, int n_frames)
 {
-    struct kin_quality q;
-    struct kin_quality_stat *pl = NULL, *rl = NULL;
+    struct rtg_quality q;
+    struct rtg_quality_stat *pl = NULL, *rl = NULL;
     cJSON *o = NULL, *links;
     int nt = t->n_targets;
     pl = calloc((size_t)(nt ? nt : 1), sizeof *pl);
     rl = calloc((size_t)(nt ? nt : 1), sizeof *rl);
     if (!pl || !rl) goto fail;
-    if (kin_quality_compute(r, t, state, n_frames, &q, pl, rl) != RT_OK) goto fail;
+    if (rtg_quality_compute(r, t, state, n_frames, &q, pl, rl) != RT_OK) goto fail;
     o = cJSON_CreateObject();
     if (!o) goto fail;
     if (!add(o, "position_error_m", stat_json(&q.pos_m)) ||

@@ -5,22 +5,22 @@
  * that a clip's bits are the same from either (DESIGN.md "The numerical
  * contract": batched equals solo).
  *
- * Memory: kin_batch_solve() fills each item's `state` with a malloc'd array
+ * Memory: rtg_batch_solve() fills each item's `state` with a malloc'd array
  * the caller frees; the targets are borrowed. */
-#ifndef RT_KIN_BATCH_H
-#define RT_KIN_BATCH_H
+#ifndef RT_RTG_BATCH_H
+#define RT_RTG_BATCH_H
 
 #include "../solver/backend.h"
-#include "robot.h"
-#include "status.h"
+#include "../kinematics/robot.h"
+#include "../base/status.h"
 #include "targets.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-struct kin_batch_item {
-    const struct kin_targets *t;   /* in, borrowed: the clip's targets */
+struct rtg_batch_item {
+    const struct rtg_targets *t;   /* in, borrowed: the clip's targets */
     float *state;                  /* out: [t->n_frames * state_cols], caller frees */
     struct solver_clip_result res; /* out */
 };
@@ -28,17 +28,17 @@ struct kin_batch_item {
 /* 1 when two clips' targets can share one batch: a batch shares its target
  * layout, its smoothness and rest weights and whether an initial state is
  * given (struct solver_batch). Options are compared by the caller. */
-int kin_targets_same_weights(const struct kin_robot *robot, const struct kin_targets *x,
-                             const struct kin_targets *y);
+int rtg_targets_same_weights(const struct kin_robot *robot, const struct rtg_targets *x,
+                             const struct rtg_targets *y);
 
 /* Solves items[0..n) as one batch on `be` with options `opt` (n >= 1; every
- * item's targets built for `robot` and kin_targets_same_weights() with
+ * item's targets built for `robot` and rtg_targets_same_weights() with
  * items[0]). `progress` (may be NULL) is the solver's per-LM-iteration
  * callback. On success every item's state and res are set; on failure no
  * item owns memory and `err` says why (RT_ELIMIT for more than INT_MAX/64
  * frames, RT_ENOMEM, or the backend's error). */
-enum rt_status kin_batch_solve(struct solver_backend *be, const struct kin_robot *robot,
-                               const struct solver_options *opt, struct kin_batch_item *items,
+enum rt_status rtg_batch_solve(struct solver_backend *be, const struct kin_robot *robot,
+                               const struct solver_options *opt, struct rtg_batch_item *items,
                                int n, void (*progress)(void *user, int lm_iter, int clips_done),
                                void *progress_user, struct rt_err *err);
 

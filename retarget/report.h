@@ -1,14 +1,14 @@
 /* report.h -- the NAME.report.json of a solved clip: what was solved, how
  * the solver did, and the quality figures of the result.
  *
- * Memory: kin_report_json() returns a cJSON tree the caller deletes. */
-#ifndef RT_KIN_REPORT_H
-#define RT_KIN_REPORT_H
+ * Memory: rtg_report_json() returns a cJSON tree the caller deletes. */
+#ifndef RT_RTG_REPORT_H
+#define RT_RTG_REPORT_H
 
 #include <cjson/cJSON.h>
 
 #include "../solver/solver.h"
-#include "robot.h"
+#include "../kinematics/robot.h"
 #include "targets.h"
 
 #ifdef __cplusplus
@@ -16,7 +16,7 @@ extern "C" {
 #endif
 
 /* Fields of the report that describe the run, not the result. */
-struct kin_report_info {
+struct rtg_report_info {
     const char *source;     /* source file path */
     const char *robot;      /* robot name */
     const char *profile;    /* profile used, or NULL (identity mapping) */
@@ -31,8 +31,8 @@ struct kin_report_info {
  * when the result leaves the quality bounds (mean position error 3 cm,
  * ground penetration 1 cm, any joint-limit violation). `state` is the clip's n_frames rows. Returns
  * NULL only when out of memory. */
-cJSON *kin_report_json(const struct kin_report_info *info, const struct kin_robot *r,
-                       const struct kin_targets *t, const float *state,
+cJSON *rtg_report_json(const struct rtg_report_info *info, const struct kin_robot *r,
+                       const struct rtg_targets *t, const float *state,
                        const struct solver_clip_result *res);
 
 #ifdef __cplusplus

@@ -48,14 +48,14 @@
 #include <time.h>
 
 #include "quality.h"
-#include "rot.h"
+#include "../kinematics/rot.h"
 #include "skeleton.h"
 
 /* Metres a swinging foot target keeps above the ground (docs/profiles.md). */
-#define KIN_SWING_CLEARANCE 0.01
+#define RTG_SWING_CLEARANCE 0.01
 /* Metres an anchored (contact) foot target sits above the ground: the
  * smoothness terms round off the landing, and this keeps that above z = 0. */
-#define KIN_CONTACT_CLEARANCE 0.003
+#define RTG_CONTACT_CLEARANCE 0.003
 
 /* ---- small vector helpers ---- */
 
@@ -172,24 +172,24 @@ static enum rt_status source_alloc(struct source *s, int n_pts, int n_frames, in
  * fps. No limb moves that fast (the fastest step of any shared clip after
  * its first frames is 20 m/s, a marker glitch). A trajectory cannot follow
  * such a jump, and smoothing it spreads a 0.1-0.3 m hand error over the
- * first frames. So within the first KIN_CALIB_WINDOW_S seconds, frames
- * before the last step faster than KIN_CALIB_SPEED take the pose of the
+ * first frames. So within the first RTG_CALIB_WINDOW_S seconds, frames
+ * before the last step faster than RTG_CALIB_SPEED take the pose of the
  * frame after it (docs/profiles.md "How targets are built", step 1). */
-#define KIN_CALIB_SPEED 30.0   /* m/s */
-#define KIN_CALIB_WINDOW_S 0.25
+#define RTG_CALIB_SPEED 30.0   /* m/s */
+#define RTG_CALIB_WINDOW_S 0.25
 
 static void hold_calibration_frames(struct source *s)
 {
     double dt = s->frame_time > 0 ? s->frame_time : 1.0 / 30.0;
     int first = 0;
-    for (int f = 1; f < s->n_frames && (f - 1) * dt <= KIN_CALIB_WINDOW_S; f++) {
+    for (int f = 1; f < s->n_frames && (f - 1) * dt <= RTG_CALIB_WINDOW_S; f++) {
         double vmax = 0;
         for (int j = 0; j < s->n_pts; j++) {
             double d[3];
             v_sub(src_at(s, f, j), src_at(s, f - 1, j), d);
             if (v_norm(d) / dt > vmax) vmax = v_norm(d) / dt;
         }
-        if (vmax > KIN_CALIB_SPEED) first = f;
+        if (vmax > RTG_CALIB_SPEED) first = f;
     }
     size_t np = (size_t)s->n_pts;
     for (int f = 0; f < first; f++) {
@@ -198,7 +198,7 @@ static void hold_calibration_frames(struct source *s)
     }
 }
 
-static enum rt_status source_from_clip(const struct kin_clip *clip, const struct kin_profile *p,
+static enum rt_status source_from_clip(const struct kin_clip *clip, const struct rtg_profile *p,
                                        struct source *s, struct rt_err *err)
 {
     struct kin_bvh_convert conv;
@@ -252,7 +252,7 @@ static enum rt_status source_from_robot(const struct kin_robot *src, const doubl
 {
     double *rot = NULL;
     enum rt_status st;
-    int cols = SOLVER_ROOT_COLS + src->n_dof;
+    int cols = RT_ROOT_COLS + src->n_dof;
     if ((st = source_alloc(s, src->n_links, n_frames, 1, err))) return st;
     s->frame_time = frame_time;
     for (int j = 0; j < src->n_links; j++) s->names[j] = src->links[j].name;
@@ -275,10 +275,10 @@ static enum rt_status source_from_robot(const struct kin_robot *src, const doubl
 
 /* Source point indices of everything a profile names. */
 struct resolved {
-    int joint[KIN_PROFILE_MAX_LINKS];
-    int frame_pt[KIN_PROFILE_MAX_LINKS][4]; /* from0 to0 from1 to1 */
+    int joint[RTG_PROFILE_MAX_LINKS];
+    int frame_pt[RTG_PROFILE_MAX_LINKS][4]; /* from0 to0 from1 to1 */
     int toe[2];
-    int link[KIN_PROFILE_MAX_LINKS];        /* robot link index */
+    int link[RTG_PROFILE_MAX_LINKS];        /* robot link index */
 };
 
 /* Appends `name` to the comma-separated list `buf` (capacity `cap`) unless
@@ -306,7 +306,7 @@ static void list_add(char *buf, size_t cap, const char *name)
  * is empty. */
 static void put_names(char *out, size_t *used, size_t limit, const char *label, const char *list)
 {
-    char item[KIN_PROFILE_MAX_NAME + 8], tail[32];
+    char item[RTG_PROFILE_MAX_NAME + 8], tail[32];
     int n = 0, put = 0;
     if (!list[0]) return;
     n = 1;
@@ -319,7 +319,7 @@ static void put_names(char *out, size_t *used, size_t limit, const char *label, 
     for (int i = 0; i < n; i++) {
         const char *e = strstr(p, ", ");
         size_t len = e ? (size_t)(e - p) : strlen(p);
-        if (len > KIN_PROFILE_MAX_NAME) len = KIN_PROFILE_MAX_NAME;
+        if (len > RTG_PROFILE_MAX_NAME) len = RTG_PROFILE_MAX_NAME;
         snprintf(item, sizeof item, "%s%.*s", put ? ", " : "", (int)len, p);
         int rest = n - i - 1;
         if (rest) snprintf(tail, sizeof tail, " and %d more", rest);
@@ -357,7 +357,7 @@ static void missing_message(char *out, size_t cap, const char *profile, const ch
 
 /* Resolves the profile's names against the source (and the robot when not
  * NULL); returns the number of missing names and lists them. */
-static int resolve(const struct kin_profile *p, const struct source *s, const struct kin_robot *r,
+static int resolve(const struct rtg_profile *p, const struct source *s, const struct kin_robot *r,
                    struct resolved *rs, char *missing_joints, size_t cap_j, char *missing_links,
                    size_t cap_l)
 {
@@ -369,7 +369,7 @@ static int resolve(const struct kin_profile *p, const struct source *s, const st
             n_missing++;
         }
     for (int k = 0; k < p->n_links; k++) {
-        const struct kin_profile_link *l = &p->links[k];
+        const struct rtg_profile_link *l = &p->links[k];
         for (int a = 0; a < 4; a++) {
             const char *nm = l->frame.axis[0] ? (a & 1 ? l->frame.to[a / 2] : l->frame.from[a / 2]) : NULL;
             rs->frame_pt[k][a] = nm ? source_find(s, nm) : -1;
@@ -413,21 +413,21 @@ static int names_only_source(const struct kin_clip *clip, struct source *s)
 static enum rt_status detect(const struct kin_clip *clip, const char *robot_name,
                              const struct kin_robot *robot, const char **best,
                              const char **closest, char *miss_j, size_t cap_j, char *miss_l,
-                             size_t cap_l, struct kin_profile **best_p)
+                             size_t cap_l, struct rtg_profile **best_p)
 {
     struct source s;
-    struct kin_profile *keep = NULL;
+    struct rtg_profile *keep = NULL;
     int best_links = -1, closest_missing = 1 << 30;
     *best = *closest = NULL;
     if (names_only_source(clip, &s)) return RT_ENOMEM;
-    for (const char *const *b = kin_profile_bundled(); *b; b++) {
-        struct kin_profile *p = NULL;
+    for (const char *const *b = rtg_profile_bundled(); *b; b++) {
+        struct rtg_profile *p = NULL;
         struct resolved rs;
         char mj[160] = "", ml[160] = "";
-        if (kin_profile_load(*b, &p, NULL) != RT_OK) continue;
+        if (rtg_profile_load(*b, &p, NULL) != RT_OK) continue;
         /* With the robot at hand its links decide; by name, the label does. */
-        if (p->source != KIN_SOURCE_BVH || (!robot && !kin_profile_fits_robot(p->robot, robot_name))) {
-            kin_profile_free(p);
+        if (p->source != RTG_SOURCE_BVH || (!robot && !rtg_profile_fits_robot(p->robot, robot_name))) {
+            rtg_profile_free(p);
             continue;
         }
         int miss = resolve(p, &s, robot, &rs, mj, sizeof mj, ml, sizeof ml);
@@ -437,12 +437,12 @@ static enum rt_status detect(const struct kin_clip *clip, const char *robot_name
                 miss++;
             }
         /* Ties go to the profile written for this robot. */
-        int score = 2 * p->n_links + kin_profile_fits_robot(p->robot, robot_name);
+        int score = 2 * p->n_links + rtg_profile_fits_robot(p->robot, robot_name);
         if (miss == 0 && score > best_links) {
             best_links = score;
             *best = *b;
             if (best_p) {
-                kin_profile_free(keep);
+                rtg_profile_free(keep);
                 keep = p;
                 p = NULL;
             }
@@ -453,14 +453,14 @@ static enum rt_status detect(const struct kin_clip *clip, const char *robot_name
             snprintf(miss_j, cap_j, "%s", mj);
             snprintf(miss_l, cap_l, "%s", ml);
         }
-        kin_profile_free(p);
+        rtg_profile_free(p);
     }
     source_free(&s);
     if (best_p) *best_p = keep;
     return RT_OK;
 }
 
-const char *kin_retarget_detect_profile(const struct kin_clip *clip, const char *robot_name)
+const char *rtg_retarget_detect_profile(const struct kin_clip *clip, const char *robot_name)
 {
     const char *best, *closest;
     char mj[8], ml[8];
@@ -469,14 +469,14 @@ const char *kin_retarget_detect_profile(const struct kin_clip *clip, const char 
     return best;
 }
 
-enum rt_status kin_retarget_pick_profile(const struct kin_clip *clip, const struct kin_robot *robot,
-                                         struct kin_profile **out, struct rt_err *err)
+enum rt_status rtg_retarget_pick_profile(const struct kin_clip *clip, const struct kin_robot *robot,
+                                         struct rtg_profile **out, struct rt_err *err)
 {
     const char *best, *closest;
     char mj[160] = "", ml[160] = "";
     *out = NULL;
     /* Bundled robots are named by their URDF; profiles by the short names. */
-    const char *rname = kin_profile_robot_label(robot->name);
+    const char *rname = rtg_profile_robot_label(robot->name);
     if (detect(clip, rname, robot, &best, &closest, mj, sizeof mj, ml, sizeof ml, out))
         return rt_err_set(err, RT_ENOMEM, "profile", "out of memory");
     if (*out) return RT_OK;
@@ -485,14 +485,14 @@ enum rt_status kin_retarget_pick_profile(const struct kin_clip *clip, const stru
                           "no bundled profile targets robot '%.40s': give a profile", robot->name);
     /* No bundled profile fits by name: recognize the skeleton by synonyms
      * and topology and fill the closest template (skeleton.h). */
-    return kin_skeleton_auto_profile(clip, robot, out, err);
+    return rtg_skeleton_auto_profile(clip, robot, out, err);
 }
 
 /* ---- building targets ---- */
 
 /* Builds the source frame of link k at frame f into m (columns = axes).
  * Returns 0 when degenerate (the caller keeps the previous frame's). */
-static int build_frame(const struct source *s, int f, const struct kin_profile_frame *fr,
+static int build_frame(const struct source *s, int f, const struct rtg_profile_frame *fr,
                        const int pts[4], double *m)
 {
     double a[3], b[3], cols[3][3];
@@ -555,7 +555,7 @@ static void clamp_bend(const double *a, const double *b, double *d, double max)
 }
 
 /* Marks contacts of foot point `j` into c[0..n) (see the file comment). */
-static void detect_contacts(const struct source *s, int j, const struct kin_profile *p,
+static void detect_contacts(const struct source *s, int j, const struct rtg_profile *p,
                             unsigned char *c, double *h, double *tmp)
 {
     int n = s->n_frames;
@@ -590,18 +590,18 @@ static void detect_contacts(const struct source *s, int j, const struct kin_prof
 }
 
 static enum rt_status build_targets(const struct kin_robot *robot, const struct source *s,
-                                    const struct kin_profile *p, struct kin_targets *t,
+                                    const struct rtg_profile *p, struct rtg_targets *t,
                                     struct rt_err *err)
 {
     struct resolved rs;
     /* Every missing name, so that the message can count those it leaves out. */
     char mj[4096] = "", ml[4096] = "";
     int nl = p->n_links, n = s->n_frames;
-    int nd = robot->n_dof, cols = SOLVER_ROOT_COLS + nd;
+    int nd = robot->n_dof, cols = RT_ROOT_COLS + nd;
     double *zstate = NULL, *P0 = NULL, *M0 = NULL, *h = NULL, *tmp = NULL;
     double *tp = NULL, *tr = NULL; /* per frame per link target pos [n*nl*3], rot [n*nl*9] */
     unsigned char *contact = NULL;
-    double off[KIN_PROFILE_MAX_LINKS][9];
+    double off[RTG_PROFILE_MAX_LINKS][9];
     enum rt_status st = RT_OK;
     size_t nfl, b3, b9;
 
@@ -632,7 +632,7 @@ static enum rt_status build_targets(const struct kin_robot *robot, const struct 
 
     /* 2. Contacts. */
     int has_feet = p->feet[0].link > 0 && p->feet[1].link > 0;
-    if (has_feet && p->ground == KIN_GROUND_CONTACTS)
+    if (has_feet && p->ground == RTG_GROUND_CONTACTS)
         for (int side = 0; side < 2; side++) {
             unsigned char *c1 = contact + (size_t)side * (size_t)n;
             detect_contacts(s, rs.joint[p->feet[side].link], p, c1, h, tmp);
@@ -641,7 +641,7 @@ static enum rt_status build_targets(const struct kin_robot *robot, const struct 
     /* The sole's height above the foot link origin: the profile's, else the
      * robot's known geometry. */
     double sole = p->sole_offset >= 0 ? p->sole_offset
-                  : has_feet ? kin_quality_sole_offset(robot, rs.link[p->feet[0].link]) : 0.0;
+                  : has_feet ? kin_robot_sole_offset(robot, rs.link[p->feet[0].link]) : 0.0;
 
     /* 3. Scale. */
     double scale = p->scale;
@@ -652,7 +652,7 @@ static enum rt_status build_targets(const struct kin_robot *robot, const struct 
             for (int side = 0; side < 2 && !in_leg; side++)
                 for (int a = p->feet[side].link; a > 0; a = p->links[a].parent)
                     if (a == k) in_leg = 1;
-            if (!in_leg || p->links[k].attach == KIN_ATTACH_RIGID) continue;
+            if (!in_leg || p->links[k].attach == RTG_ATTACH_RIGID) continue;
             double d[3];
             int pk = p->links[k].parent;
             v_sub(P0 + 3 * rs.link[k], P0 + 3 * rs.link[pk], d);
@@ -670,16 +670,16 @@ static enum rt_status build_targets(const struct kin_robot *robot, const struct 
 
     /* 4. Orientation frames and their offsets. */
     for (int k = 0; k < nl; k++) {
-        const struct kin_profile_link *l = &p->links[k];
+        const struct rtg_profile_link *l = &p->links[k];
         double prev[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
         double *m0 = M0 + 9 * rs.link[k];
         if (l->frame.source) {
             /* The source's own rotation; auto offset = its rest/zero-pose
              * rotation^T x the robot link's zero-pose rotation. */
             const double *r0 = s->rot0 + 9 * rs.joint[k];
-            if (l->offset_mode == KIN_OFFSET_IDENTITY) {
+            if (l->offset_mode == RTG_OFFSET_IDENTITY) {
                 for (int i = 0; i < 9; i++) off[k][i] = (i % 4 == 0);
-            } else if (l->offset_mode == KIN_OFFSET_GIVEN) {
+            } else if (l->offset_mode == RTG_OFFSET_GIVEN) {
                 kin_quat_to_mat(l->offset, off[k]);
             } else {
                 m_tmul(r0, m0, off[k]);
@@ -701,10 +701,10 @@ static enum rt_status build_targets(const struct kin_robot *robot, const struct 
             if (!build_frame(s, f, &l->frame, rs.frame_pt[k], m)) memcpy(m, prev, sizeof prev);
             memcpy(prev, m, sizeof prev);
         }
-        if (l->offset_mode == KIN_OFFSET_IDENTITY) {
+        if (l->offset_mode == RTG_OFFSET_IDENTITY) {
             static const double id[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
             memcpy(off[k], id, sizeof id);
-        } else if (l->offset_mode == KIN_OFFSET_GIVEN) {
+        } else if (l->offset_mode == RTG_OFFSET_GIVEN) {
             kin_quat_to_mat(l->offset, off[k]);
         } else {
             memcpy(off[k], m0, sizeof off[k]);
@@ -749,10 +749,10 @@ static enum rt_status build_targets(const struct kin_robot *robot, const struct 
      * robot's knee does (knee_max, radians from straight): a deeper source
      * knee (kneeling, a deep squat on H1, whose knee stops at 117 degrees)
      * would otherwise ask for a leg the robot cannot fold. */
-    double knee_max[KIN_PROFILE_MAX_LINKS] = {0};
+    double knee_max[RTG_PROFILE_MAX_LINKS] = {0};
     for (int side = 0; has_feet && side < 2; side++) {
         int k = p->feet[side].link, pk = p->links[k].parent, gk = pk > 0 ? p->links[pk].parent : -1;
-        if (gk < 0 || p->links[k].attach != KIN_ATTACH_DIRECTION || p->links[pk].attach != KIN_ATTACH_DIRECTION)
+        if (gk < 0 || p->links[k].attach != RTG_ATTACH_DIRECTION || p->links[pk].attach != RTG_ATTACH_DIRECTION)
             continue;
         /* The knee joint: the movable joint nearest above the foot link up
          * to the knee link; its upper bound is the flexion limit, measured
@@ -773,7 +773,7 @@ static enum rt_status build_targets(const struct kin_robot *robot, const struct 
             int pk = p->links[k].parent;
             double d[3], e[3];
             switch (p->links[k].attach) {
-            case KIN_ATTACH_RIGID: {
+            case RTG_ATTACH_RIGID: {
                 const double *mp = M0 + 9 * rs.link[pk];
                 const double *Rp = tr + ((size_t)f * nl + pk) * 9;
                 v_sub(P0 + 3 * rs.link[k], P0 + 3 * rs.link[pk], d);
@@ -781,7 +781,7 @@ static enum rt_status build_targets(const struct kin_robot *robot, const struct 
                 kin_mat_vec(Rp, e, d);
                 break;
             }
-            case KIN_ATTACH_SCALED:
+            case RTG_ATTACH_SCALED:
                 v_sub(src_at(s, f, rs.joint[k]), src_at(s, f, rs.joint[pk]), d);
                 for (int i = 0; i < 3; i++) d[i] *= scale;
                 break;
@@ -802,9 +802,9 @@ static enum rt_status build_targets(const struct kin_robot *robot, const struct 
     /* 6. Ground and origin. */
     {
         double dz = 0, dx = tp[0], dy = tp[1];
-        if (p->ground != KIN_GROUND_NONE) {
+        if (p->ground != RTG_GROUND_NONE) {
             int have = 0;
-            if (has_feet && p->ground == KIN_GROUND_CONTACTS) {
+            if (has_feet && p->ground == RTG_GROUND_CONTACTS) {
                 int m = 0;
                 for (int side = 0; side < 2; side++)
                     for (int f = 0; f < n; f++)
@@ -835,7 +835,7 @@ static enum rt_status build_targets(const struct kin_robot *robot, const struct 
 
     /* A frame whose foot would go below the sole is lifted whole, so that the
      * legs keep their source shape rather than folding around a clamped foot. */
-    if (has_feet && p->ground != KIN_GROUND_NONE)
+    if (has_feet && p->ground != RTG_GROUND_NONE)
         for (int f = 0; f < n; f++) {
             double lift = 0;
             for (int side = 0; side < 2; side++) {
@@ -846,10 +846,10 @@ static enum rt_status build_targets(const struct kin_robot *robot, const struct 
         }
 
     /* Allocate the output now that every step that can fail on input passed. */
-    if ((st = kin_targets_alloc(t, robot, n, nl, err))) goto fail;
+    if ((st = rtg_targets_alloc(t, robot, n, nl, err))) goto fail;
     t->frame_time = s->frame_time > 0 ? s->frame_time : 1.0 / 30.0;
-    kin_targets_default_weights(t, robot);
-    for (int i = 0; i < solver_tangent_dim(&robot->tree); i++) {
+    rtg_targets_default_weights(t, robot);
+    for (int i = 0; i < rt_tangent_dim(&robot->tree); i++) {
         t->w_vel[i] *= (float)p->w_vel;
         t->w_acc[i] *= (float)p->w_acc;
     }
@@ -857,7 +857,7 @@ static enum rt_status build_targets(const struct kin_robot *robot, const struct 
     for (int k = 0; k < nl; k++) t->target_link[k] = rs.link[k];
 
     /* 7. Anchors, level feet in contact, nothing below the ground. */
-    if (has_feet && p->ground != KIN_GROUND_NONE) {
+    if (has_feet && p->ground != RTG_GROUND_NONE) {
         for (int side = 0; side < 2; side++) {
             int k = p->feet[side].link;
             const unsigned char *c1 = contact + (size_t)side * n;
@@ -867,7 +867,7 @@ static enum rt_status build_targets(const struct kin_robot *robot, const struct 
                     /* Swing: keep a clearance above the sole so that tracking
                      * error does not put the foot through the floor. */
                     double *z = &tp[((size_t)f * nl + k) * 3 + 2];
-                    if (*z < sole + KIN_SWING_CLEARANCE) *z = sole + KIN_SWING_CLEARANCE;
+                    if (*z < sole + RTG_SWING_CLEARANCE) *z = sole + RTG_SWING_CLEARANCE;
                     f++;
                     continue;
                 }
@@ -885,7 +885,7 @@ static enum rt_status build_targets(const struct kin_robot *robot, const struct 
                     double *R = tr + ((size_t)g * nl + k) * 9, rz[9], m0l[9];
                     P[0] = mx;
                     P[1] = my;
-                    P[2] = sole + KIN_CONTACT_CLEARANCE;
+                    P[2] = sole + RTG_CONTACT_CLEARANCE;
                     /* Level: keep the heading relative to the zero pose. */
                     const double *m0 = M0 + 9 * rs.link[k];
                     double yaw = m_yaw(R) - m_yaw(m0);
@@ -908,7 +908,7 @@ static enum rt_status build_targets(const struct kin_robot *robot, const struct 
             t->wpos[i] = (float)p->links[k].wpos;
             t->wrot[i] = (float)p->links[k].wrot;
             int side = k == p->feet[0].link ? 0 : k == p->feet[1].link ? 1 : -1;
-            if (side >= 0 && p->ground == KIN_GROUND_CONTACTS && contact[(size_t)side * n + f])
+            if (side >= 0 && p->ground == RTG_GROUND_CONTACTS && contact[(size_t)side * n + f])
                 t->wpos[i] = (float)p->contact_weight;
         }
 
@@ -936,15 +936,15 @@ static enum rt_status build_targets(const struct kin_robot *robot, const struct 
             kin_mat_to_quat(mt, q);
             for (int c = 0; c < 3; c++) x[c] = t->pos[(size_t)f * nl * 3 + c];
             for (int c = 0; c < 4; c++) x[3 + c] = (float)q[c];
-            for (int j = 0; j < nd; j++) x[SOLVER_ROOT_COLS + j] = t->rest[j];
+            for (int j = 0; j < nd; j++) x[RT_ROOT_COLS + j] = t->rest[j];
         }
     }
     if (has_feet) {
         t->foot_link[0] = rs.link[p->feet[0].link];
         t->foot_link[1] = rs.link[p->feet[1].link];
         t->sole_offset = sole;
-        if (p->ground == KIN_GROUND_CONTACTS) {
-            /* kin_targets stores contacts frame-major: [frame * 2 + side]. */
+        if (p->ground == RTG_GROUND_CONTACTS) {
+            /* rtg_targets stores contacts frame-major: [frame * 2 + side]. */
             t->contact = malloc((size_t)n * 2);
             if (!t->contact) {
                 st = rt_err_set(err, RT_ENOMEM, "targets", "out of memory");
@@ -956,7 +956,7 @@ static enum rt_status build_targets(const struct kin_robot *robot, const struct 
         }
     }
 fail:
-    if (st != RT_OK) kin_targets_free(t);
+    if (st != RT_OK) rtg_targets_free(t);
     free(zstate);
     free(P0);
     free(M0);
@@ -968,20 +968,20 @@ fail:
     return st;
 }
 
-enum rt_status kin_targets_from_clip(const struct kin_robot *robot, const struct kin_clip *clip,
-                                     const struct kin_profile *profile, struct kin_targets *t,
+enum rt_status rtg_targets_from_clip(const struct kin_robot *robot, const struct kin_clip *clip,
+                                     const struct rtg_profile *profile, struct rtg_targets *t,
                                      struct rt_err *err)
 {
-    struct kin_profile *picked = NULL;
+    struct rtg_profile *picked = NULL;
     struct source s;
     enum rt_status st;
     memset(t, 0, sizeof *t);
     memset(&s, 0, sizeof s);
     if (!profile) {
-        if ((st = kin_retarget_pick_profile(clip, robot, &picked, err))) return st;
+        if ((st = rtg_retarget_pick_profile(clip, robot, &picked, err))) return st;
         profile = picked;
     }
-    if (profile->source != KIN_SOURCE_BVH) {
+    if (profile->source != RTG_SOURCE_BVH) {
         st = rt_err_set(err, RT_EINVAL, "profile:source.kind",
                         "profile '%.40s' maps a robot trajectory, not a BVH clip", profile->name);
         goto fail;
@@ -990,20 +990,20 @@ enum rt_status kin_targets_from_clip(const struct kin_robot *robot, const struct
     st = build_targets(robot, &s, profile, t, err);
 fail:
     source_free(&s);
-    kin_profile_free(picked);
+    rtg_profile_free(picked);
     return st;
 }
 
-enum rt_status kin_targets_from_robot_traj(const struct kin_robot *robot,
+enum rt_status rtg_targets_from_robot_traj(const struct kin_robot *robot,
                                            const struct kin_robot *src, const double *states,
                                            int n_frames, double frame_time,
-                                           const struct kin_profile *profile,
-                                           struct kin_targets *t, struct rt_err *err)
+                                           const struct rtg_profile *profile,
+                                           struct rtg_targets *t, struct rt_err *err)
 {
     struct source s;
     enum rt_status st;
     memset(t, 0, sizeof *t);
-    if (profile->source != KIN_SOURCE_ROBOT)
+    if (profile->source != RTG_SOURCE_ROBOT)
         return rt_err_set(err, RT_EINVAL, "profile:source.kind",
                           "profile '%.40s' maps a BVH skeleton, not a robot trajectory", profile->name);
     if ((st = source_from_robot(src, states, n_frames, frame_time, &s, err))) return st;
@@ -1012,10 +1012,10 @@ enum rt_status kin_targets_from_robot_traj(const struct kin_robot *robot,
     return st;
 }
 
-double kin_targets_ground_lift(const struct kin_robot *robot, const struct kin_targets *t,
+double rtg_targets_ground_lift(const struct kin_robot *robot, const struct rtg_targets *t,
                                float *state)
 {
-    int n = t->n_frames, cols = solver_state_cols(&robot->tree);
+    int n = t->n_frames, cols = rt_state_cols(&robot->tree);
     double *x = NULL, *lp = NULL, *lr = NULL, *pen = NULL, *mx = NULL, top = 0;
     if (n < 1 || t->foot_link[0] < 0 || t->foot_link[1] < 0) return 0;
     x = malloc((size_t)cols * sizeof *x);
@@ -1029,7 +1029,7 @@ double kin_targets_ground_lift(const struct kin_robot *robot, const struct kin_t
     }
     double sole[2];
     for (int side = 0; side < 2; side++)
-        sole[side] = t->sole_offset >= 0 ? t->sole_offset : kin_quality_sole_offset(robot, t->foot_link[side]);
+        sole[side] = t->sole_offset >= 0 ? t->sole_offset : kin_robot_sole_offset(robot, t->foot_link[side]);
     for (int f = 0; f < n; f++) {
         for (int c = 0; c < cols; c++) x[c] = state[(size_t)f * cols + c];
         kin_fk(robot, x, lp, lr);
@@ -1042,7 +1042,7 @@ double kin_targets_ground_lift(const struct kin_robot *robot, const struct kin_t
     }
     if (top <= 0) goto done;
     double dt = t->frame_time > 0 ? t->frame_time : 1.0 / 30.0;
-    int w = (int)floor(0.5 * KIN_LIFT_WINDOW_S / dt + 0.5);
+    int w = (int)floor(0.5 * RTG_LIFT_WINDOW_S / dt + 0.5);
     /* Running max then running mean over the same half-width w: every frame
      * averages values that are each >= its own penetration. */
     for (int f = 0; f < n; f++)
@@ -1069,7 +1069,7 @@ done:
     return top;
 }
 
-void kin_targets_batch(const struct kin_robot *robot, const struct kin_targets *t,
+void rtg_targets_batch(const struct kin_robot *robot, const struct rtg_targets *t,
                        const int frame_off[2], const struct solver_options *opt,
                        struct solver_batch *b)
 {
@@ -1091,19 +1091,19 @@ void kin_targets_batch(const struct kin_robot *robot, const struct kin_targets *
     b->opt = *opt;
 }
 
-enum rt_status kin_solve_per_frame(const struct kin_robot *robot, const struct kin_targets *t,
+enum rt_status rtg_solve_per_frame(const struct kin_robot *robot, const struct rtg_targets *t,
                                    const struct solver_options *opt, float *state,
                                    struct solver_clip_result *res, struct rt_err *err)
 {
     static const int one[2] = {0, 1};
-    int cols = solver_state_cols(&robot->tree), nt = t->n_targets;
+    int cols = rt_state_cols(&robot->tree), nt = t->n_targets;
     struct solver_clip_result acc, cr;
     struct solver_batch b;
     struct timespec t0, t1;
     enum rt_status st = RT_OK;
     memset(&acc, 0, sizeof acc);
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    kin_targets_batch(robot, t, one, opt, &b);
+    rtg_targets_batch(robot, t, one, opt, &b);
     b.w_vel = b.w_acc = NULL; /* smoothness off: each frame on its own */
     b.opt.init_iters = 0;
     for (int f = 0; f < t->n_frames; f++) {

@@ -2,26 +2,26 @@
  * clip through a profile, or another robot's trajectory) asks of the robot,
  * in the layout struct solver_batch consumes, plus the per-clip weights.
  *
- * Memory: a struct kin_targets owns its arrays; kin_targets_free() releases
+ * Memory: a struct rtg_targets owns its arrays; rtg_targets_free() releases
  * them (NULL-safe) and leaves the struct zeroed. */
-#ifndef RT_KIN_TARGETS_H
-#define RT_KIN_TARGETS_H
+#ifndef RT_RTG_TARGETS_H
+#define RT_RTG_TARGETS_H
 
-#include "robot.h"
-#include "status.h"
+#include "../kinematics/robot.h"
+#include "../base/status.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define KIN_MAX_TARGETS 64
+#define RTG_MAX_TARGETS 64
 
 /* Invariants: target_link[k] is a link index (topological order) of the
  * robot the targets were built for; the frame arrays are indexed
  * i = frame * n_targets + k exactly as in struct solver_batch; a weight of 0
  * means "no target this frame". w_vel/w_acc have tangent_dim entries,
  * rest/w_rest n_dof entries. `init` is NULL or n_frames * state_cols. */
-struct kin_targets {
+struct rtg_targets {
     int n_frames, n_targets;
     double frame_time;   /* seconds between frames */
     int *target_link;    /* [n_targets] */
@@ -42,14 +42,23 @@ struct kin_targets {
 /* Allocates arrays for n_frames x n_targets (weights zeroed) and the
  * per-coordinate weight arrays for `r`. RT_ELIMIT / RT_ENOMEM on failure,
  * leaving `t` zeroed. */
-enum rt_status kin_targets_alloc(struct kin_targets *t, const struct kin_robot *r, int n_frames,
+enum rt_status rtg_targets_alloc(struct rtg_targets *t, const struct kin_robot *r, int n_frames,
                                  int n_targets, struct rt_err *err);
 
-void kin_targets_free(struct kin_targets *t);
+void rtg_targets_free(struct rtg_targets *t);
 
 /* Default per-coordinate weights (smoothness, rest) for robot `r`; see
  * docs/solver.md. Fills t->w_vel, w_acc, rest, w_rest. */
-void kin_targets_default_weights(struct kin_targets *t, const struct kin_robot *r);
+void rtg_targets_default_weights(struct rtg_targets *t, const struct kin_robot *r);
+
+/* Targets for robot `dst` from a trajectory of robot `src` (FK in double of
+ * every frame): the identity mapping's links that exist in both robots, each
+ * tracked in position and orientation with weight 1, plus default weights.
+ * RT_ENOTFOUND naming the missing links when fewer than 2 links match. */
+enum rt_status rtg_targets_from_traj(const struct kin_robot *src, const double *states,
+                                     int n_frames, double frame_time,
+                                     const struct kin_robot *dst, struct rtg_targets *t,
+                                     struct rt_err *err);
 
 #ifdef __cplusplus
 }

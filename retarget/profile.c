@@ -1,12 +1,12 @@
 /* profile.c -- parsing retargeting profiles (JSON, through cJSON) into
- * struct kin_profile, with defaults for every field a profile leaves out and
+ * struct rtg_profile, with defaults for every field a profile leaves out and
  * an error naming the field ("cmu_g1.json:links[3].position_weight") for
  * every field that is wrong. Unknown keys are errors too: a misspelt
  * "positon_weight" silently falling back to a default is the kind of bug a
  * user never finds. The bundled profiles are compiled in (see
  * embed.h and the Makefile rule that generates their table). */
 #include "profile.h"
-#include "robot.h"
+#include "../kinematics/robot.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "embed.h"
+#include "../kinematics/embed.h"
 
 /* Parse context: the label for errors and the caller's err. */
 struct pctx {
@@ -67,8 +67,8 @@ static int get_str(struct pctx *c, const cJSON *obj, const char *key, const char
     snprintf(f, sizeof f, "%s%s%s", path, path[0] ? "." : "", key);
     if (!cJSON_IsString(v) || !v->valuestring[0])
         return perr(c, RT_EINVAL, f, "expected a non-empty string");
-    if (strlen(v->valuestring) >= KIN_PROFILE_MAX_NAME)
-        return perr(c, RT_EINVAL, f, "longer than %d characters", KIN_PROFILE_MAX_NAME - 1);
+    if (strlen(v->valuestring) >= RTG_PROFILE_MAX_NAME)
+        return perr(c, RT_EINVAL, f, "longer than %d characters", RTG_PROFILE_MAX_NAME - 1);
     free(*out);
     *out = strdup(v->valuestring);
     if (!*out) return perr(c, RT_ENOMEM, f, "out of memory");
@@ -146,7 +146,7 @@ static int parse_units(struct pctx *c, const cJSON *v, double *units)
                 "expected \"auto\", \"m\", \"cm\", \"mm\", \"in\", \"cmu\" or metres per unit");
 }
 
-static int parse_source(struct pctx *c, const cJSON *src, struct kin_profile *p)
+static int parse_source(struct pctx *c, const cJSON *src, struct rtg_profile *p)
 {
     static const char *const keys[] = {"kind", "robot", "skeleton", "match", "units", "up", NULL};
     char *kind = NULL;
@@ -155,14 +155,14 @@ static int parse_source(struct pctx *c, const cJSON *src, struct kin_profile *p)
     if ((st = check_keys(c, src, "source", keys))) return st;
     if ((st = get_str(c, src, "kind", "source", &kind))) return st;
     if (kind) {
-        if (strcmp(kind, "bvh") == 0) p->source = KIN_SOURCE_BVH;
-        else if (strcmp(kind, "robot") == 0) p->source = KIN_SOURCE_ROBOT;
+        if (strcmp(kind, "bvh") == 0) p->source = RTG_SOURCE_BVH;
+        else if (strcmp(kind, "robot") == 0) p->source = RTG_SOURCE_ROBOT;
         else st = perr(c, RT_EINVAL, "source.kind", "expected \"bvh\" or \"robot\", got \"%s\"", kind);
         free(kind);
         if (st) return st;
     }
     if ((st = get_str(c, src, "robot", "source", &p->source_robot))) return st;
-    if (p->source == KIN_SOURCE_ROBOT && !p->source_robot)
+    if (p->source == RTG_SOURCE_ROBOT && !p->source_robot)
         return perr(c, RT_EINVAL, "source.robot", "required when source.kind is \"robot\"");
     if ((st = get_str(c, src, "skeleton", "source", &p->skeleton))) return st;
     if ((st = parse_units(c, cJSON_GetObjectItemCaseSensitive(src, "units"), &p->units))) return st;
@@ -177,16 +177,16 @@ static int parse_source(struct pctx *c, const cJSON *src, struct kin_profile *p)
     if (m) {
         int n = cJSON_GetArraySize(m), i = 0;
         const cJSON *it;
-        if (!cJSON_IsArray(m) || n < 1 || n > KIN_PROFILE_MAX_MATCH)
+        if (!cJSON_IsArray(m) || n < 1 || n > RTG_PROFILE_MAX_MATCH)
             return perr(c, RT_EINVAL, "source.match", "expected an array of 1 to %d joint names",
-                        KIN_PROFILE_MAX_MATCH);
+                        RTG_PROFILE_MAX_MATCH);
         p->match = calloc((size_t)n, sizeof *p->match);
         if (!p->match) return perr(c, RT_ENOMEM, "source.match", "out of memory");
         cJSON_ArrayForEach(it, m) {
             char f[32];
             snprintf(f, sizeof f, "source.match[%d]", i);
             if (!cJSON_IsString(it) || !it->valuestring[0] ||
-                strlen(it->valuestring) >= KIN_PROFILE_MAX_NAME)
+                strlen(it->valuestring) >= RTG_PROFILE_MAX_NAME)
                 return perr(c, RT_EINVAL, f, "expected a joint name");
             if (!(p->match[i] = strdup(it->valuestring))) return perr(c, RT_ENOMEM, f, "out of memory");
             p->n_match = ++i;
@@ -195,7 +195,7 @@ static int parse_source(struct pctx *c, const cJSON *src, struct kin_profile *p)
     return RT_OK;
 }
 
-static int parse_frame(struct pctx *c, const cJSON *fr, const char *path, struct kin_profile_frame *f)
+static int parse_frame(struct pctx *c, const cJSON *fr, const char *path, struct rtg_profile_frame *f)
 {
     int n = 0;
     const cJSON *it;
@@ -216,7 +216,7 @@ static int parse_frame(struct pctx *c, const cJSON *fr, const char *path, struct
             !cJSON_IsString(cJSON_GetArrayItem(it, 0)) || !cJSON_IsString(cJSON_GetArrayItem(it, 1)))
             return perr(c, RT_EINVAL, ap, "expected [\"from joint\", \"to joint\"]");
         const char *a = cJSON_GetArrayItem(it, 0)->valuestring, *b = cJSON_GetArrayItem(it, 1)->valuestring;
-        if (!a[0] || !b[0] || strlen(a) >= KIN_PROFILE_MAX_NAME || strlen(b) >= KIN_PROFILE_MAX_NAME ||
+        if (!a[0] || !b[0] || strlen(a) >= RTG_PROFILE_MAX_NAME || strlen(b) >= RTG_PROFILE_MAX_NAME ||
             strcmp(a, b) == 0)
             return perr(c, RT_EINVAL, ap, "expected two different joint names");
         f->axis[n] = it->string[0];
@@ -232,7 +232,7 @@ static int parse_frame(struct pctx *c, const cJSON *fr, const char *path, struct
 
 /* One entry of "links" (or "root" when is_root). */
 static int parse_link(struct pctx *c, const cJSON *o, const char *path, int is_root,
-                      struct kin_profile_link *l, char **parent_name)
+                      struct rtg_profile_link *l, char **parent_name)
 {
     static const char *const keys[] = {"joint", "link", "parent", "attach", "position_weight",
                                        "orientation_weight", "frame", "offset", "reference", NULL};
@@ -250,16 +250,16 @@ static int parse_link(struct pctx *c, const cJSON *o, const char *path, int is_r
     if ((st = get_str(c, o, "parent", path, parent_name))) return st;
     snprintf(f, sizeof f, "%s.parent", path);
     if (is_root && *parent_name) return perr(c, RT_EINVAL, f, "the root has no parent");
-    l->attach = is_root ? KIN_ATTACH_ROOT : KIN_ATTACH_DIRECTION;
+    l->attach = is_root ? RTG_ATTACH_ROOT : RTG_ATTACH_DIRECTION;
     l->wpos = 1.0;
     l->wrot = 0.0;
     if ((st = get_str(c, o, "attach", path, &s))) return st;
     if (s) {
         snprintf(f, sizeof f, "%s.attach", path);
         if (is_root) st = perr(c, RT_EINVAL, f, "the root is never attached");
-        else if (strcmp(s, "direction") == 0) l->attach = KIN_ATTACH_DIRECTION;
-        else if (strcmp(s, "rigid") == 0) l->attach = KIN_ATTACH_RIGID;
-        else if (strcmp(s, "scaled") == 0) l->attach = KIN_ATTACH_SCALED;
+        else if (strcmp(s, "direction") == 0) l->attach = RTG_ATTACH_DIRECTION;
+        else if (strcmp(s, "rigid") == 0) l->attach = RTG_ATTACH_RIGID;
+        else if (strcmp(s, "scaled") == 0) l->attach = RTG_ATTACH_SCALED;
         else st = perr(c, RT_EINVAL, f, "expected \"direction\", \"rigid\" or \"scaled\", got \"%s\"", s);
         free(s);
         s = NULL;
@@ -276,9 +276,9 @@ static int parse_link(struct pctx *c, const cJSON *o, const char *path, int is_r
     snprintf(f, sizeof f, "%s.offset", path);
     if (off) {
         if (cJSON_IsString(off) && strcmp(off->valuestring, "auto") == 0) {
-            l->offset_mode = KIN_OFFSET_AUTO;
+            l->offset_mode = RTG_OFFSET_AUTO;
         } else if (cJSON_IsString(off) && strcmp(off->valuestring, "identity") == 0) {
-            l->offset_mode = KIN_OFFSET_IDENTITY;
+            l->offset_mode = RTG_OFFSET_IDENTITY;
         } else if (cJSON_IsArray(off) && cJSON_GetArraySize(off) == 4) {
             double n = 0;
             for (int i = 0; i < 4; i++) {
@@ -290,7 +290,7 @@ static int parse_link(struct pctx *c, const cJSON *o, const char *path, int is_r
             }
             if (n < 1e-12) return perr(c, RT_EINVAL, f, "zero quaternion");
             for (int i = 0; i < 4; i++) l->offset[i] /= sqrt(n);
-            l->offset_mode = KIN_OFFSET_GIVEN;
+            l->offset_mode = RTG_OFFSET_GIVEN;
         } else {
             return perr(c, RT_EINVAL, f, "expected \"auto\", \"identity\" or [x, y, z, w]");
         }
@@ -307,15 +307,15 @@ static int parse_link(struct pctx *c, const cJSON *o, const char *path, int is_r
     return RT_OK;
 }
 
-static int parse_links(struct pctx *c, const cJSON *root, const cJSON *links, struct kin_profile *p)
+static int parse_links(struct pctx *c, const cJSON *root, const cJSON *links, struct rtg_profile *p)
 {
     int n = links ? cJSON_GetArraySize(links) : 0, st = RT_OK, i;
     char **parents = NULL;
     if (!root) return perr(c, RT_EINVAL, "root", "required: {\"joint\": ..., \"link\": ...}");
     if (links && !cJSON_IsArray(links)) return perr(c, RT_EINVAL, "links", "expected an array");
-    if (n + 1 > KIN_PROFILE_MAX_LINKS)
+    if (n + 1 > RTG_PROFILE_MAX_LINKS)
         return perr(c, RT_ELIMIT, "links", "%d links; at most %d (root included)", n + 1,
-                    KIN_PROFILE_MAX_LINKS);
+                    RTG_PROFILE_MAX_LINKS);
     p->links = calloc((size_t)n + 1, sizeof *p->links);
     parents = calloc((size_t)n + 1, sizeof *parents);
     if (!p->links || !parents) { st = perr(c, RT_ENOMEM, "links", "out of memory"); goto fail; }
@@ -355,7 +355,7 @@ static int parse_links(struct pctx *c, const cJSON *root, const cJSON *links, st
                 goto fail;
             }
         }
-        if (p->links[i].attach == KIN_ATTACH_RIGID && !p->links[p->links[i].parent].frame.axis[0] &&
+        if (p->links[i].attach == RTG_ATTACH_RIGID && !p->links[p->links[i].parent].frame.axis[0] &&
             !p->links[p->links[i].parent].frame.source) {
             snprintf(path, sizeof path, "links[%d].attach", i - 1);
             st = perr(c, RT_EINVAL, path, "\"rigid\" needs a parent with a \"frame\"");
@@ -369,7 +369,7 @@ fail:
     return st;
 }
 
-static int parse_feet(struct pctx *c, const cJSON *feet, struct kin_profile *p)
+static int parse_feet(struct pctx *c, const cJSON *feet, struct rtg_profile *p)
 {
     static const char *const keys[] = {"left", "right", NULL};
     static const char *const fkeys[] = {"joint", "toe", NULL};
@@ -388,7 +388,7 @@ static int parse_feet(struct pctx *c, const cJSON *feet, struct kin_profile *p)
         if ((st = get_str(c, o, "joint", path, &joint))) return st;
         snprintf(f, sizeof f, "%s.joint", path);
         if (!joint) return perr(c, RT_EINVAL, f, "required (a mapped source joint)");
-        p->feet[s].link = kin_profile_link_index(p, joint);
+        p->feet[s].link = rtg_profile_link_index(p, joint);
         if (p->feet[s].link < 1) st = perr(c, RT_EINVAL, f, "'%s' is not a mapped non-root joint", joint);
         free(joint);
         if (st) return st;
@@ -399,7 +399,7 @@ static int parse_feet(struct pctx *c, const cJSON *feet, struct kin_profile *p)
     return RT_OK;
 }
 
-static int parse_ground(struct pctx *c, const cJSON *g, struct kin_profile *p)
+static int parse_ground(struct pctx *c, const cJSON *g, struct rtg_profile *p)
 {
     static const char *const keys[] = {"mode", "sole_offset_m", "contact_height_m",
                                        "contact_speed_m_s", "min_contact_s", "contact_weight", NULL};
@@ -409,9 +409,9 @@ static int parse_ground(struct pctx *c, const cJSON *g, struct kin_profile *p)
     if ((st = check_keys(c, g, "ground", keys))) return st;
     if ((st = get_str(c, g, "mode", "ground", &mode))) return st;
     if (mode) {
-        if (strcmp(mode, "contacts") == 0) p->ground = KIN_GROUND_CONTACTS;
-        else if (strcmp(mode, "lowest") == 0) p->ground = KIN_GROUND_LOWEST;
-        else if (strcmp(mode, "none") == 0) p->ground = KIN_GROUND_NONE;
+        if (strcmp(mode, "contacts") == 0) p->ground = RTG_GROUND_CONTACTS;
+        else if (strcmp(mode, "lowest") == 0) p->ground = RTG_GROUND_LOWEST;
+        else if (strcmp(mode, "none") == 0) p->ground = RTG_GROUND_NONE;
         else st = perr(c, RT_EINVAL, "ground.mode", "expected \"contacts\", \"lowest\" or \"none\", got \"%s\"", mode);
         free(mode);
         if (st) return st;
@@ -424,7 +424,7 @@ static int parse_ground(struct pctx *c, const cJSON *g, struct kin_profile *p)
     return RT_OK;
 }
 
-static int parse_tail(struct pctx *c, const cJSON *w, const cJSON *s, struct kin_profile *p)
+static int parse_tail(struct pctx *c, const cJSON *w, const cJSON *s, struct rtg_profile *p)
 {
     static const char *const wkeys[] = {"velocity", "acceleration", "rest", NULL};
     static const char *const skeys[] = {"max_lm_iters", "max_cg_iters", "init_iters", "cg_tol", NULL};
@@ -445,21 +445,21 @@ static int parse_tail(struct pctx *c, const cJSON *w, const cJSON *s, struct kin
     return RT_OK;
 }
 
-enum rt_status kin_profile_parse(const char *text, size_t len, const char *name,
-                                 struct kin_profile **out, struct rt_err *err)
+enum rt_status rtg_profile_parse(const char *text, size_t len, const char *name,
+                                 struct rtg_profile **out, struct rt_err *err)
 {
     static const char *const keys[] = {"name", "robot", "source", "scale", "root", "links",
                                        "feet", "ground", "weights", "solver", "description", NULL};
     struct pctx c = {name ? name : "profile", err};
-    struct kin_profile *p = NULL;
+    struct rtg_profile *p = NULL;
     cJSON *doc = NULL;
     const char *end = NULL;
     const cJSON *o;
     int st = RT_OK;
     *out = NULL;
-    if (len > KIN_PROFILE_MAX_BYTES) {
+    if (len > RTG_PROFILE_MAX_BYTES) {
         st = rt_err_set(err, RT_ELIMIT, c.name, "profile is %zu bytes; at most %u", len,
-                        KIN_PROFILE_MAX_BYTES);
+                        RTG_PROFILE_MAX_BYTES);
         goto fail;
     }
     doc = cJSON_ParseWithLengthOpts(text, len, &end, 0);
@@ -476,15 +476,15 @@ enum rt_status kin_profile_parse(const char *text, size_t len, const char *name,
     /* cJSON recurses without a depth limit of its own beyond its build
      * default; profiles are shallow, so refuse deep input explicitly. */
     {
-        const cJSON *stack[KIN_PROFILE_MAX_DEPTH + 1];
+        const cJSON *stack[RTG_PROFILE_MAX_DEPTH + 1];
         int depth = 0;
         stack[0] = doc;
         const cJSON *cur = doc->child;
         while (cur || depth > 0) {
             if (!cur) { cur = stack[depth--]->next; continue; }
             if (cur->child) {
-                if (depth + 1 >= KIN_PROFILE_MAX_DEPTH) {
-                    st = perr(&c, RT_ELIMIT, "(top)", "nested deeper than %d", KIN_PROFILE_MAX_DEPTH);
+                if (depth + 1 >= RTG_PROFILE_MAX_DEPTH) {
+                    st = perr(&c, RT_ELIMIT, "(top)", "nested deeper than %d", RTG_PROFILE_MAX_DEPTH);
                     goto fail;
                 }
                 stack[++depth] = cur;
@@ -498,7 +498,7 @@ enum rt_status kin_profile_parse(const char *text, size_t len, const char *name,
     p = calloc(1, sizeof *p);
     if (!p) { st = rt_err_set(err, RT_ENOMEM, c.name, "out of memory"); goto fail; }
     p->feet[0].link = p->feet[1].link = -1;
-    p->ground = KIN_GROUND_CONTACTS;
+    p->ground = RTG_GROUND_CONTACTS;
     p->sole_offset = -1;
     p->contact_height = 0.06;
     p->contact_speed = 0.6;
@@ -548,16 +548,16 @@ enum rt_status kin_profile_parse(const char *text, size_t len, const char *name,
         if ((st = get_obj(&c, doc, "solver", "", &s))) goto fail;
         if ((st = parse_tail(&c, w, s, p))) goto fail;
     }
-    if (p->feet[0].link < 0 && p->ground == KIN_GROUND_CONTACTS) p->ground = KIN_GROUND_LOWEST;
+    if (p->feet[0].link < 0 && p->ground == RTG_GROUND_CONTACTS) p->ground = RTG_GROUND_LOWEST;
     *out = p;
     p = NULL;
 fail:
-    kin_profile_free(p);
+    rtg_profile_free(p);
     cJSON_Delete(doc);
     return st;
 }
 
-enum rt_status kin_profile_load(const char *name_or_path, struct kin_profile **out,
+enum rt_status rtg_profile_load(const char *name_or_path, struct rtg_profile **out,
                                 struct rt_err *err)
 {
     char *text = NULL;
@@ -566,28 +566,28 @@ enum rt_status kin_profile_load(const char *name_or_path, struct kin_profile **o
     size_t n = strlen(name_or_path);
     *out = NULL;
     if (strchr(name_or_path, '/') || (n > 5 && strcmp(name_or_path + n - 5, ".json") == 0)) {
-        st = rt_read_file(name_or_path, KIN_PROFILE_MAX_BYTES, &text, &len, err);
+        st = rt_read_file(name_or_path, RTG_PROFILE_MAX_BYTES, &text, &len, err);
         if (st) return st;
-        st = kin_profile_parse(text, len, name_or_path, out, err);
+        st = rtg_profile_parse(text, len, name_or_path, out, err);
         free(text);
         return st;
     }
-    const char *t = kin_profile_bundled_text(name_or_path, &len);
+    const char *t = rtg_profile_bundled_text(name_or_path, &len);
     if (!t) {
         char list[160];
         size_t used = 0;
         list[0] = 0;
-        for (const char *const *b = kin_profile_bundled(); *b && used < sizeof list; b++)
+        for (const char *const *b = rtg_profile_bundled(); *b && used < sizeof list; b++)
             used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", used ? ", " : "", *b);
         return rt_err_set(err, RT_ENOTFOUND, "profile", "no bundled profile '%s' (bundled: %s)",
                           name_or_path, list);
     }
-    char label[KIN_PROFILE_MAX_NAME + 8];
-    snprintf(label, sizeof label, "%.*s.json", KIN_PROFILE_MAX_NAME - 1, name_or_path);
-    return kin_profile_parse(t, len, label, out, err);
+    char label[RTG_PROFILE_MAX_NAME + 8];
+    snprintf(label, sizeof label, "%.*s.json", RTG_PROFILE_MAX_NAME - 1, name_or_path);
+    return rtg_profile_parse(t, len, label, out, err);
 }
 
-static void frame_free(struct kin_profile_frame *f)
+static void frame_free(struct rtg_profile_frame *f)
 {
     for (int i = 0; i < 2; i++) {
         free(f->from[i]);
@@ -595,7 +595,7 @@ static void frame_free(struct kin_profile_frame *f)
     }
 }
 
-void kin_profile_free(struct kin_profile *p)
+void rtg_profile_free(struct rtg_profile *p)
 {
     if (!p) return;
     free(p->name);
@@ -616,12 +616,12 @@ void kin_profile_free(struct kin_profile *p)
     free(p);
 }
 
-const char *const *kin_profile_bundled(void)
+const char *const *rtg_profile_bundled(void)
 {
     return kin_embedded_profiles_names;
 }
 
-const char *kin_profile_bundled_text(const char *name, size_t *len)
+const char *rtg_profile_bundled_text(const char *name, size_t *len)
 {
     for (const struct kin_embedded *e = kin_embedded_profiles; e->name; e++)
         if (strcmp(e->name, name) == 0) {
@@ -631,7 +631,7 @@ const char *kin_profile_bundled_text(const char *name, size_t *len)
     return NULL;
 }
 
-int kin_profile_fits_robot(const char *label, const char *robot_name)
+int rtg_profile_fits_robot(const char *label, const char *robot_name)
 {
     size_t n;
     if (!label || !robot_name) return 0;
@@ -639,37 +639,37 @@ int kin_profile_fits_robot(const char *label, const char *robot_name)
     return strncmp(label, robot_name, n) == 0 && (robot_name[n] == 0 || robot_name[n] == '_');
 }
 
-const char *kin_profile_robot_label(const char *robot_name)
+const char *rtg_profile_robot_label(const char *robot_name)
 {
     const char *label = robot_name;
     const char *const *bundled = kin_robot_bundled();
     for (int i = 0; bundled && bundled[i]; i++)
-        if (kin_profile_fits_robot(bundled[i], robot_name)) label = bundled[i];
+        if (rtg_profile_fits_robot(bundled[i], robot_name)) label = bundled[i];
     return label;
 }
 
-struct kin_profile *kin_profile_find_robot_pair(const char *src, const char *dst)
+struct rtg_profile *rtg_profile_find_robot_pair(const char *src, const char *dst)
 {
-    const char *const *names = kin_profile_bundled();
+    const char *const *names = rtg_profile_bundled();
     for (int i = 0; names && names[i]; i++) {
-        struct kin_profile *p = NULL;
-        if (kin_profile_load(names[i], &p, NULL) != RT_OK) continue;
-        if (p->source == KIN_SOURCE_ROBOT && kin_profile_fits_robot(p->source_robot, src) &&
-            kin_profile_fits_robot(p->robot, dst))
+        struct rtg_profile *p = NULL;
+        if (rtg_profile_load(names[i], &p, NULL) != RT_OK) continue;
+        if (p->source == RTG_SOURCE_ROBOT && rtg_profile_fits_robot(p->source_robot, src) &&
+            rtg_profile_fits_robot(p->robot, dst))
             return p;
-        kin_profile_free(p);
+        rtg_profile_free(p);
     }
     return NULL;
 }
 
-int kin_profile_link_index(const struct kin_profile *p, const char *joint)
+int rtg_profile_link_index(const struct rtg_profile *p, const char *joint)
 {
     for (int i = 0; i < p->n_links; i++)
         if (strcmp(p->links[i].joint, joint) == 0) return i;
     return -1;
 }
 
-void kin_profile_solver_options(const struct kin_profile *p, struct solver_options *o)
+void rtg_profile_solver_options(const struct rtg_profile *p, struct solver_options *o)
 {
     if (p->max_lm_iters > 0) o->max_lm_iters = p->max_lm_iters;
     if (p->max_cg_iters > 0) o->max_cg_iters = p->max_cg_iters;

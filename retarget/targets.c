@@ -1,0 +1,173 @@
+/* targets.c -- allocation and default weights of a per-frame target set, and
+ * the targets of the identity mapping from one robot's trajectory onto
+ * another of the same model. */
+#include "targets.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../kinematics/rot.h"
+
+/* Smoothness weights are given for 30 fps and scaled with the frame rate so
+ * that the penalty is on velocity and acceleration, not on per-frame
+ * differences: a first difference is v*dt, a second a*dt^2. */
+#define RTG_REF_DT (1.0 / 30.0)
+#define RTG_W_VEL_JOINT 0.05f
+#define RTG_W_VEL_BASE 0.05f
+#define RTG_W_ACC_JOINT 0.2f
+#define RTG_W_ACC_BASE 0.2f
+#define RTG_W_REST 0.01f
+
+enum rt_status rtg_targets_alloc(struct rtg_targets *t, const struct kin_robot *r, int n_frames,
+                                 int n_targets, struct rt_err *err)
+{
+    size_t n_ft, n3, n4;
+    int nt = rt_tangent_dim(&r->tree);
+    memset(t, 0, sizeof *t);
+    if (n_frames < 1 || n_targets < 0 || n_targets > RTG_MAX_TARGETS)
+        return rt_err_set(err, RT_ELIMIT, "targets", "bad size: %d frames, %d targets (max %d)",
+                          n_frames, n_targets, RTG_MAX_TARGETS);
+    if (!rt_mul_size((size_t)n_frames, (size_t)(n_targets ? n_targets : 1), &n_ft) ||
+        !rt_mul_size(n_ft, 3 * sizeof(float), &n3) || !rt_mul_size(n_ft, 4 * sizeof(float), &n4))
+        return rt_err_set(err, RT_ELIMIT, "targets", "too many frames: %d", n_frames);
+    t->n_frames = n_frames;
+    t->n_targets = n_targets;
+    t->frame_time = RTG_REF_DT;
+    t->foot_link[0] = t->foot_link[1] = -1;
+    t->sole_offset = -1.0;
+    t->target_link = calloc((size_t)(n_targets ? n_targets : 1), sizeof(int));
+    t->pos = malloc(n3);
+    t->rot = malloc(n4);
+    t->wpos = calloc(n_ft, sizeof(float));
+    t->wrot = calloc(n_ft, sizeof(float));
+    t->w_vel = calloc((size_t)nt, sizeof(float));
+    t->w_acc = calloc((size_t)nt, sizeof(float));
+    t->rest = calloc((size_t)(r->n_dof ? r->n_dof : 1), sizeof(float));
+    t->w_rest = calloc((size_t)(r->n_dof ? r->n_dof : 1), sizeof(float));
+    if (!t->target_link || !t->pos || !t->rot || !t->wpos || !t->wrot || !t->w_vel || !t->w_acc ||
+        !t->rest || !t->w_rest) {
+        rtg_targets_free(t);
+        return rt_err_set(err, RT_ENOMEM, "targets", "out of memory for %d frames", n_frames);
+    }
+    /* Identity orientations keep unused slots well-formed. */
+    for (size_t i = 0; i < n_ft; i++) {
+        t->pos[3 * i] = t->pos[3 * i + 1] = t->pos[3 * i + 2] = 0.0f;
+        t->rot[4 * i] = t->rot[4 * i + 1] = t->rot[4 * i + 2] = 0.0f;
+        t->rot[4 * i + 3] = 1.0f;
+    }
+    return RT_OK;
+}
+
+void rtg_targets_free(struct rtg_targets *t)
+{
+    if (!t) return;
+    free(t->target_link);
+    free(t->pos);
+    free(t->rot);
+    free(t->wpos);
+    free(t->wrot);
+    free(t->w_vel);
+    free(t->w_acc);
+    free(t->rest);
+    free(t->w_rest);
+    free(t->init);
+    free(t->contact);
+    memset(t, 0, sizeof *t);
+    t->foot_link[0] = t->foot_link[1] = -1;
+    t->sole_offset = -1.0;
+}
+
+void rtg_targets_default_weights(struct rtg_targets *t, const struct kin_robot *r)
+{
+    int nb = r->tree.floating_base ? 6 : 0;
+    int nt = rt_tangent_dim(&r->tree);
+    double dt = t->frame_time > 0 ? t->frame_time : RTG_REF_DT;
+    float sv = (float)(RTG_REF_DT / dt), sa = sv * sv;
+    for (int i = 0; i < nt; i++) {
+        int base = i < nb;
+        t->w_vel[i] = (base ? RTG_W_VEL_BASE : RTG_W_VEL_JOINT) * sv;
+        t->w_acc[i] = (base ? RTG_W_ACC_BASE : RTG_W_ACC_JOINT) * sa;
+    }
+    for (int j = 0; j < r->n_dof; j++) {
+        double lo = r->joints[r->coord_joint[j]].lower, hi = r->joints[r->coord_joint[j]].upper;
+        /* Rest at zero when zero is inside the limits, else at the nearest bound. */
+        double rest = 0.0;
+        if (lo > 0.0) rest = lo;
+        if (hi < 0.0) rest = hi;
+        t->rest[j] = (float)rest;
+        t->w_rest[j] = RTG_W_REST;
+    }
+}
+
+/* Weights of the identity mapping relative to rtg_targets_default_weights(). */
+#define RTG_TRAJ_SMOOTH_SCALE 0.25f
+#define RTG_TRAJ_REST_SCALE 0.1f
+#define RTG_TRAJ_ROT_WEIGHT 0.3f
+
+enum rt_status rtg_targets_from_traj(const struct kin_robot *src, const double *states,
+                                     int n_frames, double frame_time,
+                                     const struct kin_robot *dst, struct rtg_targets *t,
+                                     struct rt_err *err)
+{
+    int src_link[RTG_MAX_TARGETS], dst_link[RTG_MAX_TARGETS], n = 0;
+    char missing[128] = "";
+    double *pos = NULL, *rot = NULL;
+    enum rt_status st;
+    const char *const *ids = kin_robot_identity_links();
+    for (int i = 0; ids[i]; i++) {
+        int a = kin_robot_link_index(src, ids[i]);
+        int b = kin_robot_link_index(dst, ids[i]);
+        if (a >= 0 && b >= 0) {
+            src_link[n] = a;
+            dst_link[n] = b;
+            n++;
+        } else if (strlen(missing) + strlen(ids[i]) + 2 < sizeof missing) {
+            strcat(missing, missing[0] ? " " : "");
+            strcat(missing, ids[i]);
+        }
+    }
+    if (n < 2)
+        return rt_err_set(err, RT_ENOTFOUND, "mapping",
+                          "robots '%.30s' and '%.30s' share too few mapped links (missing: %.60s)",
+                          src->name, dst->name, missing);
+    st = rtg_targets_alloc(t, dst, n_frames, n, err);
+    if (st != RT_OK) return st;
+    t->frame_time = frame_time;
+    rtg_targets_default_weights(t, dst);
+    /* A robot trajectory is already feasible and smooth: track it closely,
+     * with lighter smoothness and rest terms than a human capture needs. */
+    for (int i = 0; i < rt_tangent_dim(&dst->tree); i++) {
+        t->w_vel[i] *= RTG_TRAJ_SMOOTH_SCALE;
+        t->w_acc[i] *= RTG_TRAJ_SMOOTH_SCALE;
+    }
+    for (int j = 0; j < dst->n_dof; j++) t->w_rest[j] *= RTG_TRAJ_REST_SCALE;
+    memcpy(t->target_link, dst_link, (size_t)n * sizeof(int));
+    pos = malloc((size_t)src->n_links * 3 * sizeof(double));
+    rot = malloc((size_t)src->n_links * 9 * sizeof(double));
+    if (!pos || !rot) {
+        st = rt_err_set(err, RT_ENOMEM, "targets", "out of memory");
+        goto fail;
+    }
+    int cols = RT_ROOT_COLS + src->n_dof;
+    for (int f = 0; f < n_frames; f++) {
+        kin_fk(src, states + (size_t)f * (size_t)cols, pos, rot);
+        for (int k = 0; k < n; k++) {
+            size_t i = (size_t)f * (size_t)n + (size_t)k;
+            double q[4];
+            for (int c = 0; c < 3; c++) t->pos[3 * i + c] = (float)pos[3 * src_link[k] + c];
+            kin_mat_to_quat(rot + 9 * src_link[k], q);
+            for (int c = 0; c < 4; c++) t->rot[4 * i + c] = (float)q[c];
+            t->wpos[i] = 1.0f;
+            t->wrot[i] = RTG_TRAJ_ROT_WEIGHT;
+        }
+    }
+    kin_robot_identity_feet(dst, t->foot_link);
+    free(pos);
+    free(rot);
+    return RT_OK;
+fail:
+    free(pos);
+    free(rot);
+    rtg_targets_free(t);
+    return st;
+}
