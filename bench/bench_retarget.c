@@ -126,7 +126,7 @@ int main(int argc, char **argv)
                 fprintf(stderr, "%s %s: %s\n", base, robots[r], rt_err_line(&err, line, sizeof line));
                 rc = 1;
             } else {
-                rtg_targets_ground_lift(robot, &t, state); /* as rtg_batch_solve() does */
+                { struct rtg_quality qf; rtg_quality_finish(robot, &t, state, 1, &qf, NULL, NULL); } /* as rtg_job_finish() does */
                 rtg_quality_compute(robot, &t, state, t.n_frames, &q, NULL, NULL);
                 print_q(base, robots[r], "trajectory", t.n_frames, &q, now() - t0);
                 if (dump) {

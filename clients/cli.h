@@ -3,6 +3,7 @@
 #ifndef RT_CLI_H
 #define RT_CLI_H
 
+#include <stdio.h>
 #include <strings.h>
 
 #include "../base/status.h"
@@ -11,6 +12,8 @@ int cli_solve(int argc, char **argv);
 /* As cli_solve(), but with a non-NULL `err` the failure is returned there
  * instead of printed (`retarget batch` records it in its manifest). */
 int cli_solve_err(int argc, char **argv, struct rt_err *err);
+/* The usage of `retarget solve`, generated from the option table. */
+void cli_solve_usage(FILE *f);
 
 /* The HTTP client (client_http.c): `retarget submit|status|wait|fetch|cancel|list`. */
 int cli_submit(int argc, char **argv);

@@ -91,15 +91,6 @@ enum rt_status rtg_batch_solve(struct solver_backend *be, const struct kin_robot
         }
         memcpy(items[i].state, state + (size_t)off[i] * (size_t)cols, bytes);
         items[i].res = res[i];
-        /* Per clip, after the solve: a batch's other clips cannot change it. */
-        if (rtg_targets_ground_lift(robot, items[i].t, items[i].state) < 0) {
-            for (int j = 0; j <= i; j++) {
-                free(items[j].state);
-                items[j].state = NULL;
-            }
-            st = RT_ENOMEM;
-            goto fail;
-        }
     }
     st = RT_OK;
 fail:

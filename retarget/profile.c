@@ -6,9 +6,12 @@
  * user never finds. The bundled profiles are compiled in (see
  * embed.h and the Makefile rule that generates their table). */
 #include "profile.h"
+#include "options.h"
 #include "../kinematics/robot.h"
 
 #include <cjson/cJSON.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -437,13 +440,23 @@ static int parse_tail(struct pctx *c, const cJSON *w, const cJSON *s, struct rtg
     }
     if (s) {
         if ((st = check_keys(c, s, "solver", skeys))) return st;
-        if ((st = get_int(c, s, "max_lm_iters", "solver", 1, 10000, &p->max_lm_iters))) return st;
-        if ((st = get_int(c, s, "max_cg_iters", "solver", 1, 10000, &p->max_cg_iters))) return st;
-        if ((st = get_int(c, s, "init_iters", "solver", 0, 10000, &p->init_iters))) return st;
-        if ((st = get_num(c, s, "cg_tol", "solver", 1e-12, 1, &p->cg_tol))) return st;
+        /* The ranges of the option table (options.h), as everywhere. */
+        static const int ints[] = {RTG_JOB_MAX_LM, RTG_JOB_MAX_CG, RTG_JOB_INIT_ITERS};
+        int *dst[] = {&p->max_lm_iters, &p->max_cg_iters, &p->init_iters};
+        for (int i = 0; i < 3; i++) {
+            const struct rtg_option *r = rtg_job_option(ints[i]);
+            if ((st = get_int(c, s, r->key, "solver", (int)r->lo, (int)r->hi, dst[i]))) return st;
+        }
+        const struct rtg_option *tol = rtg_job_option(RTG_JOB_CG_TOL);
+        if ((st = get_num(c, s, tol->key, "solver", tol->lo, tol->hi, &p->cg_tol))) return st;
+        if (p->cg_tol >= tol->hi) return perr(c, RT_EINVAL, "solver.cg_tol", "%g is out of range [0, 1)", p->cg_tol);
     }
     return RT_OK;
 }
+
+static atomic_long n_parsed;
+
+long rtg_profile_parse_count(void) { return atomic_load(&n_parsed); }
 
 enum rt_status rtg_profile_parse(const char *text, size_t len, const char *name,
                                  struct rtg_profile **out, struct rt_err *err)
@@ -453,6 +466,7 @@ enum rt_status rtg_profile_parse(const char *text, size_t len, const char *name,
     struct pctx c = {name ? name : "profile", err};
     struct rtg_profile *p = NULL;
     cJSON *doc = NULL;
+    atomic_fetch_add(&n_parsed, 1);
     const char *end = NULL;
     const cJSON *o;
     int st = RT_OK;
@@ -582,9 +596,183 @@ enum rt_status rtg_profile_load(const char *name_or_path, struct rtg_profile **o
         return rt_err_set(err, RT_ENOTFOUND, "profile", "no bundled profile '%s' (bundled: %s)",
                           name_or_path, list);
     }
-    char label[RTG_PROFILE_MAX_NAME + 8];
-    snprintf(label, sizeof label, "%.*s.json", RTG_PROFILE_MAX_NAME - 1, name_or_path);
-    return rtg_profile_parse(t, len, label, out, err);
+    const struct rtg_profile *b = rtg_profile_bundled_get(name_or_path);
+    if (!b) {
+        /* A bundled profile that does not parse: say why. */
+        char label[RTG_PROFILE_MAX_NAME + 8];
+        snprintf(label, sizeof label, "%.*s.json", RTG_PROFILE_MAX_NAME - 1, name_or_path);
+        return rtg_profile_parse(t, len, label, out, err);
+    }
+    if (!(*out = rtg_profile_copy(b))) return rt_err_set(err, RT_ENOMEM, "profile", "out of memory");
+    return RT_OK;
+}
+
+/* --- bundled profiles, parsed once per process --------------------------- */
+
+/* Parsed at the first use (pthread_once) and never changed or freed: every
+ * thread reads the same immutable profiles. A bundled profile that fails
+ * to parse is NULL here; rtg_profile_load() then reports its error. */
+static pthread_once_t bundled_once = PTHREAD_ONCE_INIT;
+static struct rtg_profile **bundled_parsed;
+static int n_bundled;
+
+static void bundled_init(void)
+{
+    const char *const *names = rtg_profile_bundled();
+    int n = 0;
+    while (names[n]) n++;
+    bundled_parsed = calloc((size_t)(n ? n : 1), sizeof *bundled_parsed);
+    if (!bundled_parsed) return;
+    n_bundled = n;
+    for (int i = 0; i < n; i++) {
+        size_t len = 0;
+        char label[RTG_PROFILE_MAX_NAME + 8];
+        const char *t = rtg_profile_bundled_text(names[i], &len);
+        snprintf(label, sizeof label, "%.*s.json", RTG_PROFILE_MAX_NAME - 1, names[i]);
+        if (rtg_profile_parse(t, len, label, &bundled_parsed[i], NULL) != RT_OK) bundled_parsed[i] = NULL;
+    }
+}
+
+const struct rtg_profile *rtg_profile_bundled_get(const char *name)
+{
+    const char *const *names = rtg_profile_bundled();
+    pthread_once(&bundled_once, bundled_init);
+    for (int i = 0; i < n_bundled; i++)
+        if (!strcmp(names[i], name)) return bundled_parsed[i];
+    return NULL;
+}
+
+static int dup_str(char **dst, const char *src)
+{
+    *dst = NULL;
+    return !src || (*dst = strdup(src)) != NULL;
+}
+
+struct rtg_profile *rtg_profile_copy(const struct rtg_profile *p)
+{
+    struct rtg_profile *c = calloc(1, sizeof *c);
+    int ok = c != NULL;
+    if (!ok) return NULL;
+    *c = *p;
+    c->name = c->robot = c->skeleton = c->source_robot = NULL;
+    c->match = NULL;
+    c->n_match = 0;
+    c->links = NULL;
+    c->n_links = 0;
+    c->feet[0].toe = c->feet[1].toe = NULL;
+    ok = dup_str(&c->name, p->name) && dup_str(&c->robot, p->robot) && dup_str(&c->skeleton, p->skeleton) &&
+         dup_str(&c->source_robot, p->source_robot) && dup_str(&c->feet[0].toe, p->feet[0].toe) &&
+         dup_str(&c->feet[1].toe, p->feet[1].toe);
+    if (ok && p->n_match) {
+        ok = (c->match = calloc((size_t)p->n_match, sizeof *c->match)) != NULL;
+        for (int i = 0; ok && i < p->n_match; i++, c->n_match++) ok = dup_str(&c->match[i], p->match[i]);
+    }
+    if (ok && p->n_links) {
+        ok = (c->links = calloc((size_t)p->n_links, sizeof *c->links)) != NULL;
+        for (int i = 0; ok && i < p->n_links; i++, c->n_links++) {
+            struct rtg_profile_link *d = &c->links[i];
+            const struct rtg_profile_link *l = &p->links[i];
+            *d = *l;
+            d->joint = d->link = NULL;
+            for (int a = 0; a < 2; a++) d->frame.from[a] = d->frame.to[a] = NULL;
+            ok = dup_str(&d->joint, l->joint) && dup_str(&d->link, l->link);
+            for (int a = 0; ok && a < 2; a++)
+                ok = dup_str(&d->frame.from[a], l->frame.from[a]) && dup_str(&d->frame.to[a], l->frame.to[a]);
+        }
+    }
+    if (!ok) {
+        rtg_profile_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+/* --- writing a profile back as JSON -------------------------------------- */
+
+static cJSON *frame_json(const struct rtg_profile_frame *f)
+{
+    if (f->source) return cJSON_CreateString("source");
+    cJSON *o = cJSON_CreateObject();
+    for (int a = 0; o && a < 2; a++) {
+        char k[2] = {f->axis[a], 0};
+        cJSON *pair = cJSON_CreateArray();
+        cJSON_AddItemToArray(pair, cJSON_CreateString(f->from[a]));
+        cJSON_AddItemToArray(pair, cJSON_CreateString(f->to[a]));
+        cJSON_AddItemToObject(o, k, pair);
+    }
+    return o;
+}
+
+static cJSON *link_json(const struct rtg_profile *p, int i)
+{
+    static const char *const attach[] = {"root", "direction", "rigid", "scaled"};
+    const struct rtg_profile_link *l = &p->links[i];
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "joint", l->joint);
+    cJSON_AddStringToObject(o, "link", l->link);
+    if (i > 0) {
+        cJSON_AddStringToObject(o, "parent", p->links[l->parent].joint);
+        cJSON_AddStringToObject(o, "attach", attach[l->attach]);
+    }
+    cJSON_AddNumberToObject(o, "position_weight", l->wpos);
+    cJSON_AddNumberToObject(o, "orientation_weight", l->wrot);
+    if (l->frame.source || l->frame.axis[0]) cJSON_AddItemToObject(o, "frame", frame_json(&l->frame));
+    if (l->offset_mode == RTG_OFFSET_IDENTITY) cJSON_AddStringToObject(o, "offset", "identity");
+    else if (l->offset_mode == RTG_OFFSET_GIVEN)
+        cJSON_AddItemToObject(o, "offset", cJSON_CreateDoubleArray(l->offset, 4));
+    cJSON_AddStringToObject(o, "reference", l->ref_contacts ? "contacts" : "neutral");
+    return o;
+}
+
+cJSON *rtg_profile_json(const struct rtg_profile *p)
+{
+    static const char *const ground[] = {"contacts", "lowest", "none"};
+    cJSON *o = cJSON_CreateObject(), *src, *links, *g, *w, *sv;
+    if (!o) return NULL;
+    cJSON_AddStringToObject(o, "name", p->name);
+    if (p->robot) cJSON_AddStringToObject(o, "robot", p->robot);
+    src = cJSON_AddObjectToObject(o, "source");
+    cJSON_AddStringToObject(src, "kind", p->source == RTG_SOURCE_ROBOT ? "robot" : "bvh");
+    if (p->source_robot) cJSON_AddStringToObject(src, "robot", p->source_robot);
+    if (p->skeleton) cJSON_AddStringToObject(src, "skeleton", p->skeleton);
+    if (p->n_match) {
+        cJSON *m = cJSON_AddArrayToObject(src, "match");
+        for (int i = 0; i < p->n_match; i++) cJSON_AddItemToArray(m, cJSON_CreateString(p->match[i]));
+    }
+    if (p->units > 0) cJSON_AddNumberToObject(src, "units", p->units);
+    if (p->up) {
+        char up[2] = {p->up, 0};
+        cJSON_AddStringToObject(src, "up", up);
+    }
+    if (p->scale > 0) cJSON_AddNumberToObject(o, "scale", p->scale);
+    cJSON_AddItemToObject(o, "root", link_json(p, 0));
+    links = cJSON_AddArrayToObject(o, "links");
+    for (int i = 1; i < p->n_links; i++) cJSON_AddItemToArray(links, link_json(p, i));
+    if (p->feet[0].link > 0 && p->feet[1].link > 0) {
+        cJSON *f = cJSON_AddObjectToObject(o, "feet");
+        for (int s = 0; s < 2; s++) {
+            cJSON *side = cJSON_AddObjectToObject(f, s ? "right" : "left");
+            cJSON_AddStringToObject(side, "joint", p->links[p->feet[s].link].joint);
+            if (p->feet[s].toe) cJSON_AddStringToObject(side, "toe", p->feet[s].toe);
+        }
+    }
+    g = cJSON_AddObjectToObject(o, "ground");
+    cJSON_AddStringToObject(g, "mode", ground[p->ground]);
+    if (p->sole_offset >= 0) cJSON_AddNumberToObject(g, "sole_offset_m", p->sole_offset);
+    cJSON_AddNumberToObject(g, "contact_height_m", p->contact_height);
+    cJSON_AddNumberToObject(g, "contact_speed_m_s", p->contact_speed);
+    cJSON_AddNumberToObject(g, "min_contact_s", p->min_contact);
+    cJSON_AddNumberToObject(g, "contact_weight", p->contact_weight);
+    w = cJSON_AddObjectToObject(o, "weights");
+    cJSON_AddNumberToObject(w, "velocity", p->w_vel);
+    cJSON_AddNumberToObject(w, "acceleration", p->w_acc);
+    cJSON_AddNumberToObject(w, "rest", p->w_rest);
+    sv = cJSON_AddObjectToObject(o, "solver");
+    if (p->max_lm_iters >= 0) cJSON_AddNumberToObject(sv, "max_lm_iters", p->max_lm_iters);
+    if (p->max_cg_iters >= 0) cJSON_AddNumberToObject(sv, "max_cg_iters", p->max_cg_iters);
+    if (p->init_iters >= 0) cJSON_AddNumberToObject(sv, "init_iters", p->init_iters);
+    if (p->cg_tol >= 0) cJSON_AddNumberToObject(sv, "cg_tol", p->cg_tol);
+    return o;
 }
 
 static void frame_free(struct rtg_profile_frame *f)
@@ -652,12 +840,10 @@ struct rtg_profile *rtg_profile_find_robot_pair(const char *src, const char *dst
 {
     const char *const *names = rtg_profile_bundled();
     for (int i = 0; names && names[i]; i++) {
-        struct rtg_profile *p = NULL;
-        if (rtg_profile_load(names[i], &p, NULL) != RT_OK) continue;
-        if (p->source == RTG_SOURCE_ROBOT && rtg_profile_fits_robot(p->source_robot, src) &&
+        const struct rtg_profile *p = rtg_profile_bundled_get(names[i]);
+        if (p && p->source == RTG_SOURCE_ROBOT && rtg_profile_fits_robot(p->source_robot, src) &&
             rtg_profile_fits_robot(p->robot, dst))
-            return p;
-        rtg_profile_free(p);
+            return rtg_profile_copy(p);
     }
     return NULL;
 }

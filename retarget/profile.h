@@ -124,6 +124,25 @@ enum rt_status rtg_profile_load(const char *name_or_path, struct rtg_profile **o
 /* NULL-safe. */
 void rtg_profile_free(struct rtg_profile *p);
 
+/* A deep copy of `p` (the caller frees it), NULL when out of memory. */
+struct rtg_profile *rtg_profile_copy(const struct rtg_profile *p);
+
+/* Bundled profile `name` as parsed once per process (immutable, shared by
+ * every thread, never freed), or NULL for an unknown name or one that does
+ * not parse. rtg_profile_load() of a bundled name returns a copy of it. */
+const struct rtg_profile *rtg_profile_bundled_get(const char *name);
+
+/* `p` as profile JSON that rtg_profile_parse() reads back into the same
+ * profile (every field; numbers round-trip exactly). The job recipe stores
+ * an automatic mapping this way. The caller deletes the tree; NULL when
+ * out of memory. */
+struct cJSON;
+struct cJSON *rtg_profile_json(const struct rtg_profile *p);
+
+/* How many times rtg_profile_parse() has run in this process (a test
+ * hook: bundled profiles are parsed once per process). */
+long rtg_profile_parse_count(void);
+
 /* Names of the bundled profiles, NULL-terminated, in detection priority. */
 const char *const *rtg_profile_bundled(void);
 

@@ -32,15 +32,80 @@ static struct rtg_quality_stat stat_of(double *v, int n)
     return s;
 }
 
-enum rt_status rtg_quality_compute(const struct kin_robot *r, const struct rtg_targets *t,
-                                   const float *state, int n_frames, struct rtg_quality *q,
-                                   struct rtg_quality_stat *per_link_pos,
-                                   struct rtg_quality_stat *per_link_rot)
+/* The ground lift's rule (rtg_quality_finish(), quality.h): from the
+ * per-frame penetration pen[0..n), the lift of every frame into lift[]:
+ * a running max, then a running mean, both RTG_LIFT_WINDOW_S wide. */
+static void lift_of(const double *pen, int n, double frame_time, double *mx, double *lift)
+{
+    double dt = frame_time > 0 ? frame_time : 1.0 / 30.0;
+    int w = (int)floor(0.5 * RTG_LIFT_WINDOW_S / dt + 0.5);
+    for (int f = 0; f < n; f++) {
+        mx[f] = 0;
+        for (int g = f - w; g <= f + w; g++)
+            if (g >= 0 && g < n && pen[g] > mx[f]) mx[f] = pen[g];
+    }
+    for (int f = 0; f < n; f++) {
+        double sum = 0;
+        int cnt = 0;
+        for (int g = f - w; g <= f + w; g++) {
+            sum += mx[g < 0 ? 0 : g >= n ? n - 1 : g];
+            cnt++;
+        }
+        lift[f] = sum / cnt;
+    }
+}
+
+/* What one frame's forward kinematics gives the figures: the tracking
+ * errors of the frame (ep/er at [k * n + f], NAN where the target has no
+ * weight), its feet and its penetration. */
+static void frame_figures(const struct kin_robot *r, const struct rtg_targets *t, const float *row, int f,
+                          int n, const double sole[2], double *x, double *lp, double *lr, double *ep, double *er,
+                          double *foot, double *pen)
+{
+    int nt = t->n_targets, cols = RT_ROOT_COLS + r->n_dof;
+    for (int c = 0; c < cols; c++) x[c] = row[c];
+    kin_fk(r, x, lp, lr);
+    for (int k = 0; k < nt; k++) {
+        size_t i = (size_t)f * nt + k, slot = (size_t)k * n + f;
+        int l = t->target_link[k];
+        ep[slot] = er[slot] = NAN;
+        if (t->wpos[i] > 0) {
+            double d = 0;
+            for (int c = 0; c < 3; c++) {
+                double e = lp[3 * l + c] - t->pos[3 * i + c];
+                d += e * e;
+            }
+            ep[slot] = sqrt(d);
+        }
+        if (t->wrot[i] > 0) {
+            double qt[4] = {t->rot[4 * i], t->rot[4 * i + 1], t->rot[4 * i + 2], t->rot[4 * i + 3]};
+            double m[9];
+            kin_quat_to_mat(qt, m);
+            er[slot] = kin_rot_angle(lr + 9 * l, m) * (180.0 / M_PI);
+        }
+    }
+    pen[f] = 0;
+    for (int side = 0; side < 2; side++) {
+        int l = t->foot_link[side];
+        if (l < 0 || l >= r->n_links) continue;
+        for (int c = 0; c < 3; c++) foot[6 * (size_t)f + 3 * side + c] = lp[3 * l + c];
+        double d = sole[side] - lp[3 * l + 2];
+        if (d > pen[f]) pen[f] = d;
+    }
+}
+
+/* The figures, with the ground lift first when `lift`: one FK pass gives
+ * every frame's figures and penetration; the frames the lift raises are
+ * evaluated again. The lift's and the figures' arithmetic is that of
+ * a lift followed by a separate pass, bit for bit. */
+static enum rt_status figures(const struct kin_robot *r, const struct rtg_targets *t, float *state,
+                              int n_frames, int lift, struct rtg_quality *q,
+                              struct rtg_quality_stat *per_link_pos, struct rtg_quality_stat *per_link_rot)
 {
     int nt = t->n_targets, nd = r->n_dof, cols = RT_ROOT_COLS + nd;
     double *x = NULL, *lp = NULL, *lr = NULL, *ep = NULL, *er = NULL, *buf = NULL;
+    double *foot = NULL, *pen = NULL, *mx = NULL, *lf = NULL;
     double foot_prev[6], sole[2] = {0.0, 0.0}; /* per side: last contact position, sole offset */
-    int *np = NULL, *nr = NULL;
     size_t nft;
     enum rt_status st = RT_OK;
     double dt = t->frame_time > 0 ? t->frame_time : 1.0 / 30.0;
@@ -55,9 +120,13 @@ enum rt_status rtg_quality_compute(const struct kin_robot *r, const struct rtg_t
     ep = malloc(nft * sizeof *ep); /* errors, target-major: [k * n_frames + f] */
     er = malloc(nft * sizeof *er);
     buf = malloc(nft * sizeof *buf);
-    np = calloc((size_t)(nt ? nt : 1), sizeof *np);
-    nr = calloc((size_t)(nt ? nt : 1), sizeof *nr);
-    if (!x || !lp || !lr || !ep || !er || !buf || !np || !nr) {
+    foot = calloc((size_t)n_frames * 6, sizeof *foot);
+    pen = malloc((size_t)n_frames * sizeof *pen);
+    if (lift) {
+        mx = malloc((size_t)n_frames * sizeof *mx);
+        lf = malloc((size_t)n_frames * sizeof *lf);
+    }
+    if (!x || !lp || !lr || !ep || !er || !buf || !foot || !pen || (lift && (!mx || !lf))) {
         st = RT_ENOMEM;
         goto fail;
     }
@@ -66,28 +135,25 @@ enum rt_status rtg_quality_compute(const struct kin_robot *r, const struct rtg_t
         if (l >= 0 && l < r->n_links)
             sole[side] = t->sole_offset >= 0 ? t->sole_offset : kin_robot_sole_offset(r, l);
     }
+    double top = 0;
+    for (int f = 0; f < n_frames; f++) {
+        frame_figures(r, t, state + (size_t)f * cols, f, n_frames, sole, x, lp, lr, ep, er, foot, pen);
+        if (pen[f] > top) top = pen[f];
+    }
+    /* The lift needs both feet. */
+    if (lift && t->foot_link[0] >= 0 && t->foot_link[1] >= 0 && top > 0) {
+        lift_of(pen, n_frames, t->frame_time, mx, lf);
+        for (int f = 0; f < n_frames; f++) {
+            /* A hair more than the penetration, so float rounding of the
+             * stored height never leaves a foot a few micrometres below. */
+            if (!(lf[f] > 0)) continue;
+            float *row = state + (size_t)f * cols;
+            row[2] += (float)(lf[f] + 1e-5);
+            frame_figures(r, t, row, f, n_frames, sole, x, lp, lr, ep, er, foot, pen);
+        }
+    }
     for (int f = 0; f < n_frames; f++) {
         const float *s = state + (size_t)f * cols;
-        for (int c = 0; c < cols; c++) x[c] = s[c];
-        kin_fk(r, x, lp, lr);
-        for (int k = 0; k < nt; k++) {
-            size_t i = (size_t)f * nt + k;
-            int l = t->target_link[k];
-            if (t->wpos[i] > 0) {
-                double d = 0;
-                for (int c = 0; c < 3; c++) {
-                    double e = lp[3 * l + c] - t->pos[3 * i + c];
-                    d += e * e;
-                }
-                ep[(size_t)k * n_frames + np[k]++] = sqrt(d);
-            }
-            if (t->wrot[i] > 0) {
-                double qt[4] = {t->rot[4 * i], t->rot[4 * i + 1], t->rot[4 * i + 2], t->rot[4 * i + 3]};
-                double m[9];
-                kin_quat_to_mat(qt, m);
-                er[(size_t)k * n_frames + nr[k]++] = kin_rot_angle(lr + 9 * l, m) * (180.0 / M_PI);
-            }
-        }
         /* Joint limits. */
         int at_limit = 0;
         for (int j = 0; j < nd; j++) {
@@ -103,14 +169,14 @@ enum rt_status rtg_quality_compute(const struct kin_robot *r, const struct rtg_t
         for (int side = 0; side < 2; side++) {
             int l = t->foot_link[side];
             if (l < 0 || l >= r->n_links) continue;
-            double pen = sole[side] - lp[3 * l + 2];
-            if (pen > q->ground_penetration_m) q->ground_penetration_m = pen;
+            const double *fp = foot + 6 * (size_t)f + 3 * side;
+            double p = sole[side] - fp[2];
+            if (p > q->ground_penetration_m) q->ground_penetration_m = p;
             int in = t->contact && t->contact[2 * (size_t)f + side];
             int was = f > 0 && t->contact && t->contact[2 * (size_t)(f - 1) + side];
             if (in) q->contact_frames++;
-            if (in && was)
-                q->foot_slide_m += hypot(lp[3 * l] - foot_prev[3 * side], lp[3 * l + 1] - foot_prev[3 * side + 1]);
-            for (int c = 0; c < 3; c++) foot_prev[3 * side + c] = lp[3 * l + c];
+            if (in && was) q->foot_slide_m += hypot(fp[0] - foot_prev[3 * side], fp[1] - foot_prev[3 * side + 1]);
+            for (int c = 0; c < 3; c++) foot_prev[3 * side + c] = fp[c];
         }
     }
     /* Joint velocity and jerk over time. */
@@ -131,20 +197,26 @@ enum rt_status rtg_quality_compute(const struct kin_robot *r, const struct rtg_t
             }
         q->mean_jerk = jn ? jsum / (double)jn / (dt * dt * dt) : 0.0;
     }
-    /* Statistics: overall from all samples, then per link. */
+    /* Statistics: overall from all samples in frame order, then per link. */
     {
         int m = 0;
-        for (int k = 0; k < nt; k++)
-            for (int i = 0; i < np[k]; i++) buf[m++] = ep[(size_t)k * n_frames + i];
+        for (int k = 0; k < nt; k++) {
+            int c = 0;
+            for (int f = 0; f < n_frames; f++)
+                if (!isnan(ep[(size_t)k * n_frames + f])) ep[(size_t)k * n_frames + c++] = ep[(size_t)k * n_frames + f];
+            for (int i = 0; i < c; i++) buf[m++] = ep[(size_t)k * n_frames + i];
+            if (per_link_pos) per_link_pos[k] = stat_of(ep + (size_t)k * n_frames, c);
+        }
         q->pos_m = stat_of(buf, m);
         m = 0;
-        for (int k = 0; k < nt; k++)
-            for (int i = 0; i < nr[k]; i++) buf[m++] = er[(size_t)k * n_frames + i];
-        q->rot_deg = stat_of(buf, m);
         for (int k = 0; k < nt; k++) {
-            if (per_link_pos) per_link_pos[k] = stat_of(ep + (size_t)k * n_frames, np[k]);
-            if (per_link_rot) per_link_rot[k] = stat_of(er + (size_t)k * n_frames, nr[k]);
+            int c = 0;
+            for (int f = 0; f < n_frames; f++)
+                if (!isnan(er[(size_t)k * n_frames + f])) er[(size_t)k * n_frames + c++] = er[(size_t)k * n_frames + f];
+            for (int i = 0; i < c; i++) buf[m++] = er[(size_t)k * n_frames + i];
+            if (per_link_rot) per_link_rot[k] = stat_of(er + (size_t)k * n_frames, c);
         }
+        q->rot_deg = stat_of(buf, m);
     }
 fail:
     free(x);
@@ -153,9 +225,27 @@ fail:
     free(ep);
     free(er);
     free(buf);
-    free(np);
-    free(nr);
+    free(foot);
+    free(pen);
+    free(mx);
+    free(lf);
     return st;
+}
+
+enum rt_status rtg_quality_compute(const struct kin_robot *r, const struct rtg_targets *t,
+                                   const float *state, int n_frames, struct rtg_quality *q,
+                                   struct rtg_quality_stat *per_link_pos,
+                                   struct rtg_quality_stat *per_link_rot)
+{
+    /* Without the lift the state is only read. */
+    return figures(r, t, (float *)state, n_frames, 0, q, per_link_pos, per_link_rot);
+}
+
+enum rt_status rtg_quality_finish(const struct kin_robot *r, const struct rtg_targets *t, float *state,
+                                  int lift, struct rtg_quality *q, struct rtg_quality_stat *per_link_pos,
+                                  struct rtg_quality_stat *per_link_rot)
+{
+    return figures(r, t, state, t->n_frames, lift, q, per_link_pos, per_link_rot);
 }
 
 static cJSON *stat_json(const struct rtg_quality_stat *s)
@@ -183,13 +273,24 @@ cJSON *rtg_quality_json(const struct kin_robot *r, const struct rtg_targets *t,
                         const float *state, int n_frames)
 {
     struct rtg_quality q;
-    struct rtg_quality_stat *pl = NULL, *rl = NULL;
+    int nt = t->n_targets;
+    struct rtg_quality_stat *pl = calloc((size_t)(nt ? nt : 1), sizeof *pl);
+    struct rtg_quality_stat *rl = calloc((size_t)(nt ? nt : 1), sizeof *rl);
+    cJSON *o = NULL;
+    if (pl && rl && rtg_quality_compute(r, t, state, n_frames, &q, pl, rl) == RT_OK)
+        o = rtg_quality_to_json(r, t, &q, pl, rl);
+    free(pl);
+    free(rl);
+    return o;
+}
+
+cJSON *rtg_quality_to_json(const struct kin_robot *r, const struct rtg_targets *t,
+                           const struct rtg_quality *qp, const struct rtg_quality_stat *pl,
+                           const struct rtg_quality_stat *rl)
+{
+    const struct rtg_quality q = *qp;
     cJSON *o = NULL, *links;
     int nt = t->n_targets;
-    pl = calloc((size_t)(nt ? nt : 1), sizeof *pl);
-    rl = calloc((size_t)(nt ? nt : 1), sizeof *rl);
-    if (!pl || !rl) goto fail;
-    if (rtg_quality_compute(r, t, state, n_frames, &q, pl, rl) != RT_OK) goto fail;
     o = cJSON_CreateObject();
     if (!o) goto fail;
     if (!add(o, "position_error_m", stat_json(&q.pos_m)) ||
@@ -215,12 +316,8 @@ cJSON *rtg_quality_json(const struct kin_robot *r, const struct rtg_targets *t,
             !add(l, "rotation_error_deg", stat_json(&rl[k])))
             goto fail;
     }
-    free(pl);
-    free(rl);
     return o;
 fail:
     cJSON_Delete(o);
-    free(pl);
-    free(rl);
     return NULL;
 }

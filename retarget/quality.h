@@ -62,6 +62,28 @@ enum rt_status rtg_quality_compute(const struct kin_robot *r, const struct rtg_t
                                    struct rtg_quality_stat *per_link_pos,
                                    struct rtg_quality_stat *per_link_rot);
 
+/* Feet on the ground after the solve, then the figures. With `lift`: where
+ * a robot that cannot follow its targets (a squat deeper than its knees
+ * bend) pushes a foot below z = 0, the whole robot is lifted in that frame.
+ * The lift is the per-frame penetration (t->foot_link, both needed; sole
+ * offset as kin_robot_sole_offset()) through a running max and then a
+ * running mean, both RTG_LIFT_WINDOW_S wide, so it rises and falls smoothly
+ * and is at least the penetration in every frame; only the root height
+ * (column 2) of `state` changes. Then the figures of rtg_quality_compute()
+ * over all of t's frames. One forward-kinematics pass serves both: the
+ * frames the lift raises are evaluated again, so the figures are those of
+ * the lifted state, bit for bit. RT_ENOMEM (figures unspecified). */
+#define RTG_LIFT_WINDOW_S 0.1
+enum rt_status rtg_quality_finish(const struct kin_robot *r, const struct rtg_targets *t, float *state,
+                                  int lift, struct rtg_quality *q, struct rtg_quality_stat *per_link_pos,
+                                  struct rtg_quality_stat *per_link_rot);
+
+/* The report's "quality" object of computed figures (per-link statistics
+ * [t->n_targets] each). NULL only when out of memory. */
+cJSON *rtg_quality_to_json(const struct kin_robot *r, const struct rtg_targets *t,
+                           const struct rtg_quality *q, const struct rtg_quality_stat *per_link_pos,
+                           const struct rtg_quality_stat *per_link_rot);
+
 /* {"position_error_m":{"mean","p95","max"},"rotation_error_deg":{...},
  *  "links":[{"link","position_error_m":{...},"rotation_error_deg":{...}}],
  *  "joint_limit_violations","frames_at_limit","max_joint_velocity_rad_s",

@@ -49,7 +49,8 @@ static void add_warnings(cJSON *root, const cJSON *q)
 
 cJSON *rtg_report_json(const struct rtg_report_info *info, const struct kin_robot *r,
                        const struct rtg_targets *t, const float *state,
-                       const struct solver_clip_result *res)
+                       const struct solver_clip_result *res, const struct rtg_quality *q,
+                       const struct rtg_quality_stat *per_link_pos, const struct rtg_quality_stat *per_link_rot)
 {
     cJSON *root = cJSON_CreateObject(), *solver = NULL, *quality = NULL;
     if (!root) return NULL;
@@ -70,7 +71,8 @@ cJSON *rtg_report_json(const struct rtg_report_info *info, const struct kin_robo
     cJSON_AddNumberToObject(solver, "seconds", res->seconds);
     cJSON_AddNumberToObject(solver, "threads", info->threads);
     cJSON_AddNumberToObject(solver, "batch_clips", info->batch_clips);
-    quality = rtg_quality_json(r, t, state, t->n_frames);
+    quality = q ? rtg_quality_to_json(r, t, q, per_link_pos, per_link_rot)
+                : rtg_quality_json(r, t, state, t->n_frames);
     if (!quality) goto fail;
     cJSON_AddItemToObject(root, "quality", quality);
     add_warnings(root, quality);

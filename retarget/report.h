@@ -9,6 +9,7 @@
 
 #include "../solver/solver.h"
 #include "../kinematics/robot.h"
+#include "quality.h"
 #include "targets.h"
 
 #ifdef __cplusplus
@@ -29,11 +30,15 @@ struct rtg_report_info {
 /* Builds {"frames", "frame_time", "source", "robot", "profile", "solver":{...},
  * "quality":{...}, "warnings":[...]} for one clip; "warnings" is present only
  * when the result leaves the quality bounds (mean position error 3 cm,
- * ground penetration 1 cm, any joint-limit violation). `state` is the clip's n_frames rows. Returns
+ * ground penetration 1 cm, any joint-limit violation). The quality figures are `q` and the
+ * per-link statistics when `q` is not NULL (rtg_job_finish() computes them), else they are
+ * computed from `state`, the clip's n_frames rows. Returns
  * NULL only when out of memory. */
 cJSON *rtg_report_json(const struct rtg_report_info *info, const struct kin_robot *r,
                        const struct rtg_targets *t, const float *state,
-                       const struct solver_clip_result *res);
+                       const struct solver_clip_result *res, const struct rtg_quality *q,
+                       const struct rtg_quality_stat *per_link_pos,
+                       const struct rtg_quality_stat *per_link_rot);
 
 #ifdef __cplusplus
 }

@@ -47,7 +47,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "quality.h"
 #include "../kinematics/rot.h"
 #include "skeleton.h"
 
@@ -198,8 +197,10 @@ static void hold_calibration_frames(struct source *s)
     }
 }
 
+/* The source of `clip` through `p`: every frame, or with max_frames > 0 at
+ * most that many (the job plan's checks need only the first ones). */
 static enum rt_status source_from_clip(const struct kin_clip *clip, const struct rtg_profile *p,
-                                       struct source *s, struct rt_err *err)
+                                       int max_frames, struct source *s, struct rt_err *err)
 {
     struct kin_bvh_convert conv;
     double *rot = NULL;
@@ -223,7 +224,8 @@ static enum rt_status source_from_clip(const struct kin_clip *clip, const struct
     }
     int with_rot = 0;
     for (int k = 0; k < p->n_links; k++) with_rot |= p->links[k].frame.source;
-    if ((st = source_alloc(s, n_all, clip->n_frames, with_rot, err))) return st;
+    int n_frames = max_frames > 0 && max_frames < clip->n_frames ? max_frames : clip->n_frames;
+    if ((st = source_alloc(s, n_all, n_frames, with_rot, err))) return st;
     s->frame_time = clip->frame_time;
     for (int j = 0; j < n_all; j++) s->names[j] = clip->joints[j].name;
     rot = malloc((size_t)n_all * 9 * sizeof(double));
@@ -231,7 +233,7 @@ static enum rt_status source_from_clip(const struct kin_clip *clip, const struct
         source_free(s);
         return rt_err_set(err, RT_ENOMEM, "source", "out of memory");
     }
-    for (int f = 0; f < clip->n_frames; f++) {
+    for (int f = 0; f < n_frames; f++) {
         double *fr = s->rot ? s->rot + (size_t)f * (size_t)n_all * 9 : rot;
         kin_clip_global(clip, f, &conv, s->pos + (size_t)f * (size_t)n_all * 3, fr);
     }
@@ -416,20 +418,17 @@ static enum rt_status detect(const struct kin_clip *clip, const char *robot_name
                              size_t cap_l, struct rtg_profile **best_p)
 {
     struct source s;
-    struct rtg_profile *keep = NULL;
+    const struct rtg_profile *keep = NULL;
     int best_links = -1, closest_missing = 1 << 30;
     *best = *closest = NULL;
     if (names_only_source(clip, &s)) return RT_ENOMEM;
     for (const char *const *b = rtg_profile_bundled(); *b; b++) {
-        struct rtg_profile *p = NULL;
+        const struct rtg_profile *p = rtg_profile_bundled_get(*b);
         struct resolved rs;
         char mj[160] = "", ml[160] = "";
-        if (rtg_profile_load(*b, &p, NULL) != RT_OK) continue;
         /* With the robot at hand its links decide; by name, the label does. */
-        if (p->source != RTG_SOURCE_BVH || (!robot && !rtg_profile_fits_robot(p->robot, robot_name))) {
-            rtg_profile_free(p);
+        if (!p || p->source != RTG_SOURCE_BVH || (!robot && !rtg_profile_fits_robot(p->robot, robot_name)))
             continue;
-        }
         int miss = resolve(p, &s, robot, &rs, mj, sizeof mj, ml, sizeof ml);
         for (int i = 0; i < p->n_match; i++)
             if (source_find(&s, p->match[i]) < 0) {
@@ -441,11 +440,7 @@ static enum rt_status detect(const struct kin_clip *clip, const char *robot_name
         if (miss == 0 && score > best_links) {
             best_links = score;
             *best = *b;
-            if (best_p) {
-                rtg_profile_free(keep);
-                keep = p;
-                p = NULL;
-            }
+            keep = p;
         }
         if (miss > 0 && miss < closest_missing) {
             closest_missing = miss;
@@ -453,10 +448,10 @@ static enum rt_status detect(const struct kin_clip *clip, const char *robot_name
             snprintf(miss_j, cap_j, "%s", mj);
             snprintf(miss_l, cap_l, "%s", ml);
         }
-        rtg_profile_free(p);
     }
     source_free(&s);
-    if (best_p) *best_p = keep;
+    if (best_p && keep && !(*best_p = rtg_profile_copy(keep))) return RT_ENOMEM;
+    if (best_p && !keep) *best_p = NULL;
     return RT_OK;
 }
 
@@ -589,6 +584,104 @@ static void detect_contacts(const struct source *s, int j, const struct rtg_prof
     }
 }
 
+/* Step 3 of docs/profiles.md "How targets are built": the profile's scale,
+ * else the ratio of the robot's mapped leg segments (zero pose P0) to the
+ * source's in its frame 0 (after the calibration hold). */
+static enum rt_status derive_scale(const struct source *s, const struct rtg_profile *p,
+                                   const struct resolved *rs, const double *P0, double *out,
+                                   struct rt_err *err)
+{
+    int has_feet = p->feet[0].link > 0 && p->feet[1].link > 0;
+    double lr = 0, ls = 0;
+    *out = p->scale;
+    if (p->scale > 0) return RT_OK;
+    for (int k = 1; k < p->n_links; k++) {
+        int in_leg = !has_feet;
+        for (int side = 0; side < 2 && !in_leg; side++)
+            for (int a = p->feet[side].link; a > 0; a = p->links[a].parent)
+                if (a == k) in_leg = 1;
+        if (!in_leg || p->links[k].attach == RTG_ATTACH_RIGID) continue;
+        double d[3];
+        int pk = p->links[k].parent;
+        v_sub(P0 + 3 * rs->link[k], P0 + 3 * rs->link[pk], d);
+        lr += v_norm(d);
+        v_sub(src_at(s, 0, rs->joint[k]), src_at(s, 0, rs->joint[pk]), d);
+        ls += v_norm(d);
+    }
+    if (!(ls > 1e-6) || !(lr > 1e-6))
+        return rt_err_set(err, RT_EINVAL, "profile:scale",
+                          "cannot derive the scale (no mapped leg segments); set \"scale\"");
+    *out = lr / ls;
+    return RT_OK;
+}
+
+/* Everything build_targets() can refuse, without building: the names the
+ * profile maps, the sizes, and the scale (which needs the source's frame 0
+ * only). `s` may hold only a source's first frames. */
+static enum rt_status check_targets(const struct kin_robot *robot, const struct source *s, int n_frames,
+                                    const struct rtg_profile *p, struct rt_err *err)
+{
+    struct resolved rs;
+    char mj[4096] = "", ml[4096] = "";
+    size_t nfl, b9;
+    enum rt_status st;
+    if (resolve(p, s, robot, &rs, mj, sizeof mj, ml, sizeof ml)) {
+        char msg[sizeof err->msg];
+        missing_message(msg, sizeof msg, p->name, mj, ml);
+        return rt_err_set(err, RT_EINVAL, "profile", "%s", msg);
+    }
+    if (!rt_mul_size((size_t)n_frames, (size_t)p->n_links, &nfl) || !rt_mul_size(nfl, 9 * sizeof(double), &b9))
+        return rt_err_set(err, RT_ELIMIT, "source", "too many frames: %d", n_frames);
+    double *zstate = calloc((size_t)(RT_ROOT_COLS + robot->n_dof), sizeof *zstate);
+    double *P0 = malloc((size_t)robot->n_links * 12 * sizeof *P0), scale;
+    if (!zstate || !P0) {
+        st = rt_err_set(err, RT_ENOMEM, "targets", "out of memory");
+    } else {
+        zstate[6] = 1.0;
+        kin_fk(robot, zstate, P0, P0 + 3 * robot->n_links);
+        st = derive_scale(s, p, &rs, P0, &scale, err);
+    }
+    free(zstate);
+    free(P0);
+    return st;
+}
+
+enum rt_status rtg_targets_check_clip(const struct kin_robot *robot, const struct kin_clip *clip,
+                                      const struct rtg_profile *profile, struct rt_err *err)
+{
+    struct source s;
+    enum rt_status st;
+    if (profile->source != RTG_SOURCE_BVH)
+        return rt_err_set(err, RT_EINVAL, "profile:source.kind",
+                          "profile '%.40s' maps a robot trajectory, not a BVH clip", profile->name);
+    /* The calibration hold looks no further than its window: the frames
+     * up to it give frame 0 exactly as the full source has it. */
+    double dt = clip->frame_time > 0 ? clip->frame_time : 1.0 / 30.0;
+    double want = RTG_CALIB_WINDOW_S / dt + 3.0;
+    int head = want < (double)clip->n_frames ? (int)want : clip->n_frames;
+    memset(&s, 0, sizeof s);
+    if ((st = source_from_clip(clip, profile, head, &s, err))) return st;
+    st = check_targets(robot, &s, clip->n_frames, profile, err);
+    source_free(&s);
+    return st;
+}
+
+enum rt_status rtg_targets_check_robot_traj(const struct kin_robot *robot, const struct kin_robot *src,
+                                            const double *states, int n_frames,
+                                            const struct rtg_profile *profile, struct rt_err *err)
+{
+    struct source s;
+    enum rt_status st;
+    if (profile->source != RTG_SOURCE_ROBOT)
+        return rt_err_set(err, RT_EINVAL, "profile:source.kind",
+                          "profile '%.40s' maps a BVH skeleton, not a robot trajectory", profile->name);
+    if (n_frames < 1) return rt_err_set(err, RT_EINVAL, "source", "the source has no frames");
+    if ((st = source_from_robot(src, states, 1, 0, &s, err))) return st;
+    st = check_targets(robot, &s, n_frames, profile, err);
+    source_free(&s);
+    return st;
+}
+
 static enum rt_status build_targets(const struct kin_robot *robot, const struct source *s,
                                     const struct rtg_profile *p, struct rtg_targets *t,
                                     struct rt_err *err)
@@ -644,29 +737,8 @@ static enum rt_status build_targets(const struct kin_robot *robot, const struct 
                   : has_feet ? kin_robot_sole_offset(robot, rs.link[p->feet[0].link]) : 0.0;
 
     /* 3. Scale. */
-    double scale = p->scale;
-    if (!(scale > 0)) {
-        double lr = 0, ls = 0;
-        for (int k = 1; k < nl; k++) {
-            int in_leg = !has_feet;
-            for (int side = 0; side < 2 && !in_leg; side++)
-                for (int a = p->feet[side].link; a > 0; a = p->links[a].parent)
-                    if (a == k) in_leg = 1;
-            if (!in_leg || p->links[k].attach == RTG_ATTACH_RIGID) continue;
-            double d[3];
-            int pk = p->links[k].parent;
-            v_sub(P0 + 3 * rs.link[k], P0 + 3 * rs.link[pk], d);
-            lr += v_norm(d);
-            v_sub(src_at(s, 0, rs.joint[k]), src_at(s, 0, rs.joint[pk]), d);
-            ls += v_norm(d);
-        }
-        if (!(ls > 1e-6) || !(lr > 1e-6)) {
-            st = rt_err_set(err, RT_EINVAL, "profile:scale",
-                            "cannot derive the scale (no mapped leg segments); set \"scale\"");
-            goto fail;
-        }
-        scale = lr / ls;
-    }
+    double scale;
+    if ((st = derive_scale(s, p, &rs, P0, &scale, err))) goto fail;
 
     /* 4. Orientation frames and their offsets. */
     for (int k = 0; k < nl; k++) {
@@ -986,7 +1058,7 @@ enum rt_status rtg_targets_from_clip(const struct kin_robot *robot, const struct
                         "profile '%.40s' maps a robot trajectory, not a BVH clip", profile->name);
         goto fail;
     }
-    if ((st = source_from_clip(clip, profile, &s, err))) goto fail;
+    if ((st = source_from_clip(clip, profile, 0, &s, err))) goto fail;
     st = build_targets(robot, &s, profile, t, err);
 fail:
     source_free(&s);
@@ -1010,63 +1082,6 @@ enum rt_status rtg_targets_from_robot_traj(const struct kin_robot *robot,
     st = build_targets(robot, &s, profile, t, err);
     source_free(&s);
     return st;
-}
-
-double rtg_targets_ground_lift(const struct kin_robot *robot, const struct rtg_targets *t,
-                               float *state)
-{
-    int n = t->n_frames, cols = rt_state_cols(&robot->tree);
-    double *x = NULL, *lp = NULL, *lr = NULL, *pen = NULL, *mx = NULL, top = 0;
-    if (n < 1 || t->foot_link[0] < 0 || t->foot_link[1] < 0) return 0;
-    x = malloc((size_t)cols * sizeof *x);
-    lp = malloc((size_t)robot->n_links * 3 * sizeof *lp);
-    lr = malloc((size_t)robot->n_links * 9 * sizeof *lr);
-    pen = calloc((size_t)n, sizeof *pen);
-    mx = calloc((size_t)n, sizeof *mx);
-    if (!x || !lp || !lr || !pen || !mx) {
-        top = -1;
-        goto done;
-    }
-    double sole[2];
-    for (int side = 0; side < 2; side++)
-        sole[side] = t->sole_offset >= 0 ? t->sole_offset : kin_robot_sole_offset(robot, t->foot_link[side]);
-    for (int f = 0; f < n; f++) {
-        for (int c = 0; c < cols; c++) x[c] = state[(size_t)f * cols + c];
-        kin_fk(robot, x, lp, lr);
-        for (int side = 0; side < 2; side++) {
-            int l = t->foot_link[side];
-            double d = sole[side] - lp[3 * l + 2];
-            if (d > pen[f]) pen[f] = d;
-        }
-        if (pen[f] > top) top = pen[f];
-    }
-    if (top <= 0) goto done;
-    double dt = t->frame_time > 0 ? t->frame_time : 1.0 / 30.0;
-    int w = (int)floor(0.5 * RTG_LIFT_WINDOW_S / dt + 0.5);
-    /* Running max then running mean over the same half-width w: every frame
-     * averages values that are each >= its own penetration. */
-    for (int f = 0; f < n; f++)
-        for (int g = f - w; g <= f + w; g++)
-            if (g >= 0 && g < n && pen[g] > mx[f]) mx[f] = pen[g];
-    for (int f = 0; f < n; f++) {
-        double sum = 0;
-        int cnt = 0;
-        for (int g = f - w; g <= f + w; g++) {
-            sum += mx[g < 0 ? 0 : g >= n ? n - 1 : g];
-            cnt++;
-        }
-        /* A hair more than the penetration, so float rounding of the stored
-         * height never leaves a foot a few micrometres below. */
-        double lift = sum / cnt;
-        if (lift > 0) state[(size_t)f * cols + 2] += (float)(lift + 1e-5);
-    }
-done:
-    free(x);
-    free(lp);
-    free(lr);
-    free(pen);
-    free(mx);
-    return top;
 }
 
 void rtg_targets_batch(const struct kin_robot *robot, const struct rtg_targets *t,

@@ -50,6 +50,18 @@ enum rt_status rtg_targets_from_clip(const struct kin_robot *robot, const struct
                                      const struct rtg_profile *profile, struct rtg_targets *t,
                                      struct rt_err *err);
 
+/* The job plan's checks (retarget/job.c): every way rtg_targets_from_clip()
+ * or rtg_targets_from_robot_traj() with the same arguments can fail for
+ * the input's sake (profile kind, units, names missing in the source or
+ * the robot, sizes, an underivable scale), found without building the
+ * targets: they look at the source's first frames only. RT_OK means the
+ * build fails only when memory runs out. */
+enum rt_status rtg_targets_check_clip(const struct kin_robot *robot, const struct kin_clip *clip,
+                                      const struct rtg_profile *profile, struct rt_err *err);
+enum rt_status rtg_targets_check_robot_traj(const struct kin_robot *robot, const struct kin_robot *src,
+                                            const double *states, int n_frames,
+                                            const struct rtg_profile *profile, struct rt_err *err);
+
 /* Builds targets for `robot` from a trajectory of robot `src` (n_frames rows
  * of 7 + src->n_dof doubles, the CSV layout) through a profile whose source
  * joints are `src`'s link names (source.kind "robot"), e.g. g1_to_h1.
@@ -71,20 +83,6 @@ enum rt_status rtg_targets_from_robot_traj(const struct kin_robot *robot,
 enum rt_status rtg_solve_per_frame(const struct kin_robot *robot, const struct rtg_targets *t,
                                    const struct solver_options *opt, float *state,
                                    struct solver_clip_result *res, struct rt_err *err);
-
-/* Feet on the ground after the solve: where a robot that cannot follow its
- * targets (a squat deeper than its knees bend) pushes a foot below z = 0,
- * the whole robot is lifted in that frame. The lift is the per-frame
- * penetration (t->foot_link, sole offset as kin_robot_sole_offset())
- * through a running max and then a running mean, both RTG_LIFT_WINDOW_S
- * wide, so it rises and falls smoothly and is at least the penetration in
- * every frame. Only the root height (column 2) of `state` changes; clips
- * without feet or without penetration are left as they are. Returns the
- * largest lift in metres (0: nothing changed), or -1 when out of memory
- * (state unchanged). rtg_batch_solve() applies it to every clip. */
-#define RTG_LIFT_WINDOW_S 0.1
-double rtg_targets_ground_lift(const struct kin_robot *robot, const struct rtg_targets *t,
-                               float *state);
 
 /* Fills a one-clip solver batch for `t` (pointers borrowed from `t`). */
 void rtg_targets_batch(const struct kin_robot *robot, const struct rtg_targets *t,

@@ -585,14 +585,13 @@ enum rt_status rtg_skeleton_auto_profile(const struct kin_clip *clip, const stru
 
     rname = rtg_profile_robot_label(robot->name);
     for (const char *const *b = rtg_profile_bundled(); *b; b++) {
-        struct rtg_profile *t = NULL;
+        const struct rtg_profile *t = rtg_profile_bundled_get(*b);
         int ok = 1;
-        if (rtg_profile_load(*b, &t, NULL) != RT_OK) continue;
+        if (!t) continue;
         ok = t->source == RTG_SOURCE_BVH && rtg_profile_fits_robot(t->robot, rname) && template_roles(t, lrole) == 0;
         for (int k = 0; ok && k < t->n_links; k++) ok = kin_robot_link_index(robot, t->links[k].link) >= 0;
         int score = ok ? template_score(t, clip) : -1;
         if (ok && score > best_score) best_score = score, best = *b;
-        rtg_profile_free(t);
     }
     if (!best)
         return rt_err_set(err, RT_EINVAL, "profile",

@@ -28,6 +28,7 @@
 #include <time.h>
 
 #include "../retarget/batch.h"
+#include "../retarget/job.h"
 #include "../retarget/output.h"
 #include "../retarget/report.h"
 #include "../solver/backend.h"
@@ -241,7 +242,8 @@ static void solve_part(struct sched *q, const struct kin_robot *robot, struct ba
             .threads = b->in.opt.threads,
             .batch_clips = n,
         };
-        cJSON *rep = rtg_report_json(&info, robot, &b->in.t, items[i].state, &items[i].res);
+        cJSON *rep = NULL;
+        rtg_job_finish(robot, &b->in.t, items[i].state, 1, &info, &items[i].res, &rep, NULL);
         char *text = rep ? cJSON_PrintUnformatted(rep) : NULL;
         cJSON_Delete(rep);
         int stored = 0;

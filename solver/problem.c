@@ -135,12 +135,14 @@ enum rt_status solver_batch_check(const struct solver_batch *b, struct rt_err *e
     if ((bad = bad_weight(b->w_rest, (size_t)t->n_joints)) >= 0)
         return rt_err_set(err, RT_EINVAL, "batch.w_rest", "weight %ld must be finite and >= 0", bad);
     const struct solver_options *o = &b->opt;
-    if (o->max_lm_iters < 0 || o->max_lm_iters > 100000)
-        return rt_err_set(err, RT_EINVAL, "opt.max_lm_iters", "%d (want 0..100000)", o->max_lm_iters);
-    if (o->max_cg_iters < 1 || o->max_cg_iters > 100000)
-        return rt_err_set(err, RT_EINVAL, "opt.max_cg_iters", "%d (want 1..100000)", o->max_cg_iters);
-    if (o->init_iters < 0 || o->init_iters > 100000)
-        return rt_err_set(err, RT_EINVAL, "opt.init_iters", "%d (want 0..100000)", o->init_iters);
+    if (o->max_lm_iters < 0 || o->max_lm_iters > SOLVER_MAX_LM_ITERS)
+        return rt_err_set(err, RT_EINVAL, "opt.max_lm_iters", "%d (want 0..%d)", o->max_lm_iters, SOLVER_MAX_LM_ITERS);
+    if (o->max_cg_iters < 1 || o->max_cg_iters > SOLVER_MAX_CG_ITERS)
+        return rt_err_set(err, RT_EINVAL, "opt.max_cg_iters", "%d (want 1..%d)", o->max_cg_iters, SOLVER_MAX_CG_ITERS);
+    if (o->init_iters < 0 || o->init_iters > SOLVER_MAX_INIT_ITERS)
+        return rt_err_set(err, RT_EINVAL, "opt.init_iters", "%d (want 0..%d)", o->init_iters, SOLVER_MAX_INIT_ITERS);
+    if (!(o->cg_tol >= 0.0f && o->cg_tol < 1.0f))
+        return rt_err_set(err, RT_EINVAL, "opt.cg_tol", "%g (want [0, 1))", (double)o->cg_tol);
     if (o->threads < 1 || o->threads > 256)
         return rt_err_set(err, RT_EINVAL, "opt.threads", "%d (want 1..256)", o->threads);
     if (o->linear != SOLVER_LINEAR_PCG && o->linear != SOLVER_LINEAR_DIRECT)

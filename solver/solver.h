@@ -54,6 +54,12 @@ struct solver_options {
     float init_lambda;     /* initial damping of the per-frame initialization solves */
 };
 
+/* The ranges of the options a user may set (solver_batch_check() refuses
+ * others; retarget/options.c's table gives users these same ranges). */
+#define SOLVER_MAX_LM_ITERS 10000
+#define SOLVER_MAX_CG_ITERS 10000
+#define SOLVER_MAX_INIT_ITERS 10000
+
 /* Fills `o` with the defaults documented in docs/solver.md. */
 void solver_options_default(struct solver_options *o);
 

@@ -181,8 +181,20 @@ static void test_errors(void)
                 "t.json:weights.jerk");
     CHECK_FAILS("{\"root\":{\"joint\":\"H\",\"link\":\"p\"},\"solver\":{\"max_lm_iters\":1.5}}", RT_EINVAL,
                 "t.json:solver.max_lm_iters");
-    CHECK_FAILS("{\"root\":{\"joint\":\"H\",\"link\":\"p\"},\"solver\":{\"max_lm_iters\":0}}", RT_EINVAL,
+    /* The option table's ranges (retarget/options.c): N accepted, N+1 not. */
+    CHECK_FAILS("{\"root\":{\"joint\":\"H\",\"link\":\"p\"},\"solver\":{\"max_lm_iters\":10001}}", RT_EINVAL,
                 "t.json:solver.max_lm_iters");
+    CHECK_FAILS("{\"root\":{\"joint\":\"H\",\"link\":\"p\"},\"solver\":{\"max_cg_iters\":0}}", RT_EINVAL,
+                "t.json:solver.max_cg_iters");
+    CHECK_FAILS("{\"root\":{\"joint\":\"H\",\"link\":\"p\"},\"solver\":{\"cg_tol\":1}}", RT_EINVAL,
+                "t.json:solver.cg_tol");
+    {
+        struct rtg_profile *p = NULL;
+        const char *ok = "{\"root\":{\"joint\":\"H\",\"link\":\"p\"},\"solver\":{\"max_lm_iters\":10000,\"max_cg_iters\":1,\"cg_tol\":0}}";
+        CHECK_EQ_INT(rtg_profile_parse(ok, strlen(ok), "t.json", &p, NULL), RT_OK);
+        if (p) CHECK_EQ_INT(p->max_lm_iters, 10000);
+        rtg_profile_free(p);
+    }
 }
 
 /* RTG_PROFILE_MAX_LINKS mappings (root included) are accepted, one more is not. */

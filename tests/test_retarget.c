@@ -246,7 +246,7 @@ static float *solve(const struct kin_robot *r, const struct rtg_targets *t, cons
         free(state);
         return NULL;
     }
-    rtg_targets_ground_lift(r, t, state); /* as rtg_batch_solve() does */
+    { struct rtg_quality q; rtg_quality_finish(r, t, state, 1, &q, NULL, NULL); } /* as rtg_job_finish() does */
     return state;
 }
 

@@ -316,7 +316,7 @@ static int solve_bounds(const struct kin_robot *robot, const struct kin_clip *cl
     rtg_targets_batch(robot, t, off, &opt, &b);
     int rc = -1;
     if (state && solver_solve_cpu(&b, &res, &e) == RT_OK) {
-        CHECK(rtg_targets_ground_lift(robot, t, state) >= 0); /* as rtg_batch_solve() does */
+        { struct rtg_quality qf; CHECK(rtg_quality_finish(robot, t, state, 1, &qf, NULL, NULL) == RT_OK); } /* as rtg_job_finish() does */
         CHECK_EQ_INT(rtg_quality_compute(robot, t, state, t->n_frames, q, NULL, NULL), RT_OK);
         printf("%-40s %s %-18s frames %4d pos mean %.4f pen %.4f limits %d\n", label, robot->name,
                prof->name, t->n_frames, q->pos_m.mean, q->ground_penetration_m, q->joint_limit_violations);

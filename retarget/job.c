@@ -1,0 +1,242 @@
+/* job.c -- the job recipe: spec -> plan -> build -> (solve) -> finish (see
+ * job.h). */
+#include "job.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../kinematics/traj.h"
+#include "quality.h"
+#include "retarget.h"
+
+static atomic_long n_plans, n_loads, n_parses, n_builds, n_finishes;
+
+void rtg_job_counts_get(struct rtg_job_counts *c)
+{
+    c->plans = atomic_load(&n_plans);
+    c->loads = atomic_load(&n_loads);
+    c->source_parses = atomic_load(&n_parses);
+    c->builds = atomic_load(&n_builds);
+    c->finishes = atomic_load(&n_finishes);
+}
+
+void rtg_job_plan_free(struct rtg_job_plan *plan)
+{
+    if (!plan) return;
+    kin_clip_free(plan->clip);
+    free(plan->states);
+    rtg_profile_free(plan->profile);
+    memset(plan, 0, sizeof *plan);
+}
+
+/* The mapping code names a robot by its URDF robot name ("g1_29dof_rev_1_0");
+ * the user named it `user_name` ("g1", an upload's name). Replaces the first
+ * quoted URDF name in err->msg with the user's name, so that the message
+ * speaks of the robot the user named. */
+static void err_name_robot(struct rt_err *err, const char *urdf_name, const char *user_name)
+{
+    char quoted[48], msg[sizeof err->msg];
+    if (!err || !user_name || !strcmp(urdf_name, user_name)) return;
+    snprintf(quoted, sizeof quoted, "'%.40s'", urdf_name);
+    const char *at = strstr(err->msg, quoted);
+    if (!at) return;
+    snprintf(msg, sizeof msg, "%.*s'%s'%s", (int)(at - err->msg), err->msg, user_name, at + strlen(quoted));
+    rt_err_set(err, err->code, err->where, "%s", msg);
+}
+
+/* Parses the spec's source into `plan` and checks its limits. */
+static enum rt_status parse_source(const struct rtg_job_spec *spec, struct rtg_job_plan *plan,
+                                   struct rt_err *err)
+{
+    const char *label = spec->source_label ? spec->source_label : "source";
+    enum rt_status st;
+    atomic_fetch_add(&n_parses, 1);
+    plan->source_kind = spec->source_kind;
+    plan->source_robot = spec->source_robot;
+    if (spec->source_kind == RTG_SRC_BVH) {
+        if ((st = kin_bvh_parse(spec->source, spec->source_len, label, &plan->clip, err)) != RT_OK) return st;
+        const struct kin_clip *c = plan->clip;
+        snprintf(plan->warning, sizeof plan->warning, "%s", c->warning);
+        if (c->n_frames < 1) return rt_err_set(err, RT_EINVAL, label, "the clip has no frames");
+        if (spec->max_frames > 0 && c->n_frames > spec->max_frames)
+            return rt_err_set(err, RT_ELIMIT, label, "%d frames: the limit is %d", c->n_frames, spec->max_frames);
+        if (spec->max_joints > 0 && c->n_joints > spec->max_joints)
+            return rt_err_set(err, RT_ELIMIT, label, "%d joints: the limit is %d", c->n_joints, spec->max_joints);
+        plan->n_frames = c->n_frames;
+        plan->frame_time = c->frame_time;
+        return RT_OK;
+    }
+    if (!spec->source_robot)
+        return rt_err_set(err, RT_EINVAL, label, "a trajectory CSV needs a source robot (the robot it moves)");
+    st = kin_traj_parse(spec->source, spec->source_len, label, RT_ROOT_COLS + spec->source_robot->n_dof,
+                        &plan->states, &plan->n_frames, err);
+    if (st != RT_OK) return st;
+    if (spec->max_frames > 0 && plan->n_frames > spec->max_frames)
+        return rt_err_set(err, RT_ELIMIT, label, "%d frames: the limit is %d", plan->n_frames, spec->max_frames);
+    plan->frame_time = spec->opts.set & (1u << RTG_JOB_FPS) ? 1.0 / spec->opts.fps : 1.0 / 30.0;
+    return RT_OK;
+}
+
+/* The solver options of the plan: defaults, the profile's, the job's. */
+static void resolve_options(const struct rtg_job_spec *spec, struct rtg_job_plan *plan)
+{
+    solver_options_default(&plan->opt);
+    if (plan->profile) rtg_profile_solver_options(plan->profile, &plan->opt);
+    rtg_job_options_apply(&spec->opts, &plan->opt);
+}
+
+/* The number of identity-mapping links two robots share. */
+static int identity_shared(const struct kin_robot *a, const struct kin_robot *b)
+{
+    int n = 0;
+    for (const char *const *l = kin_robot_identity_links(); *l; l++)
+        n += kin_robot_link_index(a, *l) >= 0 && kin_robot_link_index(b, *l) >= 0;
+    return n;
+}
+
+enum rt_status rtg_job_plan(const struct rtg_job_spec *spec, struct rtg_job_plan *plan,
+                            struct rt_err *err)
+{
+    const struct kin_robot *robot = spec->robot;
+    enum rt_status st;
+    memset(plan, 0, sizeof *plan);
+    atomic_fetch_add(&n_plans, 1);
+    if ((st = parse_source(spec, plan, err)) != RT_OK) goto fail;
+    if (spec->profile && !(plan->profile = rtg_profile_copy(spec->profile))) goto oom;
+    if (plan->source_kind == RTG_SRC_BVH) {
+        if (!plan->profile) {
+            if ((st = rtg_retarget_pick_profile(plan->clip, robot, &plan->profile, err)) != RT_OK) {
+                err_name_robot(err, robot->name, spec->robot_name);
+                goto fail;
+            }
+            plan->profile_auto = !strncmp(plan->profile->name, "auto:", 5);
+        }
+        if ((st = rtg_targets_check_clip(robot, plan->clip, plan->profile, err)) != RT_OK) {
+            err_name_robot(err, robot->name, spec->robot_name);
+            goto fail;
+        }
+    } else {
+        const struct kin_robot *src = spec->source_robot;
+        /* A profile given wins; two different robot models (their URDF
+         * robot names differ) use the bundled pair profile when there is
+         * one (matching links by name across models tracks far worse); the
+         * identity mapping (links of the same name) is for the same model,
+         * or for a pair no bundled profile covers. */
+        if (!plan->profile && strcmp(src->name, robot->name)) {
+            if (spec->source_robot_name && spec->robot_name)
+                plan->profile = rtg_profile_find_robot_pair(spec->source_robot_name, spec->robot_name);
+            if (!plan->profile) plan->profile = rtg_profile_find_robot_pair(src->name, robot->name);
+        }
+        if (plan->profile) {
+            st = rtg_targets_check_robot_traj(robot, src, plan->states, plan->n_frames, plan->profile, err);
+            if (st != RT_OK) goto fail;
+        } else if (identity_shared(src, robot) < 2) {
+            st = rt_err_set(err, RT_EINVAL, spec->profile_where ? spec->profile_where : "profile",
+                            "no mapping from robot '%.40s' to '%.40s': %s",
+                            spec->source_robot_name ? spec->source_robot_name : src->name,
+                            spec->robot_name ? spec->robot_name : robot->name,
+                            spec->profile_hint ? spec->profile_hint : "give a profile");
+            goto fail;
+        }
+    }
+    if (plan->profile) snprintf(plan->profile_name, sizeof plan->profile_name, "%s", plan->profile->name);
+    resolve_options(spec, plan);
+    return RT_OK;
+oom:
+    st = rt_err_set(err, RT_ENOMEM, "plan", "out of memory");
+fail:
+    rtg_job_plan_free(plan);
+    return st;
+}
+
+char *rtg_job_plan_json(const struct rtg_job_plan *plan)
+{
+    cJSON *o = cJSON_CreateObject();
+    char *text = NULL;
+    if (!o) return NULL;
+    if (plan->profile_name[0]) cJSON_AddStringToObject(o, "profile", plan->profile_name);
+    else cJSON_AddNullToObject(o, "profile");
+    if (plan->profile_auto) {
+        cJSON *m = rtg_profile_json(plan->profile);
+        if (!m) goto done;
+        cJSON_AddItemToObject(o, "mapping", m);
+    }
+    text = cJSON_PrintUnformatted(o);
+done:
+    cJSON_Delete(o);
+    return text;
+}
+
+enum rt_status rtg_job_plan_load(const struct rtg_job_spec *spec, const char *plan_json,
+                                 struct rtg_job_plan *plan, struct rt_err *err)
+{
+    enum rt_status st;
+    cJSON *doc = NULL;
+    memset(plan, 0, sizeof *plan);
+    atomic_fetch_add(&n_loads, 1);
+    if ((st = parse_source(spec, plan, err)) != RT_OK) goto fail;
+    doc = plan_json ? cJSON_Parse(plan_json) : NULL;
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(doc, "mapping");
+    if (!cJSON_IsObject(doc)) {
+        st = rt_err_set(err, RT_EPARSE, "plan", "the stored plan does not read back");
+        goto fail;
+    }
+    if (m) {
+        char *text = cJSON_PrintUnformatted(m);
+        if (!text) {
+            st = rt_err_set(err, RT_ENOMEM, "plan", "out of memory");
+            goto fail;
+        }
+        st = rtg_profile_parse(text, strlen(text), "plan.mapping", &plan->profile, err);
+        cJSON_free(text);
+        if (st != RT_OK) goto fail;
+        plan->profile_auto = 1;
+    } else if (spec->profile && !(plan->profile = rtg_profile_copy(spec->profile))) {
+        st = rt_err_set(err, RT_ENOMEM, "plan", "out of memory");
+        goto fail;
+    }
+    if (plan->profile) snprintf(plan->profile_name, sizeof plan->profile_name, "%s", plan->profile->name);
+    resolve_options(spec, plan);
+    cJSON_Delete(doc);
+    return RT_OK;
+fail:
+    cJSON_Delete(doc);
+    rtg_job_plan_free(plan);
+    return st;
+}
+
+enum rt_status rtg_job_build(const struct kin_robot *robot, const struct rtg_job_plan *plan,
+                             struct rtg_targets *t, struct rt_err *err)
+{
+    atomic_fetch_add(&n_builds, 1);
+    if (plan->source_kind == RTG_SRC_BVH) return rtg_targets_from_clip(robot, plan->clip, plan->profile, t, err);
+    if (plan->profile)
+        return rtg_targets_from_robot_traj(robot, plan->source_robot, plan->states, plan->n_frames,
+                                           plan->frame_time, plan->profile, t, err);
+    return rtg_targets_from_traj(plan->source_robot, plan->states, plan->n_frames, plan->frame_time, robot, t,
+                                 err);
+}
+
+enum rt_status rtg_job_finish(const struct kin_robot *robot, const struct rtg_targets *t,
+                              float *state, int lift, const struct rtg_report_info *info,
+                              const struct solver_clip_result *res, cJSON **report,
+                              struct rt_err *err)
+{
+    struct rtg_quality q;
+    struct rtg_quality_stat *lp = NULL, *lr = NULL;
+    int nt = t->n_targets ? t->n_targets : 1;
+    atomic_fetch_add(&n_finishes, 1);
+    *report = NULL;
+    lp = malloc((size_t)nt * sizeof *lp);
+    lr = malloc((size_t)nt * sizeof *lr);
+    if (!lp || !lr || rtg_quality_finish(robot, t, state, lift, &q, lp, lr) != RT_OK ||
+        !(*report = rtg_report_json(info, robot, t, state, res, &q, lp, lr))) {
+        free(lp);
+        free(lr);
+        return rt_err_set(err, RT_ENOMEM, "report", "out of memory");
+    }
+    free(lp);
+    free(lr);
+    return RT_OK;
+}

@@ -1,0 +1,134 @@
+/* job.h -- the job recipe: what `retarget solve`, a local `retarget batch`,
+ * the daemon's submission and its worker all run, so that a job is built
+ * the same way, once, wherever it comes from (DESIGN.md "Data flow").
+ *
+ *   spec  -- what the user gave: robot, profile or none, the source's kind
+ *            and text, the source robot, the job options;
+ *   plan  -- rtg_job_plan(): the source parsed, the profile picked (given,
+ *            detected, robot pair, or an automatic mapping built), units
+ *            and scale resolved, every input limit checked. Every way the
+ *            input can be wrong is found here, without building targets;
+ *            the daemon's submission stops here and stores
+ *            rtg_job_plan_json() with the job;
+ *   build -- rtg_job_build(): the per-frame targets and weights (once per
+ *            job; the worker builds from the stored plan with
+ *            rtg_job_plan_load(), which never detects again);
+ *   solve -- rtg_batch_solve() (retarget/batch.h), many jobs per call;
+ *   finish-- rtg_job_finish(): the ground lift and the quality report from
+ *            one forward-kinematics pass over the solved frames.
+ *
+ * The CLI and the daemon differ only in where inputs come from (files,
+ * request bodies, the store) and where outputs go.
+ *
+ * Memory: a plan owns its parsed source and its profile; rtg_job_plan_free()
+ * releases them (NULL-safe, idempotent). Everything a spec points to is
+ * borrowed and must outlive the plan. */
+#ifndef RT_RTG_JOB_H
+#define RT_RTG_JOB_H
+
+#include <cjson/cJSON.h>
+#include <stddef.h>
+
+#include "../base/status.h"
+#include "../kinematics/bvh.h"
+#include "../kinematics/robot.h"
+#include "options.h"
+#include "profile.h"
+#include "report.h"
+#include "targets.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum rtg_source_kind {
+    RTG_SRC_BVH = 0, /* a BVH clip */
+    RTG_SRC_TRAJ = 1 /* a robot trajectory CSV (Unitree's layout) of spec.source_robot */
+};
+
+struct rtg_job_spec {
+    const struct kin_robot *robot;    /* the robot to retarget onto */
+    const char *robot_name;           /* as the user named it ("g1", a path, an upload) */
+    const struct rtg_profile *profile;/* the profile given, or NULL: detect / pair / identity */
+    int source_kind;                  /* enum rtg_source_kind */
+    const char *source;               /* the source text (need not be NUL-terminated) */
+    size_t source_len;
+    const char *source_label;         /* labels the source's errors ("clip", a path) */
+    const struct kin_robot *source_robot; /* RTG_SRC_TRAJ: the robot it moves */
+    const char *source_robot_name;    /* as the user named it */
+    struct rtg_job_options opts;      /* the job options given */
+    int max_frames, max_joints;       /* limits on the source (0: the readers' own) */
+    /* How errors speak of the user's inputs: where a profile is given
+     * ("body.profile", "--profile") and what to tell a user whose robots
+     * no mapping joins ("name a profile", "give --profile FILE"). */
+    const char *profile_where, *profile_hint;
+};
+
+struct rtg_job_plan {
+    int source_kind;
+    int n_frames;
+    double frame_time;
+    struct kin_clip *clip;            /* RTG_SRC_BVH: the parsed clip */
+    double *states;                   /* RTG_SRC_TRAJ: n_frames rows of 7 + n_dof */
+    const struct kin_robot *source_robot; /* borrowed from the spec */
+    struct rtg_profile *profile;      /* the mapping (owned), NULL: the identity mapping */
+    int profile_auto;                 /* 1: an automatic mapping ("auto:TEMPLATE") */
+    char profile_name[RTG_PROFILE_MAX_NAME]; /* "" for the identity mapping */
+    struct solver_options opt;        /* defaults, then the profile's, then the job options */
+    char warning[160];                /* the reader's non-fatal note, "" if none */
+};
+
+/* Plans the job of `spec` into `plan` (zeroed first). On failure `plan` is
+ * empty and `err` says what and where: the source's FILE:LINE or label,
+ * spec->profile_where for a profile that cannot map the source, "profile"
+ * for a source no bundled profile maps (listing the roles it lacks),
+ * RT_ELIMIT for frames or joints past the spec's limits. The robot's URDF
+ * name in messages is replaced by spec->robot_name. */
+enum rt_status rtg_job_plan(const struct rtg_job_spec *spec, struct rtg_job_plan *plan,
+                            struct rt_err *err);
+
+/* The plan as the daemon stores it: {"profile": NAME|null} and, for an
+ * automatic mapping, "mapping": the profile in full (rtg_profile_json()).
+ * malloc'd; NULL when out of memory. */
+char *rtg_job_plan_json(const struct rtg_job_plan *plan);
+
+/* The worker's side: `plan` for `spec` from the stored plan text. The
+ * source is parsed (once); the profile is spec->profile (a stored name,
+ * loaded by the caller) or the stored automatic mapping; nothing is
+ * detected or checked again (rtg_job_plan() did that at submission).
+ * Failures: RT_EPARSE/RT_EINVAL for a plan or source that does not read
+ * back (a corrupt row), RT_ENOMEM. */
+enum rt_status rtg_job_plan_load(const struct rtg_job_spec *spec, const char *plan_json,
+                                 struct rtg_job_plan *plan, struct rt_err *err);
+
+/* NULL-safe; leaves `plan` zeroed. */
+void rtg_job_plan_free(struct rtg_job_plan *plan);
+
+/* Builds the targets of `plan` for `robot` into `t`. After a successful
+ * rtg_job_plan() of the same input this fails only when memory runs out.
+ * On failure `t` is zeroed. */
+enum rt_status rtg_job_build(const struct kin_robot *robot, const struct rtg_job_plan *plan,
+                             struct rtg_targets *t, struct rt_err *err);
+
+/* After the solve: with `lift`, puts the feet on the ground
+ * (rtg_targets_ground_lift()'s rule) and then measures the quality and
+ * builds the report (rtg_report_json()) -- from one forward-kinematics pass
+ * over the frames (the frames the lift moves are evaluated again). `state`
+ * is the clip's t->n_frames rows, changed in place by the lift. *report
+ * gets the tree the caller deletes. RT_ENOMEM. */
+enum rt_status rtg_job_finish(const struct kin_robot *robot, const struct rtg_targets *t,
+                              float *state, int lift, const struct rtg_report_info *info,
+                              const struct solver_clip_result *res, cJSON **report,
+                              struct rt_err *err);
+
+/* Counters of the recipe's steps in this process (a test hook: each job
+ * builds its targets once, parses its source at most once per step). */
+struct rtg_job_counts {
+    long plans, loads, source_parses, builds, finishes;
+};
+void rtg_job_counts_get(struct rtg_job_counts *c);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,269 @@
+/* options.c -- the option table and the readers of job options (see
+ * options.h). */
+#include "options.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <string.h>
+
+#include "../base/num.h"
+
+static const char *const linear_choices[] = {"pcg", "direct", NULL};
+static const char *const backend_choices[] = {"cpu", "cuda", "auto", NULL};
+
+#define S_SOLVE RTG_SCOPE_SOLVE
+#define S_SUBMIT RTG_SCOPE_SUBMIT
+#define S_BATCH RTG_SCOPE_BATCH
+#define S_CLIENT RTG_SCOPE_CLIENT
+#define S_HTTP (RTG_SCOPE_SUBMIT | RTG_SCOPE_BATCH | RTG_SCOPE_CLIENT)
+
+/* The job options come first, in enum rtg_job_opt order. */
+static const struct rtg_option table[] = {
+    {"max_lm_iters", "--max-lm", "N", RTG_OPT_INT, 0, SOLVER_MAX_LM_ITERS, 0, 0, NULL,
+     RTG_SCOPE_JOB | S_SOLVE | S_SUBMIT | S_BATCH, "12 or the profile's",
+     "Levenberg-Marquardt iterations of the trajectory solve"},
+    {"max_cg_iters", "--max-cg", "N", RTG_OPT_INT, 1, SOLVER_MAX_CG_ITERS, 0, 0, NULL,
+     RTG_SCOPE_JOB | S_SOLVE | S_SUBMIT | S_BATCH, "24 or the profile's",
+     "conjugate-gradient iterations per LM iteration"},
+    {"init_iters", "--init-iters", "N", RTG_OPT_INT, 0, SOLVER_MAX_INIT_ITERS, 0, 0, NULL,
+     RTG_SCOPE_JOB | S_SOLVE | S_SUBMIT | S_BATCH, "8 or the profile's",
+     "per-frame LM iterations before the coupled solve"},
+    {"cg_tol", "--cg-tol", "T", RTG_OPT_REAL, 0, 1, 0, 1, NULL,
+     RTG_SCOPE_JOB | S_SOLVE | S_SUBMIT | S_BATCH, "0.001 or the profile's",
+     "stop CG at |r| <= T |g|"},
+    {"linear", "--linear", "pcg|direct", RTG_OPT_CHOICE, 0, 0, 0, 0, linear_choices,
+     RTG_SCOPE_JOB | S_SOLVE | S_SUBMIT | S_BATCH, "pcg",
+     "linear solver of each LM step (direct: banded Cholesky in double, the reference)"},
+    {"fps", "--fps", "F", RTG_OPT_REAL, 0, 10000, 1, 0, NULL,
+     RTG_SCOPE_JOB | S_SOLVE | S_SUBMIT | S_BATCH, "30",
+     "frame rate of a trajectory CSV source (a BVH clip carries its own)"},
+    /* retarget solve */
+    {NULL, "--robot", "NAME|FILE", RTG_OPT_TEXT, 0, 0, 0, 0, NULL, S_SOLVE | S_SUBMIT | S_BATCH | RTG_SCOPE_RENDER,
+     NULL, "the robot: a bundled name (g1, h1), an uploaded name (daemon) or a URDF file (required)"},
+    {NULL, "--profile", "NAME|FILE", RTG_OPT_TEXT, 0, 0, 0, 0, NULL, S_SOLVE | S_SUBMIT | S_BATCH, "detected",
+     "the retargeting profile; without one it is detected from the clip's joint names"},
+    {NULL, "--source-robot", "NAME|FILE", RTG_OPT_TEXT, 0, 0, 0, 0, NULL, S_SOLVE | S_SUBMIT | S_BATCH, NULL,
+     "the robot a trajectory CSV source moves (required for CSV sources)"},
+    {NULL, "--out", "DIR", RTG_OPT_TEXT, 0, 0, 0, 0, NULL, S_SOLVE | S_BATCH | S_CLIENT, ".",
+     "output folder (-o): NAME.csv and NAME.report.json"},
+    {NULL, "-o", "DIR|FILE", RTG_OPT_TEXT, 0, 0, 0, 0, NULL, S_SOLVE | S_BATCH | S_CLIENT | RTG_SCOPE_RENDER, NULL,
+     "the same as --out (render: the SVG file)"},
+    {NULL, "--batch", NULL, RTG_OPT_FLAG, 0, 0, 0, 0, NULL, S_SOLVE, NULL,
+     "solve the sources together, one solver call per group of equal weights"},
+    {NULL, "--backend", "cpu|cuda|auto", RTG_OPT_CHOICE, 0, 0, 0, 0, backend_choices,
+     S_SOLVE | RTG_SCOPE_DAEMON, "auto", "solver backend (auto: the GPU when there is one)"},
+    {NULL, "--threads", "N", RTG_OPT_INT, 1, 256, 0, 0, NULL, S_SOLVE | S_BATCH, "one per core, at most 64",
+     "CPU threads (batch: of the local solve)"},
+    {NULL, "--per-frame", NULL, RTG_OPT_FLAG, 0, 0, 0, 0, NULL, S_SOLVE, NULL,
+     "the per-frame IK baseline instead of the trajectory solve"},
+    {NULL, "--no-header", NULL, RTG_OPT_FLAG, 0, 0, 0, 0, NULL, S_SOLVE, NULL,
+     "CSV without its header row (exactly Unitree's layout)"},
+    {NULL, "--quiet", NULL, RTG_OPT_FLAG, 0, 0, 0, 0, NULL, S_SOLVE | S_BATCH | RTG_SCOPE_DAEMON, NULL,
+     "only warnings and errors (-q)"},
+    /* the HTTP client */
+    {NULL, "--server", "URL", RTG_OPT_TEXT, 0, 0, 0, 0, NULL, S_HTTP, "$RETARGET_SERVER",
+     "the retargetd to talk to (batch: without it, clips are solved locally)"},
+    {NULL, "--token", "T", RTG_OPT_TEXT, 0, 0, 0, 0, NULL, S_HTTP, "$RETARGET_TOKEN", "bearer token"},
+    {NULL, "--idempotency-key", "K", RTG_OPT_TEXT, 0, 0, 0, 0, NULL, S_SUBMIT, NULL,
+     "resubmitting with the same key returns the same job"},
+    {NULL, "--limit", "N", RTG_OPT_INT, 1, 1000, 0, 0, NULL, S_CLIENT, "50", "list: jobs per page"},
+    {NULL, "--timeout", "S", RTG_OPT_INT, 0, 2147483647, 0, 0, NULL, S_CLIENT, "0 (none)",
+     "wait: give up after S seconds"},
+    {NULL, "--shard", "I/N", RTG_OPT_TEXT, 0, 0, 0, 0, NULL, S_BATCH, "0/1",
+     "this run takes the clips whose index modulo N is I"},
+    {NULL, "--jobs", "N", RTG_OPT_INT, 1, 1024, 0, 0, NULL, S_BATCH, "8", "clips in flight at once"},
+    /* retarget render */
+    {NULL, "--frames", "N", RTG_OPT_INT, 1, 64, 0, 0, NULL, RTG_SCOPE_RENDER, "6", "frames drawn"},
+    /* retargetd */
+    {NULL, "--listen", "ADDR:PORT", RTG_OPT_TEXT, 0, 0, 0, 0, NULL, RTG_SCOPE_DAEMON, "127.0.0.1:8080",
+     "address to serve on (port 0 picks one)"},
+    {NULL, "--db", "FILE", RTG_OPT_TEXT, 0, 0, 0, 0, NULL, RTG_SCOPE_DAEMON | RTG_SCOPE_TOKEN,
+     "var/retargetd.db", "the SQLite database (created when absent)"},
+    {NULL, "--threads", "N", RTG_OPT_INT, 1, 1024, 0, 0, NULL, RTG_SCOPE_DAEMON, "4", "HTTP threads"},
+    {NULL, "--solver-threads", "N", RTG_OPT_INT, 1, 256, 0, 0, NULL, RTG_SCOPE_DAEMON, "one per core",
+     "CPU solver threads"},
+    {NULL, "--max-body", "BYTES", RTG_OPT_INT, 1, 2147483647, 0, 0, NULL, RTG_SCOPE_DAEMON, "67108864",
+     "request body limit"},
+    {NULL, "--max-frames", "N", RTG_OPT_INT, 1, 10000000, 0, 0, NULL, RTG_SCOPE_DAEMON, "100000",
+     "frames per clip"},
+    {NULL, "--max-joints", "N", RTG_OPT_INT, 1, 1024, 0, 0, NULL, RTG_SCOPE_DAEMON, "512",
+     "BVH joints per clip, URDF joints per robot"},
+    {NULL, "--max-active", "N", RTG_OPT_INT, 0, 2147483647, 0, 0, NULL, RTG_SCOPE_DAEMON, "1000",
+     "queued + running jobs per token (0: no limit)"},
+    {NULL, "--batch-frames", "N", RTG_OPT_INT, 1, 10000000, 0, 0, NULL, RTG_SCOPE_DAEMON, "20000",
+     "frame budget of one solver batch"},
+    {NULL, "--batch-wait-ms", "N", RTG_OPT_INT, 0, 3600000, 0, 0, NULL, RTG_SCOPE_DAEMON, "50",
+     "how long the oldest job of a class waits for company"},
+    {NULL, "--no-auth", NULL, RTG_OPT_FLAG, 0, 0, 0, 0, NULL, RTG_SCOPE_DAEMON, NULL,
+     "no tokens (refused unless listening on loopback)"},
+    {NULL, "--admin", NULL, RTG_OPT_FLAG, 0, 0, 0, 0, NULL, RTG_SCOPE_TOKEN, NULL,
+     "token add: the token may manage robots and profiles"},
+    {NULL, "--help", NULL, RTG_OPT_FLAG, 0, 0, 0, 0, NULL, 0xffffu & ~(unsigned)RTG_SCOPE_JOB, NULL,
+     "this text (-h)"},
+    {NULL, NULL, NULL, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL},
+};
+
+const struct rtg_option *rtg_options(void) { return table; }
+
+const struct rtg_option *rtg_job_option(enum rtg_job_opt which) { return &table[which]; }
+
+const struct rtg_option *rtg_option_by_flag(const char *flag, unsigned scope)
+{
+    for (const struct rtg_option *r = table; r->flag || r->key; r++)
+        if (r->flag && (r->scope & scope) && !strcmp(r->flag, flag)) return r;
+    return NULL;
+}
+
+/* "pcg or direct" (quote "") or "\"pcg\" or \"direct\"" (quote "\""). */
+static void choices_text(const struct rtg_option *r, const char *quote, char *buf, size_t cap)
+{
+    size_t used = 0;
+    buf[0] = 0;
+    for (int i = 0; r->choices[i] && used < cap; i++)
+        used += (size_t)snprintf(buf + used, cap - used, "%s%s%s%s", i ? (r->choices[i + 1] ? ", " : " or ") : "",
+                                 quote, r->choices[i], quote);
+}
+
+const char *rtg_option_range(const struct rtg_option *r, char *buf, size_t cap)
+{
+    switch (r->kind) {
+    case RTG_OPT_INT: snprintf(buf, cap, "an integer in [%.0f, %.0f]", r->lo, r->hi); break;
+    case RTG_OPT_REAL:
+        snprintf(buf, cap, "a number in %c%g, %g%c", r->lo_open ? '(' : '[', r->lo, r->hi,
+                 r->hi_open ? ')' : ']');
+        break;
+    case RTG_OPT_CHOICE: choices_text(r, "", buf, cap); break;
+    default: snprintf(buf, cap, "%s", r->arg ? r->arg : "no value"); break;
+    }
+    return buf;
+}
+
+static int in_range(const struct rtg_option *r, double v)
+{
+    if (r->lo_open ? !(v > r->lo) : !(v >= r->lo)) return 0;
+    if (r->hi_open ? !(v < r->hi) : !(v <= r->hi)) return 0;
+    return 1;
+}
+
+/* Stores a checked value of job option `which`. */
+static void job_store(struct rtg_job_options *o, enum rtg_job_opt which, double v)
+{
+    switch (which) {
+    case RTG_JOB_MAX_LM: o->max_lm_iters = (int)v; break;
+    case RTG_JOB_MAX_CG: o->max_cg_iters = (int)v; break;
+    case RTG_JOB_INIT_ITERS: o->init_iters = (int)v; break;
+    case RTG_JOB_CG_TOL: o->cg_tol = v; break;
+    case RTG_JOB_LINEAR: o->linear = (int)v; break;
+    case RTG_JOB_FPS: o->fps = v; break;
+    default: return;
+    }
+    o->set |= 1u << which;
+}
+
+static int choice_index(const struct rtg_option *r, const char *s)
+{
+    for (int i = 0; r->choices[i]; i++)
+        if (!strcmp(r->choices[i], s)) return i;
+    return -1;
+}
+
+enum rt_status rtg_job_options_set_text(struct rtg_job_options *o, enum rtg_job_opt which,
+                                        const char *text, const char *where, struct rt_err *err)
+{
+    const struct rtg_option *r = &table[which];
+    char range[96];
+    long long iv;
+    double v;
+    int ok;
+    if (r->kind == RTG_OPT_INT) ok = rt_parse_int(text, (long long)r->lo, (long long)r->hi, &iv), v = (double)iv;
+    else if (r->kind == RTG_OPT_REAL) ok = rt_parse_real(text, &v) && in_range(r, v);
+    else ok = (v = choice_index(r, text ? text : "")) >= 0;
+    if (!ok)
+        return rt_err_set(err, RT_EINVAL, where, "expected %s, got '%.40s'", rtg_option_range(r, range, sizeof range),
+                          text ? text : "");
+    job_store(o, which, v);
+    return RT_OK;
+}
+
+enum rt_status rtg_job_options_from_json(const cJSON *obj, const char *prefix,
+                                         struct rtg_job_options *o, struct rt_err *err)
+{
+    memset(o, 0, sizeof *o);
+    if (!obj || cJSON_IsNull(obj)) return RT_OK;
+    if (!cJSON_IsObject(obj)) return rt_err_set(err, RT_EINVAL, prefix, "expected an object");
+    for (const cJSON *v = obj->child; v; v = v->next) {
+        char where[96], range[96];
+        int which = -1;
+        for (int i = 0; i < RTG_JOB_OPT_COUNT; i++)
+            if (!strcmp(table[i].key, v->string)) which = i;
+        snprintf(where, sizeof where, "%s.%.60s", prefix, v->string);
+        if (which < 0) {
+            char known[160];
+            size_t used = 0;
+            for (int i = 0; i < RTG_JOB_OPT_COUNT; i++)
+                used += (size_t)snprintf(known + used, sizeof known - used, "%s%s", i ? ", " : "", table[i].key);
+            return rt_err_set(err, RT_EINVAL, where, "unknown option (known: %s)", known);
+        }
+        const struct rtg_option *r = &table[which];
+        double x = 0;
+        int ok;
+        if (r->kind == RTG_OPT_CHOICE) {
+            ok = cJSON_IsString(v) && (x = choice_index(r, v->valuestring)) >= 0;
+        } else {
+            ok = cJSON_IsNumber(v);
+            if (ok) x = v->valuedouble;
+            if (r->kind == RTG_OPT_INT) ok = ok && x == floor(x) && x >= r->lo && x <= r->hi;
+            else ok = ok && isfinite(x) && in_range(r, x);
+        }
+        if (!ok) {
+            if (r->kind == RTG_OPT_CHOICE) choices_text(r, "\"", range, sizeof range);
+            else rtg_option_range(r, range, sizeof range);
+            return rt_err_set(err, RT_EINVAL, where, "expected %s", range);
+        }
+        job_store(o, which, x);
+    }
+    return RT_OK;
+}
+
+char *rtg_job_options_json(const struct rtg_job_options *o)
+{
+    cJSON *j = cJSON_CreateObject();
+    for (int i = 0; j && i < RTG_JOB_OPT_COUNT; i++) {
+        if (!(o->set & (1u << i))) continue;
+        switch (i) {
+        case RTG_JOB_MAX_LM: cJSON_AddNumberToObject(j, table[i].key, o->max_lm_iters); break;
+        case RTG_JOB_MAX_CG: cJSON_AddNumberToObject(j, table[i].key, o->max_cg_iters); break;
+        case RTG_JOB_INIT_ITERS: cJSON_AddNumberToObject(j, table[i].key, o->init_iters); break;
+        case RTG_JOB_CG_TOL: cJSON_AddNumberToObject(j, table[i].key, o->cg_tol); break;
+        case RTG_JOB_LINEAR: cJSON_AddStringToObject(j, table[i].key, linear_choices[o->linear]); break;
+        case RTG_JOB_FPS: cJSON_AddNumberToObject(j, table[i].key, o->fps); break;
+        default: break;
+        }
+    }
+    char *t = j ? cJSON_PrintUnformatted(j) : NULL;
+    cJSON_Delete(j);
+    return t;
+}
+
+void rtg_job_options_apply(const struct rtg_job_options *o, struct solver_options *s)
+{
+    if (o->set & (1u << RTG_JOB_MAX_LM)) s->max_lm_iters = o->max_lm_iters;
+    if (o->set & (1u << RTG_JOB_MAX_CG)) s->max_cg_iters = o->max_cg_iters;
+    if (o->set & (1u << RTG_JOB_INIT_ITERS)) s->init_iters = o->init_iters;
+    if (o->set & (1u << RTG_JOB_CG_TOL)) s->cg_tol = (float)o->cg_tol;
+    if (o->set & (1u << RTG_JOB_LINEAR)) s->linear = o->linear;
+}
+
+void rtg_options_usage(FILE *f, unsigned scope)
+{
+    for (const struct rtg_option *r = table; r->flag || r->key; r++) {
+        char left[64], range[96];
+        if (!r->flag || !(r->scope & scope)) continue;
+        snprintf(left, sizeof left, "%s%s%s", r->flag, r->arg ? " " : "", r->arg ? r->arg : "");
+        fprintf(f, "  %-26s %s", left, r->help);
+        if (r->kind == RTG_OPT_INT || r->kind == RTG_OPT_REAL)
+            fprintf(f, " (%s", rtg_option_range(r, range, sizeof range)), fputs(r->def ? "" : ")", f);
+        if (r->def) fprintf(f, "%sdefault %s)", r->kind == RTG_OPT_INT || r->kind == RTG_OPT_REAL ? "; " : " (", r->def);
+        fputc('\n', f);
+    }
+}
