@@ -1,13 +1,9 @@
 /* retarget.c -- the `retarget` command-line tool.
  *
- *   retarget inspect ROBOT.urdf|NAME|CLIP.bvh
- *   retarget solve SOURCE... --robot NAME|URDF [--source-robot NAME|URDF]
- *                  [--profile NAME|FILE] [-o DIR] [--batch] [--backend cpu|cuda|auto]
- *                  [--threads N] [--per-frame] [--no-header] [--fps F]
- *                  [--max-lm N] [--max-cg N] [--cg-tol T] [--linear pcg|direct] [--quiet]
- *   retarget render CLIP.bvh RESULT.csv --robot NAME -o FILE.svg
- *   retarget batch CORPUS_DIR --robot R --out DIR [--server URL] [--shard I/N] [--jobs N]
- *   retarget submit|status|wait|fetch|cancel|list ... [--server URL] [--token T]
+ *   retarget inspect | solve | render | batch | submit | status | wait | fetch | cancel | list
+ *
+ * `retarget --help` lists the verbs; `retarget VERB --help` a verb's
+ * options, generated from the option table (retarget/options.c).
  *
  * Errors are one line on stderr, "retarget: WHERE: reason", and a non-zero
  * exit status. */
@@ -17,21 +13,38 @@
 
 #include "../kinematics/bvh.h"
 #include "../kinematics/robot.h"
+#include "../retarget/options.h"
 #include "cli.h"
+
+/* The verbs, their synopses and the option-table scope of their flags:
+ * every usage text is generated from retarget/options.c's table. */
+static const struct verb {
+    const char *name, *synopsis;
+    unsigned scope;
+} verbs[] = {
+    {"inspect", "retarget inspect ROBOT-FILE|ROBOT-NAME|CLIP.bvh   (JSON summary)", 0},
+    {"solve", "retarget solve SOURCE... --robot NAME|FILE [options]   (offline, no server)", RTG_SCOPE_SOLVE},
+    {"render", "retarget render CLIP.bvh RESULT.csv --robot NAME -o FILE.svg", RTG_SCOPE_RENDER},
+    {"batch", "retarget batch CORPUS_DIR --robot R --out DIR [options]   (locally, or --server)", RTG_SCOPE_BATCH},
+    {"submit", "retarget submit CLIP --robot R [options]   (prints the job id)", RTG_SCOPE_SUBMIT},
+    {"status", "retarget status ID", RTG_SCOPE_CLIENT},
+    {"wait", "retarget wait ID   (a progress bar on stderr)", RTG_SCOPE_CLIENT},
+    {"fetch", "retarget fetch ID -o DIR", RTG_SCOPE_CLIENT},
+    {"cancel", "retarget cancel ID", RTG_SCOPE_CLIENT},
+    {"list", "retarget list", RTG_SCOPE_CLIENT},
+};
+#define N_VERBS (sizeof verbs / sizeof verbs[0])
+
+static void verb_usage(FILE *f, const struct verb *v)
+{
+    fprintf(f, "usage: %s\n", v->synopsis);
+    if (v->scope) rtg_options_usage(f, v->scope);
+}
 
 static void usage(FILE *f)
 {
-    fputs("usage: retarget inspect ROBOT.urdf|ROBOT-NAME|CLIP.bvh\n"
-          "       retarget solve SOURCE... --robot NAME|URDF [--source-robot NAME|URDF]\n"
-          "                [--profile NAME|FILE] [-o DIR] [--batch] [--backend cpu|cuda|auto]\n"
-          "                [--threads N] [--per-frame] [--no-header] [--fps F]\n"
-          "                [--max-lm N] [--max-cg N] [--cg-tol T] [--linear pcg|direct] [--quiet]\n"
-          "       retarget render CLIP.bvh RESULT.csv --robot NAME -o FILE.svg\n"
-          "       retarget batch CORPUS_DIR --robot R --out DIR [--server URL] [--shard I/N] [--jobs N]\n"
-          "       retarget submit CLIP --robot R [--profile P] [--source-robot S]   (prints the job id)\n"
-          "       retarget status|wait|cancel ID;  retarget fetch ID -o DIR;  retarget list\n"
-          "                (HTTP client: --server URL or $RETARGET_SERVER, --token T or $RETARGET_TOKEN)\n",
-          f);
+    for (size_t i = 0; i < N_VERBS; i++) fprintf(f, "%s %s\n", i ? "      " : "usage:", verbs[i].synopsis);
+    fputs("'retarget VERB --help' lists a verb's options.\n", f);
 }
 
 static int cmd_inspect(int argc, char **argv)
@@ -70,6 +83,13 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    for (size_t i = 0; i < N_VERBS && argc >= 3; i++)
+        if (!strcmp(argv[1], verbs[i].name))
+            for (int k = 2; k < argc; k++)
+                if (!strcmp(argv[k], "--help") || !strcmp(argv[k], "-h")) {
+                    verb_usage(stdout, &verbs[i]);
+                    return 0;
+                }
     if (!strcmp(argv[1], "inspect")) return cmd_inspect(argc - 2, argv + 2);
     if (!strcmp(argv[1], "solve")) return cli_solve(argc - 2, argv + 2);
     if (!strcmp(argv[1], "batch")) return cli_batch(argc - 2, argv + 2);

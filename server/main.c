@@ -16,17 +16,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../retarget/options.h"
 #include "srv.h"
 
+/* Generated from the option table (retarget/options.c). */
 static void usage(FILE *f)
 {
-    fputs("usage: retargetd [--listen ADDR:PORT] [--db FILE] [--threads N] [--backend cpu|cuda|auto]\n"
-          "                 [--solver-threads N] [--max-body BYTES] [--max-frames N] [--max-joints N]\n"
-          "                 [--max-active N] [--batch-frames N] [--batch-wait-ms N] [--no-auth] [--quiet]\n"
-          "       retargetd token add NAME [--admin] --db FILE\n"
+    fputs("usage: retargetd [options]   (serves the API under /v1)\n", f);
+    rtg_options_usage(f, RTG_SCOPE_DAEMON);
+    fputs("       retargetd token add NAME [--admin] --db FILE   (prints a new token once)\n"
           "       retargetd token list --db FILE\n"
           "       retargetd token revoke NAME --db FILE\n",
           f);
+    rtg_options_usage(f, RTG_SCOPE_TOKEN);
 }
 
 /* Strict unsigned integer in [lo, hi]: digits only. */
