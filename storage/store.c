@@ -36,6 +36,9 @@ static const char *migration_sql(int version)
     case 3: /* a result's column names (JSON array), so that reading it never
              * needs the robot, which an upload may have replaced since */
         return "ALTER TABLE results ADD COLUMN column_names TEXT;\n";
+    case 4: /* the job's plan (retarget/job.h): the worker builds from it
+             * without mapping the clip again */
+        return "ALTER TABLE jobs ADD COLUMN plan TEXT;\n";
     default: return NULL;
     }
 }
@@ -455,15 +458,16 @@ void store_job_release(struct store_job *j)
     free(j->options);
     free(j->error);
     free(j->clip);
-    j->options = j->error = j->clip = NULL;
+    free(j->plan);
+    j->options = j->error = j->clip = j->plan = NULL;
 }
 
 #define JOB_COLS                                                                             \
     "id, owner, idem_key, name, robot, profile, source_robot, class_key, source_kind, state, " \
     "frames, lm_iter, attempts, cost, created, started, finished, options, error, "          \
-    "solve_seconds, batch_clips"
+    "solve_seconds, batch_clips, plan"
 
-/* Reads a row of JOB_COLS (then the clip at column 21 when with_clip). */
+/* Reads a row of JOB_COLS (then the clip at column 22 when with_clip). */
 static enum rt_status job_from_row(sqlite3_stmt *q, int with_clip, struct store_job *j)
 {
     memset(j, 0, sizeof *j);
@@ -489,8 +493,10 @@ static enum rt_status job_from_row(sqlite3_stmt *q, int with_clip, struct store_
     j->error = dup_col(q, 18, NULL);
     j->solve_seconds = sqlite3_column_double(q, 19);
     j->batch_clips = sqlite3_column_int(q, 20);
-    if (with_clip) j->clip = dup_col(q, 21, &j->clip_len);
+    j->plan = dup_col(q, 21, NULL);
+    if (with_clip) j->clip = dup_col(q, 22, &j->clip_len);
     if ((sqlite3_column_type(q, 17) != SQLITE_NULL && !j->options) ||
+        (sqlite3_column_type(q, 21) != SQLITE_NULL && !j->plan) ||
         (sqlite3_column_type(q, 18) != SQLITE_NULL && !j->error) || (with_clip && !j->clip)) {
         store_job_release(j);
         return RT_ENOMEM;
@@ -554,9 +560,13 @@ enum rt_status store_job_insert(struct store *s, const struct store_job_new *in,
         sqlite3_finalize(q);
         q = NULL;
     }
-    q = prep(s, "INSERT INTO jobs (owner, idem_key, input_hash, name, robot, profile, options, "
-                "source_kind, source_robot, clip, frames, class_key, created) "
-                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    /* A file at an older schema version (store_open_at()) has no plan column. */
+    q = prep(s, in->plan ? "INSERT INTO jobs (owner, idem_key, input_hash, name, robot, profile, options, "
+                           "source_kind, source_robot, clip, frames, class_key, created, plan) "
+                           "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+                         : "INSERT INTO jobs (owner, idem_key, input_hash, name, robot, profile, options, "
+                           "source_kind, source_robot, clip, frames, class_key, created) "
+                           "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
     if (!q) goto dberr;
     sqlite3_bind_text(q, 1, in->owner, -1, SQLITE_STATIC);
     if (in->idem_key) sqlite3_bind_text(q, 2, in->idem_key, -1, SQLITE_STATIC);
@@ -571,6 +581,7 @@ enum rt_status store_job_insert(struct store *s, const struct store_job_new *in,
     sqlite3_bind_int(q, 11, in->frames);
     sqlite3_bind_text(q, 12, in->class_key, -1, SQLITE_STATIC);
     sqlite3_bind_double(q, 13, now_s());
+    if (in->plan) sqlite3_bind_text(q, 14, in->plan, -1, SQLITE_STATIC);
     if (sqlite3_step(q) != SQLITE_DONE) goto dberr;
     *id = sqlite3_last_insert_rowid(s->db);
     goto end;

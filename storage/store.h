@@ -28,7 +28,7 @@
 #include "../base/status.h"
 #include "../base/sha256.h"
 
-#define STORE_VERSION 3
+#define STORE_VERSION 4
 #define STORE_MAX_NAME 64          /* robot, profile, token, owner names (bytes) */
 #define STORE_MAX_KEY 128          /* Idempotency-Key (bytes) */
 #define STORE_MAX_TEXT (256u << 20) /* a clip, URDF or profile text (bytes) */
@@ -119,6 +119,7 @@ enum rt_status store_asset_list(struct store *s, const char *kind,
  * may be NULL. */
 struct store_job_new {
     const char *owner, *idem_key, *name, *robot, *profile, *options, *source_robot, *class_key;
+    const char *plan; /* the job's plan (retarget/job.h, rtg_job_plan_json()), or NULL */
     int source_kind; /* enum store_source */
     const char *clip;
     size_t clip_len;
@@ -140,6 +141,7 @@ struct store_job {
     double solve_seconds; /* wall time of its solver batch, 0 until solved */
     int batch_clips;      /* clips in that batch, 0 until solved */
     char *options, *error, *clip;
+    char *plan;       /* the stored plan, NULL for a job stored before version 4 */
     size_t clip_len;
 };
 

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../retarget/job.h"
 #include "../retarget/profile.h"
 #include "../storage/store.h"
 #include "http_util.h"
@@ -160,6 +161,38 @@ int main(void)
     http_wait(NULL, id1, state);
     CHECK_EQ_STR(state, "succeeded");
     CHECK(result_equals(id1, "ref", "run_forward"));
+    /* One job, built once (retarget/job.h): the submission plans it (one
+     * parse of the clip) and stores the plan; the worker reads the plan (one
+     * more parse of the clip) and builds the targets once. Bundled profiles
+     * are not parsed again; an automatic mapping is read back from the plan
+     * (one parse of it), never detected again. */
+    for (int round = 0; round < 2; round++) {
+        char ex_path[512];
+        snprintf(ex_path, sizeof ex_path, "%s/clips/%s", test_data_dir(), round ? "run_forward.bvh" : "edge/example.bvh");
+        char *ex = test_slurp(ex_path, NULL);
+        struct rtg_job_counts c0, c1;
+        CHECK(ex != NULL);
+        if (!ex) break;
+        long p0 = rtg_profile_parse_count();
+        rtg_job_counts_get(&c0);
+        char *eb = job_body("g1", round ? "rf_again" : "example", ex, -1);
+        long long ie = submit(eb, NULL, &code);
+        CHECK_EQ_INT(code, 201);
+        rtg_job_counts_get(&c1);
+        CHECK_EQ_INT((int)(c1.plans - c0.plans), 1);
+        CHECK_EQ_INT((int)(c1.builds - c0.builds), 0); /* the submission only plans */
+        http_wait(NULL, ie, state);
+        CHECK_EQ_STR(state, "succeeded");
+        rtg_job_counts_get(&c1);
+        CHECK_EQ_INT((int)(c1.plans - c0.plans), 1);
+        CHECK_EQ_INT((int)(c1.loads - c0.loads), 1);
+        CHECK_EQ_INT((int)(c1.builds - c0.builds), 1);
+        CHECK_EQ_INT((int)(c1.source_parses - c0.source_parses), 2);
+        CHECK_EQ_INT((int)(rtg_profile_parse_count() - p0), round ? 0 : 1);
+        if (round) CHECK(result_equals(ie, "ref", "run_forward"));
+        free(eb);
+        free(ex);
+    }
     /* Idempotency-Key: the same job again (200), another body refused (409). */
     CHECK_EQ_INT(submit(body, "key-1", &code), id1);
     CHECK_EQ_INT(code, 200);
@@ -323,7 +356,7 @@ int main(void)
     /* Metrics. */
     code = http(NULL, "GET", "/v1/metrics", NULL, 0, NULL, &resp);
     CHECK_EQ_INT(code, 200);
-    CHECK(resp && strstr(resp, "retargetd_jobs{state=\"succeeded\"} 4"));
+    CHECK(resp && strstr(resp, "retargetd_jobs{state=\"succeeded\"} 6"));
     CHECK(resp && strstr(resp, "retargetd_http_requests_total{code=\"413\"} 1"));
     free(resp);
     /* A clip no bundled profile fits is mapped automatically ("auto:NAME",
