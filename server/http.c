@@ -26,13 +26,6 @@
 
 #include "internal.h"
 
-double srv_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 void srv_config_default(struct srv_config *c)
 {
     memset(c, 0, sizeof *c);

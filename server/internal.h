@@ -190,7 +190,4 @@ void srv_metrics_solved(struct srv_metrics *m, int clips, long long frames, doub
  * memory) and returns MHD's result. */
 enum MHD_Result srv_route_metrics(struct srv *s, struct MHD_Connection *c);
 
-/* Monotonic seconds. */
-double srv_now(void);
-
 #endif
