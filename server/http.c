@@ -1,8 +1,8 @@
 /* http.c -- retargetd's HTTP front: the libmicrohttpd daemon (a thread
  * pool), the per-request state in *req_cls, limits checked before a body is
- * read, routing to the resource files, the reply helpers and the one table
- * from rt_status to HTTP status. Also srv_start()/srv_stop(), which wire
- * the store, the scheduler and the daemon together.
+ * read and routing to the resource files (the replies are reply.c's).
+ * Also srv_start()/srv_stop(), which wire the store, the scheduler and the
+ * daemon together, and the token administration.
  *
  * Request life (libmicrohttpd's largepost.c pattern): the first call of
  * the access handler allocates struct srv_req, parses the route and refuses
@@ -42,107 +42,6 @@ void srv_config_default(struct srv_config *c)
     c->max_active = 1000;
     c->batch_frames = 20000;
     c->batch_wait_ms = 50;
-}
-
-/* Status table: STYLE.md "Errors", plus 409 for a request that conflicts
- * with the resource's state (finished job, reused idempotency key, a
- * bundled name) and 429 for a quota used up (the active-job limit). */
-unsigned int srv_http_status(int st)
-{
-    switch (st) {
-    case RT_OK: return MHD_HTTP_OK;
-    case RT_EINVAL:
-    case RT_EPARSE: return MHD_HTTP_BAD_REQUEST;
-    case RT_ENOTFOUND: return MHD_HTTP_NOT_FOUND;
-    case RT_ELIMIT: return MHD_HTTP_CONTENT_TOO_LARGE;
-    case RT_ENODEV:
-    case RT_ENOMEM: return MHD_HTTP_SERVICE_UNAVAILABLE;
-    case RT_ESTATE:
-    case RT_ECONFLICT: return MHD_HTTP_CONFLICT;
-    case RT_EBUSY: return MHD_HTTP_TOO_MANY_REQUESTS;
-    default: return MHD_HTTP_INTERNAL_SERVER_ERROR;
-    }
-}
-
-/* srv_reply() with one more header `hdr: val` (hdr NULL: none). */
-static enum MHD_Result reply_hdr(struct srv *s, struct MHD_Connection *c, unsigned int code,
-                                 const char *type, char *text, size_t len, const char *hdr,
-                                 const char *val)
-{
-    struct MHD_Response *resp = MHD_create_response_from_buffer_with_free_callback(len, text, &free);
-    if (!resp) {
-        free(text);
-        return MHD_NO;
-    }
-    if (type) MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-    if (hdr) MHD_add_response_header(resp, hdr, val);
-    enum MHD_Result ret = MHD_queue_response(c, code, resp);
-    MHD_destroy_response(resp);
-    srv_metrics_http(&s->metrics, code);
-    return ret;
-}
-
-enum MHD_Result srv_reply(struct srv *s, struct MHD_Connection *c, unsigned int code,
-                          const char *type, char *text, size_t len)
-{
-    return reply_hdr(s, c, code, type, text, len, NULL, NULL);
-}
-
-enum MHD_Result srv_reply_json_hdr(struct srv *s, struct MHD_Connection *c, unsigned int code,
-                                   char *text, const char *hdr, const char *val)
-{
-    if (!text) {
-        static const char oom[] = "{\"error\":{\"code\":\"out of memory\",\"where\":\"\",\"message\":\"out of memory\"}}";
-        struct MHD_Response *resp =
-            MHD_create_response_from_buffer(sizeof oom - 1, (void *)oom, MHD_RESPMEM_PERSISTENT);
-        if (!resp) return MHD_NO;
-        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
-        enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_SERVICE_UNAVAILABLE, resp);
-        MHD_destroy_response(resp);
-        srv_metrics_http(&s->metrics, MHD_HTTP_SERVICE_UNAVAILABLE);
-        return ret;
-    }
-    /* cJSON_free is free() unless hooks are installed; the daemon installs none. */
-    return reply_hdr(s, c, code, "application/json", text, strlen(text), hdr, val);
-}
-
-enum MHD_Result srv_reply_json(struct srv *s, struct MHD_Connection *c, unsigned int code,
-                               cJSON *j)
-{
-    char *text = j ? cJSON_PrintUnformatted(j) : NULL;
-    cJSON_Delete(j);
-    return srv_reply_json_hdr(s, c, code, text, NULL, NULL);
-}
-
-/* srv_reply_err_http() carrying header `hdr: val` (hdr NULL: none): 401
- * says how to authenticate (RFC 9110 11.6.1: WWW-Authenticate), 405 which
- * methods the resource takes (15.5.6: Allow). */
-static enum MHD_Result reply_err_hdr(struct srv *s, struct MHD_Connection *c, unsigned int http,
-                                     const char *code, const char *where, const char *msg,
-                                     const char *hdr, const char *val)
-{
-    cJSON *root = cJSON_CreateObject(), *e = cJSON_AddObjectToObject(root, "error");
-    cJSON_AddStringToObject(e, "code", code);
-    cJSON_AddStringToObject(e, "where", where ? where : "");
-    cJSON_AddStringToObject(e, "message", msg ? msg : "");
-    if (http >= 500 || !s->cfg.quiet)
-        rt_log(http >= 500 ? "error" : "warn", "http", where && where[0] ? where : "-", "%u %s", http,
-               msg ? msg : "");
-    char *text = root ? cJSON_PrintUnformatted(root) : NULL;
-    cJSON_Delete(root);
-    return srv_reply_json_hdr(s, c, http, text, hdr, val);
-}
-
-enum MHD_Result srv_reply_err_http(struct srv *s, struct MHD_Connection *c, unsigned int http,
-                                   const char *code, const char *where, const char *msg)
-{
-    return reply_err_hdr(s, c, http, code, where, msg, NULL, NULL);
-}
-
-enum MHD_Result srv_reply_err(struct srv *s, struct MHD_Connection *c, const struct rt_err *err)
-{
-    return srv_reply_err_http(s, c, srv_http_status(err->code), rt_status_str(err->code), err->where,
-                              err->msg);
 }
 
 /* Parses the URL into r->route (and name/id); 0 when no route matches. */
@@ -217,6 +116,18 @@ static int method_ok(int route, const char *m, int *has_body, int *admin_only)
     }
 }
 
+/* GET /v1/metrics: the text of srv_metrics_text(), with the scheduler's
+ * queue length (a 503 when out of memory). */
+static enum MHD_Result route_metrics(struct srv *s, struct MHD_Connection *c)
+{
+    struct rt_err err;
+    char *text = NULL;
+    size_t len = 0;
+    if (srv_metrics_text(&s->metrics, s->store, sched_queued(s->sched), &text, &len, &err) != RT_OK)
+        return srv_reply_err(s, c, &err);
+    return srv_reply(s, c, MHD_HTTP_OK, "text/plain; version=0.0.4", text, len);
+}
+
 static enum MHD_Result dispatch(struct srv *s, struct MHD_Connection *c, struct srv_req *r,
                                 const char *method)
 {
@@ -230,7 +141,7 @@ static enum MHD_Result dispatch(struct srv *s, struct MHD_Connection *c, struct 
         cJSON_AddBoolToObject(j, "auth", !s->cfg.no_auth);
         return srv_reply_json(s, c, MHD_HTTP_OK, j);
     }
-    case SRV_R_METRICS: return srv_route_metrics(s, c);
+    case SRV_R_METRICS: return route_metrics(s, c);
     case SRV_R_ROBOTS:
     case SRV_R_ROBOT: return srv_route_robots(s, c, r, method);
     case SRV_R_PROFILES:
@@ -253,15 +164,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         if (!parse_route(url, r))
             return srv_reply_err_http(s, c, MHD_HTTP_NOT_FOUND, "not found", "url", "no such resource");
         if (!method_ok(r->route, method, &has_body, &admin_only))
-            return reply_err_hdr(s, c, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed", "method",
-                                 "method not allowed on this resource", MHD_HTTP_HEADER_ALLOW,
-                                 route_allow(r->route));
+            return srv_reply_err_hdr(s, c, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed", "method",
+                                     "method not allowed on this resource", MHD_HTTP_HEADER_ALLOW,
+                                     route_allow(r->route));
         if (r->route != SRV_R_HEALTH && r->route != SRV_R_METRICS) {
             const char *why = NULL;
             unsigned int code = srv_auth(s, c, r, &why);
             if (code)
-                return reply_err_hdr(s, c, code, "unauthorized", "Authorization", why,
-                                     MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"retargetd\"");
+                return srv_reply_err_hdr(s, c, code, "unauthorized", "Authorization", why,
+                                         MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"retargetd\"");
             if (admin_only && !r->admin)
                 return srv_reply_err_http(s, c, MHD_HTTP_FORBIDDEN, "forbidden", "Authorization",
                                           "this token may not change robots or profiles (admin only)");
