@@ -15,7 +15,7 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
+#include <microhttpd.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +24,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "../base/sha256.h"
+#include "../storage/store.h"
+#include "assets.h"
+#include "auth.h"
+#include "jobs.h"
+#include "metrics.h"
+#include "reply.h"
+#include "sched.h"
+#include "srv.h"
+#include "state.h"
 
 void srv_config_default(struct srv_config *c)
 {

@@ -16,9 +16,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/sha256.h"
+#include "../kinematics/robot.h"
 #include "../retarget/output.h"
-#include "internal.h"
+#include "../storage/store.h"
+#include "assets.h"
 #include "job_input.h"
+#include "jobs.h"
+#include "reply.h"
+#include "sched.h"
+#include "state.h"
 
 #define JOB_MAX_NAME 120
 

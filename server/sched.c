@@ -23,6 +23,8 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -32,7 +34,12 @@
 #include "../retarget/output.h"
 #include "../retarget/report.h"
 #include "../solver/backend.h"
-#include "internal.h"
+#include "../storage/store.h"
+#include "assets.h"
+#include "job_input.h"
+#include "metrics.h"
+#include "sched.h"
+#include "state.h"
 
 struct sched_entry {
     int64_t id;
