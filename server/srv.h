@@ -3,7 +3,8 @@
  * line around this; tests/test_http_*.c start the real daemon in-process
  * on 127.0.0.1:0 through the same calls.
  *
- * struct srv_config is in config.h.
+ * server/daemon.c implements the daemon's calls, server/tokens.c the token
+ * administration; struct srv_config is in config.h.
  *
  * Memory: srv_start() returns a daemon the caller stops (and frees) with
  * srv_stop(); the configuration's strings are copied. */
