@@ -16,19 +16,12 @@
  * The single-device sections use solver_backend_init("cuda"), which takes
  * every device unless RT_CUDA_DEVICES limits it (bench_gpu.sh sets 1).
  * Without a device it says so and exits 77. Prints a short table last. */
+#include "../base/clock.h"
 #include "../solver/backend.h"
 #include "../solver/cuda/cuda_api.h"
 #include "../tests/g1_tiled.h"
 
 #include <stdint.h>
-#include <time.h>
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static const char *data_dir(void)
 {
@@ -47,9 +40,9 @@ static int solve(struct g1_tiled *t, int cols, float **out, struct solver_clip_r
     *out = (float *)malloc((size_t)t->nf * cols * sizeof(float));
     *cr = (struct solver_clip_result *)calloc((size_t)t->b.n_clips, sizeof **cr);
     struct solver_result r = {*out, *cr};
-    double t0 = now_s();
+    double t0 = rt_now();
     enum rt_status st = solver_backend_solve(&gpu, &t->b, &r, &err);
-    *sec = now_s() - t0;
+    *sec = rt_now() - t0;
     if (st != RT_OK) fprintf(stderr, "solve: %s: %s\n", err.where, err.msg);
     return st == RT_OK ? 0 : -1;
 }
@@ -255,11 +248,11 @@ static void multi(const struct g1_clip *c)
         double s1 = 1e30, s2 = 1e30;
         int ok = 1;
         for (int rep = 0; rep < 2 && ok; rep++) {
-            double t0 = now_s();
+            double t0 = rt_now();
             ok &= solver_backend_solve(&one, &t.b, &o1, &err) == RT_OK;
-            double t1 = now_s();
+            double t1 = rt_now();
             ok &= solver_backend_solve(&all, &t.b, &o2, &err) == RT_OK;
-            double t2 = now_s();
+            double t2 = rt_now();
             if (t1 - t0 < s1) s1 = t1 - t0;
             if (t2 - t1 < s2) s2 = t2 - t1;
         }

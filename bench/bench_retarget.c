@@ -11,19 +11,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "../base/clock.h"
 #include "../kinematics/bvh.h"
 #include "../retarget/quality.h"
 #include "../retarget/retarget.h"
 #include "../kinematics/robot.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static void print_q(const char *clip, const char *robot, const char *mode, int frames,
                     const struct rtg_quality *q, double secs)
@@ -121,14 +114,14 @@ int main(int argc, char **argv)
             rtg_profile_solver_options(prof, &opt);
             rtg_profile_free(prof);
             rtg_targets_batch(robot, &t, off, &opt, &b);
-            double t0 = now();
+            double t0 = rt_now();
             if (solver_solve_cpu(&b, &res, &err)) {
                 fprintf(stderr, "%s %s: %s\n", base, robots[r], rt_err_line(&err, line, sizeof line));
                 rc = 1;
             } else {
                 { struct rtg_quality qf; rtg_quality_finish(robot, &t, state, 1, &qf, NULL, NULL); } /* as rtg_job_finish() does */
                 rtg_quality_compute(robot, &t, state, t.n_frames, &q, NULL, NULL);
-                print_q(base, robots[r], "trajectory", t.n_frames, &q, now() - t0);
+                print_q(base, robots[r], "trajectory", t.n_frames, &q, rt_now() - t0);
                 if (dump) {
                     cJSON *j = rtg_quality_json(robot, &t, state, t.n_frames);
                     char *txt = j ? cJSON_Print(j) : NULL;
@@ -159,13 +152,13 @@ int main(int argc, char **argv)
                 }
             }
             if (per_frame) {
-                t0 = now();
+                t0 = rt_now();
                 if (rtg_solve_per_frame(robot, &t, &opt, state, &cr, &err)) {
                     fprintf(stderr, "%s %s: %s\n", base, robots[r], rt_err_line(&err, line, sizeof line));
                     rc = 1;
                 } else {
                     rtg_quality_compute(robot, &t, state, t.n_frames, &q, NULL, NULL);
-                    print_q(base, robots[r], "per-frame", t.n_frames, &q, now() - t0);
+                    print_q(base, robots[r], "per-frame", t.n_frames, &q, rt_now() - t0);
                 }
             }
             fflush(stdout);

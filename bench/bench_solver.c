@@ -5,18 +5,11 @@
  * Prints markdown; bench/run.sh appends it to bench/RESULTS.md.
  * Usage: bench_solver [DATA_DIR] [section...]  sections: speed cg conv reduce */
 #include <stdint.h>
-#include <time.h>
 
+#include "../base/clock.h"
 #include "../solver/cpu/cpu_internal.h"
 #include "../solver/reduce.h"
 #include "../tests/g1_clip.h"
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static int want(int argc, char **argv, const char *name)
 {
@@ -36,12 +29,12 @@ static double solve(const struct g1_clip *c, int n_clips, const int *first, cons
     g1_clip_batch(c, n_clips, first, len, off, &own, &b);
     if (opt) b.opt = *opt;
     struct solver_result r = {state, cr};
-    double t0 = now_s();
+    double t0 = rt_now();
     if (solver_solve_cpu(&b, &r, &err) != RT_OK) {
         fprintf(stderr, "solve: %s: %s\n", err.where, err.msg);
         exit(1);
     }
-    double dt = now_s() - t0;
+    double dt = rt_now() - t0;
     if (truth_cost) { /* the cost of the reference trajectory itself */
         struct solver_batch bt = b;
         struct solver_clip_result ct[8];
@@ -132,9 +125,9 @@ static void bench_cg(const struct g1_clip *c)
                     *v = w < b.tree->lower[j] ? b.tree->lower[j] : (w > b.tree->upper[j] ? b.tree->upper[j] : w);
                 }
             int it = 0;
-            double t0 = now_s();
+            double t0 = rt_now();
             solver_cpu_debug_steps(&b, x, 1e-3f, dp, dd, &it, &err);
-            double t1 = now_s();
+            double t1 = rt_now();
             /* solver_cpu_debug_steps computes the PCG and the direct step in
              * one call: the time printed is their total (neither is timed alone) */
             double np = 0, nd = 0, ne = 0;

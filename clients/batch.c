@@ -29,9 +29,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "../base/clock.h"
 #include "../base/sha256.h"
 #include "cli.h"
 
@@ -206,13 +206,6 @@ static void draw(struct batch *b)
     fflush(stderr);
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static enum rt_status run_one(struct batch *b, int i, long long *job, struct rt_err *err)
 {
     char src[4096], dir[4096], name[256], hdr[200];
@@ -290,10 +283,10 @@ static void *worker(void *arg)
         struct rt_err err;
         long long job = 0;
         rt_err_clear(&err);
-        double t0 = now_s();
+        double t0 = rt_now();
         enum rt_status st = run_one(b, i, &job, &err);
         pthread_mutex_lock(&b->mu);
-        record(b, i, st == RT_OK, job, now_s() - t0, &err);
+        record(b, i, st == RT_OK, job, rt_now() - t0, &err);
         if (st == RT_OK) b->n_done++;
         else {
             char line[300];

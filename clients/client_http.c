@@ -21,9 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "../base/clock.h"
 #include "cli.h"
 
 struct buf {
@@ -253,8 +253,7 @@ enum rt_status cli_wait_job(const struct cli_server *srv, long long id, double t
                             int progress, char state[16], struct rt_err *err)
 {
     char url[64];
-    struct timespec t0, now;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double t0 = rt_now();
     snprintf(url, sizeof url, "/v1/jobs/%lld", id);
     for (int round = 0;; round++) {
         cJSON *job = NULL;
@@ -275,8 +274,7 @@ enum rt_status cli_wait_job(const struct cli_server *srv, long long id, double t
             if (progress) fputc('\n', stderr);
             return strcmp(state, "succeeded") ? RT_ESTATE : RT_OK;
         }
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        double el = (double)(now.tv_sec - t0.tv_sec) + (double)(now.tv_nsec - t0.tv_nsec) * 1e-9;
+        double el = rt_now() - t0;
         if (timeout_s > 0 && el > timeout_s) {
             if (progress) fputc('\n', stderr);
             return rt_err_set(err, RT_ESTATE, url, "still %s after %.0f s", state, timeout_s);

@@ -45,8 +45,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "../base/clock.h"
 #include "../kinematics/rot.h"
 #include "skeleton.h"
 
@@ -1114,10 +1114,10 @@ enum rt_status rtg_solve_per_frame(const struct kin_robot *robot, const struct r
     int cols = rt_state_cols(&robot->tree), nt = t->n_targets;
     struct solver_clip_result acc, cr;
     struct solver_batch b;
-    struct timespec t0, t1;
+    double t0;
     enum rt_status st = RT_OK;
     memset(&acc, 0, sizeof acc);
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    t0 = rt_now();
     rtg_targets_batch(robot, t, one, opt, &b);
     b.w_vel = b.w_acc = NULL; /* smoothness off: each frame on its own */
     b.opt.init_iters = 0;
@@ -1142,8 +1142,7 @@ enum rt_status rtg_solve_per_frame(const struct kin_robot *robot, const struct r
         acc.final_cost += cr.final_cost;
         acc.termination = cr.termination;
     }
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    acc.seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    acc.seconds = rt_now() - t0;
     if (res) *res = acc;
     return st;
 }

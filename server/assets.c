@@ -5,10 +5,16 @@
  * cannot be replaced. Names never reach a file path: kin_robot_load() and
  * rtg_profile_load() are called with bundled names only. */
 #include <cjson/cJSON.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "../kinematics/robot.h"
+#include "../retarget/profile.h"
+#include "../storage/store.h"
+#include "assets.h"
+#include "reply.h"
+#include "state.h"
 
 static int in_list(const char *const *names, const char *name)
 {

@@ -3,10 +3,15 @@
  * itself. The token's name owns the jobs it submits. With --no-auth (only
  * allowed on loopback, see srv_start) every request is the admin
  * "anonymous". */
+#include <microhttpd.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
-#include "internal.h"
+#include "../base/sha256.h"
+#include "../storage/store.h"
+#include "auth.h"
+#include "state.h"
 
 unsigned int srv_auth(struct srv *s, struct MHD_Connection *c, struct srv_req *r, const char **why)
 {

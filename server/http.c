@@ -1,8 +1,7 @@
-/* http.c -- retargetd's HTTP front: the libmicrohttpd daemon (a thread
- * pool), the per-request state in *req_cls, limits checked before a body is
- * read, routing to the resource files, the reply helpers and the one table
- * from rt_status to HTTP status. Also srv_start()/srv_stop(), which wire
- * the store, the scheduler and the daemon together.
+/* http.c -- retargetd's HTTP front: the per-request state in *req_cls,
+ * limits checked before a body is read, and routing to the route modules
+ * (health here, metrics through metrics.h, robots and profiles to
+ * assets.c, jobs to jobs.c).
  *
  * Request life (libmicrohttpd's largepost.c pattern): the first call of
  * the access handler allocates struct srv_req, parses the route and refuses
@@ -10,147 +9,28 @@
  * upload, a Content-Length over max_body -- before a byte of body is read.
  * Later calls append the body (a body that outgrows max_body without a
  * Content-Length is discarded and answered 413 at the end). The final call
- * dispatches. MHD_OPTION_NOTIFY_COMPLETED frees the state. */
-#include <arpa/inet.h>
+ * dispatches. MHD_OPTION_NOTIFY_COMPLETED frees the state.
+ *
+ * struct srv_req is defined in state.h, not here: auth.c and the route
+ * modules, which are below this file, fill and read it and must not
+ * include http.h. daemon.c's opening comment gives the order of the
+ * server's modules and why. */
 #include <cjson/cJSON.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
-#include <netinet/in.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <time.h>
-#include <unistd.h>
 
-#include "internal.h"
-
-double srv_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-void srv_config_default(struct srv_config *c)
-{
-    memset(c, 0, sizeof *c);
-    c->listen = "127.0.0.1:8080";
-    c->db_path = "var/retargetd.db";
-    c->threads = 4;
-    c->backend = "auto";
-    c->solver_threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
-    if (c->solver_threads < 1) c->solver_threads = 1;
-    if (c->solver_threads > 64) c->solver_threads = 64;
-    c->max_body = SRV_MAX_BODY_DEFAULT;
-    c->max_frames = 100000;
-    c->max_joints = 512;
-    c->max_active = 1000;
-    c->batch_frames = 20000;
-    c->batch_wait_ms = 50;
-}
-
-/* Status table: STYLE.md "Errors", plus 409 for a request that conflicts
- * with the resource's state (finished job, reused idempotency key, a
- * bundled name) and 429 for a quota used up (the active-job limit). */
-unsigned int srv_http_status(int st)
-{
-    switch (st) {
-    case RT_OK: return MHD_HTTP_OK;
-    case RT_EINVAL:
-    case RT_EPARSE: return MHD_HTTP_BAD_REQUEST;
-    case RT_ENOTFOUND: return MHD_HTTP_NOT_FOUND;
-    case RT_ELIMIT: return MHD_HTTP_CONTENT_TOO_LARGE;
-    case RT_ENODEV:
-    case RT_ENOMEM: return MHD_HTTP_SERVICE_UNAVAILABLE;
-    case RT_ESTATE:
-    case RT_ECONFLICT: return MHD_HTTP_CONFLICT;
-    case RT_EBUSY: return MHD_HTTP_TOO_MANY_REQUESTS;
-    default: return MHD_HTTP_INTERNAL_SERVER_ERROR;
-    }
-}
-
-/* srv_reply() with one more header `hdr: val` (hdr NULL: none). */
-static enum MHD_Result reply_hdr(struct srv *s, struct MHD_Connection *c, unsigned int code,
-                                 const char *type, char *text, size_t len, const char *hdr,
-                                 const char *val)
-{
-    struct MHD_Response *resp = MHD_create_response_from_buffer_with_free_callback(len, text, &free);
-    if (!resp) {
-        free(text);
-        return MHD_NO;
-    }
-    if (type) MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-    if (hdr) MHD_add_response_header(resp, hdr, val);
-    enum MHD_Result ret = MHD_queue_response(c, code, resp);
-    MHD_destroy_response(resp);
-    srv_metrics_http(&s->metrics, code);
-    return ret;
-}
-
-enum MHD_Result srv_reply(struct srv *s, struct MHD_Connection *c, unsigned int code,
-                          const char *type, char *text, size_t len)
-{
-    return reply_hdr(s, c, code, type, text, len, NULL, NULL);
-}
-
-enum MHD_Result srv_reply_json_hdr(struct srv *s, struct MHD_Connection *c, unsigned int code,
-                                   char *text, const char *hdr, const char *val)
-{
-    if (!text) {
-        static const char oom[] = "{\"error\":{\"code\":\"out of memory\",\"where\":\"\",\"message\":\"out of memory\"}}";
-        struct MHD_Response *resp =
-            MHD_create_response_from_buffer(sizeof oom - 1, (void *)oom, MHD_RESPMEM_PERSISTENT);
-        if (!resp) return MHD_NO;
-        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
-        enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_SERVICE_UNAVAILABLE, resp);
-        MHD_destroy_response(resp);
-        srv_metrics_http(&s->metrics, MHD_HTTP_SERVICE_UNAVAILABLE);
-        return ret;
-    }
-    /* cJSON_free is free() unless hooks are installed; the daemon installs none. */
-    return reply_hdr(s, c, code, "application/json", text, strlen(text), hdr, val);
-}
-
-enum MHD_Result srv_reply_json(struct srv *s, struct MHD_Connection *c, unsigned int code,
-                               cJSON *j)
-{
-    char *text = j ? cJSON_PrintUnformatted(j) : NULL;
-    cJSON_Delete(j);
-    return srv_reply_json_hdr(s, c, code, text, NULL, NULL);
-}
-
-/* srv_reply_err_http() carrying header `hdr: val` (hdr NULL: none): 401
- * says how to authenticate (RFC 9110 11.6.1: WWW-Authenticate), 405 which
- * methods the resource takes (15.5.6: Allow). */
-static enum MHD_Result reply_err_hdr(struct srv *s, struct MHD_Connection *c, unsigned int http,
-                                     const char *code, const char *where, const char *msg,
-                                     const char *hdr, const char *val)
-{
-    cJSON *root = cJSON_CreateObject(), *e = cJSON_AddObjectToObject(root, "error");
-    cJSON_AddStringToObject(e, "code", code);
-    cJSON_AddStringToObject(e, "where", where ? where : "");
-    cJSON_AddStringToObject(e, "message", msg ? msg : "");
-    if (http >= 500 || !s->cfg.quiet)
-        rt_log(http >= 500 ? "error" : "warn", "http", where && where[0] ? where : "-", "%u %s", http,
-               msg ? msg : "");
-    char *text = root ? cJSON_PrintUnformatted(root) : NULL;
-    cJSON_Delete(root);
-    return srv_reply_json_hdr(s, c, http, text, hdr, val);
-}
-
-enum MHD_Result srv_reply_err_http(struct srv *s, struct MHD_Connection *c, unsigned int http,
-                                   const char *code, const char *where, const char *msg)
-{
-    return reply_err_hdr(s, c, http, code, where, msg, NULL, NULL);
-}
-
-enum MHD_Result srv_reply_err(struct srv *s, struct MHD_Connection *c, const struct rt_err *err)
-{
-    return srv_reply_err_http(s, c, srv_http_status(err->code), rt_status_str(err->code), err->where,
-                              err->msg);
-}
+#include "../storage/store.h"
+#include "assets.h"
+#include "auth.h"
+#include "http.h"
+#include "jobs.h"
+#include "metrics.h"
+#include "reply.h"
+#include "sched.h"
+#include "state.h"
 
 /* Parses the URL into r->route (and name/id); 0 when no route matches. */
 static int parse_route(const char *url, struct srv_req *r)
@@ -224,6 +104,18 @@ static int method_ok(int route, const char *m, int *has_body, int *admin_only)
     }
 }
 
+/* GET /v1/metrics: the text of srv_metrics_text(), with the scheduler's
+ * queue length (a 503 when out of memory). */
+static enum MHD_Result route_metrics(struct srv *s, struct MHD_Connection *c)
+{
+    struct rt_err err;
+    char *text = NULL;
+    size_t len = 0;
+    if (srv_metrics_text(&s->metrics, s->store, sched_queued(s->sched), &text, &len, &err) != RT_OK)
+        return srv_reply_err(s, c, &err);
+    return srv_reply(s, c, MHD_HTTP_OK, "text/plain; version=0.0.4", text, len);
+}
+
 static enum MHD_Result dispatch(struct srv *s, struct MHD_Connection *c, struct srv_req *r,
                                 const char *method)
 {
@@ -237,7 +129,7 @@ static enum MHD_Result dispatch(struct srv *s, struct MHD_Connection *c, struct 
         cJSON_AddBoolToObject(j, "auth", !s->cfg.no_auth);
         return srv_reply_json(s, c, MHD_HTTP_OK, j);
     }
-    case SRV_R_METRICS: return srv_route_metrics(s, c);
+    case SRV_R_METRICS: return route_metrics(s, c);
     case SRV_R_ROBOTS:
     case SRV_R_ROBOT: return srv_route_robots(s, c, r, method);
     case SRV_R_PROFILES:
@@ -246,9 +138,9 @@ static enum MHD_Result dispatch(struct srv *s, struct MHD_Connection *c, struct 
     }
 }
 
-static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
-                                  const char *method, const char *version, const char *upload,
-                                  size_t *upload_size, void **req_cls)
+enum MHD_Result srv_http_request(void *cls, struct MHD_Connection *c, const char *url,
+                                 const char *method, const char *version, const char *upload,
+                                 size_t *upload_size, void **req_cls)
 {
     struct srv *s = cls;
     struct srv_req *r = *req_cls;
@@ -260,15 +152,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         if (!parse_route(url, r))
             return srv_reply_err_http(s, c, MHD_HTTP_NOT_FOUND, "not found", "url", "no such resource");
         if (!method_ok(r->route, method, &has_body, &admin_only))
-            return reply_err_hdr(s, c, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed", "method",
-                                 "method not allowed on this resource", MHD_HTTP_HEADER_ALLOW,
-                                 route_allow(r->route));
+            return srv_reply_err_hdr(s, c, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed", "method",
+                                     "method not allowed on this resource", MHD_HTTP_HEADER_ALLOW,
+                                     route_allow(r->route));
         if (r->route != SRV_R_HEALTH && r->route != SRV_R_METRICS) {
             const char *why = NULL;
             unsigned int code = srv_auth(s, c, r, &why);
             if (code)
-                return reply_err_hdr(s, c, code, "unauthorized", "Authorization", why,
-                                     MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"retargetd\"");
+                return srv_reply_err_hdr(s, c, code, "unauthorized", "Authorization", why,
+                                         MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"retargetd\"");
             if (admin_only && !r->admin)
                 return srv_reply_err_http(s, c, MHD_HTTP_FORBIDDEN, "forbidden", "Authorization",
                                           "this token may not change robots or profiles (admin only)");
@@ -324,8 +216,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     return dispatch(s, c, r, method);
 }
 
-static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
-                         enum MHD_RequestTerminationCode toe)
+void srv_http_completed(void *cls, struct MHD_Connection *c, void **req_cls,
+                        enum MHD_RequestTerminationCode toe)
 {
     struct srv_req *r = *req_cls;
     (void)cls;
@@ -335,199 +227,4 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
     free(r->body);
     free(r);
     *req_cls = NULL;
-}
-
-/* MHD's own messages, under the address asked for ("Failed to bind to
- * port 8080: Address already in use" names what failed). */
-static void on_mhd_log(void *cls, const char *fmt, va_list ap)
-{
-    const struct srv *s = cls;
-    char line[256];
-    vsnprintf(line, sizeof line, fmt, ap);
-    size_t n = strlen(line);
-    while (n && (line[n - 1] == '\n' || line[n - 1] == '\r')) line[--n] = 0;
-    rt_log("warn", "http", s && s->listen ? s->listen : "mhd", "%s", line);
-}
-
-/* Parses "A.B.C.D:PORT" or "[V6]:PORT" into `ss`; *loopback when the
- * address is 127.0.0.0/8 or ::1. */
-static enum rt_status parse_listen(const char *spec, struct sockaddr_storage *ss, int *v6,
-                                   int *loopback, struct rt_err *err)
-{
-    char host[64];
-    const char *colon = strrchr(spec, ':');
-    if (!colon || colon == spec || (size_t)(colon - spec) >= sizeof host)
-        return rt_err_set(err, RT_EINVAL, "--listen", "expected ADDR:PORT, got '%.40s'", spec);
-    memcpy(host, spec, (size_t)(colon - spec));
-    host[colon - spec] = 0;
-    char *end;
-    errno = 0;
-    long port = strtol(colon + 1, &end, 10);
-    if (colon[1] < '0' || colon[1] > '9' || *end || errno || port < 0 || port > 65535)
-        return rt_err_set(err, RT_EINVAL, "--listen", "bad port in '%.40s'", spec);
-    memset(ss, 0, sizeof *ss);
-    size_t hn = strlen(host);
-    if (host[0] == '[' && hn > 2 && host[hn - 1] == ']') {
-        struct sockaddr_in6 *a = (struct sockaddr_in6 *)ss;
-        host[hn - 1] = 0;
-        if (inet_pton(AF_INET6, host + 1, &a->sin6_addr) != 1)
-            return rt_err_set(err, RT_EINVAL, "--listen", "bad IPv6 address in '%.40s'", spec);
-        a->sin6_family = AF_INET6;
-        a->sin6_port = htons((uint16_t)port);
-        *v6 = 1;
-        *loopback = IN6_IS_ADDR_LOOPBACK(&a->sin6_addr);
-        return RT_OK;
-    }
-    struct sockaddr_in *a = (struct sockaddr_in *)ss;
-    if (!strcmp(host, "localhost")) snprintf(host, sizeof host, "127.0.0.1");
-    if (inet_pton(AF_INET, host, &a->sin_addr) != 1)
-        return rt_err_set(err, RT_EINVAL, "--listen", "bad IPv4 address in '%.40s'", spec);
-    a->sin_family = AF_INET;
-    a->sin_port = htons((uint16_t)port);
-    *v6 = 0;
-    *loopback = (ntohl(a->sin_addr.s_addr) >> 24) == 127;
-    return RT_OK;
-}
-
-enum rt_status srv_start(const struct srv_config *cfg, struct srv **out, struct rt_err *err)
-{
-    struct sockaddr_storage ss;
-    int v6 = 0, loopback = 0;
-    enum rt_status st;
-    *out = NULL;
-    if ((st = parse_listen(cfg->listen, &ss, &v6, &loopback, err)) != RT_OK) return st;
-    if (cfg->no_auth && !loopback)
-        return rt_err_set(err, RT_ESTATE, "--no-auth",
-                          "authentication may be off only on a loopback address, not '%.40s'", cfg->listen);
-    if (cfg->threads < 1 || cfg->threads > 1024)
-        return rt_err_set(err, RT_EINVAL, "--threads", "expected 1..1024");
-    if (cfg->max_body < 1) return rt_err_set(err, RT_EINVAL, "--max-body", "expected > 0");
-    if (cfg->batch_frames < 1 || cfg->batch_wait_ms < 0 || cfg->max_frames < 1 || cfg->max_joints < 1 ||
-        cfg->solver_threads < 1)
-        return rt_err_set(err, RT_EINVAL, "options", "batch, frame, joint and thread limits must be positive");
-    struct srv *s = calloc(1, sizeof *s);
-    if (!s) return rt_err_set(err, RT_ENOMEM, "srv", "out of memory");
-    s->cfg = *cfg;
-    s->listen = strdup(cfg->listen);
-    s->db_path = strdup(cfg->db_path);
-    s->backend = strdup(cfg->backend ? cfg->backend : "auto");
-    srv_metrics_init(&s->metrics);
-    if (!s->listen || !s->db_path || !s->backend) {
-        st = rt_err_set(err, RT_ENOMEM, "srv", "out of memory");
-        goto fail;
-    }
-    s->cfg.listen = s->listen;
-    s->cfg.db_path = s->db_path;
-    s->cfg.backend = s->backend;
-    if ((st = store_open(s->db_path, &s->store, err)) != RT_OK) goto fail;
-    int n_requeued = 0, n_failed = 0;
-    if ((st = store_job_requeue_running(s->store, &n_requeued, &n_failed, err)) != RT_OK) goto fail;
-    if (n_requeued) rt_log("warn", "srv", s->db_path, "%d job(s) left running by a crash queued again", n_requeued);
-    if (n_failed)
-        rt_log("warn", "srv", s->db_path, "%d job(s) left running by a crash failed: interrupted %d times",
-               n_failed, STORE_MAX_ATTEMPTS);
-    if ((st = sched_start(s, &s->sched, err)) != RT_OK) goto fail;
-    unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG;
-    if (v6) flags |= MHD_USE_IPv6;
-    /* MHD binds MHD_OPTION_SOCK_ADDR but names the port argument in its
-     * messages ("Failed to bind to port N"): pass the one asked for. */
-    uint16_t port = v6 ? ntohs(((const struct sockaddr_in6 *)&ss)->sin6_port)
-                       : ntohs(((const struct sockaddr_in *)&ss)->sin_port);
-    s->mhd = MHD_start_daemon(flags, port, NULL, NULL, &on_request, s,
-                              MHD_OPTION_EXTERNAL_LOGGER, &on_mhd_log, (void *)s,
-                              MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)&ss,
-                              MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)s->cfg.threads,
-                              MHD_OPTION_NOTIFY_COMPLETED, &on_completed, (void *)s,
-                              MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)120,
-                              MHD_OPTION_CONNECTION_LIMIT, (unsigned int)1024,
-                              MHD_OPTION_END);
-    if (!s->mhd) {
-        st = rt_err_set(err, RT_EIO, s->listen, "cannot listen (address in use or not available)");
-        goto fail;
-    }
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_BIND_PORT);
-    s->port = info ? info->port : 0;
-    if (s->cfg.no_auth)
-        rt_log("warn", "srv", s->listen, "authentication is OFF (--no-auth on loopback): every client is admin");
-    if (!s->cfg.quiet)
-        rt_log("info", "srv", s->listen, "listening on port %u, database %s, backend %s", s->port,
-               s->db_path, sched_backend(s->sched));
-    *out = s;
-    return RT_OK;
-fail:
-    srv_stop(s);
-    return st;
-}
-
-unsigned int srv_port(const struct srv *s) { return s->port; }
-
-void srv_stop(struct srv *s)
-{
-    if (!s) return;
-    if (s->mhd) MHD_stop_daemon(s->mhd);
-    sched_stop(s->sched);
-    store_close(s->store);
-    srv_metrics_free(&s->metrics);
-    free(s->listen);
-    free(s->db_path);
-    free(s->backend);
-    free(s);
-}
-
-enum rt_status srv_token_add(const char *db_path, const char *name, int admin,
-                             char token[SRV_TOKEN_HEX + 1], struct rt_err *err)
-{
-    _Static_assert(SRV_TOKEN_HEX == 2 * RT_SHA256_LEN, "a token is written as a digest's hex");
-    unsigned char raw[RT_SHA256_LEN], hash[RT_SHA256_LEN];
-    struct store *st = NULL;
-    enum rt_status rc;
-    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-    size_t got = 0;
-    while (fd >= 0 && got < sizeof raw) {
-        ssize_t n = read(fd, raw + got, sizeof raw - got);
-        if (n <= 0) {
-            if (n < 0 && errno == EINTR) continue;
-            break;
-        }
-        got += (size_t)n;
-    }
-    if (fd >= 0) close(fd);
-    if (got != sizeof raw) return rt_err_set(err, RT_EIO, "/dev/urandom", "cannot read random bytes");
-    rt_sha256_hex(raw, token); /* lower-case hex: SRV_TOKEN_HEX digits + NUL */
-    rt_sha256(token, SRV_TOKEN_HEX, hash);
-    if ((rc = store_open(db_path, &st, err)) == RT_OK) rc = store_token_add(st, name, hash, admin, err);
-    store_close(st);
-    memset(raw, 0, sizeof raw);
-    if (rc != RT_OK) memset(token, 0, SRV_TOKEN_HEX + 1);
-    return rc;
-}
-
-static void print_token(void *user, const char *name, int admin, double created)
-{
-    char when[32] = "-";
-    time_t t = (time_t)created;
-    struct tm tm;
-    if (gmtime_r(&t, &tm)) strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    fprintf(user, "%s\t%s\t%s\n", name, admin ? "admin" : "user", when);
-}
-
-enum rt_status srv_token_list(const char *db_path, FILE *out, struct rt_err *err)
-{
-    struct store *st = NULL;
-    enum rt_status rc;
-    if ((rc = store_open(db_path, &st, err)) == RT_OK) {
-        fputs("name\tadmin\tcreated\n", out);
-        rc = store_token_list(st, print_token, out, err);
-    }
-    store_close(st);
-    return rc;
-}
-
-enum rt_status srv_token_revoke(const char *db_path, const char *name, struct rt_err *err)
-{
-    struct store *st = NULL;
-    enum rt_status rc;
-    if ((rc = store_open(db_path, &st, err)) == RT_OK) rc = store_token_revoke(st, name, err);
-    store_close(st);
-    return rc;
 }

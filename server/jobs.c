@@ -7,8 +7,8 @@
  * and joints) and the targets built from it, so that a stored job fails
  * later only for reasons outside the input (memory, the backend). What is
  * stored is the clip text and canonical options; the worker rebuilds the
- * same targets from them with srv_job_build(), which is also the code that
- * validates here. */
+ * same targets from them with srv_job_build() (server/job_input.c), which
+ * is also the code that validates here. */
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
@@ -16,85 +16,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../kinematics/bvh.h"
-#include "../retarget/retarget.h"
-#include "../kinematics/traj.h"
+#include "../base/sha256.h"
+#include "../kinematics/robot.h"
 #include "../retarget/job.h"
 #include "../retarget/output.h"
-#include "internal.h"
+#include "../storage/store.h"
+#include "assets.h"
+#include "job_input.h"
+#include "jobs.h"
+#include "reply.h"
+#include "sched.h"
+#include "state.h"
 
 #define JOB_MAX_NAME 120
 
 /* --- building a job's targets ---------------------------------------------- */
-
-void srv_job_input_free(struct srv_job_input *in)
-{
-    rtg_targets_free(&in->t);
-    memset(in, 0, sizeof *in);
-}
-
-/* The spec of a job: its source from the request or the stored row; the
- * robots and the named profile loaded by the caller. */
-static void job_spec(struct srv *s, const char *robot_name, const struct kin_robot *robot,
-                     const struct rtg_profile *prof, int kind, const char *text, size_t len,
-                     const char *source_robot_name, const struct kin_robot *src,
-                     const struct rtg_job_options *o, struct rtg_job_spec *spec)
-{
-    memset(spec, 0, sizeof *spec);
-    spec->robot = robot;
-    spec->robot_name = robot_name;
-    spec->profile = prof;
-    spec->source_kind = kind == STORE_SRC_CSV ? RTG_SRC_TRAJ : RTG_SRC_BVH;
-    spec->source = text;
-    spec->source_len = len;
-    spec->source_label = kind == STORE_SRC_CSV ? "trajectory" : "clip";
-    spec->source_robot = src;
-    spec->source_robot_name = source_robot_name;
-    spec->opts = *o;
-    spec->max_frames = s->cfg.max_frames;
-    spec->max_joints = s->cfg.max_joints;
-    spec->profile_where = "body.profile";
-    spec->profile_hint = "name a profile";
-}
-
-enum rt_status srv_job_build(struct srv *s, const struct store_job *j,
-                             const struct kin_robot *robot, struct srv_job_input *in,
-                             struct rt_err *err)
-{
-    struct rtg_profile *prof = NULL;
-    struct kin_robot *src = NULL;
-    struct rtg_job_options o;
-    struct rtg_job_spec spec;
-    struct rtg_job_plan plan;
-    enum rt_status st;
-    memset(in, 0, sizeof *in);
-    memset(&plan, 0, sizeof plan);
-    cJSON *oj = j->options ? cJSON_Parse(j->options) : NULL;
-    st = rtg_job_options_from_json(oj, "options", &o, err);
-    cJSON_Delete(oj);
-    if (st != RT_OK) return st;
-    if (j->profile[0] && (st = srv_profile_load(s, j->profile, &prof, err)) != RT_OK) goto done;
-    if (j->source_kind == STORE_SRC_CSV && (st = srv_robot_load(s, j->source_robot, &src, err)) != RT_OK)
-        goto done;
-    job_spec(s, j->robot, robot, prof, j->source_kind, j->clip, j->clip_len, j->source_robot, src, &o, &spec);
-    /* The plan stored at submission: no mapping is detected again. A job
-     * stored before plans were (schema version 4) is planned here. */
-    st = j->plan ? rtg_job_plan_load(&spec, j->plan, &plan, err) : rtg_job_plan(&spec, &plan, err);
-    if (st != RT_OK) goto done;
-    if ((st = rtg_job_build(robot, &plan, &in->t, err)) != RT_OK) goto done;
-    in->opt = plan.opt;
-    in->opt.threads = s->cfg.solver_threads;
-    /* The profile used: a named one's name as the client gave it (an
-     * upload's JSON may call itself otherwise), else the plan's. */
-    snprintf(in->profile, sizeof in->profile, "%.*s", (int)sizeof in->profile - 1,
-             j->profile[0] ? j->profile : plan.profile_name);
-done:
-    if (st != RT_OK) srv_job_input_free(in);
-    rtg_job_plan_free(&plan);
-    rtg_profile_free(prof);
-    kin_robot_free(src);
-    return st;
-}
 
 /* --- JSON views ------------------------------------------------------------ */
 
@@ -279,7 +215,7 @@ static enum MHD_Result post_job(struct srv *s, struct MHD_Connection *c, struct 
         if (!strcmp(err.where, "profile")) snprintf(err.where, sizeof err.where, "body.profile");
         goto fail;
     }
-    job_spec(s, robot_name, robot, prof, kind, clip, clip_len, source_robot, src, &o, &spec);
+    srv_job_spec(s, robot_name, robot, prof, kind, clip, clip_len, source_robot, src, &o, &spec);
     if ((st = rtg_job_plan(&spec, &plan, &err)) != RT_OK) {
         /* A profile that does not exist (404) or cannot map the clip (400). */
         if (!strcmp(err.where, "profile")) snprintf(err.where, sizeof err.where, "body.profile");

@@ -23,21 +23,29 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "../base/clock.h"
 #include "../retarget/batch.h"
 #include "../retarget/job.h"
 #include "../retarget/output.h"
 #include "../retarget/report.h"
 #include "../solver/backend.h"
-#include "internal.h"
+#include "../storage/store.h"
+#include "assets.h"
+#include "job_input.h"
+#include "metrics.h"
+#include "sched.h"
+#include "state.h"
 
 struct sched_entry {
     int64_t id;
     int frames, hclass;
-    double t_enq; /* srv_now() */
+    double t_enq; /* rt_now() */
     char key[256];
 };
 
@@ -77,7 +85,7 @@ static void add_locked(struct sched *q, int64_t id, int frames, const char *key)
     e->id = id;
     e->frames = frames;
     e->hclass = horizon_class(frames);
-    e->t_enq = srv_now();
+    e->t_enq = rt_now();
     snprintf(e->key, sizeof e->key, "%s", key);
 }
 
@@ -122,7 +130,7 @@ static int same_group(const struct sched_entry *a, const struct sched_entry *b)
 static int pick_locked(struct sched *q, struct sched_entry *out, double *wait_s)
 {
     const struct srv_config *cfg = &q->s->cfg;
-    double now = srv_now(), wait = (double)cfg->batch_wait_ms / 1000.0;
+    double now = rt_now(), wait = (double)cfg->batch_wait_ms / 1000.0;
     int lead = -1;
     *wait_s = -1;
     for (int i = 0; i < q->n && lead < 0; i++) {
@@ -166,7 +174,7 @@ struct progress {
 static void on_progress(void *user, int lm_iter, int clips_done)
 {
     struct progress *p = user;
-    double now = srv_now();
+    double now = rt_now();
     (void)clips_done;
     if (now - p->last < 0.05) return;
     p->last = now;
@@ -221,9 +229,9 @@ static void solve_part(struct sched *q, const struct kin_robot *robot, struct ba
         frames += items[i].t->n_frames;
     }
     struct progress prog = {q, ids, n, 0};
-    double t0 = srv_now();
+    double t0 = rt_now();
     enum rt_status st = rtg_batch_solve(&q->be, robot, &jobs[idx[0]].in.opt, items, n, on_progress, &prog, &err);
-    double dt = srv_now() - t0;
+    double dt = rt_now() - t0;
     if (st != RT_OK) {
         for (int i = 0; i < n; i++) fail_job(q, ids[i], &err);
         goto done;

@@ -3,6 +3,9 @@
  * line around this; tests/test_http_*.c start the real daemon in-process
  * on 127.0.0.1:0 through the same calls.
  *
+ * server/daemon.c implements the daemon's calls, server/tokens.c the token
+ * administration; struct srv_config is in config.h.
+ *
  * Memory: srv_start() returns a daemon the caller stops (and frees) with
  * srv_stop(); the configuration's strings are copied. */
 #ifndef RT_SRV_H
@@ -12,25 +15,9 @@
 #include <stdio.h>
 
 #include "../base/status.h"
+#include "config.h"
 
-#define SRV_MAX_BODY_DEFAULT (64u << 20)
 #define SRV_TOKEN_HEX 64 /* a token is 32 random bytes as lower-case hex */
-
-struct srv_config {
-    const char *listen;      /* "ADDR:PORT" ("127.0.0.1:8080", "[::1]:0"); port 0 picks one */
-    const char *db_path;     /* SQLite file, created when absent */
-    unsigned int threads;    /* HTTP thread pool size (>= 1) */
-    const char *backend;     /* solver backend: "cpu", "cuda" or "auto" */
-    int solver_threads;      /* CPU solver threads per batch (>= 1) */
-    size_t max_body;         /* request body limit, bytes */
-    int max_frames;          /* frames per clip */
-    int max_joints;          /* BVH joints per clip, URDF joints per robot */
-    int max_active;          /* queued + running jobs per token (0: no limit) */
-    int batch_frames;        /* frame budget of one solver batch */
-    int batch_wait_ms;       /* how long the oldest job of a class waits for company */
-    int no_auth;             /* 1: no tokens (refused unless listening on loopback) */
-    int quiet;               /* 1: log warnings and errors only */
-};
 
 /* Fills `c` with the defaults (listen 127.0.0.1:8080, db var/retargetd.db,
  * 4 HTTP threads, backend auto, SRV_MAX_BODY_DEFAULT, 100000 frames, 512

@@ -15,13 +15,13 @@
  *   - GPU == CPU bit for bit on H1's real trajectory (25 coordinates) and on
  *     a synthetic Panda trajectory (14 coordinates, a prismatic joint).
  * RT_CUDA_QUICK=1 (for compute-sanitizer) runs only a small batch. */
+#include "../base/clock.h"
 #include "../solver/backend.h"
 #include "../solver/cuda/cuda_api.h"
 #include "../solver/reduce.h"
 #include "g1_tiled.h"
 #include "test.h"
 
-#include <time.h>
 #include <unistd.h>
 
 #include <stdint.h>
@@ -110,20 +110,13 @@ static struct solver_backend gpu;
 static void (*const unused_batch_fn)(const struct g1_clip *, int, const int *, const int *, int *, float **,
                                      struct solver_batch *) = g1_clip_batch;
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* Solves `t` on the GPU (cpu_threads == 0) or the CPU into a new state. */
 static float *solve(struct g1_tiled *t, int cols, int cpu_threads, struct solver_clip_result *cr, double *sec)
 {
     struct rt_err err;
     float *st = (float *)malloc((size_t)t->nf * cols * sizeof(float));
     struct solver_result r = {st, cr};
-    double t0 = now_s();
+    double t0 = rt_now();
     enum rt_status rc;
     if (cpu_threads) {
         t->b.opt.threads = cpu_threads;
@@ -131,7 +124,7 @@ static float *solve(struct g1_tiled *t, int cols, int cpu_threads, struct solver
     } else {
         rc = solver_backend_solve(&gpu, &t->b, &r, &err);
     }
-    if (sec) *sec = now_s() - t0;
+    if (sec) *sec = rt_now() - t0;
     CHECK_EQ_INT(rc, RT_OK);
     if (rc != RT_OK) {
         fprintf(stderr, "solve (%s): %s: %s\n", cpu_threads ? "cpu" : "gpu", err.where, err.msg);

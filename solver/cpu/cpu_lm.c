@@ -16,8 +16,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "../../base/clock.h"
 #include "../frame.h"
 #include "../lm_rule.h"
 #include "../reduce.h"
@@ -25,13 +25,6 @@
 
 void cpu_costs(struct cpu_ctx *c, const float *state, float *out);
 void cpu_predict(struct cpu_ctx *c);
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 void cpu_ctx_free(struct cpu_ctx *c)
 {
@@ -327,7 +320,7 @@ done:
 enum rt_status solver_solve_cpu(const struct solver_batch *b, struct solver_result *res, struct rt_err *err)
 {
     struct cpu_ctx c;
-    double t0 = now_s();
+    double t0 = rt_now();
     enum rt_status st = solver_batch_check(b, err);
     if (st != RT_OK) return st;
     if (!res || !res->state || !res->clips) return rt_err_set(err, RT_EINVAL, "result", "no output arrays");
@@ -336,7 +329,7 @@ enum rt_status solver_solve_cpu(const struct solver_batch *b, struct solver_resu
     start_state(&c);
     st = lm_run(&c, err);
     if (st == RT_OK) {
-        double sec = now_s() - t0;
+        double sec = rt_now() - t0;
         memcpy(res->state, c.x, (size_t)c.nf * c.cols * sizeof(float));
         for (int k = 0; k < c.nc; k++) {
             const struct cpu_clip *cl = &c.clip[k];

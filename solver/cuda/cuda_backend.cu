@@ -12,6 +12,7 @@
  * RT_ENODEV "no CUDA device", so that "auto" falls back to the CPU
  * backend. */
 #include "frame_dev.cuh"
+#include "../../base/clock.h"
 #include "../backend.h"
 #include "common.cuh"
 #include "cuda_api.h"
@@ -21,7 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define CUDA_MAX_DEVICES 16
 
@@ -91,13 +91,6 @@ static void *cuda_part_run(void *arg)
     return NULL;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static enum rt_status cuda_solve(void *vctx, const struct solver_batch *b, struct solver_result *res,
                                  struct rt_err *err)
 {
@@ -109,7 +102,7 @@ static enum rt_status cuda_solve(void *vctx, const struct solver_batch *b, struc
     }
     /* Split by clips: device d takes the clips whose first frame lies in
      * [d * total / nd, (d + 1) * total / nd), every device at least one. */
-    double t0 = now_s();
+    double t0 = rt_now();
     const int nf = b->frame_off[b->n_clips], cols = rt_state_cols(b->tree);
     struct cuda_part part[CUDA_MAX_DEVICES];
     pthread_t th[CUDA_MAX_DEVICES];
@@ -161,7 +154,7 @@ static enum rt_status cuda_solve(void *vctx, const struct solver_batch *b, struc
         free(part[d].frame_off);
     }
     if (st == RT_OK) {
-        double sec = now_s() - t0;
+        double sec = rt_now() - t0;
         int max_it = 0;
         for (int k = 0; k < b->n_clips; k++) {
             res->clips[k].seconds = sec;

@@ -18,9 +18,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "../../base/clock.h"
 extern "C" {
 #include "../cpu/cpu_internal.h" /* the thread pool, for the host copies */
 }
@@ -29,13 +29,6 @@ struct host_clip { /* struct cpu_clip's LM fields */
     int off, T, active, sel, need_lin, lm_iters, cg_total, term;
     float lambda, nu, cost, cost_t, pred, start_cost, initial_cost;
 };
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* ---- device memory -------------------------------------------------- */
 
@@ -349,13 +342,13 @@ static void prof_start(struct phase_prof *p)
     const char *e = getenv("RT_CUDA_PROFILE");
     memset(p, 0, sizeof *p);
     p->on = e && e[0] == '1';
-    p->t = now_s();
+    p->t = rt_now();
 }
 static void prof_mark(struct phase_prof *p, int ph, cudaStream_t s)
 {
     if (!p->on) return;
     (void)cudaStreamSynchronize(s);
-    double t = now_s();
+    double t = rt_now();
     p->ms[ph] += 1e3 * (t - p->t);
     p->t = t;
 }
@@ -403,7 +396,7 @@ static __global__ void fill_kernel(float *a, size_t n, float v)
 enum rt_status cuda_lm_solve(struct cuda_lm **lmp, const struct solver_batch *b, struct solver_result *res,
                              cudaStream_t s, struct rt_err *err)
 {
-    double t0 = now_s();
+    double t0 = rt_now();
     const struct solver_options *o = &b->opt;
     enum rt_status st = RT_OK;
     struct host_clip *cl = NULL;
@@ -555,7 +548,7 @@ enum rt_status cuda_lm_solve(struct cuda_lm **lmp, const struct solver_batch *b,
     }
     TRY(stage_down(L, res->state, L->x, (size_t)nf * L->cols * sizeof(float), s, err));
     {
-        double sec = now_s() - t0;
+        double sec = rt_now() - t0;
         L->solve_ms = 1e3 * sec;
         prof_mark(&prof, PH_DOWN, s);
         prof_print(&prof, nf, nc);

@@ -1,0 +1,31 @@
+/* config.h -- struct srv_config, the daemon's options: what srv_start()
+ * takes (srv.h) and what the server's modules read back as s->cfg
+ * (state.h). Type definitions only. It is a header of its own so that the
+ * modules below the daemon see the options without including srv.h, whose
+ * functions server/daemon.c and server/tokens.c implement on top of them.
+ *
+ * Memory: the strings are borrowed; srv_start() copies them. */
+#ifndef RT_SRV_CONFIG_H
+#define RT_SRV_CONFIG_H
+
+#include <stddef.h>
+
+#define SRV_MAX_BODY_DEFAULT (64u << 20)
+
+struct srv_config {
+    const char *listen;      /* "ADDR:PORT" ("127.0.0.1:8080", "[::1]:0"); port 0 picks one */
+    const char *db_path;     /* SQLite file, created when absent */
+    unsigned int threads;    /* HTTP thread pool size (>= 1) */
+    const char *backend;     /* solver backend: "cpu", "cuda" or "auto" */
+    int solver_threads;      /* CPU solver threads per batch (>= 1) */
+    size_t max_body;         /* request body limit, bytes */
+    int max_frames;          /* frames per clip */
+    int max_joints;          /* BVH joints per clip, URDF joints per robot */
+    int max_active;          /* queued + running jobs per token (0: no limit) */
+    int batch_frames;        /* frame budget of one solver batch */
+    int batch_wait_ms;       /* how long the oldest job of a class waits for company */
+    int no_auth;             /* 1: no tokens (refused unless listening on loopback) */
+    int quiet;               /* 1: log warnings and errors only */
+};
+
+#endif

@@ -1,0 +1,201 @@
+/* daemon.c -- the daemon's life (srv.h): srv_start() wires the store, the
+ * scheduler and the libmicrohttpd daemon (a thread pool) together, and
+ * srv_stop() takes them apart in reverse. The token administration of
+ * srv.h is in tokens.c.
+ *
+ * The server's modules, bottom up. A module's .c includes only headers
+ * of modules listed before it, so no two modules include each other in a
+ * circle (tests/test_layers.sh checks the graph):
+ *   config.h    the options, struct srv_config (types only)
+ *   metrics     the counters and the text of GET /v1/metrics
+ *   state.h     struct srv and struct srv_req (types only)
+ *   reply       the replies and the rt_status -> HTTP table
+ *   auth        bearer tokens
+ *   assets      robots and profiles: loading, the name rule, their routes
+ *   job_input   a job's options and targets, at submission and in the worker
+ *   sched       the scheduler and its worker
+ *   jobs        the job routes
+ *   http        a request's life: limits, auth, routing to the routes above
+ *   daemon      srv_start, srv_stop, srv_port (srv.h)
+ *   tokens      the token administration (srv.h, the store only)
+ * srv.h, the public API of main.c and the tests, includes only config.h.
+ * Why this order: every reply is counted and every solved batch too, so
+ * metrics is below reply and sched, and http.c serves the metrics text
+ * (with the scheduler's queue length, which metrics cannot ask for). The
+ * job routes queue and cancel jobs in sched while the worker rebuilds
+ * jobs, so the build of a job is a module below both, job_input. auth and
+ * the routes fill and read struct srv_req, so it is in state.h, below
+ * them, rather than in http.h. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "../storage/store.h"
+#include "http.h"
+#include "metrics.h"
+#include "sched.h"
+#include "srv.h"
+#include "state.h"
+
+void srv_config_default(struct srv_config *c)
+{
+    memset(c, 0, sizeof *c);
+    c->listen = "127.0.0.1:8080";
+    c->db_path = "var/retargetd.db";
+    c->threads = 4;
+    c->backend = "auto";
+    c->solver_threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (c->solver_threads < 1) c->solver_threads = 1;
+    if (c->solver_threads > 64) c->solver_threads = 64;
+    c->max_body = SRV_MAX_BODY_DEFAULT;
+    c->max_frames = 100000;
+    c->max_joints = 512;
+    c->max_active = 1000;
+    c->batch_frames = 20000;
+    c->batch_wait_ms = 50;
+}
+
+/* MHD's own messages, under the address asked for ("Failed to bind to
+ * port 8080: Address already in use" names what failed). */
+static void on_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    const struct srv *s = cls;
+    char line[256];
+    vsnprintf(line, sizeof line, fmt, ap);
+    size_t n = strlen(line);
+    while (n && (line[n - 1] == '\n' || line[n - 1] == '\r')) line[--n] = 0;
+    rt_log("warn", "http", s && s->listen ? s->listen : "mhd", "%s", line);
+}
+
+/* Parses "A.B.C.D:PORT" or "[V6]:PORT" into `ss`; *loopback when the
+ * address is 127.0.0.0/8 or ::1. */
+static enum rt_status parse_listen(const char *spec, struct sockaddr_storage *ss, int *v6,
+                                   int *loopback, struct rt_err *err)
+{
+    char host[64];
+    const char *colon = strrchr(spec, ':');
+    if (!colon || colon == spec || (size_t)(colon - spec) >= sizeof host)
+        return rt_err_set(err, RT_EINVAL, "--listen", "expected ADDR:PORT, got '%.40s'", spec);
+    memcpy(host, spec, (size_t)(colon - spec));
+    host[colon - spec] = 0;
+    char *end;
+    errno = 0;
+    long port = strtol(colon + 1, &end, 10);
+    if (colon[1] < '0' || colon[1] > '9' || *end || errno || port < 0 || port > 65535)
+        return rt_err_set(err, RT_EINVAL, "--listen", "bad port in '%.40s'", spec);
+    memset(ss, 0, sizeof *ss);
+    size_t hn = strlen(host);
+    if (host[0] == '[' && hn > 2 && host[hn - 1] == ']') {
+        struct sockaddr_in6 *a = (struct sockaddr_in6 *)ss;
+        host[hn - 1] = 0;
+        if (inet_pton(AF_INET6, host + 1, &a->sin6_addr) != 1)
+            return rt_err_set(err, RT_EINVAL, "--listen", "bad IPv6 address in '%.40s'", spec);
+        a->sin6_family = AF_INET6;
+        a->sin6_port = htons((uint16_t)port);
+        *v6 = 1;
+        *loopback = IN6_IS_ADDR_LOOPBACK(&a->sin6_addr);
+        return RT_OK;
+    }
+    struct sockaddr_in *a = (struct sockaddr_in *)ss;
+    if (!strcmp(host, "localhost")) snprintf(host, sizeof host, "127.0.0.1");
+    if (inet_pton(AF_INET, host, &a->sin_addr) != 1)
+        return rt_err_set(err, RT_EINVAL, "--listen", "bad IPv4 address in '%.40s'", spec);
+    a->sin_family = AF_INET;
+    a->sin_port = htons((uint16_t)port);
+    *v6 = 0;
+    *loopback = (ntohl(a->sin_addr.s_addr) >> 24) == 127;
+    return RT_OK;
+}
+
+enum rt_status srv_start(const struct srv_config *cfg, struct srv **out, struct rt_err *err)
+{
+    struct sockaddr_storage ss;
+    int v6 = 0, loopback = 0;
+    enum rt_status st;
+    *out = NULL;
+    if ((st = parse_listen(cfg->listen, &ss, &v6, &loopback, err)) != RT_OK) return st;
+    if (cfg->no_auth && !loopback)
+        return rt_err_set(err, RT_ESTATE, "--no-auth",
+                          "authentication may be off only on a loopback address, not '%.40s'", cfg->listen);
+    if (cfg->threads < 1 || cfg->threads > 1024)
+        return rt_err_set(err, RT_EINVAL, "--threads", "expected 1..1024");
+    if (cfg->max_body < 1) return rt_err_set(err, RT_EINVAL, "--max-body", "expected > 0");
+    if (cfg->batch_frames < 1 || cfg->batch_wait_ms < 0 || cfg->max_frames < 1 || cfg->max_joints < 1 ||
+        cfg->solver_threads < 1)
+        return rt_err_set(err, RT_EINVAL, "options", "batch, frame, joint and thread limits must be positive");
+    struct srv *s = calloc(1, sizeof *s);
+    if (!s) return rt_err_set(err, RT_ENOMEM, "srv", "out of memory");
+    s->cfg = *cfg;
+    s->listen = strdup(cfg->listen);
+    s->db_path = strdup(cfg->db_path);
+    s->backend = strdup(cfg->backend ? cfg->backend : "auto");
+    srv_metrics_init(&s->metrics);
+    if (!s->listen || !s->db_path || !s->backend) {
+        st = rt_err_set(err, RT_ENOMEM, "srv", "out of memory");
+        goto fail;
+    }
+    s->cfg.listen = s->listen;
+    s->cfg.db_path = s->db_path;
+    s->cfg.backend = s->backend;
+    if ((st = store_open(s->db_path, &s->store, err)) != RT_OK) goto fail;
+    int n_requeued = 0, n_failed = 0;
+    if ((st = store_job_requeue_running(s->store, &n_requeued, &n_failed, err)) != RT_OK) goto fail;
+    if (n_requeued) rt_log("warn", "srv", s->db_path, "%d job(s) left running by a crash queued again", n_requeued);
+    if (n_failed)
+        rt_log("warn", "srv", s->db_path, "%d job(s) left running by a crash failed: interrupted %d times",
+               n_failed, STORE_MAX_ATTEMPTS);
+    if ((st = sched_start(s, &s->sched, err)) != RT_OK) goto fail;
+    unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG;
+    if (v6) flags |= MHD_USE_IPv6;
+    /* MHD binds MHD_OPTION_SOCK_ADDR but names the port argument in its
+     * messages ("Failed to bind to port N"): pass the one asked for. */
+    uint16_t port = v6 ? ntohs(((const struct sockaddr_in6 *)&ss)->sin6_port)
+                       : ntohs(((const struct sockaddr_in *)&ss)->sin_port);
+    s->mhd = MHD_start_daemon(flags, port, NULL, NULL, &srv_http_request, s,
+                              MHD_OPTION_EXTERNAL_LOGGER, &on_mhd_log, (void *)s,
+                              MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)&ss,
+                              MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)s->cfg.threads,
+                              MHD_OPTION_NOTIFY_COMPLETED, &srv_http_completed, (void *)s,
+                              MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)120,
+                              MHD_OPTION_CONNECTION_LIMIT, (unsigned int)1024,
+                              MHD_OPTION_END);
+    if (!s->mhd) {
+        st = rt_err_set(err, RT_EIO, s->listen, "cannot listen (address in use or not available)");
+        goto fail;
+    }
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_BIND_PORT);
+    s->port = info ? info->port : 0;
+    if (s->cfg.no_auth)
+        rt_log("warn", "srv", s->listen, "authentication is OFF (--no-auth on loopback): every client is admin");
+    if (!s->cfg.quiet)
+        rt_log("info", "srv", s->listen, "listening on port %u, database %s, backend %s", s->port,
+               s->db_path, sched_backend(s->sched));
+    *out = s;
+    return RT_OK;
+fail:
+    srv_stop(s);
+    return st;
+}
+
+unsigned int srv_port(const struct srv *s) { return s->port; }
+
+void srv_stop(struct srv *s)
+{
+    if (!s) return;
+    if (s->mhd) MHD_stop_daemon(s->mhd);
+    sched_stop(s->sched);
+    store_close(s->store);
+    srv_metrics_free(&s->metrics);
+    free(s->listen);
+    free(s->db_path);
+    free(s->backend);
+    free(s);
+}

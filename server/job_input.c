@@ -1,0 +1,84 @@
+/* job_input.c -- a job's spec for the job recipe and the targets it solves
+ * (job_input.h). POST /v1/jobs plans a job (retarget/job.h) from the spec
+ * and stores the plan; the worker builds from the stored plan with
+ * srv_job_build(), so the job's mapping is never detected twice and its
+ * targets are built once. */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../kinematics/robot.h"
+#include "../retarget/job.h"
+#include "../retarget/profile.h"
+#include "assets.h"
+#include "job_input.h"
+#include "state.h"
+
+void srv_job_input_free(struct srv_job_input *in)
+{
+    rtg_targets_free(&in->t);
+    memset(in, 0, sizeof *in);
+}
+
+void srv_job_spec(struct srv *s, const char *robot_name, const struct kin_robot *robot,
+                     const struct rtg_profile *prof, int kind, const char *text, size_t len,
+                     const char *source_robot_name, const struct kin_robot *src,
+                     const struct rtg_job_options *o, struct rtg_job_spec *spec)
+{
+    memset(spec, 0, sizeof *spec);
+    spec->robot = robot;
+    spec->robot_name = robot_name;
+    spec->profile = prof;
+    spec->source_kind = kind == STORE_SRC_CSV ? RTG_SRC_TRAJ : RTG_SRC_BVH;
+    spec->source = text;
+    spec->source_len = len;
+    spec->source_label = kind == STORE_SRC_CSV ? "trajectory" : "clip";
+    spec->source_robot = src;
+    spec->source_robot_name = source_robot_name;
+    spec->opts = *o;
+    spec->max_frames = s->cfg.max_frames;
+    spec->max_joints = s->cfg.max_joints;
+    spec->profile_where = "body.profile";
+    spec->profile_hint = "name a profile";
+}
+
+enum rt_status srv_job_build(struct srv *s, const struct store_job *j,
+                             const struct kin_robot *robot, struct srv_job_input *in,
+                             struct rt_err *err)
+{
+    struct rtg_profile *prof = NULL;
+    struct kin_robot *src = NULL;
+    struct rtg_job_options o;
+    struct rtg_job_spec spec;
+    struct rtg_job_plan plan;
+    enum rt_status st;
+    memset(in, 0, sizeof *in);
+    memset(&plan, 0, sizeof plan);
+    cJSON *oj = j->options ? cJSON_Parse(j->options) : NULL;
+    st = rtg_job_options_from_json(oj, "options", &o, err);
+    cJSON_Delete(oj);
+    if (st != RT_OK) return st;
+    if (j->profile[0] && (st = srv_profile_load(s, j->profile, &prof, err)) != RT_OK) goto done;
+    if (j->source_kind == STORE_SRC_CSV && (st = srv_robot_load(s, j->source_robot, &src, err)) != RT_OK)
+        goto done;
+    srv_job_spec(s, j->robot, robot, prof, j->source_kind, j->clip, j->clip_len, j->source_robot, src, &o, &spec);
+    /* The plan stored at submission: no mapping is detected again. A job
+     * stored before plans were (schema version 4) is planned here. */
+    st = j->plan ? rtg_job_plan_load(&spec, j->plan, &plan, err) : rtg_job_plan(&spec, &plan, err);
+    if (st != RT_OK) goto done;
+    if ((st = rtg_job_build(robot, &plan, &in->t, err)) != RT_OK) goto done;
+    in->opt = plan.opt;
+    in->opt.threads = s->cfg.solver_threads;
+    /* The profile used: a named one's name as the client gave it (an
+     * upload's JSON may call itself otherwise), else the plan's. */
+    snprintf(in->profile, sizeof in->profile, "%.*s", (int)sizeof in->profile - 1,
+             j->profile[0] ? j->profile : plan.profile_name);
+done:
+    if (st != RT_OK) srv_job_input_free(in);
+    rtg_job_plan_free(&plan);
+    rtg_profile_free(prof);
+    kin_robot_free(src);
+    return st;
+}
+

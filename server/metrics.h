@@ -1,0 +1,46 @@
+/* metrics.h -- the daemon's counters (replies by HTTP status, solver
+ * batches, clips, frames and seconds) and the Prometheus text of GET
+ * /v1/metrics.
+ *
+ * The lowest of the server's modules: server/reply.c counts every reply
+ * here and the scheduler's worker every solved batch, so metrics.c
+ * includes no other server header. What the text needs from above -- the
+ * scheduler's queue length -- its caller (server/http.c) passes in.
+ *
+ * Memory: the counters live in struct srv (state.h); srv_metrics_text()
+ * returns text that the caller frees. */
+#ifndef RT_SRV_METRICS_H
+#define RT_SRV_METRICS_H
+
+#include <pthread.h>
+#include <stddef.h>
+
+#include "../base/status.h"
+
+struct store;
+
+/* Counters for GET /v1/metrics. Guarded by `mu`. */
+struct srv_metrics {
+    pthread_mutex_t mu;
+    unsigned long long http[600]; /* requests by status code */
+    unsigned long long frames_solved, batches, clips_solved;
+    double solve_seconds;
+};
+
+/* Zeroes the counters and creates their mutex; srv_metrics_free() destroys it. */
+void srv_metrics_init(struct srv_metrics *m);
+void srv_metrics_free(struct srv_metrics *m);
+/* Counts one reply with HTTP status `code` (codes >= 600 are not counted). */
+void srv_metrics_http(struct srv_metrics *m, unsigned int code);
+/* Counts one solver batch of `clips` clips and `frames` frames that took
+ * `seconds` of wall time. */
+void srv_metrics_solved(struct srv_metrics *m, int clips, long long frames, double seconds);
+/* Writes GET /v1/metrics in the Prometheus text format into *text (*len
+ * bytes, malloc'd; the caller frees it): jobs by state (from `store`),
+ * `queued` as the jobs waiting in the scheduler, then the counters of `m`.
+ * On failure *text is NULL and `err` says why: the store's error, or
+ * RT_ENOMEM at "metrics". */
+enum rt_status srv_metrics_text(struct srv_metrics *m, struct store *store, int queued, char **text,
+                                size_t *len, struct rt_err *err);
+
+#endif

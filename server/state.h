@@ -1,0 +1,67 @@
+/* state.h -- the types that the server's modules share: the daemon's
+ * state (struct srv) and one request's state (struct srv_req, with the
+ * routes that server/http.c parses a URL into). Type definitions only, no
+ * functions: every module may include it without depending on another.
+ *
+ * Memory: server/daemon.c creates and frees struct srv (srv_start,
+ * srv_stop); server/http.c creates and frees struct srv_req (its access
+ * handler and MHD_OPTION_NOTIFY_COMPLETED). auth.c and the route modules
+ * fill and read a request while it lives. */
+#ifndef RT_SRV_STATE_H
+#define RT_SRV_STATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../storage/store.h"
+#include "config.h"
+#include "metrics.h"
+
+#define SRV_OWNER_ANON "anonymous"
+
+struct MHD_Daemon;
+struct sched;
+
+/* The daemon: made by srv_start() before any thread starts that reads it,
+ * freed by srv_stop() after they have all stopped. The HTTP threads and the
+ * worker only read it; the counters in `metrics` have their own mutex, and
+ * the store and the scheduler lock themselves. */
+struct srv {
+    struct srv_config cfg;       /* strings point into the copies below */
+    char *listen, *db_path, *backend;
+    struct store *store;
+    struct MHD_Daemon *mhd;
+    struct sched *sched;
+    struct srv_metrics metrics;
+    unsigned int port;
+};
+
+/* Routes of the API (server/http.c parses the URL into one). */
+enum srv_route {
+    SRV_R_NONE = 0,
+    SRV_R_HEALTH,
+    SRV_R_METRICS,
+    SRV_R_ROBOTS,
+    SRV_R_ROBOT,
+    SRV_R_PROFILES,
+    SRV_R_PROFILE,
+    SRV_R_JOBS,
+    SRV_R_JOB,
+    SRV_R_RESULT,
+    SRV_R_RESULT_CSV
+};
+
+/* Per-request state, in *req_cls from the first call of the access handler
+ * to MHD_OPTION_NOTIFY_COMPLETED, which frees it. */
+struct srv_req {
+    int route;              /* enum srv_route */
+    char name[STORE_MAX_NAME + 1]; /* robot/profile name from the URL */
+    int64_t id;             /* job id from the URL */
+    char owner[STORE_MAX_NAME + 1];
+    int admin;
+    char *body;             /* NUL-terminated, len bytes */
+    size_t len, cap;
+    int too_big;            /* the body passed max_body: 413 at the end */
+};
+
+#endif
