@@ -8,6 +8,23 @@
 
 #include "../base/status.h"
 
+#include "../retarget/options.h"
+
+/* `retarget solve` as a call (solve.c): what its flags say. `retarget
+ * batch` runs its local solves through it, without an argv. */
+struct cli_solve_args {
+    const char *robot, *source_robot, *profile, *out_dir, *backend;
+    int batch, per_frame, no_header, quiet, threads, help;
+    const char *stats;              /* --stats FILE: host seconds per stage, or NULL */
+    struct rtg_job_options opts;    /* the job options given */
+    int n_sources;
+    const char **sources;
+};
+/* The defaults: output ".", backend auto, one thread per core (at most 64). */
+void cli_solve_args_init(struct cli_solve_args *a);
+/* Runs the solve of `a`: 0 on success, 1 with `err` set otherwise. */
+int cli_solve_run(const struct cli_solve_args *a, struct rt_err *err);
+
 int cli_solve(int argc, char **argv);
 /* As cli_solve(), but with a non-NULL `err` the failure is returned there
  * instead of printed (`retarget batch` records it in its manifest). */

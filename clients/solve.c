@@ -1,24 +1,28 @@
 /* solve.c -- `retarget solve`: offline retargeting without a server.
  *
  * Each SOURCE (a BVH clip, or a robot trajectory CSV with --source-robot)
- * goes through the job recipe (retarget/job.h): planned (parsed, profile
- * picked, every input checked) and built into targets; the clips are
- * solved alone or, with --batch, together in one solver call per group of
- * clips with identical weights and options (a batch shares them), and each
- * clip's NAME.csv and NAME.report.json are written to the output folder. A
- * clip's CSV bytes are the same solo or batched (DESIGN.md, "The numerical
- * contract"). Every source is planned before anything is solved, so a bad
- * one stops the run before any work. */
+ * goes through the job recipe (retarget/job.h). The host work runs on a
+ * pool of threads (retarget/pool.h), in three stages:
+ *   1. every source read, planned and built into targets, in parallel
+ *      across sources (every source is planned before anything is solved,
+ *      so a bad one stops the run before any work);
+ *   2. the solves: each clip alone, or with --batch the clips with
+ *      identical weights and options together, in solver calls of at most
+ *      CLI_BATCH_FRAMES frames (a batch shares its weights and options);
+ *   3. each solved clip finished (ground lift, quality, report), formatted
+ *      and written -- queued to the pool as soon as its solver call
+ *      returns, so that it overlaps the next call.
+ * A clip's bytes are the same solo or batched, for any thread count and
+ * any batch size (DESIGN.md, "The numerical contract"). Messages are
+ * printed in source order whatever the threads' timing. */
 #include <errno.h>
-#include <limits.h>
-#include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "../base/clock.h"
 #include "../base/num.h"
 #include "../kinematics/bvh.h"
 #include "../kinematics/robot.h"
@@ -27,33 +31,48 @@
 #include "../retarget/job.h"
 #include "../retarget/options.h"
 #include "../retarget/output.h"
+#include "../retarget/pool.h"
 #include "../retarget/profile.h"
 #include "../retarget/retarget.h"
 #include "../solver/backend.h"
 #include "cli.h"
 
-#define CLI_MAX_SOURCES 4096
+#define CLI_MAX_SOURCES 100000
+/* Frames per solver call with --batch: large enough to fill a GPU, small
+ * enough that finishing one call's clips overlaps the next call. */
+#define CLI_BATCH_FRAMES 262144
 
-struct solve_args {
-    const char *robot, *source_robot, *profile, *out_dir, *backend;
-    int batch, per_frame, no_header, quiet, threads, help;
-    struct rtg_job_options opts;
-    int n_sources;
-    const char **sources;
-};
+/* The host stages that --stats reports (seconds summed over threads). */
+enum { ST_READ, ST_PLAN, ST_TARGETS, ST_SOLVE, ST_QUALITY, ST_FORMAT, ST_WRITE, ST_COUNT };
+static const char *const stage_names[ST_COUNT] = {"read", "plan", "targets", "solve", "quality", "format", "write"};
 
 struct clip {
     const char *path;
     char name[256];
     char profile[128]; /* profile used ("cmu_g1", "auto:cmu_asf_g1"), "" for the identity mapping */
-    struct rtg_targets t;
+    char warning[160]; /* the reader's note, printed in order */
+    struct rtg_targets t_store; /* the targets, freed once written */
+    int t_frames;              /* their frame count */
     struct solver_options opt;
     float *state;
     struct solver_clip_result res;
-    int solved;
+    int solved;        /* clips in its solver call, 0 until solved */
+    enum rt_status st; /* of stage 1 or 3 */
+    struct rt_err err;
+    char **warnings;   /* the report's warnings, printed in order */
+    int n_warnings;
+    double t[ST_COUNT];
 };
 
-static int parse_args(int argc, char **argv, struct solve_args *a, struct rt_err *err)
+struct run {
+    const struct cli_solve_args *a;
+    const struct kin_robot *robot, *src_robot;
+    const struct rtg_profile *given;
+    struct solver_backend *be;
+    struct clip *clips;
+};
+
+void cli_solve_args_init(struct cli_solve_args *a)
 {
     memset(a, 0, sizeof *a);
     a->out_dir = ".";
@@ -61,6 +80,11 @@ static int parse_args(int argc, char **argv, struct solve_args *a, struct rt_err
     a->threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
     if (a->threads < 1) a->threads = 1;
     if (a->threads > 64) a->threads = 64;
+}
+
+static int parse_args(int argc, char **argv, struct cli_solve_args *a, struct rt_err *err)
+{
+    cli_solve_args_init(a);
     a->sources = calloc((size_t)argc + 1, sizeof *a->sources);
     if (!a->sources) return rt_err_set(err, RT_ENOMEM, "args", "out of memory");
     for (int i = 0; i < argc; i++) {
@@ -100,6 +124,7 @@ static int parse_args(int argc, char **argv, struct solve_args *a, struct rt_err
         else if (!strcmp(row->flag, "--no-header")) a->no_header = 1;
         else if (!strcmp(row->flag, "--quiet")) a->quiet = 1;
         else if (!strcmp(row->flag, "--help")) a->help = 1;
+        else if (!strcmp(row->flag, "--stats")) a->stats = v;
     }
     if (a->help) return RT_OK;
     if (!a->robot) return rt_err_set(err, RT_EINVAL, "--robot", "required (a bundled name or a URDF path)");
@@ -116,236 +141,351 @@ void cli_solve_usage(FILE *f)
     rtg_options_usage(f, RTG_SCOPE_SOLVE);
 }
 
-/* Plans and builds clip `c` through the job recipe (retarget/job.h);
- * `given` is the --profile profile (NULL without one). */
-static enum rt_status load_source(const struct solve_args *a, const struct kin_robot *robot,
-                                  const struct kin_robot *src_robot, const struct rtg_profile *given,
-                                  struct clip *c, struct rt_err *err)
+/* Stage 1 for clip i: read, plan and build (retarget/job.h). */
+static void prepare(void *ctx, int i)
 {
+    struct run *r = ctx;
+    const struct cli_solve_args *a = r->a;
+    struct clip *c = &r->clips[i];
     struct rtg_job_plan plan;
     char *text = NULL;
     size_t len = 0;
     int bvh = cli_is_bvh(c->path);
-    enum rt_status st;
+    double t0 = rt_now(), t1, t2;
     memset(&plan, 0, sizeof plan);
-    if (!bvh && !src_robot)
-        return rt_err_set(err, RT_EINVAL, c->path, "a trajectory CSV needs --source-robot NAME|URDF (the robot it moves)");
-    st = rt_read_file(c->path, bvh ? KIN_BVH_MAX_BYTES : KIN_TRAJ_MAX_BYTES, &text, &len, err);
-    if (st != RT_OK) return st;
+    rt_err_clear(&c->err);
+    if (!bvh && !r->src_robot) {
+        c->st = rt_err_set(&c->err, RT_EINVAL, c->path,
+                           "a trajectory CSV needs --source-robot NAME|URDF (the robot it moves)");
+        return;
+    }
+    c->st = rt_read_file(c->path, bvh ? KIN_BVH_MAX_BYTES : KIN_TRAJ_MAX_BYTES, &text, &len, &c->err);
+    t1 = rt_now();
+    c->t[ST_READ] = t1 - t0;
+    if (c->st != RT_OK) return;
     const char *base = strrchr(c->path, '/');
     struct rtg_job_spec spec = {
-        .robot = robot,
+        .robot = r->robot,
         .robot_name = a->robot,
-        .profile = given,
+        .profile = r->given,
         .source_kind = bvh ? RTG_SRC_BVH : RTG_SRC_TRAJ,
         .source = text,
         .source_len = len,
         /* As kin_bvh_load() and kin_traj_read() label their errors. */
         .source_label = bvh && strlen(c->path) > 80 && base ? base + 1 : c->path,
-        .source_robot = src_robot,
+        .source_robot = r->src_robot,
         .source_robot_name = a->source_robot,
         .opts = a->opts,
         .profile_where = c->path,
         .profile_hint = "give --profile FILE",
     };
-    if ((st = rtg_job_plan(&spec, &plan, err)) != RT_OK) goto done;
-    if (plan.warning[0] && !a->quiet) fprintf(stderr, "retarget: %s: warning: %s\n", c->path, plan.warning);
-    if ((st = rtg_job_build(robot, &plan, &c->t, err)) != RT_OK) goto done;
-    c->opt = plan.opt;
-    c->opt.threads = a->threads;
-    snprintf(c->profile, sizeof c->profile, "%s", plan.profile_name);
-done:
+    if ((c->st = rtg_job_plan(&spec, &plan, &c->err)) == RT_OK) {
+        snprintf(c->warning, sizeof c->warning, "%s", plan.warning);
+        t2 = rt_now();
+        c->t[ST_PLAN] = t2 - t1;
+        c->st = rtg_job_build(r->robot, &plan, &c->t_store, &c->err);
+        c->t[ST_TARGETS] = rt_now() - t2;
+        c->opt = plan.opt;
+        c->opt.threads = a->threads;
+        snprintf(c->profile, sizeof c->profile, "%s", plan.profile_name);
+    }
     rtg_job_plan_free(&plan);
     free(text);
-    return st;
 }
 
 static int weights_equal(const struct kin_robot *robot, const struct clip *cx, const struct clip *cy)
 {
-    return !memcmp(&cx->opt, &cy->opt, sizeof cx->opt) &&
-           rtg_targets_same_weights(robot, &cx->t, &cy->t);
+    return !memcmp(&cx->opt, &cy->opt, sizeof cx->opt) && rtg_targets_same_weights(robot, &cx->t_store, &cy->t_store);
 }
 
 struct progress {
-    int quiet, n_clips;
-    const char *what;
+    int quiet, n_clips, call, n_calls;
 };
 
 static void on_progress(void *user, int lm_iter, int clips_done)
 {
     struct progress *p = user;
     if (p->quiet) return;
-    fprintf(stderr, "\rsolve %s: LM iteration %d, %d/%d clips done   ", p->what, lm_iter,
+    fprintf(stderr, "\rsolve: call %d/%d, LM iteration %d, %d/%d clips done   ", p->call, p->n_calls, lm_iter,
             clips_done, p->n_clips);
     fflush(stderr);
 }
 
-/* Solves clips[idx[0..n)] as one batch (retarget/batch.c concatenates
- * their targets in the solver's layout and scatters the result back). */
-static enum rt_status solve_group(const struct solve_args *a, struct solver_backend *be,
-                                  const struct kin_robot *robot, struct clip *clips,
-                                  const int *idx, int n, struct rt_err *err)
+/* Stage 3 for one clip: finish (lift, quality, report), format, write. */
+static void finish(void *arg)
 {
-    enum rt_status st;
-    struct rtg_batch_item *items = calloc((size_t)n, sizeof *items);
-    if (!items) return rt_err_set(err, RT_ENOMEM, "batch", "out of memory");
-    for (int i = 0; i < n; i++) items[i].t = &clips[idx[i]].t;
-    struct progress prog = {a->quiet || !isatty(2), n, n > 1 ? "batch" : clips[idx[0]].name};
-    st = rtg_batch_solve(be, robot, &clips[idx[0]].opt, items, n, on_progress, &prog, err);
-    if (!prog.quiet) fputs("\n", stderr);
-    if (st == RT_OK)
-        for (int i = 0; i < n; i++) {
-            struct clip *c = &clips[idx[i]];
-            c->state = items[i].state;
-            c->res = items[i].res;
-            c->solved = n;
-        }
-    free(items);
-    return st;
-}
-
-static enum rt_status write_outputs(const struct solve_args *a, struct solver_backend *be,
-                                    const struct kin_robot *robot, struct clip *c,
-                                    struct rt_err *err)
-{
-    char path[4096];
-    enum rt_status st = RT_OK;
+    struct clip *c = ((struct clip **)arg)[0];
+    struct run *r = ((struct run **)arg)[1];
+    const struct cli_solve_args *a = r->a;
+    const struct kin_robot *robot = r->robot;
+    char path[4096], *csv = NULL, *text = NULL;
+    size_t csv_len = 0;
     cJSON *rep = NULL;
+    double t0 = rt_now(), t1, t2;
+    free(arg);
     struct rtg_report_info info = {
         .profile = c->profile[0] ? c->profile : NULL,
         .source = c->path,
         .robot = robot->name,
-        .backend = solver_backend_name(be),
+        .backend = solver_backend_name(r->be),
         .mode = a->per_frame ? "per-frame" : "trajectory",
         .threads = a->threads,
         .batch_clips = c->solved,
     };
     /* The trajectory solve puts the feet on the ground; the per-frame
      * baseline is left as solved. */
-    if ((st = rtg_job_finish(robot, &c->t, c->state, !a->per_frame, &info, &c->res, &rep, err)) != RT_OK)
-        return st;
-    snprintf(path, sizeof path, "%s/%s.csv", a->out_dir, c->name);
-    FILE *f = fopen(path, "wb");
-    if (!f) {
-        cJSON_Delete(rep);
-        return rt_err_set(err, RT_EIO, path, "cannot write: %s", strerror(errno));
-    }
-    const char **names = malloc((size_t)rt_state_cols(&robot->tree) * sizeof *names);
-    if (!names) st = rt_err_set(err, RT_ENOMEM, path, "out of memory");
-    else st = rtg_csv_write(f, a->no_header ? NULL : names, rtg_columns(robot, names), c->state,
-                            c->t.n_frames, err);
-    free(names);
-    if (fclose(f) && st == RT_OK) st = rt_err_set(err, RT_EIO, path, "write failed");
-    if (st != RT_OK) {
-        cJSON_Delete(rep);
-        return st;
-    }
+    c->st = rtg_job_finish(robot, &c->t_store, c->state, !a->per_frame, &info, &c->res, &rep, &c->err);
+    t1 = rt_now();
+    c->t[ST_QUALITY] = t1 - t0;
+    if (c->st != RT_OK) return;
     const cJSON *warn = cJSON_GetObjectItemCaseSensitive(rep, "warnings"), *w;
-    cJSON_ArrayForEach(w, warn)
-        if (cJSON_IsString(w)) fprintf(stderr, "retarget: %s: warning: %s\n", c->path, w->valuestring);
-    char *text = rep ? cJSON_Print(rep) : NULL;
+    int nw = cJSON_GetArraySize(warn);
+    if (nw > 0 && (c->warnings = calloc((size_t)nw, sizeof *c->warnings)))
+        cJSON_ArrayForEach(w, warn)
+            if (cJSON_IsString(w) && (c->warnings[c->n_warnings] = strdup(w->valuestring))) c->n_warnings++;
+    const char **names = malloc((size_t)rt_state_cols(&robot->tree) * sizeof *names);
+    int cols = names ? rtg_columns(robot, names) : 0;
+    text = rep ? cJSON_Print(rep) : NULL;
     cJSON_Delete(rep);
-    if (!text) return rt_err_set(err, RT_ENOMEM, c->name, "out of memory for the report");
+    if (!names || !text ||
+        rtg_csv_format(a->no_header ? NULL : names, cols, c->state, c->t_store.n_frames, &csv, &csv_len) != RT_OK) {
+        c->st = rt_err_set(&c->err, RT_ENOMEM, c->name, "out of memory for the outputs");
+        goto done;
+    }
+    t2 = rt_now();
+    c->t[ST_FORMAT] = t2 - t1;
+    snprintf(path, sizeof path, "%s/%s.csv", a->out_dir, c->name);
+    if ((c->st = cli_write_file(path, csv, csv_len, 0, &c->err)) != RT_OK) goto done;
     snprintf(path, sizeof path, "%s/%s.report.json", a->out_dir, c->name);
-    st = cli_write_file(path, text, strlen(text), 1, err);
+    c->st = cli_write_file(path, text, strlen(text), 1, &c->err);
+    c->t[ST_WRITE] = rt_now() - t2;
+done:
+    /* The clip is written: what it holds is not needed any more. */
+    rtg_targets_free(&c->t_store);
+    free(c->state);
+    c->state = NULL;
+    free(names);
+    free(csv);
     cJSON_free(text);
+}
+
+/* Queues stage 3 of clip c (runs it here when the pool cannot take it). */
+static void queue_finish(struct rtg_pool *pool, struct rtg_pool_group *g, struct run *r, struct clip *c)
+{
+    void **arg = malloc(2 * sizeof *arg);
+    if (!arg) {
+        c->st = rt_err_set(&c->err, RT_ENOMEM, c->name, "out of memory");
+        return;
+    }
+    arg[0] = c;
+    arg[1] = r;
+    rtg_pool_submit(pool, g, finish, arg);
+}
+
+/* Solves clips[idx[0..n)] in one call and queues their stage 3. */
+static enum rt_status solve_call(struct run *r, struct rtg_pool *pool, struct rtg_pool_group *g, const int *idx,
+                                 int n, struct progress *prog, double *solve_s, struct rt_err *err)
+{
+    struct rtg_batch_item *items = calloc((size_t)n, sizeof *items);
+    enum rt_status st;
+    if (!items) return rt_err_set(err, RT_ENOMEM, "batch", "out of memory");
+    for (int i = 0; i < n; i++) items[i].t = &r->clips[idx[i]].t_store;
+    prog->n_clips = n;
+    double t0 = rt_now();
+    st = rtg_batch_solve(r->be, r->robot, &r->clips[idx[0]].opt, items, n, on_progress, prog, err);
+    *solve_s += rt_now() - t0;
+    if (st == RT_OK)
+        for (int i = 0; i < n; i++) {
+            struct clip *c = &r->clips[idx[i]];
+            c->state = items[i].state;
+            c->res = items[i].res;
+            c->solved = n;
+            queue_finish(pool, g, r, c);
+        }
+    free(items);
     return st;
+}
+
+/* Writes the --stats JSON. */
+static enum rt_status write_stats(const struct cli_solve_args *a, const struct clip *clips, double solve_s,
+                                  double wall, struct rt_err *err)
+{
+    double sum[ST_COUNT] = {0};
+    long long frames = 0;
+    cJSON *o = cJSON_CreateObject(), *st = cJSON_AddObjectToObject(o, "stages");
+    for (int i = 0; i < a->n_sources; i++) {
+        for (int k = 0; k < ST_COUNT; k++) sum[k] += clips[i].t[k];
+        frames += clips[i].res.lm_iters >= 0 ? clips[i].t_frames : 0;
+    }
+    sum[ST_SOLVE] = solve_s;
+    for (int k = 0; k < ST_COUNT; k++) cJSON_AddNumberToObject(st, stage_names[k], sum[k]);
+    cJSON_AddNumberToObject(o, "frames", (double)frames);
+    cJSON_AddNumberToObject(o, "clips", a->n_sources);
+    cJSON_AddNumberToObject(o, "threads", a->threads);
+    cJSON_AddNumberToObject(o, "wall", wall);
+    char *text = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    if (!text) return rt_err_set(err, RT_ENOMEM, "--stats", "out of memory");
+    enum rt_status s = cli_write_file(a->stats, text, strlen(text), 1, err);
+    cJSON_free(text);
+    return s;
 }
 
 int cli_solve(int argc, char **argv) { return cli_solve_err(argc, argv, NULL); }
 
 int cli_solve_err(int argc, char **argv, struct rt_err *err_out)
 {
-    struct solve_args a;
+    struct cli_solve_args a;
     struct rt_err err;
-    struct kin_robot *robot = NULL, *src_robot = NULL;
-    struct rtg_profile *given = NULL;
-    struct solver_backend be = {0};
-    struct clip *clips = NULL;
-    int *idx = NULL, rc = 1;
+    int rc;
     rt_err_clear(&err);
     if (parse_args(argc, argv, &a, &err) != RT_OK) {
         if (err_out) *err_out = err;
         else cli_fail(&err);
-        rc = 2;
-        goto done;
+        free(a.sources);
+        return 2;
     }
     if (a.help) {
         cli_solve_usage(stdout);
-        rc = 0;
-        goto done;
+        free(a.sources);
+        return 0;
     }
-    if (kin_robot_load(a.robot, &robot, &err) != RT_OK) goto fail;
-    if (a.source_robot && kin_robot_load(a.source_robot, &src_robot, &err) != RT_OK) goto fail;
-    if (solver_backend_init(&be, a.backend, &err) != RT_OK) goto fail;
-    if (a.out_dir && cli_mkdirs(a.out_dir, &err) != RT_OK) goto fail;
-    clips = calloc((size_t)a.n_sources, sizeof *clips);
-    idx = calloc((size_t)a.n_sources, sizeof *idx);
-    if (!clips || !idx) {
-        rt_err_set(&err, RT_ENOMEM, "solve", "out of memory");
-        goto fail;
+    rc = cli_solve_run(&a, &err);
+    if (rc) {
+        if (err_out) *err_out = err;
+        else cli_fail(&err);
     }
-    if (a.profile && rtg_profile_load(a.profile, &given, &err) != RT_OK) goto fail;
-    for (int i = 0; i < a.n_sources; i++) {
-        clips[i].path = a.sources[i];
-        cli_base_name(a.sources[i], clips[i].name, sizeof clips[i].name);
+    free(a.sources);
+    return rc;
+}
+
+int cli_solve_run(const struct cli_solve_args *a, struct rt_err *err)
+{
+    struct kin_robot *robot = NULL, *src_robot = NULL;
+    struct rtg_profile *given = NULL;
+    struct solver_backend be = {0};
+    struct rtg_pool *pool = NULL;
+    struct rtg_pool_group g = {0};
+    struct clip *clips = NULL;
+    int *idx = NULL, *done = NULL, rc = 1, failed = -1;
+    double wall0 = rt_now(), solve_s = 0;
+    rt_err_clear(err);
+    if (kin_robot_load(a->robot, &robot, err) != RT_OK) goto out;
+    if (a->source_robot && kin_robot_load(a->source_robot, &src_robot, err) != RT_OK) goto out;
+    if (solver_backend_init(&be, a->backend, err) != RT_OK) goto out;
+    if (a->out_dir && cli_mkdirs(a->out_dir, err) != RT_OK) goto out;
+    if (a->profile && rtg_profile_load(a->profile, &given, err) != RT_OK) goto out;
+    if (rtg_pool_create(a->threads, &pool, err) != RT_OK) goto out;
+    clips = calloc((size_t)a->n_sources, sizeof *clips);
+    idx = calloc((size_t)a->n_sources, sizeof *idx);
+    done = calloc((size_t)a->n_sources, sizeof *done);
+    if (!clips || !idx || !done) {
+        rt_err_set(err, RT_ENOMEM, "solve", "out of memory");
+        goto out;
+    }
+    for (int i = 0; i < a->n_sources; i++) {
+        clips[i].path = a->sources[i];
+        cli_base_name(a->sources[i], clips[i].name, sizeof clips[i].name);
+    }
+    for (int i = 0; i < a->n_sources; i++)
         for (int j = 0; j < i; j++)
             if (!strcmp(clips[j].name, clips[i].name)) {
-                rt_err_set(&err, RT_EINVAL, a.sources[i], "two sources named '%s' would write the same outputs",
+                rt_err_set(err, RT_EINVAL, a->sources[i], "two sources named '%s' would write the same outputs",
                            clips[i].name);
-                goto fail;
+                goto out;
             }
-        if (load_source(&a, robot, src_robot, given, &clips[i], &err) != RT_OK) goto fail;
+    struct run r = {a, robot, src_robot, given, &be, clips};
+    /* 1. Every source planned and built, in parallel; the first failure in
+     *    source order is the one reported. */
+    rtg_pool_for(pool, a->n_sources, prepare, &r);
+    for (int i = 0; i < a->n_sources; i++) {
+        if (clips[i].warning[0] && !a->quiet)
+            fprintf(stderr, "retarget: %s: warning: %s\n", clips[i].path, clips[i].warning);
+        if (clips[i].st != RT_OK) {
+            *err = clips[i].err;
+            goto out;
+        }
+        clips[i].t_frames = clips[i].t_store.n_frames;
     }
-    if (a.per_frame) {
-        for (int i = 0; i < a.n_sources; i++) {
+    /* 2. The solves, each call's stage 3 queued as it returns. */
+    struct progress prog = {a->quiet || !isatty(2), 0, 0, 0};
+    if (a->per_frame) {
+        for (int i = 0; i < a->n_sources; i++) {
             struct clip *c = &clips[i];
             size_t bytes;
-            if (!rt_mul_size((size_t)c->t.n_frames, (size_t)rt_state_cols(&robot->tree) * sizeof(float), &bytes) ||
+            if (!rt_mul_size((size_t)c->t_store.n_frames, (size_t)rt_state_cols(&robot->tree) * sizeof(float), &bytes) ||
                 !(c->state = malloc(bytes))) {
-                rt_err_set(&err, RT_ENOMEM, c->path, "out of memory");
-                goto fail;
+                rt_err_set(err, RT_ENOMEM, c->path, "out of memory");
+                goto out;
             }
-            if (rtg_solve_per_frame(robot, &c->t, &c->opt, c->state, &c->res, &err) != RT_OK) goto fail;
+            double t0 = rt_now();
+            if (rtg_solve_per_frame(robot, &c->t_store, &c->opt, c->state, &c->res, err) != RT_OK) goto out;
+            solve_s += rt_now() - t0;
             c->solved = 1;
-        }
-    } else if (a.batch) {
-        /* Group clips with identical weights; each group is one solver call. */
-        for (int i = 0; i < a.n_sources; i++) {
-            if (clips[i].solved) continue;
-            int n = 0;
-            for (int j = i; j < a.n_sources; j++)
-                if (!clips[j].solved && weights_equal(robot, &clips[i], &clips[j])) idx[n++] = j;
-            if (solve_group(&a, &be, robot, clips, idx, n, &err) != RT_OK) goto fail;
+            queue_finish(pool, &g, &r, c);
         }
     } else {
-        for (int i = 0; i < a.n_sources; i++) {
-            idx[0] = i;
-            if (solve_group(&a, &be, robot, clips, idx, 1, &err) != RT_OK) goto fail;
+        /* The calls: solo, one per clip; --batch, the clips with equal
+         * weights and options in source order, cut at CLI_BATCH_FRAMES. */
+        int n_calls = 0;
+        for (int pass = 0; pass < 2; pass++) {
+            memset(done, 0, (size_t)a->n_sources * sizeof *done);
+            int call = 0;
+            for (int i = 0; i < a->n_sources; i++) {
+                if (done[i]) continue;
+                int n = 0;
+                long long frames = 0;
+                for (int j = i; j < a->n_sources; j++) {
+                    if (done[j] || (j > i && (!a->batch || !weights_equal(robot, &clips[i], &clips[j])))) continue;
+                    if (n > 0 && frames + clips[j].t_frames > CLI_BATCH_FRAMES) continue;
+                    idx[n++] = j;
+                    done[j] = 1;
+                    frames += clips[j].t_frames;
+                    if (!a->batch) break;
+                }
+                call++;
+                if (pass == 1) {
+                    prog.call = call;
+                    prog.n_calls = n_calls;
+                    if (solve_call(&r, pool, &g, idx, n, &prog, &solve_s, err) != RT_OK) goto out;
+                }
+            }
+            n_calls = call;
         }
+        if (!prog.quiet) fputs("\n", stderr);
     }
-    for (int i = 0; i < a.n_sources; i++) {
-        if (write_outputs(&a, &be, robot, &clips[i], &err) != RT_OK) goto fail;
-        if (!a.quiet)
-            fprintf(stderr, "retarget: %s: %d frames, %d LM / %d CG iterations, cost %.6g, %s, %.3f s\n",
-                    clips[i].name, clips[i].t.n_frames, clips[i].res.lm_iters, clips[i].res.cg_iters,
-                    (double)clips[i].res.final_cost, solver_termination_str(clips[i].res.termination),
-                    clips[i].res.seconds);
+    /* 3. Every clip finished and written; messages in source order. */
+    rtg_pool_wait(pool, &g);
+    for (int i = 0; i < a->n_sources; i++) {
+        struct clip *c = &clips[i];
+        for (int k = 0; k < c->n_warnings; k++) fprintf(stderr, "retarget: %s: warning: %s\n", c->path, c->warnings[k]);
+        if (c->st != RT_OK) {
+            if (failed < 0) failed = i;
+            continue;
+        }
+        if (!a->quiet)
+            fprintf(stderr, "retarget: %s: %d frames, %d LM / %d CG iterations, cost %.6g, %s, %.3f s\n", c->name,
+                    c->t_frames, c->res.lm_iters, c->res.cg_iters, (double)c->res.final_cost,
+                    solver_termination_str(c->res.termination), c->res.seconds);
     }
+    if (failed >= 0) {
+        *err = clips[failed].err;
+        goto out;
+    }
+    if (a->stats && write_stats(a, clips, solve_s, rt_now() - wall0, err) != RT_OK) goto out;
     rc = 0;
-    goto done;
-fail:
-    if (err_out) *err_out = err;
-    else cli_fail(&err);
-done:
+out:
+    rtg_pool_free(pool); /* waits for queued work */
     if (clips)
-        for (int i = 0; i < a.n_sources; i++) {
-            rtg_targets_free(&clips[i].t);
+        for (int i = 0; i < a->n_sources; i++) {
+            rtg_targets_free(&clips[i].t_store);
             free(clips[i].state);
+            for (int k = 0; k < clips[i].n_warnings; k++) free(clips[i].warnings[k]);
+            free(clips[i].warnings);
         }
     free(clips);
     free(idx);
-    free(a.sources);
+    free(done);
     solver_backend_free(&be);
     rtg_profile_free(given);
     kin_robot_free(robot);

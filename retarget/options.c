@@ -56,6 +56,8 @@ static const struct rtg_option table[] = {
      "CPU threads (batch: of the local solve)"},
     {NULL, "--per-frame", NULL, RTG_OPT_FLAG, 0, 0, 0, 0, NULL, S_SOLVE, NULL,
      "the per-frame IK baseline instead of the trajectory solve"},
+    {NULL, "--stats", "FILE", RTG_OPT_TEXT, 0, 0, 0, 0, NULL, S_SOLVE, NULL,
+     "write the host seconds per stage (read, plan, targets, solve, quality, format, write) as JSON"},
     {NULL, "--no-header", NULL, RTG_OPT_FLAG, 0, 0, 0, 0, NULL, S_SOLVE, NULL,
      "CSV without its header row (exactly Unitree's layout)"},
     {NULL, "--quiet", NULL, RTG_OPT_FLAG, 0, 0, 0, 0, NULL, S_SOLVE | S_BATCH | RTG_SCOPE_DAEMON, NULL,

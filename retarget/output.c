@@ -4,6 +4,7 @@
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 static const char *const root_cols[RT_ROOT_COLS] = {"root_x",  "root_y",  "root_z", "root_qx",
                                                     "root_qy", "root_qz", "root_qw"};
@@ -112,6 +113,39 @@ int rtg_format_float(float v, char *buf)
     }
     *o = 0;
     return (int)(o - buf);
+}
+
+enum rt_status rtg_csv_format(const char *const *names, int cols, const float *state, int n_frames,
+                              char **out, size_t *len)
+{
+    /* A value takes at most 15 bytes and its separator one. */
+    size_t cap = 1, used = 0;
+    for (int k = 0; names && k < cols; k++) cap += strlen(names[k]) + 1;
+    cap += (size_t)n_frames * (size_t)cols * 16 + 1;
+    char *b = malloc(cap);
+    *out = NULL;
+    *len = 0;
+    if (!b) return RT_ENOMEM;
+    if (names) {
+        for (int k = 0; k < cols; k++) {
+            size_t n = strlen(names[k]);
+            if (k) b[used++] = ',';
+            memcpy(b + used, names[k], n);
+            used += n;
+        }
+        b[used++] = '\n';
+    }
+    for (int t = 0; t < n_frames; t++) {
+        const float *row = state + (size_t)t * (size_t)cols;
+        for (int c = 0; c < cols; c++) {
+            if (c) b[used++] = ',';
+            used += (size_t)rtg_format_float(row[c], b + used);
+        }
+        b[used++] = '\n';
+    }
+    *out = b;
+    *len = used;
+    return RT_OK;
 }
 
 enum rt_status rtg_csv_write(FILE *f, const char *const *names, int cols, const float *state,

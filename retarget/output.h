@@ -36,6 +36,11 @@ char *rtg_columns_json(const struct kin_robot *r);
 enum rt_status rtg_csv_write(FILE *f, const char *const *names, int cols, const float *state,
                              int n_frames, struct rt_err *err);
 
+/* As rtg_csv_write(), into a malloc'd buffer *out of *len bytes (not
+ * NUL-terminated; the caller frees it). RT_ENOMEM (then *out is NULL). */
+enum rt_status rtg_csv_format(const char *const *names, int cols, const float *state, int n_frames,
+                              char **out, size_t *len);
+
 /* Writes the rows as a JSON array of arrays ([[x,y,..],[..]]). */
 void rtg_json_rows_write(FILE *f, int cols, const float *state, int n_frames);
 

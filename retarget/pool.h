@@ -1,0 +1,51 @@
+/* pool.h -- the host's worker threads for the work around the solver:
+ * reading, planning and building clips, measuring and formatting results.
+ * The CLI and the daemon keep one pool each; jobs run on it in parallel
+ * across clips, and a task may be queued to run while the caller goes on
+ * (the solve of the next batch), so that host work overlaps the device.
+ *
+ * Every task writes only its own outputs, so results never depend on the
+ * number of threads or their timing.
+ *
+ * Memory: rtg_pool_create() returns a pool the caller frees with
+ * rtg_pool_free(), which waits for queued tasks first. */
+#ifndef RT_RTG_POOL_H
+#define RT_RTG_POOL_H
+
+#include "../base/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct rtg_pool;
+
+/* Starts `threads` workers (1..256). RT_ENOMEM / RT_EINVAL; *out NULL then. */
+enum rt_status rtg_pool_create(int threads, struct rtg_pool **out, struct rt_err *err);
+
+/* Waits for every queued task, stops the workers, frees. NULL-safe. */
+void rtg_pool_free(struct rtg_pool *p);
+
+int rtg_pool_threads(const struct rtg_pool *p);
+
+/* Runs fn(ctx, i) for i in [0, n) on the pool's threads and the caller's,
+ * and returns when every call has returned. */
+void rtg_pool_for(struct rtg_pool *p, int n, void (*fn)(void *ctx, int i), void *ctx);
+
+/* A group of queued tasks that can be waited for. */
+struct rtg_pool_group {
+    int pending;
+};
+
+/* Queues fn(arg) to run on a worker; `g` (may be NULL) counts it until it
+ * has run. Returns RT_ENOMEM when the task cannot be queued (then it has
+ * run on the caller's thread, so it is never lost). */
+enum rt_status rtg_pool_submit(struct rtg_pool *p, struct rtg_pool_group *g, void (*fn)(void *arg), void *arg);
+
+/* Waits until every task queued with `g` has run. */
+void rtg_pool_wait(struct rtg_pool *p, struct rtg_pool_group *g);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
