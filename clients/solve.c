@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "../retarget/batch.h"
+#include "../retarget/engine.h"
 #include "../kinematics/bvh.h"
 #include "../retarget/profile.h"
 #include "../retarget/report.h"
@@ -133,7 +134,6 @@ static int parse_args(int argc, char **argv, struct solve_args *a, struct rt_err
  * (defaults, then its profile's). */
 static void apply_overrides(const struct solve_args *a, struct solver_options *o)
 {
-    o->threads = a->threads;
     if (a->max_lm >= 0) o->max_lm_iters = a->max_lm;
     if (a->max_cg >= 0) o->max_cg_iters = a->max_cg;
     if (a->cg_tol >= 0) o->cg_tol = (float)a->cg_tol;
@@ -318,7 +318,7 @@ int cli_solve_err(int argc, char **argv, struct rt_err *err_out)
     }
     if (kin_robot_load(a.robot, &robot, &err) != RT_OK) goto fail;
     if (a.source_robot && kin_robot_load(a.source_robot, &src_robot, &err) != RT_OK) goto fail;
-    if (solver_backend_init(&be, a.backend, &err) != RT_OK) goto fail;
+    if (rtg_backend_init(&be, a.backend, a.threads, &err) != RT_OK) goto fail;
     if (a.out_dir && cli_mkdirs(a.out_dir, &err) != RT_OK) goto fail;
     clips = calloc((size_t)a.n_sources, sizeof *clips);
     idx = calloc((size_t)a.n_sources, sizeof *idx);
@@ -350,7 +350,7 @@ int cli_solve_err(int argc, char **argv, struct rt_err *err_out)
                 rt_err_set(&err, RT_ENOMEM, c->path, "out of memory");
                 goto fail;
             }
-            if (rtg_solve_per_frame(robot, &c->t, &opt, c->state, &c->res, &err) != RT_OK) goto fail;
+            if (rtg_solve_per_frame(&be, robot, &c->t, &opt, c->state, &c->res, &err) != RT_OK) goto fail;
             c->solved = 1;
         }
     } else if (a.batch) {

@@ -199,7 +199,6 @@ enum rt_status srv_job_build(struct srv *s, const struct store_job *j,
     if (o.init_iters >= 0) in->opt.init_iters = o.init_iters;
     if (o.cg_tol >= 0) in->opt.cg_tol = (float)o.cg_tol;
     if (o.linear >= 0) in->opt.linear = o.linear;
-    in->opt.threads = s->cfg.solver_threads;
 done:
     if (st != RT_OK) {
         rtg_targets_free(&in->t);

@@ -227,6 +227,10 @@ static void test_quality_model(const struct kin_robot *g1)
     rtg_targets_free(&t);
 }
 
+/* The CPU backend every solve of this test runs on (4 threads, opened in
+ * main): one context over many clips and both robots, as the CLI uses it. */
+static struct solver_backend cpu_be;
+
 /* Solves `t` (trajectory) into a new state array; NULL on failure. */
 static float *solve(const struct kin_robot *r, const struct rtg_targets *t, const struct rtg_profile *p)
 {
@@ -238,10 +242,9 @@ static float *solve(const struct kin_robot *r, const struct rtg_targets *t, cons
     float *state = malloc((size_t)t->n_frames * rt_state_cols(&r->tree) * sizeof(float));
     struct solver_result res = {state, &cr};
     solver_options_default(&opt);
-    opt.threads = 4;
     if (p) rtg_profile_solver_options(p, &opt);
     rtg_targets_batch(r, t, off, &opt, &b);
-    if (solver_solve_cpu(&b, &res, &e)) {
+    if (solver_backend_solve(&cpu_be, &b, &res, &e)) {
         fprintf(stderr, "solve: %s: %s\n", e.where, e.msg);
         free(state);
         return NULL;
@@ -321,7 +324,7 @@ static void test_jerk_vs_per_frame(void)
         solver_options_default(&opt);
         CHECK(traj != NULL);
         if (traj && t.pos) {
-            CHECK_EQ_INT(rtg_solve_per_frame(robot, &t, &opt, pf, &cr, &e), RT_OK);
+            CHECK_EQ_INT(rtg_solve_per_frame(&cpu_be, robot, &t, &opt, pf, &cr, &e), RT_OK);
             struct rtg_quality qt, qp;
             CHECK_EQ_INT(rtg_quality_compute(robot, &t, traj, t.n_frames, &qt, NULL, NULL), RT_OK);
             CHECK_EQ_INT(rtg_quality_compute(robot, &t, pf, t.n_frames, &qp, NULL, NULL), RT_OK);
@@ -406,6 +409,15 @@ int main(void)
         fprintf(stderr, "g1: %s: %s\n", e.where, e.msg);
         return 1;
     }
+    {
+        struct solver_backend_config cfg;
+        solver_backend_config_default(&cfg);
+        cfg.threads = 4;
+        if (solver_backend_init(&cpu_be, "cpu", &cfg, &e)) {
+            fprintf(stderr, "cpu backend: %s: %s\n", e.where, e.msg);
+            return 1;
+        }
+    }
     test_detect();
     test_unmappable(g1);
     test_missing_message();
@@ -415,5 +427,6 @@ int main(void)
     test_jerk_vs_per_frame();
     test_robot_source();
     kin_robot_free(g1);
+    solver_backend_free(&cpu_be);
     return test_report("test_retarget");
 }

@@ -9,6 +9,7 @@
  *     pose with default options, must come back within 5 mm mean, 2 cm max,
  *     with zero joint-limit violations.
  *   - options and batch validation at their limits. */
+#include "../solver/backend.h"
 #include "../solver/cpu/cpu_internal.h"
 #include "../solver/frame.h"
 #include "g1_clip.h"
@@ -157,10 +158,9 @@ static int solve_cut(const struct g1_clip *c, int n_clips, const int *first, con
     struct solver_batch b;
     struct rt_err err;
     g1_clip_batch(c, n_clips, first, len, off, &own, &b);
-    b.opt.threads = threads;
     *state_out = (float *)malloc((size_t)off[n_clips] * c->cols * sizeof(float));
     struct solver_result r = {*state_out, cr};
-    int st = solver_solve_cpu(&b, &r, &err);
+    int st = g1_cpu_solve(&b, threads, &r, &err);
     if (st != RT_OK) fprintf(stderr, "solve: %s: %s\n", err.where, err.msg);
     free(own);
     return st;
@@ -242,7 +242,10 @@ static void test_cg_vs_direct(const struct g1_clip *c)
             *v = rt_clampf(*v + 0.1f * rt_sinf(0.37f * (float)t + (float)j), b.tree->lower[j], b.tree->upper[j]);
         }
     int it = 0;
-    CHECK(solver_cpu_debug_steps(&b, x, 1e-3f, dp, dd, &it, &err) == RT_OK);
+    struct solver_backend be;
+    CHECK(solver_backend_init(&be, "cpu", NULL, &err) == RT_OK);
+    CHECK(solver_cpu_debug_steps(&be, &b, x, 1e-3f, dp, dd, &it, &err) == RT_OK);
+    solver_backend_free(&be);
     double np = 0, nd = 0, ne = 0;
     for (size_t i = 0; i < n; i++) { np += (double)dp[i] * dp[i]; nd += (double)dd[i] * dd[i]; ne += ((double)dp[i] - dd[i]) * ((double)dp[i] - dd[i]); }
     np = sqrt(np); nd = sqrt(nd); ne = sqrt(ne);
@@ -262,10 +265,9 @@ static void test_roundtrip(const struct g1_clip *c)
     struct rt_err err;
     struct solver_clip_result cr;
     g1_clip_batch(c, 1, &first, &len, off, &own, &b);
-    b.opt.threads = 2;
     float *st = (float *)malloc((size_t)len * c->cols * sizeof(float));
     struct solver_result r = {st, &cr};
-    CHECK(solver_solve_cpu(&b, &r, &err) == RT_OK);
+    CHECK(g1_cpu_solve(&b, 2, &r, &err) == RT_OK);
     double mp, xp, xr;
     int viol;
     g1_clip_errors(c, &b, st, &mp, &xp, &xr, &viol);
@@ -289,12 +291,6 @@ static void test_validation(const struct g1_clip *c)
     struct rt_err err;
     g1_clip_batch(c, 1, &first, &len, off, &own, &b);
     CHECK(solver_batch_check(&b, &err) == RT_OK);
-    b.opt.threads = 256;
-    CHECK(solver_batch_check(&b, &err) == RT_OK);
-    b.opt.threads = 257;
-    CHECK(solver_batch_check(&b, &err) == RT_EINVAL);
-    CHECK_EQ_STR(err.where, "opt.threads");
-    b.opt.threads = 1;
     b.opt.max_cg_iters = 0;
     CHECK(solver_batch_check(&b, &err) == RT_EINVAL);
     b.opt.max_cg_iters = 1;
