@@ -318,13 +318,26 @@ static void test_jerk_vs_per_frame(void)
         CHECK_EQ_INT(rtg_retarget_pick_profile(clip, robot, &prof, &e), RT_OK);
         CHECK_EQ_INT(rtg_targets_from_clip(robot, clip, prof, &t, &e), RT_OK);
         float *traj = t.pos ? solve(robot, &t, prof) : NULL;
-        float *pf = malloc((size_t)clip->n_frames * rt_state_cols(&robot->tree) * sizeof(float));
+        size_t pf_n = (size_t)clip->n_frames * rt_state_cols(&robot->tree);
+        float *pf = malloc(pf_n * sizeof(float)), *pf1 = malloc(pf_n * sizeof(float));
         struct solver_options opt;
-        struct solver_clip_result cr;
+        struct solver_clip_result cr, cr1;
         solver_options_default(&opt);
         CHECK(traj != NULL);
         if (traj && t.pos) {
             CHECK_EQ_INT(rtg_solve_per_frame(&cpu_be, robot, &t, &opt, pf, &cr, &e), RT_OK);
+            {   /* the same bits on a fresh one-thread backend */
+                struct solver_backend one;
+                struct solver_backend_config cfg;
+                solver_backend_config_default(&cfg);
+                cfg.threads = 1;
+                CHECK_EQ_INT(solver_backend_init(&one, "cpu", &cfg, &e), RT_OK);
+                CHECK_EQ_INT(rtg_solve_per_frame(&one, robot, &t, &opt, pf1, &cr1, &e), RT_OK);
+                CHECK_BITS_EQ(pf1, pf, pf_n);
+                CHECK_EQ_INT(cr1.lm_iters, cr.lm_iters);
+                CHECK_BITS_EQ(&cr1.final_cost, &cr.final_cost, 1);
+                solver_backend_free(&one);
+            }
             struct rtg_quality qt, qp;
             CHECK_EQ_INT(rtg_quality_compute(robot, &t, traj, t.n_frames, &qt, NULL, NULL), RT_OK);
             CHECK_EQ_INT(rtg_quality_compute(robot, &t, pf, t.n_frames, &qp, NULL, NULL), RT_OK);
@@ -341,6 +354,7 @@ static void test_jerk_vs_per_frame(void)
         rtg_profile_free(prof);
         free(traj);
         free(pf);
+        free(pf1);
         rtg_targets_free(&t);
         kin_clip_free(clip);
         kin_robot_free(robot);

@@ -11,7 +11,8 @@
  * memory once. Reuse must never show in the results (DESIGN.md "The
  * numerical contract": no dependence on thread count, batch composition or
  * earlier solves): cpu_ctx_prepare() resets what the solve reads before it
- * writes.
+ * writes, and the test hook solver_cpu_debug_poison() fills the arena with
+ * NaNs before each solve to prove that nothing else is read early.
  * The LM itself is cpu_lm.c; its linear algebra cpu_cg.c and
  * cpu_direct.c. */
 #include <stdint.h>
@@ -124,6 +125,7 @@ static enum rt_status cpu_ctx_prepare(struct cpu_ctx *c, const struct solver_bat
             return rt_err_set(err, RT_ENOMEM, "solver", "out of memory for %zu frames", nf);
         c->arena_cap = cap;
     }
+    if (c->poison) memset(c->arena, 0xff, c->arena_cap);
     a.base = c->arena;
     a.used = 0;
     lay_out(c, &a);
@@ -213,7 +215,7 @@ fail:
     return st;
 }
 
-/* ---- test hook ----------------------------------------------------- */
+/* ---- test hooks ---------------------------------------------------- */
 
 enum rt_status solver_cpu_debug_steps(struct solver_backend *be, const struct solver_batch *b,
                                       const float *state, float lambda, float *d_pcg, float *d_direct,
@@ -226,4 +228,11 @@ enum rt_status solver_cpu_debug_steps(struct solver_backend *be, const struct so
     if (st == RT_OK) st = cpu_lm_debug_steps(c, state, lambda, d_pcg, d_direct, cg_iters, err);
     cpu_ctx_release(c);
     return st;
+}
+
+int solver_cpu_debug_poison(struct solver_backend *be, int on)
+{
+    if (!be || be->ops != &cpu_ops) return -1;
+    ((struct cpu_ctx *)be->ctx)->poison = on != 0;
+    return 0;
 }

@@ -2,7 +2,8 @@
  * the host reduction driver, the solver context shared by cpu_backend.c,
  * cpu_lm.c, cpu_cg.c and cpu_direct.c, and test hooks. Not part of the
  * public API; tests include it to compare the PCG and the direct linear
- * solves. */
+ * solves and to check that a context reused across solves leaks nothing
+ * from one solve into the next. */
 #ifndef RT_SOLVER_CPU_INTERNAL_H
 #define RT_SOLVER_CPU_INTERNAL_H
 
@@ -31,7 +32,7 @@ void cpu_pool_free(struct cpu_pool *p); /* NULL-safe; joins the threads */
 #define CPU_REDUCE_SERIAL_BLOCKS 64
 float cpu_reduce_sum(struct cpu_pool *pool, const float *x, size_t n);
 
-/* ---- test hook (cpu_backend.c) ------------------------------------ */
+/* ---- test hooks (cpu_backend.c) ------------------------------------ */
 struct solver_backend;
 
 /* On the CPU backend `be`, for one linearization of every clip of `b`
@@ -44,6 +45,12 @@ struct solver_backend;
 enum rt_status solver_cpu_debug_steps(struct solver_backend *be, const struct solver_batch *b,
                                       const float *state, float lambda, float *d_pcg, float *d_direct,
                                       int *cg_iters, struct rt_err *err);
+
+/* With `on` set, every later solve on the CPU backend `be` first fills its
+ * whole work arena with 0xff bytes (NaN floats, -1 integers) before it sets
+ * up the batch, so that any read of a value left by an earlier solve shows
+ * in the results. Returns 0, or -1 when `be` is not a CPU backend. */
+int solver_cpu_debug_poison(struct solver_backend *be, int on);
 
 /* ---- solver context ------------------------------------------------ */
 struct cpu_clip {
@@ -68,10 +75,12 @@ struct cpu_clip {
  * only when the context is freed. Nothing in it carries over from one solve
  * to the next: cpu_ctx_prepare() zeroes `clip`, sets `clip_of` and `mu`,
  * and every other array is written by a phase of the solve before any
- * phase reads it (the arena is never assumed to be zero). */
+ * phase reads it (the arena is never assumed to be zero; with `poison` set
+ * it is filled with 0xff bytes on every solve to prove it). */
 struct cpu_ctx {
     struct cpu_pool *pool;
     int threads;
+    int poison;                   /* test hook: solver_cpu_debug_poison() */
     unsigned char *arena;
     size_t arena_cap;
     /* the current batch (borrowed for one solve) and its sizes */
