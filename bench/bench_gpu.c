@@ -13,10 +13,13 @@
  *      float baseline, max relative error against float64);
  *   6. with several devices: throughput on one vs all (a batch split by
  *      clips), and whether the bits agree.
- * The single-device sections use solver_backend_init("cuda"), which takes
- * every device unless RT_CUDA_DEVICES limits it (bench_gpu.sh sets 1).
+ * The single-device sections use the "cuda" backend configured from the
+ * environment (retarget/engine.h), which takes every device unless
+ * RT_CUDA_DEVICES limits it (bench_gpu.sh sets 1); the several-device
+ * section sets its device limits itself.
  * Without a device it says so and exits 77. Prints a short table last. */
 #include "../base/clock.h"
+#include "../retarget/engine.h"
 #include "../solver/backend.h"
 #include "../solver/cuda/cuda_api.h"
 #include "../tests/g1_tiled.h"
@@ -223,8 +226,11 @@ static int clips_same(const struct solver_clip_result *a, const struct solver_cl
 static void multi(const struct g1_clip *c)
 {
     struct solver_backend one, all;
+    struct solver_backend_config cfg;
     struct rt_err err;
-    if (solver_backend_cuda_init_n(&all, 0, &err) != RT_OK) return;
+    rtg_backend_config_env(&cfg, 0);
+    cfg.cuda_devices = 0; /* all */
+    if (solver_backend_cuda_init(&all, &cfg, &err) != RT_OK) return;
     int nd = solver_cuda_backend_devices(&all);
     if (nd < 2) {
         printf("several devices: only %d device, not run\n", nd);
@@ -232,7 +238,8 @@ static void multi(const struct g1_clip *c)
         solver_backend_free(&all);
         return;
     }
-    if (solver_backend_cuda_init_n(&one, 1, &err) != RT_OK) { solver_backend_free(&all); return; }
+    cfg.cuda_devices = 1;
+    if (solver_backend_cuda_init(&one, &cfg, &err) != RT_OK) { solver_backend_free(&all); return; }
     static const int counts[] = {16, 64, 256};
     for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ci++) {
         int nc = counts[ci];
@@ -332,7 +339,7 @@ int main(int argc, char **argv)
         return 77;
     }
     printf("device: %s\n", desc);
-    if (solver_backend_init(&gpu, "cuda", &err) != RT_OK) {
+    if (rtg_backend_init(&gpu, "cuda", 0, &err) != RT_OK) {
         fprintf(stderr, "cuda backend: %s\n", err.msg);
         return 1;
     }
@@ -345,7 +352,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "G1 data unavailable\n");
         return 1;
     }
-    (void)g1_clip_batch, (void)g1_clip_errors;
+    (void)g1_clip_batch, (void)g1_clip_errors, (void)g1_cpu_solve;
     if (!strcmp(only, "all") || !strcmp(only, "reference")) reference(&c, gbs);
     if (!strcmp(only, "all") || !strcmp(only, "throughput")) throughput(&c, argc > 2 ? atoi(argv[2]) : 0);
     if (!strcmp(only, "all") || !strcmp(only, "accuracy")) accuracy();

@@ -14,6 +14,7 @@
 
 #include "../base/clock.h"
 #include "../kinematics/bvh.h"
+#include "../retarget/engine.h"
 #include "../retarget/quality.h"
 #include "../retarget/retarget.h"
 #include "../kinematics/robot.h"
@@ -73,11 +74,21 @@ int main(int argc, char **argv)
             snprintf(paths[i], sizeof paths[i], "%s/clips/%s", data, def[i]);
             clips[n_clips++] = paths[i];
         }
+    struct solver_backend be; /* one CPU backend for every clip and robot */
+    {
+        struct rt_err err;
+        char line[300];
+        if (rtg_backend_init(&be, "cpu", threads, &err)) {
+            fprintf(stderr, "%s\n", rt_err_line(&err, line, sizeof line));
+            return 1;
+        }
+    }
     for (int r = 0; r < 2; r++) {
         struct kin_robot *robot = NULL;
         struct rt_err err;
         char line[300];
         if (kin_robot_load(robots[r], &robot, &err)) {
+            solver_backend_free(&be);
             fprintf(stderr, "%s\n", rt_err_line(&err, line, sizeof line));
             return 1;
         }
@@ -110,12 +121,11 @@ int main(int argc, char **argv)
             struct solver_result res = {state, &cr};
             struct solver_batch b;
             solver_options_default(&opt);
-            opt.threads = threads;
             rtg_profile_solver_options(prof, &opt);
             rtg_profile_free(prof);
             rtg_targets_batch(robot, &t, off, &opt, &b);
             double t0 = rt_now();
-            if (solver_solve_cpu(&b, &res, &err)) {
+            if (solver_backend_solve(&be, &b, &res, &err)) {
                 fprintf(stderr, "%s %s: %s\n", base, robots[r], rt_err_line(&err, line, sizeof line));
                 rc = 1;
             } else {
@@ -153,7 +163,7 @@ int main(int argc, char **argv)
             }
             if (per_frame) {
                 t0 = rt_now();
-                if (rtg_solve_per_frame(robot, &t, &opt, state, &cr, &err)) {
+                if (rtg_solve_per_frame(&be, robot, &t, &opt, state, &cr, &err)) {
                     fprintf(stderr, "%s %s: %s\n", base, robots[r], rt_err_line(&err, line, sizeof line));
                     rc = 1;
                 } else {
@@ -168,5 +178,6 @@ int main(int argc, char **argv)
         }
         kin_robot_free(robot);
     }
+    solver_backend_free(&be);
     return rc;
 }

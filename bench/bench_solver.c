@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "../base/clock.h"
+#include "../retarget/engine.h"
 #include "../solver/cpu/cpu_internal.h"
 #include "../solver/reduce.h"
 #include "../tests/g1_clip.h"
@@ -19,9 +20,31 @@ static int want(int argc, char **argv, const char *name)
     return 0;
 }
 
-static double solve(const struct g1_clip *c, int n_clips, const int *first, const int *len,
+/* The CPU backend with `threads` threads (1..BENCH_MAX_THREADS), opened on
+ * first use and kept for the whole run, as the CLI and the daemon keep
+ * theirs: a timed solve pays neither for threads nor (after the first
+ * batch of its size) for memory. */
+#define BENCH_MAX_THREADS 2
+static struct solver_backend cpu_be[BENCH_MAX_THREADS + 1];
+
+static struct solver_backend *cpu_backend(int threads)
+{
+    struct rt_err err;
+    if (threads < 1 || threads > BENCH_MAX_THREADS) {
+        fprintf(stderr, "bench_solver: %d threads (want 1..%d)\n", threads, BENCH_MAX_THREADS);
+        exit(1);
+    }
+    if (!cpu_be[threads].ops && rtg_backend_init(&cpu_be[threads], "cpu", threads, &err) != RT_OK) {
+        fprintf(stderr, "cpu backend: %s: %s\n", err.where, err.msg);
+        exit(1);
+    }
+    return &cpu_be[threads];
+}
+
+static double solve(const struct g1_clip *c, int threads, int n_clips, const int *first, const int *len,
                     const struct solver_options *opt, float *state, struct solver_clip_result *cr, double *truth_cost)
 {
+    struct solver_backend *be = cpu_backend(threads);
     int off[8];
     float *own;
     struct solver_batch b;
@@ -30,7 +53,7 @@ static double solve(const struct g1_clip *c, int n_clips, const int *first, cons
     if (opt) b.opt = *opt;
     struct solver_result r = {state, cr};
     double t0 = rt_now();
-    if (solver_solve_cpu(&b, &r, &err) != RT_OK) {
+    if (solver_backend_solve(be, &b, &r, &err) != RT_OK) {
         fprintf(stderr, "solve: %s: %s\n", err.where, err.msg);
         exit(1);
     }
@@ -47,7 +70,7 @@ static double solve(const struct g1_clip *c, int n_clips, const int *first, cons
         bt.opt.max_lm_iters = 0;
         bt.opt.init_iters = 0;
         struct solver_result rt = {tmp, ct};
-        solver_solve_cpu(&bt, &rt, &err);
+        solver_backend_solve(be, &bt, &rt, &err);
         *truth_cost = ct[0].final_cost;
         free(tmp);
         free(init);
@@ -72,12 +95,11 @@ static void bench_speed(const struct g1_clip *c)
                 }
                 struct solver_options o;
                 solver_options_default(&o);
-                o.threads = th;
                 float *st = (float *)malloc((size_t)nb * T * c->cols * sizeof(float));
                 struct solver_clip_result cr[4];
                 double best = 1e30;
                 for (int rep = 0; rep < (T * nb < 2000 ? 3 : 1); rep++) {
-                    double dt = solve(c, nb, first, len, &o, st, cr, NULL);
+                    double dt = solve(c, th, nb, first, len, &o, st, cr, NULL);
                     if (dt < best) best = dt;
                 }
                 int lm = 0, cg = 0;
@@ -126,7 +148,7 @@ static void bench_cg(const struct g1_clip *c)
                 }
             int it = 0;
             double t0 = rt_now();
-            solver_cpu_debug_steps(&b, x, 1e-3f, dp, dd, &it, &err);
+            solver_cpu_debug_steps(cpu_backend(1), &b, x, 1e-3f, dp, dd, &it, &err);
             double t1 = rt_now();
             /* solver_cpu_debug_steps computes the PCG and the direct step in
              * one call: the time printed is their total (neither is timed alone) */
@@ -164,11 +186,10 @@ static void bench_conv(const struct g1_clip *c)
             o.tol_cost = 0.0f;
             o.tol_grad = 0.0f;
             o.tol_step = 0.0f;
-            o.threads = 2;
             o.init_iters = init;
             o.per_frame_damping = pfd;
             o.linear = lin;
-            double dt = solve(c, 1, &first, &len, &o, st, &cr, lin == 0 ? &truth : NULL);
+            double dt = solve(c, 2, 1, &first, &len, &o, st, &cr, lin == 0 ? &truth : NULL);
             cost[lin] = cr.final_cost;
             int off[2];
             float *own;
@@ -275,11 +296,13 @@ int main(int argc, char **argv)
     const char *data = argc > 1 ? argv[1] : "../shared/data";
     struct g1_clip c;
     int need_clip = want(argc, argv, "speed") || want(argc, argv, "cg") || want(argc, argv, "conv");
+    (void)g1_cpu_solve; /* the benchmark keeps its backends (cpu_backend()) */
     if (need_clip && g1_clip_load(&c, data, 0) != 0) return 1;
     if (want(argc, argv, "speed")) bench_speed(&c);
     if (want(argc, argv, "cg")) bench_cg(&c);
     if (want(argc, argv, "conv")) bench_conv(&c);
     if (want(argc, argv, "reduce")) bench_reduce();
     if (need_clip) g1_clip_free(&c);
+    for (int t = 0; t <= BENCH_MAX_THREADS; t++) solver_backend_free(&cpu_be[t]);
     return 0;
 }

@@ -24,6 +24,7 @@
 
 #include "../base/clock.h"
 #include "../base/num.h"
+#include "../retarget/engine.h"
 #include "../kinematics/bvh.h"
 #include "../kinematics/robot.h"
 #include "../kinematics/traj.h"
@@ -186,7 +187,6 @@ static void prepare(void *ctx, int i)
         c->st = rtg_job_build(r->robot, &plan, &c->t_store, &c->err);
         c->t[ST_TARGETS] = rt_now() - t2;
         c->opt = plan.opt;
-        c->opt.threads = a->threads;
         snprintf(c->profile, sizeof c->profile, "%s", plan.profile_name);
     }
     rtg_job_plan_free(&plan);
@@ -372,7 +372,7 @@ int cli_solve_run(const struct cli_solve_args *a, struct rt_err *err)
     rt_err_clear(err);
     if (kin_robot_load(a->robot, &robot, err) != RT_OK) goto out;
     if (a->source_robot && kin_robot_load(a->source_robot, &src_robot, err) != RT_OK) goto out;
-    if (solver_backend_init(&be, a->backend, err) != RT_OK) goto out;
+    if (rtg_backend_init(&be, a->backend, a->threads, err) != RT_OK) goto out;
     if (a->out_dir && cli_mkdirs(a->out_dir, err) != RT_OK) goto out;
     if (a->profile && rtg_profile_load(a->profile, &given, err) != RT_OK) goto out;
     if (rtg_pool_create(a->threads, &pool, err) != RT_OK) goto out;
@@ -419,7 +419,7 @@ int cli_solve_run(const struct cli_solve_args *a, struct rt_err *err)
                 goto out;
             }
             double t0 = rt_now();
-            if (rtg_solve_per_frame(robot, &c->t_store, &c->opt, c->state, &c->res, err) != RT_OK) goto out;
+            if (rtg_solve_per_frame(r.be, robot, &c->t_store, &c->opt, c->state, &c->res, err) != RT_OK) goto out;
             solve_s += rt_now() - t0;
             c->solved = 1;
             queue_finish(pool, &g, &r, c);

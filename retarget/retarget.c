@@ -1106,8 +1106,8 @@ void rtg_targets_batch(const struct kin_robot *robot, const struct rtg_targets *
     b->opt = *opt;
 }
 
-enum rt_status rtg_solve_per_frame(const struct kin_robot *robot, const struct rtg_targets *t,
-                                   const struct solver_options *opt, float *state,
+enum rt_status rtg_solve_per_frame(struct solver_backend *be, const struct kin_robot *robot,
+                                   const struct rtg_targets *t, const struct solver_options *opt, float *state,
                                    struct solver_clip_result *res, struct rt_err *err)
 {
     static const int one[2] = {0, 1};
@@ -1130,7 +1130,7 @@ enum rt_status rtg_solve_per_frame(const struct kin_robot *robot, const struct r
         b.target_wrot = t->wrot + i;
         b.init = f > 0 ? state + (size_t)(f - 1) * cols : t->init;
         memset(&cr, 0, sizeof cr);
-        if ((st = solver_solve_cpu(&b, &r, err))) {
+        if ((st = solver_backend_solve(be, &b, &r, err))) {
             char where[96];
             snprintf(where, sizeof where, "per-frame:%d", f);
             if (err) snprintf(err->where, sizeof err->where, "%s", where);

@@ -15,6 +15,7 @@
 #include "profile.h"
 #include "../kinematics/robot.h"
 #include "../base/status.h"
+#include "../solver/backend.h"
 #include "targets.h"
 
 #ifdef __cplusplus
@@ -73,15 +74,16 @@ enum rt_status rtg_targets_from_robot_traj(const struct kin_robot *robot,
                                            struct rtg_targets *t, struct rt_err *err);
 
 /* The per-frame baseline (`retarget solve --per-frame`): solves every frame
- * on its own with solver_solve_cpu() as a one-frame clip, smoothness off,
+ * on its own on the backend `be` as a one-frame clip, smoothness off,
  * frame 0 started from t->init (or the solver's default) and every later
  * frame warm-started from the previous frame's result, as per-frame IK
  * tools do. `opt` gives the LM/CG budget per frame (init_iters is ignored).
  * Writes n_frames * state_cols floats to `state`; `res` (may be NULL) gets
  * the summed LM and CG iterations, the summed initial and final costs, the
- * last frame's termination and the wall time. */
-enum rt_status rtg_solve_per_frame(const struct kin_robot *robot, const struct rtg_targets *t,
-                                   const struct solver_options *opt, float *state,
+ * last frame's termination and the wall time. On failure err->where names
+ * the frame ("per-frame:F") and the contents of `state` are unspecified. */
+enum rt_status rtg_solve_per_frame(struct solver_backend *be, const struct kin_robot *robot,
+                                   const struct rtg_targets *t, const struct solver_options *opt, float *state,
                                    struct solver_clip_result *res, struct rt_err *err);
 
 /* Fills a one-clip solver batch for `t` (pointers borrowed from `t`). */

@@ -69,7 +69,6 @@ enum rt_status srv_job_build(struct srv *s, const struct store_job *j,
     if (st != RT_OK) goto done;
     if ((st = rtg_job_build(robot, &plan, &in->t, err)) != RT_OK) goto done;
     in->opt = plan.opt;
-    in->opt.threads = s->cfg.solver_threads;
     /* The profile used: a named one's name as the client gave it (an
      * upload's JSON may call itself otherwise), else the plan's. */
     snprintf(in->profile, sizeof in->profile, "%.*s", (int)sizeof in->profile - 1,

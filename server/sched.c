@@ -32,6 +32,7 @@
 #include "../base/clock.h"
 #include "../retarget/batch.h"
 #include "../retarget/job.h"
+#include "../retarget/engine.h"
 #include "../retarget/output.h"
 #include "../retarget/report.h"
 #include "../solver/backend.h"
@@ -247,7 +248,7 @@ static void solve_part(struct sched *q, const struct kin_robot *robot, struct ba
             .profile = b->in.profile[0] ? b->in.profile : NULL,
             .backend = solver_backend_name(&q->be),
             .mode = "trajectory",
-            .threads = b->in.opt.threads,
+            .threads = s->cfg.solver_threads,
             .batch_clips = n,
         };
         cJSON *rep = NULL;
@@ -398,7 +399,7 @@ enum rt_status sched_start(struct srv *s, struct sched **out, struct rt_err *err
     q->s = s;
     pthread_mutex_init(&q->mu, NULL);
     pthread_cond_init(&q->cv, NULL);
-    if ((st = solver_backend_init(&q->be, s->cfg.backend, err)) != RT_OK) goto fail;
+    if ((st = rtg_backend_init(&q->be, s->cfg.backend, s->cfg.solver_threads, err)) != RT_OK) goto fail;
     if ((st = store_job_each_queued(s->store, load_queued, q, err)) != RT_OK) goto fail;
     if (q->n && !s->cfg.quiet) rt_log("info", "sched", "start", "%d queued job(s) from the database", q->n);
     if (pthread_create(&q->worker, NULL, worker_main, q)) {

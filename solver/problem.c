@@ -18,7 +18,6 @@ void solver_options_default(struct solver_options *o)
     o->tol_grad = 1e-9f;
     o->tol_step = 1e-7f;
     o->init_iters = 8;
-    o->threads = 1;
     o->linear = SOLVER_LINEAR_PCG;
     o->per_frame_damping = 1;
     o->init_lambda = 1e-2f;
@@ -143,8 +142,6 @@ enum rt_status solver_batch_check(const struct solver_batch *b, struct rt_err *e
         return rt_err_set(err, RT_EINVAL, "opt.init_iters", "%d (want 0..%d)", o->init_iters, SOLVER_MAX_INIT_ITERS);
     if (!(o->cg_tol >= 0.0f && o->cg_tol < 1.0f))
         return rt_err_set(err, RT_EINVAL, "opt.cg_tol", "%g (want [0, 1))", (double)o->cg_tol);
-    if (o->threads < 1 || o->threads > 256)
-        return rt_err_set(err, RT_EINVAL, "opt.threads", "%d (want 1..256)", o->threads);
     if (o->linear != SOLVER_LINEAR_PCG && o->linear != SOLVER_LINEAR_DIRECT)
         return rt_err_set(err, RT_EINVAL, "opt.linear", "unknown linear solver %d", o->linear);
     if (!finite_nonneg(o->cg_tol) || !finite_nonneg(o->tol_cost) || !finite_nonneg(o->tol_grad) ||

@@ -8,9 +8,13 @@
  * a clip's result is the same bits solo or batched, run to run, for any
  * thread count, and (goal) on CPU and CUDA.
  *
+ * Batches are solved through a backend (backend.h: solver_backend_init(),
+ * solver_backend_solve()); how many threads or devices a backend uses is
+ * its configuration, not an option of the problem.
+ *
  * Memory: every pointer in these structs is borrowed; the caller owns the
- * arrays and keeps them alive for the duration of solver_solve(). Output
- * arrays are caller-allocated. */
+ * arrays and keeps them alive for the duration of solver_backend_solve().
+ * Output arrays are caller-allocated. */
 #ifndef RT_SOLVER_H
 #define RT_SOLVER_H
 
@@ -46,7 +50,6 @@ struct solver_options {
     float tol_grad;    /* stop when ||g||_inf < tol_grad */
     float tol_step;    /* stop when ||dx|| < tol_step * (||x|| + tol_step) */
     int init_iters;    /* per-frame independent LM iterations before the coupled solve (0: none) */
-    int threads;       /* CPU worker threads (>= 1); results do not depend on it */
     int linear;        /* enum solver_linear */
     int per_frame_damping; /* 1: damping lambda * mu_t * D_t with a per-frame factor mu_t >= 1
                             * grown where frame t's local model was poor (SOLVER.md remedy 2);
@@ -133,11 +136,6 @@ enum rt_status solver_batch_check(const struct solver_batch *b, struct rt_err *e
  * outside their limits into r->limit_violations and the frames with a joint
  * exactly at a limit into r->frames_at_bound (every backend's clip result). */
 void solver_clip_bounds(const struct rt_tree *t, const float *state, int T, struct solver_clip_result *r);
-
-/* Solves a batch on the CPU backend. `res->state` and `res->clips` must have
- * room for the whole batch. On failure the output contents are unspecified. */
-enum rt_status solver_solve_cpu(const struct solver_batch *b, struct solver_result *res,
-                                struct rt_err *err);
 
 #ifdef __cplusplus
 }

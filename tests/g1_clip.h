@@ -5,7 +5,9 @@
  * that must recover the trajectory from the rest pose.
  *
  * Header-only (static functions) so both programs include it; everything it
- * allocates belongs to `struct g1_clip` and is released by g1_clip_free(). */
+ * allocates belongs to `struct g1_clip` and is released by g1_clip_free().
+ * g1_cpu_solve() solves a batch on a CPU backend of its own (the "fresh
+ * context" that reused contexts are compared with). */
 #ifndef RT_TESTS_G1_CLIP_H
 #define RT_TESTS_G1_CLIP_H
 
@@ -15,6 +17,7 @@
 #include <string.h>
 
 #include "../kinematics/robot.h"
+#include "../solver/backend.h"
 #include "../solver/solver.h"
 
 #define G1_NT 14
@@ -228,6 +231,21 @@ static void g1_clip_batch(const struct g1_clip *c, int n_clips, const int *first
     }
     *owned = buf;
     g1_batch_fill(c, n_clips, frame_off, tp, tq, wp, wo, b);
+}
+
+/* Solves `b` into `r` on a new CPU backend with `threads` threads, freed
+ * before returning (a fresh context: no earlier solve, its own pool). */
+static enum rt_status g1_cpu_solve(const struct solver_batch *b, int threads, struct solver_result *r,
+                                   struct rt_err *err)
+{
+    struct solver_backend be;
+    struct solver_backend_config cfg;
+    solver_backend_config_default(&cfg);
+    cfg.threads = threads;
+    enum rt_status st = solver_backend_init(&be, "cpu", &cfg, err);
+    if (st == RT_OK) st = solver_backend_solve(&be, b, r, err);
+    solver_backend_free(&be);
+    return st;
 }
 
 /* Round-trip errors of a solved state against the targets, with kin_fk:

@@ -15,6 +15,7 @@
 #include "../clients/cli.h"
 #include "../kinematics/traj.h"
 #include "../retarget/batch.h"
+#include "../retarget/engine.h"
 #include "../retarget/job.h"
 #include "../retarget/output.h"
 #include "../solver/backend.h"
@@ -140,9 +141,8 @@ static void test_same_as_cli(const struct kin_robot *g1)
     CHECK_EQ_STR(p.profile_name, "games105_g1");
     CHECK_EQ_INT(rtg_job_build(g1, &p, &t, &e), RT_OK);
     struct solver_backend be;
-    CHECK_EQ_INT(solver_backend_init(&be, "cpu", &e), RT_OK);
+    CHECK_EQ_INT(rtg_backend_init(&be, "cpu", 2, &e), RT_OK);
     struct rtg_batch_item item = {.t = &t};
-    p.opt.threads = 2;
     CHECK_EQ_INT(rtg_batch_solve(&be, g1, &p.opt, &item, 1, NULL, NULL, &e), RT_OK);
     cJSON *rep = NULL;
     struct rtg_report_info info = {.source = src, .robot = g1->name, .profile = p.profile_name,

@@ -227,6 +227,10 @@ static void test_quality_model(const struct kin_robot *g1)
     rtg_targets_free(&t);
 }
 
+/* The CPU backend every solve of this test runs on (4 threads, opened in
+ * main): one context over many clips and both robots, as the CLI uses it. */
+static struct solver_backend cpu_be;
+
 /* Solves `t` (trajectory) into a new state array; NULL on failure. */
 static float *solve(const struct kin_robot *r, const struct rtg_targets *t, const struct rtg_profile *p)
 {
@@ -238,10 +242,9 @@ static float *solve(const struct kin_robot *r, const struct rtg_targets *t, cons
     float *state = malloc((size_t)t->n_frames * rt_state_cols(&r->tree) * sizeof(float));
     struct solver_result res = {state, &cr};
     solver_options_default(&opt);
-    opt.threads = 4;
     if (p) rtg_profile_solver_options(p, &opt);
     rtg_targets_batch(r, t, off, &opt, &b);
-    if (solver_solve_cpu(&b, &res, &e)) {
+    if (solver_backend_solve(&cpu_be, &b, &res, &e)) {
         fprintf(stderr, "solve: %s: %s\n", e.where, e.msg);
         free(state);
         return NULL;
@@ -315,13 +318,26 @@ static void test_jerk_vs_per_frame(void)
         CHECK_EQ_INT(rtg_retarget_pick_profile(clip, robot, &prof, &e), RT_OK);
         CHECK_EQ_INT(rtg_targets_from_clip(robot, clip, prof, &t, &e), RT_OK);
         float *traj = t.pos ? solve(robot, &t, prof) : NULL;
-        float *pf = malloc((size_t)clip->n_frames * rt_state_cols(&robot->tree) * sizeof(float));
+        size_t pf_n = (size_t)clip->n_frames * rt_state_cols(&robot->tree);
+        float *pf = malloc(pf_n * sizeof(float)), *pf1 = malloc(pf_n * sizeof(float));
         struct solver_options opt;
-        struct solver_clip_result cr;
+        struct solver_clip_result cr, cr1;
         solver_options_default(&opt);
         CHECK(traj != NULL);
         if (traj && t.pos) {
-            CHECK_EQ_INT(rtg_solve_per_frame(robot, &t, &opt, pf, &cr, &e), RT_OK);
+            CHECK_EQ_INT(rtg_solve_per_frame(&cpu_be, robot, &t, &opt, pf, &cr, &e), RT_OK);
+            {   /* the same bits on a fresh one-thread backend */
+                struct solver_backend one;
+                struct solver_backend_config cfg;
+                solver_backend_config_default(&cfg);
+                cfg.threads = 1;
+                CHECK_EQ_INT(solver_backend_init(&one, "cpu", &cfg, &e), RT_OK);
+                CHECK_EQ_INT(rtg_solve_per_frame(&one, robot, &t, &opt, pf1, &cr1, &e), RT_OK);
+                CHECK_BITS_EQ(pf1, pf, pf_n);
+                CHECK_EQ_INT(cr1.lm_iters, cr.lm_iters);
+                CHECK_BITS_EQ(&cr1.final_cost, &cr.final_cost, 1);
+                solver_backend_free(&one);
+            }
             struct rtg_quality qt, qp;
             CHECK_EQ_INT(rtg_quality_compute(robot, &t, traj, t.n_frames, &qt, NULL, NULL), RT_OK);
             CHECK_EQ_INT(rtg_quality_compute(robot, &t, pf, t.n_frames, &qp, NULL, NULL), RT_OK);
@@ -338,6 +354,7 @@ static void test_jerk_vs_per_frame(void)
         rtg_profile_free(prof);
         free(traj);
         free(pf);
+        free(pf1);
         rtg_targets_free(&t);
         kin_clip_free(clip);
         kin_robot_free(robot);
@@ -406,6 +423,15 @@ int main(void)
         fprintf(stderr, "g1: %s: %s\n", e.where, e.msg);
         return 1;
     }
+    {
+        struct solver_backend_config cfg;
+        solver_backend_config_default(&cfg);
+        cfg.threads = 4;
+        if (solver_backend_init(&cpu_be, "cpu", &cfg, &e)) {
+            fprintf(stderr, "cpu backend: %s: %s\n", e.where, e.msg);
+            return 1;
+        }
+    }
     test_detect();
     test_unmappable(g1);
     test_missing_message();
@@ -415,5 +441,6 @@ int main(void)
     test_jerk_vs_per_frame();
     test_robot_source();
     kin_robot_free(g1);
+    solver_backend_free(&cpu_be);
     return test_report("test_retarget");
 }

@@ -284,6 +284,10 @@ static void clip_root_rotation_only(struct kin_clip *c)
     c->n_channels = nc;
 }
 
+/* The CPU backend every solve of this test runs on (4 threads, opened in
+ * main and reused for every clip). */
+static struct solver_backend cpu_be;
+
 /* Solves `clip` (the detected or automatic profile) and checks the bounds;
  * returns the quality in *q and the targets in *t (caller frees). */
 static int solve_bounds(const struct kin_robot *robot, const struct kin_clip *clip, const char *label,
@@ -311,11 +315,10 @@ static int solve_bounds(const struct kin_robot *robot, const struct kin_clip *cl
     float *state = malloc((size_t)t->n_frames * rt_state_cols(&robot->tree) * sizeof(float));
     struct solver_result res = {state, &cr};
     solver_options_default(&opt);
-    opt.threads = 4;
     rtg_profile_solver_options(prof, &opt);
     rtg_targets_batch(robot, t, off, &opt, &b);
     int rc = -1;
-    if (state && solver_solve_cpu(&b, &res, &e) == RT_OK) {
+    if (state && solver_backend_solve(&cpu_be, &b, &res, &e) == RT_OK) {
         { struct rtg_quality qf; CHECK(rtg_quality_finish(robot, t, state, 1, &qf, NULL, NULL) == RT_OK); } /* as rtg_job_finish() does */
         CHECK_EQ_INT(rtg_quality_compute(robot, t, state, t->n_frames, q, NULL, NULL), RT_OK);
         printf("%-40s %s %-18s frames %4d pos mean %.4f pen %.4f limits %d\n", label, robot->name,
@@ -423,6 +426,15 @@ int main(void)
         kin_robot_free(robots[0]);
         return 1;
     }
+    struct solver_backend_config cfg;
+    solver_backend_config_default(&cfg);
+    cfg.threads = 4;
+    if (solver_backend_init(&cpu_be, "cpu", &cfg, &e)) {
+        fprintf(stderr, "cpu backend: %s: %s\n", e.where, e.msg);
+        kin_robot_free(robots[0]);
+        kin_robot_free(robots[1]);
+        return 1;
+    }
     test_split_name();
     test_recognize();
     test_refuse(robots[0]);
@@ -431,5 +443,6 @@ int main(void)
     test_variants((const struct kin_robot *const *)robots);
     kin_robot_free(robots[0]);
     kin_robot_free(robots[1]);
+    solver_backend_free(&cpu_be);
     return test_report("test_skeleton");
 }

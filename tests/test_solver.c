@@ -4,11 +4,15 @@
  *     against central differences of the double-precision kin_fk;
  *   - batched == solo, run == run, 1 thread == 2 threads, bit for bit, for
  *     clips of 1, 2, 511, 512 and 513 frames;
+ *   - one backend context reused over batches of different shapes (big,
+ *     small, big again) at 1, 2 and 4 threads == a fresh context per batch,
+ *     bit for bit, also with the context's arena poisoned before each solve;
  *   - the PCG step against the banded direct step on one linearization;
  *   - the round trip: FK of the reference trajectory, solved from the rest
  *     pose with default options, must come back within 5 mm mean, 2 cm max,
  *     with zero joint-limit violations.
- *   - options and batch validation at their limits. */
+ *   - options, batch and backend configuration validation at their limits. */
+#include "../solver/backend.h"
 #include "../solver/cpu/cpu_internal.h"
 #include "../solver/frame.h"
 #include "g1_clip.h"
@@ -157,10 +161,9 @@ static int solve_cut(const struct g1_clip *c, int n_clips, const int *first, con
     struct solver_batch b;
     struct rt_err err;
     g1_clip_batch(c, n_clips, first, len, off, &own, &b);
-    b.opt.threads = threads;
     *state_out = (float *)malloc((size_t)off[n_clips] * c->cols * sizeof(float));
     struct solver_result r = {*state_out, cr};
-    int st = solver_solve_cpu(&b, &r, &err);
+    int st = g1_cpu_solve(&b, threads, &r, &err);
     if (st != RT_OK) fprintf(stderr, "solve: %s: %s\n", err.where, err.msg);
     free(own);
     return st;
@@ -242,7 +245,10 @@ static void test_cg_vs_direct(const struct g1_clip *c)
             *v = rt_clampf(*v + 0.1f * rt_sinf(0.37f * (float)t + (float)j), b.tree->lower[j], b.tree->upper[j]);
         }
     int it = 0;
-    CHECK(solver_cpu_debug_steps(&b, x, 1e-3f, dp, dd, &it, &err) == RT_OK);
+    struct solver_backend be;
+    CHECK(solver_backend_init(&be, "cpu", NULL, &err) == RT_OK);
+    CHECK(solver_cpu_debug_steps(&be, &b, x, 1e-3f, dp, dd, &it, &err) == RT_OK);
+    solver_backend_free(&be);
     double np = 0, nd = 0, ne = 0;
     for (size_t i = 0; i < n; i++) { np += (double)dp[i] * dp[i]; nd += (double)dd[i] * dd[i]; ne += ((double)dp[i] - dd[i]) * ((double)dp[i] - dd[i]); }
     np = sqrt(np); nd = sqrt(nd); ne = sqrt(ne);
@@ -262,10 +268,9 @@ static void test_roundtrip(const struct g1_clip *c)
     struct rt_err err;
     struct solver_clip_result cr;
     g1_clip_batch(c, 1, &first, &len, off, &own, &b);
-    b.opt.threads = 2;
     float *st = (float *)malloc((size_t)len * c->cols * sizeof(float));
     struct solver_result r = {st, &cr};
-    CHECK(solver_solve_cpu(&b, &r, &err) == RT_OK);
+    CHECK(g1_cpu_solve(&b, 2, &r, &err) == RT_OK);
     double mp, xp, xr;
     int viol;
     g1_clip_errors(c, &b, st, &mp, &xp, &xr, &viol);
@@ -289,12 +294,6 @@ static void test_validation(const struct g1_clip *c)
     struct rt_err err;
     g1_clip_batch(c, 1, &first, &len, off, &own, &b);
     CHECK(solver_batch_check(&b, &err) == RT_OK);
-    b.opt.threads = 256;
-    CHECK(solver_batch_check(&b, &err) == RT_OK);
-    b.opt.threads = 257;
-    CHECK(solver_batch_check(&b, &err) == RT_EINVAL);
-    CHECK_EQ_STR(err.where, "opt.threads");
-    b.opt.threads = 1;
     b.opt.max_cg_iters = 0;
     CHECK(solver_batch_check(&b, &err) == RT_EINVAL);
     b.opt.max_cg_iters = 1;
@@ -315,13 +314,174 @@ static void test_validation(const struct g1_clip *c)
     free(own);
 }
 
+/* The backend configuration at its limits: threads 0..SOLVER_MAX_THREADS
+ * (256 threads on 4 frames: most threads get no frame, same bits as one),
+ * the CUDA fields, unknown names, and an empty backend. */
+static void test_backend_config(const struct g1_clip *c)
+{
+    int first = 10, len = 4, off[2];
+    float *own, x1[4 * 64], x256[4 * 64];
+    struct solver_batch b;
+    struct solver_clip_result r1, r256;
+    struct solver_result o1 = {x1, &r1}, o256 = {x256, &r256};
+    struct solver_backend be = {0};
+    struct solver_backend_config cfg;
+    struct rt_err err;
+    g1_clip_batch(c, 1, &first, &len, off, &own, &b);
+    solver_backend_config_default(&cfg);
+    CHECK_EQ_INT(cfg.threads, 0);
+    CHECK(solver_backend_config_check(&cfg, &err) == RT_OK);
+    CHECK(g1_cpu_solve(&b, 1, &o1, &err) == RT_OK);
+    CHECK(g1_cpu_solve(&b, SOLVER_MAX_THREADS, &o256, &err) == RT_OK);
+    CHECK_BITS_EQ(x256, x1, (size_t)len * c->cols);
+    check_clip_eq(&r256, &r1);
+    cfg.threads = SOLVER_MAX_THREADS + 1;
+    CHECK(solver_backend_init(&be, "cpu", &cfg, &err) == RT_EINVAL);
+    CHECK_EQ_STR(err.where, "backend.threads");
+    CHECK(be.ops == NULL && be.ctx == NULL);
+    solver_backend_free(&be); /* a no-op on the empty backend */
+    cfg.threads = -1;
+    CHECK(solver_backend_init(&be, "auto", &cfg, &err) == RT_EINVAL);
+    CHECK_EQ_STR(err.where, "backend.threads");
+    cfg.threads = 0; /* one per core */
+    CHECK(solver_backend_init(&be, "cpu", &cfg, &err) == RT_OK);
+    CHECK_EQ_STR(solver_backend_name(&be), "cpu");
+    CHECK(solver_backend_solve(&be, &b, &o256, &err) == RT_OK);
+    CHECK_BITS_EQ(x256, x1, (size_t)len * c->cols);
+    solver_backend_free(&be);
+    solver_backend_free(&be); /* idempotent */
+    CHECK_EQ_STR(solver_backend_name(&be), "none");
+    CHECK(solver_backend_solve(&be, &b, &o256, &err) == RT_ESTATE);
+    cfg.cuda_devices = -1;
+    CHECK(solver_backend_init(&be, "cpu", &cfg, &err) == RT_EINVAL);
+    CHECK_EQ_STR(err.where, "backend.cuda_devices");
+    cfg.cuda_devices = 0;
+    cfg.cuda_profile = 2;
+    CHECK(solver_backend_init(&be, "cpu", &cfg, &err) == RT_EINVAL);
+    CHECK_EQ_STR(err.where, "backend.cuda_profile");
+    cfg.cuda_profile = 0;
+    cfg.cuda_unrolled_cg = -1;
+    CHECK(solver_backend_config_check(&cfg, &err) == RT_EINVAL);
+    CHECK_EQ_STR(err.where, "backend.cuda_unrolled_cg");
+    cfg.cuda_unrolled_cg = 0;
+    cfg.cuda_cg_up = 3;
+    CHECK(solver_backend_config_check(&cfg, &err) == RT_EINVAL);
+    CHECK_EQ_STR(err.where, "backend.cuda_cg_up");
+    CHECK(solver_backend_init(&be, "gpu", NULL, &err) == RT_EINVAL);
+    CHECK_EQ_STR(err.where, "backend");
+    CHECK(solver_backend_init(&be, NULL, NULL, &err) == RT_OK); /* auto: CUDA or the CPU */
+    CHECK(solver_backend_solve(&be, &b, &o256, &err) == RT_OK);
+    solver_backend_free(&be);
+    CHECK(solver_cpu_debug_poison(&be, 1) == -1); /* not a CPU backend */
+    free(own);
+}
+
+/* One batch of the reuse test: clips (first[k], len[k]). */
+struct reuse_batch {
+    int n;
+    int first[8], len[8];
+};
+
+/* Solves batch `rb` on `be` into a new state (frames * cols) and cr[]. */
+static float *solve_on(struct solver_backend *be, const struct g1_clip *c, const struct reuse_batch *rb,
+                       struct solver_clip_result *cr)
+{
+    int off[9];
+    float *own;
+    struct solver_batch b;
+    struct rt_err err;
+    g1_clip_batch(c, rb->n, rb->first, rb->len, off, &own, &b);
+    float *x = (float *)malloc((size_t)off[rb->n] * c->cols * sizeof(float));
+    struct solver_result r = {x, cr};
+    enum rt_status st = solver_backend_solve(be, &b, &r, &err);
+    CHECK_EQ_INT(st, RT_OK);
+    if (st != RT_OK) fprintf(stderr, "solve: %s: %s\n", err.where, err.msg);
+    free(own);
+    return x;
+}
+
+static size_t reuse_frames(const struct reuse_batch *rb)
+{
+    size_t nf = 0;
+    for (int k = 0; k < rb->n; k++) nf += (size_t)rb->len[k];
+    return nf;
+}
+
+/* One CPU backend context solving batches of different shapes in sequence
+ * -- a big one, a small one with more clips and fewer frames, the big one
+ * again -- gives the bits of a fresh context per batch, at 1, 2 and 4
+ * threads (the context grows its arena for the big batch, lays the small
+ * one over it, then reuses it). A poisoned context (its arena filled with
+ * NaNs before every solve) going small, big, small, big gives them too, so
+ * no solve reads anything an earlier one left behind. */
+static void test_reuse(const struct g1_clip *c)
+{
+    static const struct reuse_batch big = {3, {600, 1700, 2900}, {300, 200, 2}};
+    static const struct reuse_batch small = {4, {50, 1200, 2500, 3600}, {1, 3, 5, 7}};
+    const struct reuse_batch *seq[3] = {&big, &small, &big};
+    struct solver_clip_result ref_big[8], ref_small[8], cr[8];
+    float *ref[2];
+    struct rt_err err;
+    {   /* the references: a fresh one-thread context per batch */
+        struct solver_backend fresh;
+        struct solver_backend_config one;
+        solver_backend_config_default(&one);
+        one.threads = 1;
+        CHECK(solver_backend_init(&fresh, "cpu", &one, &err) == RT_OK);
+        ref[0] = solve_on(&fresh, c, &big, ref_big);
+        solver_backend_free(&fresh);
+        CHECK(solver_backend_init(&fresh, "cpu", &one, &err) == RT_OK);
+        ref[1] = solve_on(&fresh, c, &small, ref_small);
+        solver_backend_free(&fresh);
+    }
+    static const int threads[3] = {1, 2, 4};
+    for (int ti = 0; ti < 3; ti++) {
+        struct solver_backend be;
+        struct solver_backend_config cfg;
+        solver_backend_config_default(&cfg);
+        cfg.threads = threads[ti];
+        CHECK(solver_backend_init(&be, "cpu", &cfg, &err) == RT_OK);
+        for (int i = 0; i < 3; i++) {
+            int is_big = seq[i] == &big;
+            float *x = solve_on(&be, c, seq[i], cr);
+            CHECK_BITS_EQ(x, ref[is_big ? 0 : 1], reuse_frames(seq[i]) * c->cols);
+            for (int k = 0; k < seq[i]->n; k++) check_clip_eq(&cr[k], is_big ? &ref_big[k] : &ref_small[k]);
+            free(x);
+        }
+        solver_backend_free(&be);
+    }
+    {
+        const struct reuse_batch *pseq[4] = {&small, &big, &small, &big};
+        struct solver_backend be;
+        struct solver_backend_config cfg;
+        solver_backend_config_default(&cfg);
+        cfg.threads = 2;
+        CHECK(solver_backend_init(&be, "cpu", &cfg, &err) == RT_OK);
+        CHECK(solver_cpu_debug_poison(&be, 1) == 0);
+        for (int i = 0; i < 4; i++) {
+            int is_big = pseq[i] == &big;
+            float *x = solve_on(&be, c, pseq[i], cr);
+            CHECK_BITS_EQ(x, ref[is_big ? 0 : 1], reuse_frames(pseq[i]) * c->cols);
+            for (int k = 0; k < pseq[i]->n; k++) check_clip_eq(&cr[k], is_big ? &ref_big[k] : &ref_small[k]);
+            free(x);
+        }
+        solver_backend_free(&be);
+    }
+    printf("reuse: %zu-frame and %zu-frame batches on one context == fresh contexts (1, 2, 4 threads; poisoned)\n",
+           reuse_frames(&big), reuse_frames(&small));
+    free(ref[0]);
+    free(ref[1]);
+}
+
 int main(void)
 {
     struct g1_clip c;
     if (g1_clip_load(&c, test_data_dir(), 0) != 0) TEST_SKIP("G1 robot or reference trajectory unavailable");
     test_validation(&c);
+    test_backend_config(&c);
     test_jacobian(&c);
     test_bits(&c);
+    test_reuse(&c);
     test_cg_vs_direct(&c);
     test_roundtrip(&c);
     g1_clip_free(&c);

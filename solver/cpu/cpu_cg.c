@@ -123,7 +123,6 @@ void cpu_linearize(struct cpu_ctx *c, const float *state)
 }
 
 /* Per-frame costs at `state` into out[] for the selected clips. */
-void cpu_costs(struct cpu_ctx *c, const float *state, float *out);
 void cpu_costs(struct cpu_ctx *c, const float *state, float *out)
 {
     c->ph_state = state;
@@ -227,7 +226,6 @@ static void ph_cg_p(void *vctx, int tid, size_t begin, size_t end)
 
 /* Undamped H d, per-frame predicted decrease and trial states for the
  * selected clips (after the step d is known). */
-void cpu_predict(struct cpu_ctx *c);
 void cpu_predict(struct cpu_ctx *c)
 {
     c->ph_undamped = 1;
@@ -242,9 +240,8 @@ void cpu_predict(struct cpu_ctx *c)
 void cpu_pcg(struct cpu_ctx *c)
 {
     const struct solver_options *o = &c->b->opt;
-    float (*s)[3] = (float (*)[3])calloc((size_t)c->nc, sizeof *s);
-    int *was = (int *)calloc((size_t)c->nc, sizeof *was);
-    if (!s || !was) { free(s); free(was); return; } /* caller checked memory up front */
+    float (*s)[3] = c->dot_cg;
+    int *was = c->cg_was;
     for (int k = 0; k < c->nc; k++) was[k] = c->clip[k].sel;
     cpu_pool_run(c->pool, ph_cg_init, c, (size_t)c->nf);
     {
@@ -299,6 +296,4 @@ void cpu_pcg(struct cpu_ctx *c)
         if (any) cpu_pool_run(c->pool, ph_cg_p, c, (size_t)c->nf);
     }
     for (int k = 0; k < c->nc; k++) c->clip[k].sel = was[k];
-    free(s);
-    free(was);
 }

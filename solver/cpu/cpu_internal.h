@@ -1,7 +1,9 @@
 /* cpu_internal.h -- the CPU backend's internal interfaces: the thread pool,
- * the host reduction driver, the solver context shared by cpu_lm.c,
- * cpu_cg.c and cpu_direct.c, and a test hook. Not part of the public API;
- * tests include it to compare the PCG and the direct linear solves. */
+ * the host reduction driver, the solver context shared by cpu_backend.c,
+ * cpu_lm.c, cpu_cg.c and cpu_direct.c, and test hooks. Not part of the
+ * public API; tests include it to compare the PCG and the direct linear
+ * solves and to check that a context reused across solves leaks nothing
+ * from one solve into the next. */
 #ifndef RT_SOLVER_CPU_INTERNAL_H
 #define RT_SOLVER_CPU_INTERNAL_H
 
@@ -13,8 +15,8 @@
 /* A fixed set of threads (the caller is thread 0) that runs one task over
  * items [0, n): thread i gets the contiguous range [i*n/P, (i+1)*n/P).
  * Results never depend on P because every item writes only its own outputs
- * (DESIGN.md "The numerical contract" point 2). Created per solve call; no
- * globals. */
+ * (DESIGN.md "The numerical contract" point 2). The CPU backend creates
+ * one per context and keeps it for the context's life; no globals. */
 struct cpu_pool;
 typedef void (*cpu_task_fn)(void *ctx, int tid, size_t begin, size_t end);
 enum rt_status cpu_pool_create(int threads, struct cpu_pool **out, struct rt_err *err);
@@ -30,15 +32,25 @@ void cpu_pool_free(struct cpu_pool *p); /* NULL-safe; joins the threads */
 #define CPU_REDUCE_SERIAL_BLOCKS 64
 float cpu_reduce_sum(struct cpu_pool *pool, const float *x, size_t n);
 
-/* ---- test hook ----------------------------------------------------- */
-/* For one linearization of every clip of `b` at `state` (n_frames * cols)
- * with clip damping `lambda` (per-frame factors 1), writes the PCG step
- * (b->opt.max_cg_iters, b->opt.cg_tol) into d_pcg and the direct banded
- * double-precision step into d_direct (each n_frames * tangent_dim floats).
- * cg_iters (may be NULL) receives the CG iterations of clip 0. */
-enum rt_status solver_cpu_debug_steps(const struct solver_batch *b, const float *state, float lambda,
-                                      float *d_pcg, float *d_direct, int *cg_iters,
-                                      struct rt_err *err);
+/* ---- test hooks (cpu_backend.c) ------------------------------------ */
+struct solver_backend;
+
+/* On the CPU backend `be`, for one linearization of every clip of `b`
+ * (checked here with solver_batch_check()) at `state`
+ * (n_frames * cols) with clip damping `lambda` (per-frame factors 1),
+ * writes the PCG step (b->opt.max_cg_iters, b->opt.cg_tol) into d_pcg and
+ * the direct banded double-precision step into d_direct (each n_frames *
+ * tangent_dim floats). cg_iters (may be NULL) receives the CG iterations of
+ * clip 0. RT_EINVAL when `be` is not a CPU backend or `b` is invalid. */
+enum rt_status solver_cpu_debug_steps(struct solver_backend *be, const struct solver_batch *b,
+                                      const float *state, float lambda, float *d_pcg, float *d_direct,
+                                      int *cg_iters, struct rt_err *err);
+
+/* With `on` set, every later solve on the CPU backend `be` first fills its
+ * whole work arena with 0xff bytes (NaN floats, -1 integers) before it sets
+ * up the batch, so that any read of a value left by an earlier solve shows
+ * in the results. Returns 0, or -1 when `be` is not a CPU backend. */
+int solver_cpu_debug_poison(struct solver_backend *be, int on);
 
 /* ---- solver context ------------------------------------------------ */
 struct cpu_clip {
@@ -54,11 +66,27 @@ struct cpu_clip {
     float start_cost, initial_cost;
 };
 
+/* The CPU backend's context. The pool and the thread count are fixed at
+ * creation; everything else belongs to the solve in progress.
+ *
+ * Invariants: every per-solve array below points into `arena`, laid out by
+ * cpu_ctx_prepare() for the current batch (sizes nf, nc, n, cols, nl); the
+ * arena holds arena_cap bytes, grows to the largest batch seen and shrinks
+ * only when the context is freed. Nothing in it carries over from one solve
+ * to the next: cpu_ctx_prepare() zeroes `clip`, sets `clip_of` and `mu`,
+ * and every other array is written by a phase of the solve before any
+ * phase reads it (the arena is never assumed to be zero; with `poison` set
+ * it is filled with 0xff bytes on every solve to prove it). */
 struct cpu_ctx {
+    struct cpu_pool *pool;
+    int threads;
+    int poison;                   /* test hook: solver_cpu_debug_poison() */
+    unsigned char *arena;
+    size_t arena_cap;
+    /* the current batch (borrowed for one solve) and its sizes */
     const struct solver_batch *b;
     const struct rt_tree *tr;
     int n, cols, nf, nc, nl;
-    struct cpu_pool *pool;
     int *clip_of;                 /* [nf] */
     struct cpu_clip *clip;        /* [nc] */
     float *x, *xt;                /* [nf*cols] state, trial state */
@@ -76,6 +104,9 @@ struct cpu_ctx {
     float *blk_part[3];
     size_t blk_cap;
     float *red_scratch;           /* serial reduction scratch */
+    /* per-clip dot products: the LM step's |d|^2, |x|^2, and the PCG's */
+    float (*dot_d)[3], (*dot_x)[3], (*dot_cg)[3];
+    int *cg_was;                  /* [nc] sel before the PCG */
     /* phase arguments */
     const float *ph_state;
     float *ph_out;
@@ -83,11 +114,16 @@ struct cpu_ctx {
     int ph_ndot, ph_width, ph_undamped;
 };
 
-enum rt_status cpu_ctx_init(struct cpu_ctx *c, const struct solver_batch *b, struct rt_err *err);
-void cpu_ctx_free(struct cpu_ctx *c);
+/* cpu_lm.c: the whole solve of the batch cpu_ctx_prepare() set up, its
+ * results into `res` (room for the batch); and the test hook's steps. */
+enum rt_status cpu_lm_solve(struct cpu_ctx *c, struct solver_result *res, struct rt_err *err);
+enum rt_status cpu_lm_debug_steps(struct cpu_ctx *c, const float *state, float lambda, float *d_pcg,
+                                  float *d_direct, int *cg_iters, struct rt_err *err);
 void cpu_linearize(struct cpu_ctx *c, const float *state);
+void cpu_costs(struct cpu_ctx *c, const float *state, float *out);
 void cpu_precondition(struct cpu_ctx *c);
 void cpu_pcg(struct cpu_ctx *c);
+void cpu_predict(struct cpu_ctx *c);
 enum rt_status cpu_direct(struct cpu_ctx *c, struct rt_err *err);
 /* Per clip c with sel set: out[c] = sum over entries (frame, coordinate) of
  * u*v for up to 3 pairs (width floats per frame), reduce.h order. */

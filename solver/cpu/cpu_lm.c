@@ -1,5 +1,7 @@
-/* cpu_lm.c -- the CPU backend: per-clip Levenberg-Marquardt over a batch
- * (SOLVER.md, docs/solver.md), solver_solve_cpu() and the test hook.
+/* cpu_lm.c -- the CPU backend's per-clip Levenberg-Marquardt over a batch
+ * (SOLVER.md, docs/solver.md): cpu_lm_solve() runs one solve in a context
+ * that cpu_backend.c has set up for the batch, and cpu_lm_debug_steps() is
+ * the test hook's single linearization.
  *
  * Flow of one call:
  *   1. start state (b->init, or the rest pose with the base at the root
@@ -22,86 +24,6 @@
 #include "../lm_rule.h"
 #include "../reduce.h"
 #include "cpu_internal.h"
-
-void cpu_costs(struct cpu_ctx *c, const float *state, float *out);
-void cpu_predict(struct cpu_ctx *c);
-
-void cpu_ctx_free(struct cpu_ctx *c)
-{
-    if (!c) return;
-    cpu_pool_free(c->pool);
-    free(c->clip_of); free(c->clip);
-    free(c->x); free(c->xt); free(c->dq); free(c->B); free(c->F);
-    free(c->g); free(c->lamd); free(c->d); free(c->r); free(c->z); free(c->p); free(c->q);
-    free(c->frozen); free(c->mu); free(c->part); free(c->part_t); free(c->pred_f);
-    free(c->tscratch); free(c->blk_clip); free(c->blk_start);
-    for (int k = 0; k < 3; k++) free(c->blk_part[k]);
-    free(c->red_scratch);
-    memset(c, 0, sizeof *c);
-}
-
-static void *alloc_arr(size_t a, size_t b, size_t es, int *bad)
-{
-    size_t n, bytes;
-    if (!rt_mul_size(a, b, &n) || !rt_mul_size(n ? n : 1, es, &bytes)) { *bad = 1; return NULL; }
-    void *p = calloc(1, bytes);
-    if (!p) *bad = 1;
-    return p;
-}
-
-/* Allocates everything for batch b (already validated). On failure frees
- * what it allocated and returns RT_ENOMEM / RT_ELIMIT. */
-enum rt_status cpu_ctx_init(struct cpu_ctx *c, const struct solver_batch *b, struct rt_err *err)
-{
-    int bad = 0;
-    memset(c, 0, sizeof *c);
-    c->b = b;
-    c->tr = b->tree;
-    c->n = rt_tangent_dim(b->tree);
-    c->cols = rt_state_cols(b->tree);
-    c->nf = b->frame_off[b->n_clips];
-    c->nc = b->n_clips;
-    c->nl = b->tree->n_links;
-    size_t nf = (size_t)c->nf, n = (size_t)c->n, nn = n * n;
-    enum rt_status st = cpu_pool_create(b->opt.threads, &c->pool, err);
-    if (st != RT_OK) return st;
-    c->clip_of = (int *)alloc_arr(nf, 1, sizeof(int), &bad);
-    c->clip = (struct cpu_clip *)alloc_arr((size_t)c->nc, 1, sizeof(struct cpu_clip), &bad);
-    c->x = (float *)alloc_arr(nf, (size_t)c->cols, sizeof(float), &bad);
-    c->xt = (float *)alloc_arr(nf, (size_t)c->cols, sizeof(float), &bad);
-    c->dq = (float *)alloc_arr(nf, n, sizeof(float), &bad);
-    c->B = (float *)alloc_arr(nf, nn, sizeof(float), &bad);
-    c->F = (float *)alloc_arr(nf, nn, sizeof(float), &bad);
-    float **vecs[7] = {&c->g, &c->lamd, &c->d, &c->r, &c->z, &c->p, &c->q};
-    for (int k = 0; k < 7; k++) *vecs[k] = (float *)alloc_arr(nf, n, sizeof(float), &bad);
-    c->frozen = (unsigned long long *)alloc_arr(nf, 1, sizeof(unsigned long long), &bad);
-    c->mu = (float *)alloc_arr(nf, 1, sizeof(float), &bad);
-    c->part = (float *)alloc_arr(nf, 1, sizeof(float), &bad);
-    c->part_t = (float *)alloc_arr(nf, 1, sizeof(float), &bad);
-    c->pred_f = (float *)alloc_arr(nf, 1, sizeof(float), &bad);
-    size_t ts = (size_t)c->nl * FRAME_LINK_STRIDE + nn;
-    size_t ti = frame_init_scratch(c->tr);
-    c->tscratch_stride = ts > ti ? ts : ti;
-    c->tscratch = (float *)alloc_arr((size_t)b->opt.threads, c->tscratch_stride, sizeof(float), &bad);
-    /* dot blocks: at most sum_c ceil(T_c * cols / 512) <= nf*cols/512 + nc */
-    c->blk_cap = nf * (size_t)c->cols / RT_REDUCE_BLOCK + (size_t)c->nc + 1;
-    c->blk_clip = (int *)alloc_arr(c->blk_cap, 1, sizeof(int), &bad);
-    c->blk_start = (size_t *)alloc_arr(c->blk_cap, 1, sizeof(size_t), &bad);
-    for (int k = 0; k < 3; k++) c->blk_part[k] = (float *)alloc_arr(c->blk_cap, 1, sizeof(float), &bad);
-    c->red_scratch = (float *)alloc_arr(c->blk_cap + RT_REDUCE_BLOCK + nf, 1, sizeof(float), &bad);
-    if (bad) {
-        cpu_ctx_free(c);
-        return rt_err_set(err, RT_ENOMEM, "solver", "out of memory for %zu frames", nf);
-    }
-    for (int k = 0; k < c->nc; k++) {
-        struct cpu_clip *cl = &c->clip[k];
-        cl->off = b->frame_off[k];
-        cl->T = b->frame_off[k + 1] - b->frame_off[k];
-        for (int t = 0; t < cl->T; t++) c->clip_of[cl->off + t] = k;
-    }
-    for (size_t f = 0; f < nf; f++) c->mu[f] = 1.0f;
-    return RT_OK;
-}
 
 void cpu_select_all_active(struct cpu_ctx *c)
 {
@@ -228,8 +150,7 @@ static enum rt_status lm_run(struct cpu_ctx *c, struct rt_err *err)
 {
     const struct solver_batch *b = c->b;
     const struct solver_options *o = &b->opt;
-    float (*s)[3] = (float (*)[3])calloc((size_t)c->nc, sizeof *s);
-    if (!s) return rt_err_set(err, RT_ENOMEM, "solver", "out of memory");
+    float (*s)[3] = c->dot_d, (*sx)[3] = c->dot_x;
     enum rt_status st = RT_OK;
 
     for (int k = 0; k < c->nc; k++) {
@@ -280,8 +201,6 @@ static enum rt_status lm_run(struct cpu_ctx *c, struct rt_err *err)
             const float *u[3] = {c->d, NULL, NULL}, *v[3] = {c->d, NULL, NULL};
             cpu_dots(c, 1, u, v, c->n, s);
         }
-        float (*sx)[3] = (float (*)[3])calloc((size_t)c->nc, sizeof *sx);
-        if (!sx) { st = rt_err_set(err, RT_ENOMEM, "solver", "out of memory"); goto done; }
         {
             const float *u[3] = {c->x, NULL, NULL}, *v[3] = {c->x, NULL, NULL};
             cpu_dots(c, 1, u, v, c->cols, sx);
@@ -300,7 +219,6 @@ static enum rt_status lm_run(struct cpu_ctx *c, struct rt_err *err)
                 cl->need_lin = 1;
             }
         }
-        free(sx);
         cpu_pool_run(c->pool, ph_accept, c, (size_t)c->nf);
         int done_clips = 0;
         int max_it = 0;
@@ -313,64 +231,46 @@ static enum rt_status lm_run(struct cpu_ctx *c, struct rt_err *err)
         if (b->progress) b->progress(b->progress_user, max_it, done_clips);
     }
 done:
-    free(s);
     return st;
 }
 
-enum rt_status solver_solve_cpu(const struct solver_batch *b, struct solver_result *res, struct rt_err *err)
+enum rt_status cpu_lm_solve(struct cpu_ctx *c, struct solver_result *res, struct rt_err *err)
 {
-    struct cpu_ctx c;
-    double t0 = rt_now();
-    enum rt_status st = solver_batch_check(b, err);
+    start_state(c);
+    enum rt_status st = lm_run(c, err);
     if (st != RT_OK) return st;
-    if (!res || !res->state || !res->clips) return rt_err_set(err, RT_EINVAL, "result", "no output arrays");
-    st = cpu_ctx_init(&c, b, err);
-    if (st != RT_OK) return st;
-    start_state(&c);
-    st = lm_run(&c, err);
-    if (st == RT_OK) {
-        double sec = rt_now() - t0;
-        memcpy(res->state, c.x, (size_t)c.nf * c.cols * sizeof(float));
-        for (int k = 0; k < c.nc; k++) {
-            const struct cpu_clip *cl = &c.clip[k];
-            struct solver_clip_result *r = &res->clips[k];
-            memset(r, 0, sizeof *r);
-            r->lm_iters = cl->lm_iters;
-            r->cg_iters = cl->cg_total;
-            r->termination = cl->term;
-            r->start_cost = cl->start_cost;
-            r->initial_cost = cl->initial_cost;
-            r->final_cost = cl->cost;
-            r->final_lambda = cl->lambda;
-            r->seconds = sec;
-            solver_clip_bounds(c.tr, c.x + (size_t)cl->off * c.cols, cl->T, r);
-        }
+    memcpy(res->state, c->x, (size_t)c->nf * c->cols * sizeof(float));
+    for (int k = 0; k < c->nc; k++) {
+        const struct cpu_clip *cl = &c->clip[k];
+        struct solver_clip_result *r = &res->clips[k];
+        memset(r, 0, sizeof *r);
+        r->lm_iters = cl->lm_iters;
+        r->cg_iters = cl->cg_total;
+        r->termination = cl->term;
+        r->start_cost = cl->start_cost;
+        r->initial_cost = cl->initial_cost;
+        r->final_cost = cl->cost;
+        r->final_lambda = cl->lambda;
+        solver_clip_bounds(c->tr, c->x + (size_t)cl->off * c->cols, cl->T, r);
     }
-    cpu_ctx_free(&c);
-    return st;
+    return RT_OK;
 }
 
-enum rt_status solver_cpu_debug_steps(const struct solver_batch *b, const float *state, float lambda,
-                                      float *d_pcg, float *d_direct, int *cg_iters, struct rt_err *err)
+enum rt_status cpu_lm_debug_steps(struct cpu_ctx *c, const float *state, float lambda, float *d_pcg,
+                                  float *d_direct, int *cg_iters, struct rt_err *err)
 {
-    struct cpu_ctx c;
-    enum rt_status st = solver_batch_check(b, err);
-    if (st != RT_OK) return st;
-    st = cpu_ctx_init(&c, b, err);
-    if (st != RT_OK) return st;
-    memcpy(c.x, state, (size_t)c.nf * c.cols * sizeof(float));
-    for (int k = 0; k < c.nc; k++) {
-        c.clip[k].active = 1;
-        c.clip[k].sel = 1;
-        c.clip[k].lambda = lambda;
+    memcpy(c->x, state, (size_t)c->nf * c->cols * sizeof(float));
+    for (int k = 0; k < c->nc; k++) {
+        c->clip[k].active = 1;
+        c->clip[k].sel = 1;
+        c->clip[k].lambda = lambda;
     }
-    cpu_linearize(&c, c.x);
-    cpu_precondition(&c);
-    cpu_pcg(&c);
-    memcpy(d_pcg, c.d, (size_t)c.nf * c.n * sizeof(float));
-    if (cg_iters) *cg_iters = c.clip[0].cg_it;
-    st = cpu_direct(&c, err);
-    if (st == RT_OK) memcpy(d_direct, c.d, (size_t)c.nf * c.n * sizeof(float));
-    cpu_ctx_free(&c);
+    cpu_linearize(c, c->x);
+    cpu_precondition(c);
+    cpu_pcg(c);
+    memcpy(d_pcg, c->d, (size_t)c->nf * c->n * sizeof(float));
+    if (cg_iters) *cg_iters = c->clip[0].cg_it;
+    enum rt_status st = cpu_direct(c, err);
+    if (st == RT_OK) memcpy(d_direct, c->d, (size_t)c->nf * c->n * sizeof(float));
     return st;
 }

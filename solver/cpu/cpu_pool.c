@@ -95,7 +95,7 @@ enum rt_status cpu_pool_create(int threads, struct cpu_pool **out, struct rt_err
     return RT_OK;
 fail:
     cpu_pool_free(p);
-    return rt_err_set(err, RT_ENOMEM, "opt.threads", "cannot start %d threads", threads);
+    return rt_err_set(err, RT_ENOMEM, "backend.threads", "cannot start %d threads", threads);
 }
 
 void cpu_pool_run(struct cpu_pool *p, cpu_task_fn fn, void *ctx, size_t n_items)

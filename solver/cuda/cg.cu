@@ -290,12 +290,11 @@ static enum rt_status pcg_enqueue_iter(struct cuda_lm *L, cudaStream_t s, struct
     size_t sm = warp_smem(L);
     enum rt_status st;
     /* the update runs 2 frames per warp where a frame has at most 48
-     * coordinates, else 1 (RT_CUDA_CG_UP=1: 1, for comparison; the same
+     * coordinates, else 1 (the cuda_cg_up switch: 1, for comparison; the same
      * bits either way). On the H200 at 64 x 3945 G1 frames a CG iteration
      * took 950 us with 2 frames per warp, 1075 with 4 and 1057 with the
      * earlier hand-written one-frame-per-warp kernel (bench/RESULTS.md). */
-    const char *eup = getenv("RT_CUDA_CG_UP");
-    int lpf = L->n <= 48 && !(eup && eup[0] == '1') ? 16 : 32;
+    int lpf = L->n <= 48 && !L->cg_up ? 16 : 32;
     unsigned gn = cuda_blocks((size_t)L->nf, (unsigned)(CGN_THREADS / lpf));
     size_t smn = (size_t)(CGN_THREADS / lpf) * CGN_SLOT(CUDA_PK_STRIDE(L->n), (size_t)lpf) * sizeof(float);
     matvec_kernel<<<gw, 32 * WARP_FRAMES_PER_BLOCK, sm, s>>>(a, L->cg_on, L->B, L->lamd, L->frozen, L->p, L->q);
@@ -405,8 +404,7 @@ enum rt_status cuda_pcg(struct cuda_lm *L, cudaStream_t s, struct rt_err *err)
     enum rt_status st;
     if (!L->cg_exec) {
         if ((st = capture(L, s, 0, &L->cg_init_exec, err)) != RT_OK) return st;
-        const char *un = getenv("RT_CUDA_UNROLLED_CG");
-        L->cg_while = !(un && un[0] == '1') && build_while(L, s, NULL) == RT_OK;
+        L->cg_while = !L->unrolled_cg && build_while(L, s, NULL) == RT_OK;
         if (!L->cg_while && (st = capture(L, s, 1, &L->cg_exec, err)) != RT_OK) return st;
     }
     if (!L->ev0) {

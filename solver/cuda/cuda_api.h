@@ -34,11 +34,9 @@ struct solver_backend;
 enum rt_status solver_cuda_last_stats(const struct solver_backend *be, double *pcg_ms, int *pcg_graphs,
                                       double *solve_ms, struct rt_err *err);
 
-/* solver_backend_cuda_init() on at most max_devices devices (0: all; the
- * environment variable RT_CUDA_DEVICES=N sets the default limit). With
- * several devices a batch is split by clips over them, same bits as on one.
- * solver_cuda_backend_devices() says how many a backend uses (0: not CUDA). */
-enum rt_status solver_backend_cuda_init_n(struct solver_backend *out, int max_devices, struct rt_err *err);
+/* How many devices a backend uses (0: not CUDA). solver_backend_cuda_init()
+ * takes at most solver_backend_config.cuda_devices of them (0: all); with
+ * several, a batch is split by clips over them, same bits as on one. */
 int solver_cuda_backend_devices(const struct solver_backend *be);
 
 /* Measured device-to-device copy bandwidth (bytes read + written per

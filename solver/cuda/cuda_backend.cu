@@ -1,9 +1,11 @@
 /* cuda_backend.cu -- the CUDA solver backend: its ops table, its context and
  * device selection (STYLE.md "Backend interface", after ggml's backends).
  *
- * The context owns, per device used, one stream and the LM stage's device
- * state, whose buffers grow with the frames of the batches solved (never a
- * fixed capacity) and are freed in destroy. With several devices a batch is
+ * The context owns its configuration (struct solver_backend_config: the
+ * device limit and the cuda_* switches, fixed at init) and, per device
+ * used, one stream and the LM stage's device state, whose buffers grow with
+ * the frames of the batches solved (never a fixed capacity) and are freed
+ * in destroy. With several devices a batch is
  * split by clips into contiguous groups of about equal frames, one per
  * device, solved concurrently (one host thread per device). Because a
  * clip's result never depends on its batch (DESIGN.md "The numerical
@@ -32,6 +34,7 @@ struct cuda_dev {
 };
 
 struct cuda_ctx {
+    struct solver_backend_config cfg;
     int n_dev;
     struct cuda_dev dev[CUDA_MAX_DEVICES];
 };
@@ -73,6 +76,7 @@ extern "C" enum rt_status solver_cuda_device_describe(char *buf, size_t cap, str
 /* One device's share of a batch. */
 struct cuda_part {
     struct cuda_dev *dev;
+    const struct solver_backend_config *cfg;
     struct solver_batch b;
     struct solver_result res;
     int *frame_off;
@@ -87,7 +91,7 @@ static void *cuda_part_run(void *arg)
     if (e != cudaSuccess)
         p->st = CUDA_ERR(&p->err, RT_EBACKEND, "cuda", "%s:%d: %s", __FILE__, __LINE__, cudaGetErrorString(e));
     else
-        p->st = cuda_lm_solve(&p->dev->lm, &p->b, &p->res, p->dev->stream, &p->err);
+        p->st = cuda_lm_solve(&p->dev->lm, p->cfg, &p->b, &p->res, p->dev->stream, &p->err);
     return NULL;
 }
 
@@ -98,7 +102,7 @@ static enum rt_status cuda_solve(void *vctx, const struct solver_batch *b, struc
     int nd = ctx->n_dev < b->n_clips ? ctx->n_dev : b->n_clips;
     if (nd <= 1) {
         CUDA_TRY(cudaSetDevice(ctx->dev[0].device), err);
-        return cuda_lm_solve(&ctx->dev[0].lm, b, res, ctx->dev[0].stream, err);
+        return cuda_lm_solve(&ctx->dev[0].lm, &ctx->cfg, b, res, ctx->dev[0].stream, err);
     }
     /* Split by clips: device d takes the clips whose first frame lies in
      * [d * total / nd, (d + 1) * total / nd), every device at least one. */
@@ -120,6 +124,7 @@ static enum rt_status cuda_solve(void *vctx, const struct solver_batch *b, struc
         int f0 = b->frame_off[c0];
         size_t nt = (size_t)b->n_targets, tf = (size_t)f0 * nt;
         p->dev = &ctx->dev[d];
+        p->cfg = &ctx->cfg;
         p->frame_off = (int *)malloc(((size_t)(c1 - c0) + 1) * sizeof(int));
         if (!p->frame_off) { st = CUDA_ERR(err, RT_ENOMEM, "solver", "out of memory"); break; }
         for (int c = c0; c <= c1; c++) p->frame_off[c - c0] = b->frame_off[c] - f0;
@@ -233,19 +238,27 @@ fail:
     return st;
 }
 
-extern "C" enum rt_status solver_backend_cuda_init_n(struct solver_backend *out, int max_devices,
-                                                     struct rt_err *err)
+extern "C" enum rt_status solver_backend_cuda_init(struct solver_backend *out,
+                                                   const struct solver_backend_config *cfg, struct rt_err *err)
 {
+    struct solver_backend_config def;
     out->ops = NULL;
     out->ctx = NULL;
+    if (!cfg) {
+        solver_backend_config_default(&def);
+        cfg = &def;
+    }
+    enum rt_status st = solver_backend_config_check(cfg, err);
+    if (st != RT_OK) return st;
     int dev = 0, count = 0;
-    enum rt_status st = cuda_pick_device(&dev, err);
+    st = cuda_pick_device(&dev, err);
     if (st != RT_OK) return st;
     CUDA_TRY(cudaGetDeviceCount(&count), err);
-    if (max_devices > 0 && count > max_devices) count = max_devices;
+    if (cfg->cuda_devices > 0 && count > cfg->cuda_devices) count = cfg->cuda_devices;
     if (count > CUDA_MAX_DEVICES) count = CUDA_MAX_DEVICES;
     struct cuda_ctx *ctx = (struct cuda_ctx *)calloc(1, sizeof *ctx);
     if (!ctx) return CUDA_ERR(err, RT_ENOMEM, "backend", "out of memory");
+    ctx->cfg = *cfg;
     for (int d = 0; d < count; d++) {
         ctx->dev[d].device = d;
         CUDA_GOTO(cudaSetDevice(d), err, st, fail);
@@ -259,14 +272,6 @@ extern "C" enum rt_status solver_backend_cuda_init_n(struct solver_backend *out,
 fail:
     cuda_destroy(ctx);
     return st;
-}
-
-extern "C" enum rt_status solver_backend_cuda_init(struct solver_backend *out, struct rt_err *err)
-{
-    /* RT_CUDA_DEVICES=N limits the devices used (benchmarks, scaling). */
-    const char *e = getenv("RT_CUDA_DEVICES");
-    int n = e && e[0] >= '1' && e[0] <= '9' ? atoi(e) : 0;
-    return solver_backend_cuda_init_n(out, n, err);
 }
 
 extern "C" int solver_cuda_backend_devices(const struct solver_backend *be)

@@ -4,8 +4,10 @@
 #include "../backend.h"
 #include "cuda_api.h"
 
-enum rt_status solver_backend_cuda_init(struct solver_backend *out, struct rt_err *err)
+enum rt_status solver_backend_cuda_init(struct solver_backend *out, const struct solver_backend_config *cfg,
+                                        struct rt_err *err)
 {
+    (void)cfg;
     out->ops = NULL;
     out->ctx = NULL;
     return rt_err_set(err, RT_ENODEV, "backend", "built without CUDA");
@@ -35,12 +37,6 @@ enum rt_status solver_cuda_copy_bandwidth(size_t bytes, double *gbs, struct rt_e
 {
     (void)bytes, (void)gbs;
     return rt_err_set(err, RT_ENODEV, "backend", "built without CUDA");
-}
-
-enum rt_status solver_backend_cuda_init_n(struct solver_backend *out, int max_devices, struct rt_err *err)
-{
-    (void)max_devices;
-    return solver_backend_cuda_init(out, err);
 }
 
 int solver_cuda_backend_devices(const struct solver_backend *be)

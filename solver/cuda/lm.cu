@@ -325,9 +325,9 @@ static __global__ void start_kernel(struct solver_batch bd, int nf, int cols, fl
     if (f < nf) frame_start_state(&bd, f, x + (size_t)f * cols);
 }
 
-/* ---- phase profile (RT_CUDA_PROFILE=1) ------------------------------ */
+/* ---- phase profile (config cuda_profile, RT_CUDA_PROFILE=1) --------- */
 
-/* With RT_CUDA_PROFILE=1 each phase of a solve ends in a stream
+/* With the cuda_profile switch on each phase of a solve ends in a stream
  * synchronization and its wall time is added to its bucket; one line per
  * solve goes to stderr. Off (the default) nothing is synchronized. */
 enum { PH_PREP, PH_START, PH_INIT, PH_LIN, PH_PRECOND, PH_PCG, PH_EVAL, PH_ACCEPT, PH_DOWN, PH_N };
@@ -337,11 +337,10 @@ struct phase_prof {
     int on;
     double t, ms[PH_N];
 };
-static void prof_start(struct phase_prof *p)
+static void prof_start(struct phase_prof *p, int on)
 {
-    const char *e = getenv("RT_CUDA_PROFILE");
     memset(p, 0, sizeof *p);
-    p->on = e && e[0] == '1';
+    p->on = on;
     p->t = rt_now();
 }
 static void prof_mark(struct phase_prof *p, int ph, cudaStream_t s)
@@ -393,8 +392,9 @@ static __global__ void fill_kernel(float *a, size_t n, float v)
     if (i < n) a[i] = v;
 }
 
-enum rt_status cuda_lm_solve(struct cuda_lm **lmp, const struct solver_batch *b, struct solver_result *res,
-                             cudaStream_t s, struct rt_err *err)
+enum rt_status cuda_lm_solve(struct cuda_lm **lmp, const struct solver_backend_config *cfg,
+                             const struct solver_batch *b, struct solver_result *res, cudaStream_t s,
+                             struct rt_err *err)
 {
     double t0 = rt_now();
     const struct solver_options *o = &b->opt;
@@ -413,7 +413,10 @@ enum rt_status cuda_lm_solve(struct cuda_lm **lmp, const struct solver_batch *b,
     struct cuda_lm *L = *lmp;
     int nc, nf;
     struct phase_prof prof;
-    prof_start(&prof);
+    L->profile = cfg->cuda_profile;
+    L->unrolled_cg = cfg->cuda_unrolled_cg;
+    L->cg_up = cfg->cuda_cg_up;
+    prof_start(&prof, L->profile);
     L->pcg_ms = 0.0;
     L->pcg_graphs = 0;
     TRY(prepare(L, b, s, err));

@@ -20,6 +20,9 @@ struct cpu_pool;
 
 struct cuda_lm {
     int device, n_sm;
+    /* the backend's switches (struct solver_backend_config), set by every
+     * cuda_lm_solve() from its context's configuration */
+    int profile, unrolled_cg, cg_up;
     /* sizes of the current batch */
     int nf, nc, n, cols, nl;
     /* the batch on the device: bd's pointers are device pointers, bd.tree
