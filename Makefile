@@ -3,6 +3,7 @@
 #   make test       build and run every test (SANITIZE=1: under ASan+UBSan)
 #   make run        the main job: inspect, offline retarget, then the daemon
 #   make bench      CPU benchmarks;  make gpu-check / bench-gpu on a GPU machine
+#   make bench-e2e  a corpus end to end through the CLI and the daemon (N windows, K clients)
 #   make fuzz       libFuzzer targets for the readers (FUZZ_SECONDS each)
 #   CUDA=auto|0|1   auto builds CUDA when nvcc is found; 0 forces CPU-only
 CUDA      ?= auto
@@ -68,7 +69,7 @@ BENCHES := $(patsubst bench/%.c,$(B)/bench/%,$(wildcard bench/bench_*.c))
 PROGS   := $(if $(wildcard clients/retarget.c),$(B)/retarget) $(if $(wildcard server/main.c),$(B)/retargetd)
 STAMP   := $(B)/.config
 
-.PHONY: all deps test run bench bench-gpu gpu-check fuzz clean
+.PHONY: all deps test run bench bench-e2e bench-gpu gpu-check fuzz clean
 all: $(PROGS) $(TESTS) $(BENCHES)
 
 # The configuration stamp changes only when the configuration does, so that
@@ -132,6 +133,13 @@ gpu-check: all
 
 bench-gpu: all
 	@sh bench/bench_gpu.sh $(B)
+
+# N windows of the G1 reference trajectory plus the BVH clips, K HTTP clients
+# (a GPU machine: make bench-e2e N=512 K=16).
+N ?= 16
+K ?= 4
+bench-e2e: all
+	@sh bench/e2e.sh $(B) $(N) $(K)
 
 FUZZERS := $(patsubst tests/%.c,build/fuzz/%,$(wildcard tests/fuzz_*.c))
 FUZZ_CC  := clang -std=c11 -D_GNU_SOURCE -g -O1 -ffp-contract=off -I$(CURDIR)
