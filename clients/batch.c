@@ -3,7 +3,7 @@
  *
  *   retarget batch CORPUS_DIR --robot R --out DIR [--server URL] [--token T]
  *                  [--profile P] [--source-robot S] [--shard I/N] [--jobs N]
- *                  [--threads N] [--max-lm N]
+ *                  [--threads N] [job options: --max-lm N ...]
  *
  * Every .bvh under CORPUS_DIR (and every .csv with --source-robot), sorted
  * by relative path; with --shard I/N only those whose index i has
@@ -13,7 +13,8 @@
  * Resumable: DIR/manifest.jsonl gets one line per clip finished,
  * {"clip","hash","status":"done"|"failed","job","frames","seconds","error"};
  * a clip whose latest line is "done" with the same input hash (SHA-256 of
- * its bytes, the robot, profile and source robot) is skipped. Each line is
+ * its bytes, the robot, profile, source robot and the canonical job
+ * options) is skipped. Each line is
  * one write() on an O_APPEND descriptor, so shards may share the file.
  * Through the daemon the input hash is also the job's Idempotency-Key, so a
  * rerun after a crash picks up the jobs it had submitted.
@@ -32,7 +33,9 @@
 #include <unistd.h>
 
 #include "../base/clock.h"
+#include "../base/num.h"
 #include "../base/sha256.h"
+#include "../retarget/options.h"
 #include "cli.h"
 
 #define BATCH_MAX_CLIPS 1000000
@@ -40,7 +43,8 @@
 struct batch {
     const char *corpus, *robot, *profile, *source_robot, *out;
     struct cli_server srv;
-    int server, shard_i, shard_n, jobs, threads, max_lm, progress;
+    int server, shard_i, shard_n, jobs, threads, progress;
+    struct rtg_job_options opts; /* the job options given (the option table reads them) */
     char **clips; /* relative paths */
     int n_clips, cap_clips;
     size_t corpus_len;
@@ -129,9 +133,13 @@ static enum rt_status input_hash(const struct batch *b, const char *path, char h
     rt_sha256_init(&h);
     const char *parts[3] = {b->robot, b->profile ? b->profile : "", b->source_robot ? b->source_robot : ""};
     for (int i = 0; i < 3; i++) rt_sha256_update(&h, parts[i], strlen(parts[i]) + 1);
-    char lm[32];
-    snprintf(lm, sizeof lm, "%d", b->max_lm);
-    rt_sha256_update(&h, lm, strlen(lm) + 1);
+    char *opts = rtg_job_options_json(&b->opts);
+    if (!opts) {
+        free(text);
+        return rt_err_set(err, RT_ENOMEM, path, "out of memory");
+    }
+    rt_sha256_update(&h, opts, strlen(opts) + 1);
+    free(opts);
     rt_sha256_update(&h, text, len);
     rt_sha256_final(&h, d);
     rt_sha256_hex(d, hex);
@@ -218,27 +226,21 @@ static enum rt_status run_one(struct batch *b, int i, long long *job, struct rt_
     dir[strlen(dir) - 1] = 0;
     *job = 0;
     if (!b->server) {
-        char threads[16], max_lm[16];
-        char *argv[20];
-        int argc = 0;
-        snprintf(threads, sizeof threads, "%d", b->threads);
-        argv[argc++] = src;
-        argv[argc++] = "--robot";
-        argv[argc++] = (char *)b->robot;
-        if (b->profile) argv[argc++] = "--profile", argv[argc++] = (char *)b->profile;
-        if (b->source_robot) argv[argc++] = "--source-robot", argv[argc++] = (char *)b->source_robot;
-        if (b->max_lm >= 0) {
-            snprintf(max_lm, sizeof max_lm, "%d", b->max_lm);
-            argv[argc++] = "--max-lm", argv[argc++] = max_lm;
-        }
-        argv[argc++] = "-o";
-        argv[argc++] = dir;
-        argv[argc++] = "--threads";
-        argv[argc++] = threads;
-        argv[argc++] = "--quiet";
-        argv[argc] = NULL;
+        /* The local solve: `retarget solve` as a call, one clip. */
+        struct cli_solve_args a;
+        const char *one[1] = {src};
+        cli_solve_args_init(&a);
+        a.robot = b->robot;
+        a.profile = b->profile;
+        a.source_robot = b->source_robot;
+        a.out_dir = dir;
+        a.threads = b->threads;
+        a.quiet = 1;
+        a.opts = b->opts;
+        a.sources = one;
+        a.n_sources = 1;
         rt_err_clear(err);
-        if (cli_solve_err(argc, argv, err)) {
+        if (cli_solve_run(&a, err)) {
             if (err->code == RT_OK) rt_err_set(err, RT_EINVAL, src, "solve failed");
             return (enum rt_status)err->code;
         }
@@ -246,7 +248,7 @@ static enum rt_status run_one(struct batch *b, int i, long long *job, struct rt_
     }
     char *body = NULL, *resp = NULL, state[16];
     long code = 0;
-    enum rt_status st = cli_job_body(src, b->robot, b->profile, b->source_robot, b->max_lm, &body, err);
+    enum rt_status st = cli_job_body(src, b->robot, b->profile, b->source_robot, &b->opts, &body, err);
     if (st != RT_OK) return st;
     snprintf(hdr, sizeof hdr, "Idempotency-Key: batch-%s", b->hash[i]);
     st = cli_http(&b->srv, "POST", "/v1/jobs", "application/json", body, strlen(body), hdr, &code, &resp, NULL, err);
@@ -313,12 +315,12 @@ int cli_batch(int argc, char **argv)
     b.srv.token = getenv("RETARGET_TOKEN");
     b.shard_n = 1;
     b.jobs = 0;
-    b.max_lm = -1;
     b.manifest_fd = -1;
     b.progress = isatty(2);
     rt_err_clear(&err);
     for (int i = 0; i < argc; i++) {
         const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        const struct rtg_option *row;
         if (o[0] != '-') {
             if (b.corpus) goto usage;
             b.corpus = o;
@@ -349,16 +351,23 @@ int cli_batch(int argc, char **argv)
             }
             b.shard_i = (int)si;
             b.shard_n = (int)sn;
-        } else if (!strcmp(o, "--jobs") || !strcmp(o, "--threads") || !strcmp(o, "--max-lm")) {
-            char *end;
-            long x = strtol(v, &end, 10);
-            if (v[0] < '0' || v[0] > '9' || *end || x > 100000 || (x < 1 && strcmp(o, "--max-lm"))) {
-                fprintf(stderr, "retarget: %s: expected a positive integer, got '%.20s'\n", o, v);
+        } else if ((row = rtg_option_by_flag(o, RTG_SCOPE_BATCH)) && row->key) {
+            /* A job option: the table reads it. */
+            if (rtg_job_options_set_text(&b.opts, (enum rtg_job_opt)(row - rtg_options()), v, o, &err) != RT_OK) {
+                cli_fail(&err);
+                return 2;
+            }
+        } else if (!strcmp(o, "--jobs") || !strcmp(o, "--threads")) {
+            long long x;
+            char range[64];
+            row = rtg_option_by_flag(o, RTG_SCOPE_BATCH);
+            if (!row || !rt_parse_int(v, (long long)row->lo, (long long)row->hi, &x)) {
+                fprintf(stderr, "retarget: %s: expected %s, got '%.20s'\n", o,
+                        row ? rtg_option_range(row, range, sizeof range) : "an integer", v);
                 return 2;
             }
             if (!strcmp(o, "--jobs")) b.jobs = (int)x;
-            else if (!strcmp(o, "--threads")) b.threads = (int)x;
-            else b.max_lm = (int)x;
+            else b.threads = (int)x;
         } else goto usage;
     }
     if (!b.corpus || !b.robot || !b.out) goto usage;

@@ -66,7 +66,7 @@ enum rt_status cli_http_error(long code, const char *resp, struct rt_err *err);
 /* The submission body for a source file: {"robot","profile","name",
  * "clip"|"trajectory"+"source_robot","options"}; malloc'd JSON text. */
 enum rt_status cli_job_body(const char *path, const char *robot, const char *profile,
-                            const char *source_robot, int max_lm, char **body,
+                            const char *source_robot, const struct rtg_job_options *opts, char **body,
                             struct rt_err *err);
 
 /* Writes job `id`'s NAME.csv and NAME.report.json into `dir` (as `retarget

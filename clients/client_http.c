@@ -134,7 +134,8 @@ enum rt_status cli_http_error(long code, const char *resp, struct rt_err *err)
 }
 
 enum rt_status cli_job_body(const char *path, const char *robot, const char *profile,
-                            const char *source_robot, int max_lm, char **body, struct rt_err *err)
+                            const char *source_robot, const struct rtg_job_options *opts, char **body,
+                            struct rt_err *err)
 {
     char *text = NULL, name[256];
     size_t len = 0;
@@ -161,7 +162,17 @@ enum rt_status cli_job_body(const char *path, const char *robot, const char *pro
         cJSON_AddStringToObject(j, "source_robot", source_robot);
         cJSON_AddStringToObject(j, "trajectory", text);
     }
-    if (max_lm >= 0) cJSON_AddNumberToObject(cJSON_AddObjectToObject(j, "options"), "max_lm_iters", max_lm);
+    if (opts && opts->set) {
+        char *ot = rtg_job_options_json(opts);
+        cJSON *oj = ot ? cJSON_Parse(ot) : NULL;
+        free(ot);
+        if (!oj) {
+            free(text);
+            cJSON_Delete(j);
+            return rt_err_set(err, RT_ENOMEM, path, "out of memory");
+        }
+        cJSON_AddItemToObject(j, "options", oj);
+    }
     free(text);
     *body = cJSON_PrintUnformatted(j);
     cJSON_Delete(j);
@@ -289,7 +300,8 @@ enum rt_status cli_wait_job(const struct cli_server *srv, long long id, double t
 struct client_args {
     struct cli_server srv;
     const char *robot, *profile, *source_robot, *out, *idem;
-    int max_lm, limit;
+    int limit;
+    struct rtg_job_options opts;
     double timeout;
     const char *pos[4];
     int n_pos;
@@ -301,7 +313,6 @@ static int parse_client_args(int argc, char **argv, struct client_args *a, int w
     a->srv.url = getenv("RETARGET_SERVER");
     if (!a->srv.url || !a->srv.url[0]) a->srv.url = "http://127.0.0.1:8080";
     a->srv.token = getenv("RETARGET_TOKEN");
-    a->max_lm = -1;
     a->limit = 50;
     for (int i = 0; i < argc; i++) {
         const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -318,7 +329,15 @@ static int parse_client_args(int argc, char **argv, struct client_args *a, int w
             else if (!strcmp(o, "--source-robot")) a->source_robot = v;
             else if (!strcmp(o, "-o") || !strcmp(o, "--out")) a->out = v;
             else if (!strcmp(o, "--idempotency-key")) a->idem = v;
-            else if (!strcmp(o, "--max-lm") || !strcmp(o, "--limit") || !strcmp(o, "--timeout")) {
+            else if (rtg_option_by_flag(o, RTG_SCOPE_SUBMIT) && rtg_option_by_flag(o, RTG_SCOPE_SUBMIT)->key) {
+                /* A job option: the table reads it. */
+                struct rt_err e;
+                const struct rtg_option *row = rtg_option_by_flag(o, RTG_SCOPE_SUBMIT);
+                if (rtg_job_options_set_text(&a->opts, (enum rtg_job_opt)(row - rtg_options()), v, o, &e) != RT_OK) {
+                    cli_fail(&e);
+                    return -1;
+                }
+            } else if (!strcmp(o, "--limit") || !strcmp(o, "--timeout")) {
                 char *end;
                 errno = 0;
                 long x = strtol(v, &end, 10);
@@ -326,8 +345,7 @@ static int parse_client_args(int argc, char **argv, struct client_args *a, int w
                     fprintf(stderr, "retarget: %s: expected a non-negative integer, got '%.20s'\n", o, v);
                     return -1;
                 }
-                if (!strcmp(o, "--max-lm")) a->max_lm = (int)x;
-                else if (!strcmp(o, "--limit")) a->limit = (int)x;
+                if (!strcmp(o, "--limit")) a->limit = (int)x;
                 else a->timeout = (double)x;
             } else {
                 fprintf(stderr, "retarget: %s: unknown option\n", o);
@@ -368,7 +386,7 @@ int cli_submit(int argc, char **argv)
         return 2;
     }
     rt_err_clear(&err);
-    if (cli_job_body(a.pos[0], a.robot, a.profile, a.source_robot, a.max_lm, &body, &err) != RT_OK)
+    if (cli_job_body(a.pos[0], a.robot, a.profile, a.source_robot, &a.opts, &body, &err) != RT_OK)
         return cli_fail(&err);
     if (a.idem) snprintf(hdr, sizeof hdr, "Idempotency-Key: %.120s", a.idem);
     enum rt_status st = cli_http(&a.srv, "POST", "/v1/jobs", "application/json", body, strlen(body),
