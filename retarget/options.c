@@ -84,6 +84,8 @@ static const struct rtg_option table[] = {
     {NULL, "--threads", "N", RTG_OPT_INT, 1, 1024, 0, 0, NULL, RTG_SCOPE_DAEMON, "4", "HTTP threads"},
     {NULL, "--solver-threads", "N", RTG_OPT_INT, 1, 256, 0, 0, NULL, RTG_SCOPE_DAEMON, "one per core",
      "CPU solver threads"},
+    {NULL, "--host-threads", "N", RTG_OPT_INT, 1, 256, 0, 0, NULL, RTG_SCOPE_DAEMON, "one per core",
+     "threads that build and finish jobs around the solver"},
     {NULL, "--max-body", "BYTES", RTG_OPT_INT, 1, 2147483647, 0, 0, NULL, RTG_SCOPE_DAEMON, "67108864",
      "request body limit"},
     {NULL, "--max-frames", "N", RTG_OPT_INT, 1, 10000000, 0, 0, NULL, RTG_SCOPE_DAEMON, "100000",

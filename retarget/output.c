@@ -151,39 +151,33 @@ enum rt_status rtg_csv_format(const char *const *names, int cols, const float *s
 enum rt_status rtg_csv_write(FILE *f, const char *const *names, int cols, const float *state,
                              int n_frames, struct rt_err *err)
 {
-    char num[16];
-    if (names) {
-        for (int k = 0; k < cols; k++) {
-            if (k) fputc(',', f);
-            fputs(names[k], f);
-        }
-        fputc('\n', f);
-    }
-    for (int t = 0; t < n_frames; t++) {
-        const float *row = state + (size_t)t * (size_t)cols;
-        for (int c = 0; c < cols; c++) {
-            int n = rtg_format_float(row[c], num);
-            if (c) fputc(',', f);
-            fwrite(num, 1, (size_t)n, f);
-        }
-        fputc('\n', f);
-    }
-    if (ferror(f)) return rt_err_set(err, RT_EIO, "output", "write failed");
+    char *b = NULL;
+    size_t len = 0;
+    if (rtg_csv_format(names, cols, state, n_frames, &b, &len) != RT_OK)
+        return rt_err_set(err, RT_ENOMEM, "output", "out of memory");
+    size_t w = fwrite(b, 1, len, f);
+    free(b);
+    if (w != len || ferror(f)) return rt_err_set(err, RT_EIO, "output", "write failed");
     return RT_OK;
 }
 
 void rtg_json_rows_write(FILE *f, int cols, const float *state, int n_frames)
 {
-    char num[16];
+    /* One row at a time through a buffer: a value takes at most 15 bytes. */
+    size_t cap = (size_t)cols * 16 + 4;
+    char *b = malloc(cap);
     fputc('[', f);
-    for (int t = 0; t < n_frames; t++) {
-        fputs(t ? ",[" : "[", f);
+    for (int t = 0; b && t < n_frames; t++) {
+        size_t used = 0;
+        if (t) b[used++] = ',';
+        b[used++] = '[';
         for (int k = 0; k < cols; k++) {
-            int n = rtg_format_float(state[(size_t)t * (size_t)cols + (size_t)k], num);
-            if (k) fputc(',', f);
-            fwrite(num, 1, (size_t)n, f);
+            if (k) b[used++] = ',';
+            used += (size_t)rtg_format_float(state[(size_t)t * (size_t)cols + (size_t)k], b + used);
         }
-        fputc(']', f);
+        b[used++] = ']';
+        fwrite(b, 1, used, f);
     }
     fputc(']', f);
+    free(b);
 }

@@ -18,6 +18,7 @@ struct srv_config {
     unsigned int threads;    /* HTTP thread pool size (>= 1) */
     const char *backend;     /* solver backend: "cpu", "cuda" or "auto" */
     int solver_threads;      /* CPU solver threads per batch (>= 1) */
+    int host_threads;        /* threads building and finishing jobs around the solver (>= 1) */
     size_t max_body;         /* request body limit, bytes */
     int max_frames;          /* frames per clip */
     int max_joints;          /* BVH joints per clip, URDF joints per robot */

@@ -55,6 +55,7 @@ void srv_config_default(struct srv_config *c)
     c->solver_threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
     if (c->solver_threads < 1) c->solver_threads = 1;
     if (c->solver_threads > 64) c->solver_threads = 64;
+    c->host_threads = c->solver_threads;
     c->max_body = SRV_MAX_BODY_DEFAULT;
     c->max_frames = 100000;
     c->max_joints = 512;
@@ -129,7 +130,7 @@ enum rt_status srv_start(const struct srv_config *cfg, struct srv **out, struct 
         return rt_err_set(err, RT_EINVAL, "--threads", "expected 1..1024");
     if (cfg->max_body < 1) return rt_err_set(err, RT_EINVAL, "--max-body", "expected > 0");
     if (cfg->batch_frames < 1 || cfg->batch_wait_ms < 0 || cfg->max_frames < 1 || cfg->max_joints < 1 ||
-        cfg->solver_threads < 1)
+        cfg->solver_threads < 1 || cfg->host_threads < 1 || cfg->host_threads > 256)
         return rt_err_set(err, RT_EINVAL, "options", "batch, frame, joint and thread limits must be positive");
     struct srv *s = calloc(1, sizeof *s);
     if (!s) return rt_err_set(err, RT_ENOMEM, "srv", "out of memory");

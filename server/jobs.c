@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/clock.h"
 #include "../base/sha256.h"
 #include "../kinematics/robot.h"
 #include "../retarget/job.h"
@@ -24,6 +25,7 @@
 #include "assets.h"
 #include "job_input.h"
 #include "jobs.h"
+#include "metrics.h"
 #include "reply.h"
 #include "sched.h"
 #include "state.h"
@@ -216,7 +218,10 @@ static enum MHD_Result post_job(struct srv *s, struct MHD_Connection *c, struct 
         goto fail;
     }
     srv_job_spec(s, robot_name, robot, prof, kind, clip, clip_len, source_robot, src, &o, &spec);
-    if ((st = rtg_job_plan(&spec, &plan, &err)) != RT_OK) {
+    double t_plan = rt_now();
+    st = rtg_job_plan(&spec, &plan, &err);
+    srv_metrics_stage(&s->metrics, SRV_STAGE_PLAN, rt_now() - t_plan);
+    if (st != RT_OK) {
         /* A profile that does not exist (404) or cannot map the clip (400). */
         if (!strcmp(err.where, "profile")) snprintf(err.where, sizeof err.where, "body.profile");
         goto fail;
@@ -394,6 +399,7 @@ static enum MHD_Result get_result(struct srv *s, struct MHD_Connection *c, struc
         rt_err_set(&err, RT_ENOMEM, "result", "out of memory");
         goto done;
     }
+    double t_format = rt_now();
     if (csv) {
         /* The stored header names the columns (the robot may have changed). */
         const char **hdr = calloc((size_t)cols, sizeof *hdr);
@@ -431,6 +437,7 @@ static enum MHD_Result get_result(struct srv *s, struct MHD_Connection *c, struc
         rt_err_set(&err, RT_ENOMEM, "result", "out of memory");
         goto done;
     }
+    srv_metrics_stage(&s->metrics, SRV_STAGE_FORMAT, rt_now() - t_format);
     ok = 1;
 done:
     store_job_release(&j);

@@ -116,6 +116,7 @@ int main(int argc, char **argv)
         else if (!strcmp(o, "--backend")) cfg.backend = val;
         else if (!strcmp(o, "--threads")) { if (parse_num(o, val, 1, 1024, &v)) return 2; cfg.threads = (unsigned int)v; }
         else if (!strcmp(o, "--solver-threads")) { if (parse_num(o, val, 1, 256, &v)) return 2; cfg.solver_threads = (int)v; }
+        else if (!strcmp(o, "--host-threads")) { if (parse_num(o, val, 1, 256, &v)) return 2; cfg.host_threads = (int)v; }
         else if (!strcmp(o, "--max-body")) { if (parse_num(o, val, 1, (1ull << 31) - 1, &v)) return 2; cfg.max_body = (size_t)v; }
         else if (!strcmp(o, "--max-frames")) { if (parse_num(o, val, 1, 10000000, &v)) return 2; cfg.max_frames = (int)v; }
         else if (!strcmp(o, "--max-joints")) { if (parse_num(o, val, 1, 1024, &v)) return 2; cfg.max_joints = (int)v; }

@@ -34,6 +34,14 @@ void srv_metrics_solved(struct srv_metrics *m, int clips, long long frames, doub
     pthread_mutex_unlock(&m->mu);
 }
 
+void srv_metrics_stage(struct srv_metrics *m, int stage, double seconds)
+{
+    if (stage < 0 || stage >= SRV_STAGE_COUNT) return;
+    pthread_mutex_lock(&m->mu);
+    m->stage_seconds[stage] += seconds;
+    pthread_mutex_unlock(&m->mu);
+}
+
 enum rt_status srv_metrics_text(struct srv_metrics *m, struct store *store, int queued, char **out,
                                 size_t *out_len, struct rt_err *err)
 {
@@ -62,9 +70,19 @@ enum rt_status srv_metrics_text(struct srv_metrics *m, struct store *store, int 
             "# TYPE retargetd_batches_total counter\nretargetd_batches_total %llu\n"
             "# HELP retargetd_solve_seconds_total Wall seconds spent in solver batches.\n"
             "# TYPE retargetd_solve_seconds_total counter\nretargetd_solve_seconds_total %.6f\n"
+            "# HELP retargetd_stage_seconds_total Host seconds per job stage, summed over threads.\n"
+            "# TYPE retargetd_stage_seconds_total counter\n"
+            "retargetd_stage_seconds_total{stage=\"plan\"} %.6f\n"
+            "retargetd_stage_seconds_total{stage=\"targets\"} %.6f\n"
+            "retargetd_stage_seconds_total{stage=\"solve\"} %.6f\n"
+            "retargetd_stage_seconds_total{stage=\"quality\"} %.6f\n"
+            "retargetd_stage_seconds_total{stage=\"store\"} %.6f\n"
+            "retargetd_stage_seconds_total{stage=\"format\"} %.6f\n"
             "# HELP retargetd_http_requests_total HTTP requests by status code.\n"
             "# TYPE retargetd_http_requests_total counter\n",
-            m->frames_solved, m->clips_solved, m->batches, m->solve_seconds);
+            m->frames_solved, m->clips_solved, m->batches, m->solve_seconds, m->stage_seconds[SRV_STAGE_PLAN],
+            m->stage_seconds[SRV_STAGE_TARGETS], m->stage_seconds[SRV_STAGE_SOLVE], m->stage_seconds[SRV_STAGE_QUALITY],
+            m->stage_seconds[SRV_STAGE_STORE], m->stage_seconds[SRV_STAGE_FORMAT]);
     for (int code = 100; code < 600; code++)
         if (m->http[code])
             fprintf(f, "retargetd_http_requests_total{code=\"%d\"} %llu\n", code, m->http[code]);

@@ -19,12 +19,24 @@
 
 struct store;
 
+/* The host stages of a job, for retargetd_stage_seconds_total. */
+enum srv_stage {
+    SRV_STAGE_PLAN = 0, /* submission: parse, map, check (HTTP threads) */
+    SRV_STAGE_TARGETS,  /* worker: the stored plan read back, targets built */
+    SRV_STAGE_SOLVE,    /* worker: solver calls (wall) */
+    SRV_STAGE_QUALITY,  /* worker: ground lift, quality, report */
+    SRV_STAGE_STORE,    /* worker: the result's transaction */
+    SRV_STAGE_FORMAT,   /* fetch: CSV and JSON rendered from the stored floats */
+    SRV_STAGE_COUNT
+};
+
 /* Counters for GET /v1/metrics. Guarded by `mu`. */
 struct srv_metrics {
     pthread_mutex_t mu;
     unsigned long long http[600]; /* requests by status code */
     unsigned long long frames_solved, batches, clips_solved;
     double solve_seconds;
+    double stage_seconds[SRV_STAGE_COUNT]; /* summed over threads */
 };
 
 /* Zeroes the counters and creates their mutex; srv_metrics_free() destroys it. */
@@ -35,6 +47,8 @@ void srv_metrics_http(struct srv_metrics *m, unsigned int code);
 /* Counts one solver batch of `clips` clips and `frames` frames that took
  * `seconds` of wall time. */
 void srv_metrics_solved(struct srv_metrics *m, int clips, long long frames, double seconds);
+/* Adds `seconds` to stage `stage` (enum srv_stage). */
+void srv_metrics_stage(struct srv_metrics *m, int stage, double seconds);
 /* Writes GET /v1/metrics in the Prometheus text format into *text (*len
  * bytes, malloc'd; the caller frees it): jobs by state (from `store`),
  * `queued` as the jobs waiting in the scheduler, then the counters of `m`.

@@ -11,12 +11,14 @@
  *
  * One worker owns the solver backend ("auto": the GPU when there is one,
  * else the CPU with --solver-threads threads). For a batch it claims each
- * job (queued -> running; a job cancelled meanwhile is skipped), rebuilds
- * the targets from the stored clip, splits the jobs by identical weights
- * and options (rtg_targets_same_weights), solves each part with
- * rtg_batch_solve(), and stores each result in the transaction that marks
- * the job succeeded -- or drops it when the job was cancelled while it ran:
- * cancellation is honoured between batches. A clip's result is the same
+ * job (queued -> running; a job cancelled meanwhile is skipped), builds the
+ * targets from each job's stored plan in parallel on the host pool
+ * (--host-threads), splits the jobs by identical weights and options
+ * (rtg_targets_same_weights), solves each part with rtg_batch_solve(), and
+ * queues each job's finishing on the pool: the ground lift, quality and
+ * report, and the result stored in the transaction that marks the job
+ * succeeded -- or dropped when the job was cancelled while it ran. The
+ * finishing of batch N runs while the worker builds and solves batch N+1. A clip's result is the same
  * bits in any batch (DESIGN.md "The numerical contract"), so batching is
  * invisible in the results. Progress (LM iteration) is written to the job
  * row while the batch runs. */
@@ -34,6 +36,7 @@
 #include "../retarget/job.h"
 #include "../retarget/engine.h"
 #include "../retarget/output.h"
+#include "../retarget/pool.h"
 #include "../retarget/report.h"
 #include "../solver/backend.h"
 #include "../storage/store.h"
@@ -60,6 +63,7 @@ struct sched {
     int started;
     pthread_t worker;
     struct solver_backend be;
+    struct rtg_pool *pool; /* host work: building and finishing jobs */
 };
 
 static int horizon_class(int frames)
@@ -202,18 +206,104 @@ static void fail_job(struct sched *q, int64_t id, const struct rt_err *err)
     free(e);
 }
 
+/* A batch in flight: its jobs, its robot, and the finishing tasks queued
+ * for it on the host pool. It lives until those tasks have run: the
+ * worker frees it after it has solved the next batch, so that finishing
+ * (lift, quality, report, store) overlaps the next batch's build and solve. */
+struct batch_ctx;
+
 struct batch_job {
     struct store_job j;
     struct srv_job_input in;
     int ok, done;
+    struct rt_err err;     /* of the build */
+    /* after the solve */
+    struct batch_ctx *ctx;
+    float *state;
+    struct solver_clip_result res;
+    int part_clips;        /* clips in its solver call */
+    double part_seconds;   /* that call's wall time */
 };
 
-/* Solves jobs[idx[0..n)] (same weights and options) as one solver call and
- * stores each result. */
-static void solve_part(struct sched *q, const struct kin_robot *robot, struct batch_job *jobs,
-                       const int *idx, int n)
+struct batch_ctx {
+    struct sched *q;
+    struct kin_robot *robot;
+    char *col_names;
+    struct batch_job *jobs;
+    int n;
+    struct rtg_pool_group g;
+};
+
+static void batch_ctx_free(struct batch_ctx *b)
 {
+    if (!b) return;
+    rtg_pool_wait(b->q->pool, &b->g);
+    for (int i = 0; i < b->n; i++) {
+        srv_job_input_free(&b->jobs[i].in);
+        store_job_release(&b->jobs[i].j);
+        free(b->jobs[i].state);
+    }
+    free(b->jobs);
+    free(b->col_names);
+    kin_robot_free(b->robot);
+    free(b);
+}
+
+/* On the pool: one solved job finished (ground lift, quality and report
+ * from one FK pass), its report formatted and its result stored in the
+ * transaction that marks it succeeded. */
+static void finish_job(void *arg)
+{
+    struct batch_job *b = arg;
+    struct sched *q = b->ctx->q;
     struct srv *s = q->s;
+    const struct kin_robot *robot = b->ctx->robot;
+    struct rt_err err;
+    cJSON *rep = NULL;
+    char *text = NULL;
+    int stored = 0;
+    double t0 = rt_now(), t1, t2;
+    rt_err_clear(&err);
+    struct rtg_report_info info = {
+        .source = b->j.name,
+        .robot = robot->name,
+        .profile = b->in.profile[0] ? b->in.profile : NULL,
+        .backend = solver_backend_name(&q->be),
+        .mode = "trajectory",
+        .threads = s->cfg.solver_threads,
+        .batch_clips = b->part_clips,
+    };
+    if (rtg_job_finish(robot, &b->in.t, b->state, 1, &info, &b->res, &rep, &err) == RT_OK)
+        text = cJSON_PrintUnformatted(rep);
+    cJSON_Delete(rep);
+    t1 = rt_now();
+    srv_metrics_stage(&s->metrics, SRV_STAGE_QUALITY, t1 - t0);
+    if (!text || !b->ctx->col_names) {
+        rt_err_set(&err, RT_ENOMEM, "report", "out of memory");
+        fail_job(q, b->j.id, &err);
+    } else if (store_job_finish(s->store, b->j.id, b->in.t.n_frames, rt_state_cols(&robot->tree), b->ctx->col_names,
+                                b->state, text, b->res.lm_iters, b->res.final_cost, b->part_seconds, b->part_clips,
+                                &stored, &err) != RT_OK) {
+        fail_job(q, b->j.id, &err);
+    } else if (!stored) {
+        rt_log("info", "sched", "job", "job %lld was cancelled while running: result dropped", (long long)b->j.id);
+    }
+    t2 = rt_now();
+    srv_metrics_stage(&s->metrics, SRV_STAGE_STORE, t2 - t1);
+    cJSON_free(text);
+    /* Done with the job's data: the batch frees the rest. */
+    srv_job_input_free(&b->in);
+    free(b->state);
+    b->state = NULL;
+}
+
+/* Solves jobs[idx[0..n)] (same weights and options) as one solver call and
+ * queues each job's finishing on the host pool. */
+static void solve_part(struct batch_ctx *bc, const int *idx, int n)
+{
+    struct sched *q = bc->q;
+    struct srv *s = q->s;
+    struct batch_job *jobs = bc->jobs;
     struct rt_err err;
     struct rtg_batch_item *items = calloc((size_t)n, sizeof *items);
     int64_t *ids = calloc((size_t)n, sizeof *ids);
@@ -231,47 +321,22 @@ static void solve_part(struct sched *q, const struct kin_robot *robot, struct ba
     }
     struct progress prog = {q, ids, n, 0};
     double t0 = rt_now();
-    enum rt_status st = rtg_batch_solve(&q->be, robot, &jobs[idx[0]].in.opt, items, n, on_progress, &prog, &err);
+    enum rt_status st = rtg_batch_solve(&q->be, bc->robot, &jobs[idx[0]].in.opt, items, n, on_progress, &prog, &err);
     double dt = rt_now() - t0;
     if (st != RT_OK) {
         for (int i = 0; i < n; i++) fail_job(q, ids[i], &err);
         goto done;
     }
     srv_metrics_solved(&s->metrics, n, frames, dt);
-    int cols = rt_state_cols(&robot->tree);
-    char *col_names = rtg_columns_json(robot);
+    srv_metrics_stage(&s->metrics, SRV_STAGE_SOLVE, dt);
     for (int i = 0; i < n; i++) {
         struct batch_job *b = &jobs[idx[i]];
-        struct rtg_report_info info = {
-            .source = b->j.name,
-            .robot = robot->name,
-            .profile = b->in.profile[0] ? b->in.profile : NULL,
-            .backend = solver_backend_name(&q->be),
-            .mode = "trajectory",
-            .threads = s->cfg.solver_threads,
-            .batch_clips = n,
-        };
-        cJSON *rep = NULL;
-        rtg_job_finish(robot, &b->in.t, items[i].state, 1, &info, &items[i].res, &rep, NULL);
-        char *text = rep ? cJSON_PrintUnformatted(rep) : NULL;
-        cJSON_Delete(rep);
-        int stored = 0;
-        if (!text || !col_names) {
-            rt_err_set(&err, RT_ENOMEM, "report", "out of memory");
-            fail_job(q, ids[i], &err);
-        } else if (store_job_finish(s->store, ids[i], b->in.t.n_frames, cols, col_names, items[i].state, text,
-                                    items[i].res.lm_iters, items[i].res.final_cost, dt, n, &stored,
-                                    &err) != RT_OK) {
-            fail_job(q, ids[i], &err);
-        } else if (!stored) {
-            rt_log("info", "sched", "job", "job %lld was cancelled while running: result dropped",
-                   (long long)ids[i]);
-        }
-        free(text);
-        free(items[i].state);
-        items[i].state = NULL;
+        b->state = items[i].state;
+        b->res = items[i].res;
+        b->part_clips = n;
+        b->part_seconds = dt;
+        rtg_pool_submit(q->pool, &bc->g, finish_job, b);
     }
-    free(col_names);
     if (!s->cfg.quiet)
         rt_log("info", "sched", "batch", "%d clip(s), %lld frames solved in %.3f s on %s", n, frames, dt,
                solver_backend_name(&q->be));
@@ -280,49 +345,75 @@ done:
     free(ids);
 }
 
-static void run_batch(struct sched *q, const struct sched_entry *e, int n)
+/* On the pool: job i of a batch built from its stored plan. */
+static void build_job(void *arg, int i)
+{
+    struct batch_ctx *bc = arg;
+    struct batch_job *b = &bc->jobs[i];
+    double t0 = rt_now();
+    if (!b->ok) return;
+    rt_err_clear(&b->err);
+    if (srv_job_build(bc->q->s, &b->j, bc->robot, &b->in, &b->err) != RT_OK) b->ok = 0;
+    free(b->j.clip); /* the targets are built; the text is not needed */
+    b->j.clip = NULL;
+    srv_metrics_stage(&bc->q->s->metrics, SRV_STAGE_TARGETS, rt_now() - t0);
+}
+
+/* Claims, builds (in parallel on the host pool) and solves a batch; its
+ * finishing is left queued. Returns the batch, which the caller frees
+ * (batch_ctx_free() waits for the finishing) -- or NULL. */
+static struct batch_ctx *run_batch(struct sched *q, const struct sched_entry *e, int n)
 {
     struct srv *s = q->s;
     struct rt_err err;
-    struct kin_robot *robot = NULL;
+    struct batch_ctx *bc = calloc(1, sizeof *bc);
     struct batch_job *jobs = calloc((size_t)n, sizeof *jobs);
     int *idx = calloc((size_t)n, sizeof *idx);
     int n_ok = 0;
     char robot_name[STORE_MAX_NAME + 1] = "";
-    if (!jobs || !idx) {
+    if (!bc || !jobs || !idx) {
         /* Put them back: the jobs are still queued in the database. */
         pthread_mutex_lock(&q->mu);
         for (int i = 0; i < n; i++) add_locked(q, e[i].id, e[i].frames, e[i].key);
         pthread_mutex_unlock(&q->mu);
-        goto done;
+        free(bc);
+        free(jobs);
+        free(idx);
+        return NULL;
     }
+    bc->q = q;
+    bc->jobs = jobs;
+    bc->n = n;
     for (int i = 0; i < n; i++) {
         int claimed = 0;
+        jobs[i].ctx = bc;
         rt_err_clear(&err);
         if (store_job_claim(s->store, e[i].id, &claimed, &err) != RT_OK || !claimed) continue;
         if (store_job_get(s->store, e[i].id, NULL, 1, &jobs[i].j, &err) != RT_OK) {
             fail_job(q, e[i].id, &err);
             continue;
         }
-        if (!robot) {
-            if (srv_robot_load(s, jobs[i].j.robot, &robot, &err) != RT_OK) {
+        if (!bc->robot) {
+            if (srv_robot_load(s, jobs[i].j.robot, &bc->robot, &err) != RT_OK) {
                 fail_job(q, e[i].id, &err);
                 store_job_release(&jobs[i].j);
                 continue;
             }
             snprintf(robot_name, sizeof robot_name, "%s", jobs[i].j.robot);
+            bc->col_names = rtg_columns_json(bc->robot);
         }
-        if (strcmp(jobs[i].j.robot, robot_name) ||
-            srv_job_build(s, &jobs[i].j, robot, &jobs[i].in, &err) != RT_OK) {
-            if (err.code == RT_OK) rt_err_set(&err, RT_ESTATE, "batch", "robot differs within a batch");
+        if (strcmp(jobs[i].j.robot, robot_name)) {
+            rt_err_set(&err, RT_ESTATE, "batch", "robot differs within a batch");
             fail_job(q, e[i].id, &err);
             store_job_release(&jobs[i].j);
             continue;
         }
-        free(jobs[i].j.clip); /* the targets are built; the text is not needed */
-        jobs[i].j.clip = NULL;
         jobs[i].ok = 1;
-        n_ok++;
+    }
+    rtg_pool_for(q->pool, n, build_job, bc);
+    for (int i = 0; i < n; i++) {
+        if (jobs[i].ok) n_ok++;
+        else if (jobs[i].err.code != RT_OK) fail_job(q, jobs[i].j.id, &jobs[i].err);
     }
     /* Split by identical options and weights: each part is one solver call. */
     for (int i = 0; i < n && n_ok; i++) {
@@ -330,26 +421,21 @@ static void run_batch(struct sched *q, const struct sched_entry *e, int n)
         int m = 0;
         for (int k = i; k < n; k++)
             if (jobs[k].ok && !jobs[k].done && !memcmp(&jobs[k].in.opt, &jobs[i].in.opt, sizeof jobs[i].in.opt) &&
-                rtg_targets_same_weights(robot, &jobs[i].in.t, &jobs[k].in.t)) {
+                rtg_targets_same_weights(bc->robot, &jobs[i].in.t, &jobs[k].in.t)) {
                 idx[m++] = k;
                 jobs[k].done = 1;
             }
-        solve_part(q, robot, jobs, idx, m);
+        solve_part(bc, idx, m);
     }
-done:
-    for (int i = 0; jobs && i < n; i++) {
-        srv_job_input_free(&jobs[i].in);
-        store_job_release(&jobs[i].j);
-    }
-    free(jobs);
     free(idx);
-    kin_robot_free(robot);
+    return bc;
 }
 
 static void *worker_main(void *arg)
 {
     struct sched *q = arg;
     struct sched_entry *batch = NULL;
+    struct batch_ctx *prev = NULL;
     int batch_cap = 0;
     pthread_mutex_lock(&q->mu);
     while (!q->stop) {
@@ -364,7 +450,19 @@ static void *worker_main(void *arg)
         int n = batch_cap >= q->n ? pick_locked(q, batch, &wait_s) : 0;
         if (n) {
             pthread_mutex_unlock(&q->mu);
-            run_batch(q, batch, n);
+            struct batch_ctx *next = run_batch(q, batch, n);
+            /* The previous batch's finishing ran while this one was built
+             * and solved; it is done now or soon. */
+            batch_ctx_free(prev);
+            prev = next;
+            pthread_mutex_lock(&q->mu);
+            continue;
+        }
+        if (prev) {
+            /* Nothing to solve: finish the last batch before waiting. */
+            pthread_mutex_unlock(&q->mu);
+            batch_ctx_free(prev);
+            prev = NULL;
             pthread_mutex_lock(&q->mu);
             continue;
         }
@@ -381,6 +479,7 @@ static void *worker_main(void *arg)
         }
     }
     pthread_mutex_unlock(&q->mu);
+    batch_ctx_free(prev);
     free(batch);
     return NULL;
 }
@@ -400,6 +499,7 @@ enum rt_status sched_start(struct srv *s, struct sched **out, struct rt_err *err
     pthread_mutex_init(&q->mu, NULL);
     pthread_cond_init(&q->cv, NULL);
     if ((st = rtg_backend_init(&q->be, s->cfg.backend, s->cfg.solver_threads, err)) != RT_OK) goto fail;
+    if ((st = rtg_pool_create(s->cfg.host_threads, &q->pool, err)) != RT_OK) goto fail;
     if ((st = store_job_each_queued(s->store, load_queued, q, err)) != RT_OK) goto fail;
     if (q->n && !s->cfg.quiet) rt_log("info", "sched", "start", "%d queued job(s) from the database", q->n);
     if (pthread_create(&q->worker, NULL, worker_main, q)) {
@@ -424,6 +524,7 @@ void sched_stop(struct sched *q)
         pthread_mutex_unlock(&q->mu);
         pthread_join(q->worker, NULL);
     }
+    rtg_pool_free(q->pool);
     solver_backend_free(&q->be);
     pthread_cond_destroy(&q->cv);
     pthread_mutex_destroy(&q->mu);
