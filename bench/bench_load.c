@@ -2,12 +2,13 @@
  * concurrent HTTP clients against a running retargetd.
  *
  * Each client (a thread with its own libcurl handle, so its connection is
- * kept alive) takes the next clip from a shared queue, submits it
+ * kept alive) keeps up to --inflight jobs (default 8) submitted, as a
+ * corpus run does: it takes clips from a shared queue and submits them
  * (POST /v1/jobs: a trajectory CSV as {"robot","source_robot","name",
- * "trajectory"}, a BVH clip as the raw body with ?robot=&name=), polls
- * GET /v1/jobs/ID every --poll-ms until the job is succeeded, failed or
- * cancelled, fetches GET /v1/jobs/ID/result.csv into OUTDIR/NAME.csv, and
- * takes the next clip. Every request's latency is recorded: submit, each
+ * "trajectory"}, a BVH clip as the raw body with ?robot=&name=), polls its
+ * jobs (GET /v1/jobs/ID) in turn every --poll-ms, fetches each one that
+ * succeeded (GET /v1/jobs/ID/result.csv into OUTDIR/NAME.csv) and submits
+ * the next clip in its place. Every request's latency is recorded: submit, each
  * poll, fetch, and each clip from submit to the result written.
  *
  * Prints "key value" lines on stdout (backend, clips, failed, frames,
@@ -16,7 +17,7 @@
  * every clip succeeded, 1 otherwise, 2 for a bad command line.
  *
  * Usage: bench_load URL OUTDIR K FILE... [--robot R] [--source-robot R]
- *        [--poll-ms N] [--timeout-s N] [--wait-s N] [--metrics FILE]
+ *        [--poll-ms N] [--inflight M] [--timeout-s N] [--wait-s N] [--metrics FILE]
  * --wait-s: how long to wait for GET /v1/health to answer before starting
  * (default 30); --metrics: GET /v1/metrics after the run, saved to FILE;
  * --timeout-s: the longest one job may take (default 3600). */
@@ -135,7 +136,7 @@ static void lat_print(const char *what, struct lat *l, double scale, const char 
 struct run {
     const char *url, *out_dir, *robot, *source_robot;
     const char **files;
-    int n_files, poll_ms, timeout_s;
+    int n_files, poll_ms, timeout_s, inflight;
     pthread_mutex_t mu;
     int next;                              /* the queue: files[next..n_files) are left */
     int failed;                            /* under mu */
@@ -239,15 +240,14 @@ static void describe(const char *json, char *out, size_t cap)
     cJSON_Delete(j);
 }
 
-/* One clip through the daemon; returns its result rows, or -1 (said on stderr). */
-static long long one_clip(struct client *c, const char *path, struct buf *text, struct buf *body,
-                          struct lat *submit, struct lat *poll, struct lat *fetch)
+/* Submits one clip; returns its job id, or -1 (said on stderr). */
+static long long submit_clip(struct client *c, const char *path, const char *name, struct buf *text,
+                             struct buf *body, struct lat *submit)
 {
     struct run *r = c->r;
-    char name[256], url[2048], why[512], out[4096];
+    char url[2048], why[512];
     long long id = -1;
     int bvh = ends_with(path, ".bvh") || ends_with(path, ".BVH");
-    base_name(path, name, sizeof name);
     if (read_file(path, text)) {
         fprintf(stderr, "bench_load: %s: cannot read: %s\n", path, strerror(errno));
         return -1;
@@ -284,49 +284,48 @@ static long long one_clip(struct client *c, const char *path, struct buf *text, 
         fprintf(stderr, "bench_load: %s: submit: HTTP %ld: %s\n", name, c->code, why);
         return -1;
     }
-    {
-        cJSON *j = cJSON_Parse(c->resp.p);
-        const cJSON *jid = cJSON_GetObjectItemCaseSensitive(j, "id");
-        if (cJSON_IsNumber(jid)) id = (long long)jid->valuedouble;
-        cJSON_Delete(j);
-    }
-    if (id < 0) {
-        fprintf(stderr, "bench_load: %s: submit: no job id in %.200s\n", name, c->resp.p);
+    cJSON *j = cJSON_Parse(c->resp.p);
+    const cJSON *jid = cJSON_GetObjectItemCaseSensitive(j, "id");
+    if (cJSON_IsNumber(jid)) id = (long long)jid->valuedouble;
+    cJSON_Delete(j);
+    if (id < 0) fprintf(stderr, "bench_load: %s: submit: no job id in %.200s\n", name, c->resp.p);
+    return id;
+}
+
+/* Polls job `id` once: 1 succeeded, 0 still queued or running, -1 failed
+ * (said on stderr). */
+static int poll_job(struct client *c, const char *name, long long id, struct lat *poll)
+{
+    struct run *r = c->r;
+    char url[2048], why[512], state[32];
+    snprintf(url, sizeof url, "%s/v1/jobs/%lld", r->url, id);
+    lat_add(poll, request(c, url, NULL, 0));
+    if (c->code != 200) {
+        describe(c->resp.p ? c->resp.p : "", why, sizeof why);
+        fprintf(stderr, "bench_load: %s: job %lld: poll: HTTP %ld: %s\n", name, id, c->code, why);
         return -1;
     }
-    /* Poll until the job is final. */
-    snprintf(url, sizeof url, "%s/v1/jobs/%lld", r->url, id);
-    double deadline = rt_now() + r->timeout_s;
-    char state[32] = "";
-    for (;;) {
-        sleep_ms(r->poll_ms);
-        lat_add(poll, request(c, url, NULL, 0));
-        if (c->code != 200) {
-            describe(c->resp.p ? c->resp.p : "", why, sizeof why);
-            fprintf(stderr, "bench_load: %s: job %lld: poll: HTTP %ld: %s\n", name, id, c->code, why);
-            return -1;
-        }
-        cJSON *j = cJSON_Parse(c->resp.p);
-        const cJSON *s = cJSON_GetObjectItemCaseSensitive(j, "state");
-        snprintf(state, sizeof state, "%s", cJSON_IsString(s) ? s->valuestring : "?");
-        if (!strcmp(state, "failed") || !strcmp(state, "cancelled")) {
-            char *e = cJSON_PrintUnformatted(j);
-            fprintf(stderr, "bench_load: %s: job %lld %s: %s\n", name, id, state, e ? e : "");
-            cJSON_free(e);
-        }
-        cJSON_Delete(j);
-        if (!strcmp(state, "succeeded")) break;
-        if (!strcmp(state, "failed") || !strcmp(state, "cancelled")) return -1;
-        if (strcmp(state, "queued") && strcmp(state, "running")) {
-            fprintf(stderr, "bench_load: %s: job %lld: unexpected state '%s'\n", name, id, state);
-            return -1;
-        }
-        if (rt_now() > deadline) {
-            fprintf(stderr, "bench_load: %s: job %lld still %s after %d s\n", name, id, state, r->timeout_s);
-            return -1;
-        }
+    cJSON *j = cJSON_Parse(c->resp.p);
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(j, "state");
+    snprintf(state, sizeof state, "%s", cJSON_IsString(s) ? s->valuestring : "?");
+    if (!strcmp(state, "failed") || !strcmp(state, "cancelled")) {
+        char *e = cJSON_PrintUnformatted(j);
+        fprintf(stderr, "bench_load: %s: job %lld %s: %s\n", name, id, state, e ? e : "");
+        cJSON_free(e);
     }
-    /* Fetch the CSV. */
+    cJSON_Delete(j);
+    if (!strcmp(state, "succeeded")) return 1;
+    if (!strcmp(state, "queued") || !strcmp(state, "running")) return 0;
+    if (strcmp(state, "failed") && strcmp(state, "cancelled"))
+        fprintf(stderr, "bench_load: %s: job %lld: unexpected state '%s'\n", name, id, state);
+    return -1;
+}
+
+/* Fetches job `id`'s CSV into OUTDIR/NAME.csv; returns its rows or -1. */
+static long long fetch_job(struct client *c, const char *name, long long id, struct lat *fetch)
+{
+    struct run *r = c->r;
+    char url[2048], why[512], out[4096];
     snprintf(url, sizeof url, "%s/v1/jobs/%lld/result.csv", r->url, id);
     lat_add(fetch, request(c, url, NULL, 0));
     if (c->code != 200) {
@@ -346,27 +345,65 @@ static long long one_clip(struct client *c, const char *path, struct buf *text, 
     return rows;
 }
 
+/* A client keeps up to --inflight jobs submitted: it fills its window,
+ * polls the jobs in it in turn, fetches each one that succeeded and
+ * submits the next clip in its place -- as a corpus run does. */
+struct slot {
+    long long id;
+    char name[256];
+    double t0;
+};
+
+static void record(struct run *r, long long rows, double dt)
+{
+    pthread_mutex_lock(&r->mu);
+    if (rows < 0) r->failed++;
+    else {
+        r->frames += rows;
+        lat_add(&r->clip, dt);
+    }
+    pthread_mutex_unlock(&r->mu);
+}
+
 static void *client_main(void *arg)
 {
     struct client *c = arg;
     struct run *r = c->r;
     struct buf text = {0}, body = {0};
     struct lat submit = {0}, poll = {0}, fetch = {0};
-    for (;;) {
-        pthread_mutex_lock(&r->mu);
-        int i = r->next < r->n_files ? r->next++ : -1;
-        pthread_mutex_unlock(&r->mu);
-        if (i < 0) break;
-        double t0 = rt_now();
-        long long rows = one_clip(c, r->files[i], &text, &body, &submit, &poll, &fetch);
-        double dt = rt_now() - t0;
-        pthread_mutex_lock(&r->mu);
-        if (rows < 0) r->failed++;
-        else {
-            r->frames += rows;
-            lat_add(&r->clip, dt);
+    struct slot *slots = calloc((size_t)r->inflight, sizeof *slots);
+    int n_open = 0, more = 1;
+    for (int k = 0; slots && k < r->inflight; k++) slots[k].id = -1;
+    while (slots && (more || n_open)) {
+        /* Fill the window. */
+        for (int k = 0; more && k < r->inflight; k++) {
+            if (slots[k].id >= 0) continue;
+            pthread_mutex_lock(&r->mu);
+            int i = r->next < r->n_files ? r->next++ : -1;
+            pthread_mutex_unlock(&r->mu);
+            if (i < 0) {
+                more = 0;
+                break;
+            }
+            base_name(r->files[i], slots[k].name, sizeof slots[k].name);
+            slots[k].t0 = rt_now();
+            slots[k].id = submit_clip(c, r->files[i], slots[k].name, &text, &body, &submit);
+            if (slots[k].id < 0) record(r, -1, 0);
+            else n_open++;
         }
-        pthread_mutex_unlock(&r->mu);
+        if (!n_open) continue;
+        sleep_ms(r->poll_ms);
+        for (int k = 0; k < r->inflight; k++) {
+            struct slot *sl = &slots[k];
+            if (sl->id < 0) continue;
+            int st = poll_job(c, sl->name, sl->id, &poll);
+            if (st == 0 && rt_now() - sl->t0 < r->timeout_s) continue;
+            if (st == 0) fprintf(stderr, "bench_load: %s: job %lld not done after %d s\n", sl->name, sl->id, r->timeout_s);
+            long long rows = st > 0 ? fetch_job(c, sl->name, sl->id, &fetch) : -1;
+            record(r, rows, rt_now() - sl->t0);
+            sl->id = -1;
+            n_open--;
+        }
     }
     /* Merge this client's latencies. */
     pthread_mutex_lock(&r->mu);
@@ -374,6 +411,7 @@ static void *client_main(void *arg)
     for (size_t i = 0; i < poll.n; i++) lat_add(&r->poll, poll.v[i]);
     for (size_t i = 0; i < fetch.n; i++) lat_add(&r->fetch, fetch.v[i]);
     pthread_mutex_unlock(&r->mu);
+    free(slots);
     free(submit.v);
     free(poll.v);
     free(fetch.v);
@@ -405,12 +443,14 @@ int main(int argc, char **argv)
     r.robot = "g1";
     r.source_robot = "g1";
     r.poll_ms = 20;
+    r.inflight = 8;
     r.timeout_s = 3600;
     r.files = calloc((size_t)argc, sizeof *r.files);
     if (!r.files) return 1;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int is_opt = !strcmp(o, "--robot") || !strcmp(o, "--source-robot") || !strcmp(o, "--poll-ms") ||
+                     !strcmp(o, "--inflight") ||
                      !strcmp(o, "--timeout-s") || !strcmp(o, "--wait-s") || !strcmp(o, "--metrics");
         if (is_opt && !v) {
             fprintf(stderr, "bench_load: %s: missing value\n", o);
@@ -419,7 +459,9 @@ int main(int argc, char **argv)
         if (!strcmp(o, "--robot")) r.robot = argv[++i];
         else if (!strcmp(o, "--source-robot")) r.source_robot = argv[++i];
         else if (!strcmp(o, "--metrics")) metrics = argv[++i];
-        else if (!strcmp(o, "--poll-ms")) {
+        else if (!strcmp(o, "--inflight")) {
+            if (arg_int(o, argv[++i], 1, 100000, &r.inflight)) return 2;
+        } else if (!strcmp(o, "--poll-ms")) {
             if (arg_int(o, argv[++i], 0, 60000, &r.poll_ms)) return 2;
         } else if (!strcmp(o, "--timeout-s")) {
             if (arg_int(o, argv[++i], 1, 1000000, &r.timeout_s)) return 2;

@@ -163,7 +163,7 @@ done
 url=http://127.0.0.1:$port
 echo "e2e: daemon: $url, $k clients${daemon_args:+, daemon args: $daemon_args}"
 "$b/bench/bench_load" "$url" "$dir/daemon" "$k" "$@" --robot g1 --source-robot g1 \
-    --poll-ms "$poll_ms" --metrics "$dir/metrics.txt" >"$dir/load.txt" 2>"$dir/load.log" ||
+    --poll-ms "$poll_ms" --inflight "${E2E_INFLIGHT:-8}" --metrics "$dir/metrics.txt" >"$dir/load.txt" 2>"$dir/load.log" ||
     fail "bench_load: $(grep -c . "$dir/load.log") error line(s), first: $(head -n 1 "$dir/load.log")"
 d_rss=$(awk '$1 == "VmHWM:" { print $2 }' "/proc/$pid/status" 2>/dev/null)
 d_rss=$(orna "$d_rss")

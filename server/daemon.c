@@ -60,7 +60,7 @@ void srv_config_default(struct srv_config *c)
     c->max_frames = 100000;
     c->max_joints = 512;
     c->max_active = 1000;
-    c->batch_frames = 20000;
+    c->batch_frames = 0; /* by backend: server/sched.c */
     c->batch_wait_ms = 50;
 }
 
@@ -129,7 +129,7 @@ enum rt_status srv_start(const struct srv_config *cfg, struct srv **out, struct 
     if (cfg->threads < 1 || cfg->threads > 1024)
         return rt_err_set(err, RT_EINVAL, "--threads", "expected 1..1024");
     if (cfg->max_body < 1) return rt_err_set(err, RT_EINVAL, "--max-body", "expected > 0");
-    if (cfg->batch_frames < 1 || cfg->batch_wait_ms < 0 || cfg->max_frames < 1 || cfg->max_joints < 1 ||
+    if (cfg->batch_frames < 0 || cfg->batch_wait_ms < 0 || cfg->max_frames < 1 || cfg->max_joints < 1 ||
         cfg->solver_threads < 1 || cfg->host_threads < 1 || cfg->host_threads > 256)
         return rt_err_set(err, RT_EINVAL, "options", "batch, frame, joint and thread limits must be positive");
     struct srv *s = calloc(1, sizeof *s);

@@ -124,6 +124,17 @@ int sched_queued(struct sched *q)
 
 const char *sched_backend(struct sched *q) { return solver_backend_name(&q->be); }
 
+/* The frame budget of one batch: --batch-frames, or by default what the
+ * backend wants -- a GPU is full only at hundreds of thousands of frames,
+ * the CPU is as fast in small batches and they keep latency down. */
+#define SCHED_BATCH_FRAMES_CPU 20000
+#define SCHED_BATCH_FRAMES_CUDA 524288
+static long long batch_budget(const struct sched *q)
+{
+    if (q->s->cfg.batch_frames > 0) return q->s->cfg.batch_frames;
+    return strcmp(solver_backend_name(&q->be), "cuda") ? SCHED_BATCH_FRAMES_CPU : SCHED_BATCH_FRAMES_CUDA;
+}
+
 static int same_group(const struct sched_entry *a, const struct sched_entry *b)
 {
     return a->hclass == b->hclass && !strcmp(a->key, b->key);
@@ -136,6 +147,7 @@ static int pick_locked(struct sched *q, struct sched_entry *out, double *wait_s)
 {
     const struct srv_config *cfg = &q->s->cfg;
     double now = rt_now(), wait = (double)cfg->batch_wait_ms / 1000.0;
+    long long budget = batch_budget(q);
     int lead = -1;
     *wait_s = -1;
     for (int i = 0; i < q->n && lead < 0; i++) {
@@ -145,7 +157,7 @@ static int pick_locked(struct sched *q, struct sched_entry *out, double *wait_s)
         long long frames = 0;
         for (int k = i; k < q->n; k++)
             if (same_group(&q->q[k], &q->q[i])) frames += q->q[k].frames;
-        if (frames >= cfg->batch_frames || now - q->q[i].t_enq >= wait) lead = i;
+        if (frames >= budget || now - q->q[i].t_enq >= wait) lead = i;
     }
     if (lead < 0) {
         if (q->n) *wait_s = q->q[0].t_enq + wait - now;
@@ -156,7 +168,7 @@ static int pick_locked(struct sched *q, struct sched_entry *out, double *wait_s)
     int n = 0, w = 0;
     for (int k = 0; k < q->n; k++) {
         struct sched_entry *e = &q->q[k];
-        if (same_group(e, &g) && (n == 0 || frames + e->frames <= cfg->batch_frames)) {
+        if (same_group(e, &g) && (n == 0 || frames + e->frames <= budget)) {
             frames += e->frames;
             out[n++] = *e;
         } else {

@@ -21,7 +21,7 @@
 
 /* Fills `c` with the defaults (listen 127.0.0.1:8080, db var/retargetd.db,
  * 4 HTTP threads, backend auto, SRV_MAX_BODY_DEFAULT, 100000 frames, 512
- * joints, 1000 active jobs, 20000 batch frames, 50 ms wait). */
+ * joints, 1000 active jobs, batch frames by backend, 50 ms wait). */
 void srv_config_default(struct srv_config *c);
 
 struct srv;
