@@ -112,8 +112,10 @@ $(B)/retarget: $(O)/clients/retarget.o $(CLI_LIB) $(LIB)
 $(B)/retargetd: $(O)/server/main.o $(SRV_LIB) $(LIB)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 $(B)/tests/%: $(O)/tests/%.o $(SRV_LIB) $(CLI_LIB) $(LIB)
+	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 $(B)/bench/%: $(O)/bench/%.o $(LIB)
+	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 test: all
