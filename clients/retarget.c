@@ -1,7 +1,7 @@
 /* retarget.c -- the `retarget` command-line tool.
  *
- *   retarget inspect ROBOT.urdf|NAME|CLIP.bvh
- *   retarget solve SOURCE... --robot NAME|URDF [--source-robot NAME|URDF]
+ *   retarget inspect ROBOT.urdf|ROBOT.xml|NAME|CLIP.bvh
+ *   retarget solve SOURCE... --robot NAME|URDF|MJCF [--source-robot NAME|URDF|MJCF]
  *                  [--profile NAME|FILE] [-o DIR] [--batch] [--backend cpu|cuda|auto]
  *                  [--threads N] [--per-frame] [--no-header] [--fps F]
  *                  [--max-lm N] [--max-cg N] [--cg-tol T] [--linear pcg|direct] [--quiet]
@@ -21,8 +21,8 @@
 
 static void usage(FILE *f)
 {
-    fputs("usage: retarget inspect ROBOT.urdf|ROBOT-NAME|CLIP.bvh\n"
-          "       retarget solve SOURCE... --robot NAME|URDF [--source-robot NAME|URDF]\n"
+    fputs("usage: retarget inspect ROBOT.urdf|ROBOT.xml|ROBOT-NAME|CLIP.bvh\n"
+          "       retarget solve SOURCE... --robot NAME|URDF|MJCF [--source-robot NAME|URDF|MJCF]\n"
           "                [--profile NAME|FILE] [-o DIR] [--batch] [--backend cpu|cuda|auto]\n"
           "                [--threads N] [--per-frame] [--no-header] [--fps F]\n"
           "                [--max-lm N] [--max-cg N] [--cg-tol T] [--linear pcg|direct] [--quiet]\n"
