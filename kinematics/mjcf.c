@@ -25,13 +25,14 @@
  *    frame. Without a joint it is fixed to its parent (fixed joint
  *    "BODY__fixed"). MuJoCo applies a body's joints in order, each hinge
  *    turning about an axis through its `pos` in the body frame moved by
- *    the joints before it. That is modelled exactly as a chain: each joint
- *    J but the last moves a zero-mass link "BODY__J" whose origin sits at
- *    the joint's anchor; the last joint moves the body's own link, which
- *    carries the file's joint name; and when that last hinge has a nonzero
- *    pos, a fixed joint "BODY__anchor" shifts the body link back by -pos.
- *    A body with one joint at pos 0 (every converted URDF) needs none of
- *    this. Unnamed bodies are "bodyN" (N is MuJoCo's body id), unnamed
+ *    the joints before it. That is modelled exactly as a chain of links:
+ *    each joint J but the last moves an intermediate link "BODY__J" (no
+ *    geometry, an origin offset only) whose origin sits at the joint's
+ *    anchor; the last joint moves the body's own link; and when that last
+ *    hinge has a nonzero pos, it too moves a link "BODY__J" and a fixed
+ *    joint "BODY__anchor" shifts the body's link back by -pos, so that the
+ *    body's link is the body frame. Joints keep the file's names. A body
+ *    with one joint at pos 0 (every converted URDF) needs none of this. Unnamed bodies are "bodyN" (N is MuJoCo's body id), unnamed
  *    joints "BODY__jointK" (K counts the body's joints from 0).
  *  - Coordinates are the hinge and slide joints in file order: MuJoCo's
  *    qpos order without the free joint's seven entries.
@@ -51,7 +52,8 @@
  *    childclass of the nearest enclosing body or frame, else main. Joint
  *    and geom attributes come from defaults (each class copies its parent
  *    when it is defined, as MuJoCo does).
- *  - Geoms of kept bodies are stored per link (struct kin_geom).
+ *  - Geoms of kept bodies are stored per link (struct kin_geom); a geom
+ *    size with fewer than 3 numbers keeps the rest from its class.
  * Ignored: <equality> (a joint coupled by <equality joint joint1 joint2
  * polycoef> stays an independent coordinate, where URDF would say
  * <mimic>), mesh files, every physical attribute. Refused with a message
@@ -1032,7 +1034,7 @@ static int name_set(struct mj_build *b, int node, char *dst, const char *what, c
 {
     int n = snprintf(dst, KIN_MAX_NAME, "%s%s%s", s1, s2 ? s2 : "", s3 ? s3 : "");
     if (n < 0 || n >= KIN_MAX_NAME) {
-        b_fail(b, RT_ELIMIT, node, "%s name longer than %d bytes: '%.32s...'", what, KIN_MAX_NAME - 1, s1);
+        b_fail(b, RT_ELIMIT, node, "%s longer than %d bytes: '%.32s...'", what, KIN_MAX_NAME - 1, s1);
         return 0;
     }
     return 1;
@@ -1043,9 +1045,9 @@ static int body_name(struct mj_build *b, int node, char *dst)
 {
     const char *name = node_attr(b->ps, node, "name");
     char tmp[32];
-    if (name && name[0]) return name_set(b, node, dst, "body", name, NULL, NULL);
+    if (name && name[0]) return name_set(b, node, dst, "body name", name, NULL, NULL);
     snprintf(tmp, sizeof tmp, "body%d", b->ps->nodes[node].id);
-    return name_set(b, node, dst, "body", tmp, NULL, NULL);
+    return name_set(b, node, dst, "body name", tmp, NULL, NULL);
 }
 
 /* Appends a link and its joint (none for the root) to the robot. `kind`
@@ -1122,10 +1124,10 @@ static int joint_resolve(struct mj_build *b, int node, int cc, const struct mj_x
     *type = a.type;
     j->node = node;
     if (name && name[0]) {
-        if (!name_set(b, node, j->name, "joint", name, NULL, NULL)) return 0;
+        if (!name_set(b, node, j->name, "joint name", name, NULL, NULL)) return 0;
     } else {
         snprintf(tmp, sizeof tmp, "__joint%d", k);
-        if (!name_set(b, node, j->name, "joint", body, tmp, NULL)) return 0;
+        if (!name_set(b, node, j->name, "joint name BODY__jointK", body, tmp, NULL)) return 0;
     }
     node_desc(b->ps, node, desc, sizeof desc);
     if (a.type == MJ_BALL) {
@@ -1331,7 +1333,7 @@ static int build_body(struct mj_build *b, int node, int parent_link, const struc
     if (prev < 0) {
         if ((link = add_link(b, node, bname, NULL, -1, KIN_JOINT_FIXED, NULL, &ident)) < 0) return 0;
     } else if (jx.n == 0) {
-        if (!name_set(b, node, jname, "joint", bname, "__fixed", NULL)) return 0;
+        if (!name_set(b, node, jname, "fixed joint name BODY__fixed", bname, "__fixed", NULL)) return 0;
         if ((link = add_link(b, node, bname, jname, prev, KIN_JOINT_FIXED, NULL, pose)) < 0) return 0;
     } else {
         /* Joint k moves link L_k = B_k T(p_k), B_k the body frame after
@@ -1354,7 +1356,7 @@ static int build_body(struct mj_build *b, int node, int parent_link, const struc
                 for (int i = 0; i < 3; i++) origin.p[i] = j->pos[i] - pp[i];
             }
             if (at_body) memcpy(lname, bname, sizeof lname);
-            else if (!name_set(b, j->node, lname, "link", bname, "__", j->name))
+            else if (!name_set(b, j->node, lname, "link name BODY__JOINT", bname, "__", j->name))
                 return 0;
             if ((prev = add_link(b, j->node, lname, j->name, prev, kind, j, &origin)) < 0) return 0;
             pp = j->pos;
@@ -1363,7 +1365,7 @@ static int build_body(struct mj_build *b, int node, int parent_link, const struc
         if (norm3(pp) != 0.0) {
             xf_identity(&origin);
             for (int i = 0; i < 3; i++) origin.p[i] = -pp[i];
-            if (!name_set(b, node, jname, "joint", bname, "__anchor", NULL)) return 0;
+            if (!name_set(b, node, jname, "joint name BODY__anchor", bname, "__anchor", NULL)) return 0;
             if ((link = add_link(b, node, bname, jname, prev, KIN_JOINT_FIXED, NULL, &origin)) < 0) return 0;
         }
     }

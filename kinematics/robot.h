@@ -85,7 +85,7 @@ enum kin_geom_type {
  * frame, which needs the mesh file. */
 struct kin_geom {
     char *name;         /* NULL when unnamed */
-    char *mesh;         /* the mesh asset name for KIN_GEOM_MESH, else NULL */
+    char *mesh;         /* the mesh asset it names (mesh=), NULL when none */
     int link;           /* link index (topological order) */
     int type;           /* enum kin_geom_type */
     int group, contype, conaffinity; /* as in MJCF (defaults 0, 1, 1) */

@@ -1219,6 +1219,27 @@ static void test_limits_n(void)
         free(t);
     }
 
+    /* The deepest body chain the nesting allows, one hinge each (the
+     * innermost <joint> at depth N). */
+    {
+        int n = KIN_MJCF_MAX_DEPTH - 4;
+        size_t cap = 256 + 48 * (size_t)n, used = 0;
+        t = malloc(cap);
+        if (t) {
+            used += (size_t)snprintf(t, cap, "<mujoco><worldbody><body name=\"r\">\n");
+            for (int i = 0; i < n; i++) used += (size_t)snprintf(t + used, cap - used, "<body name=\"c%d\"><joint/>\n", i);
+            for (int i = 0; i < n; i++) used += (size_t)snprintf(t + used, cap - used, "</body>");
+            used += (size_t)snprintf(t + used, cap - used, "</body></worldbody></mujoco>\n");
+            CHECK_EQ_INT(kin_robot_parse_mjcf(t, used, "t.xml", NULL, &r, &err), RT_OK);
+            if (r) {
+                CHECK_EQ_INT(r->n_links, n + 1);
+                CHECK_EQ_INT(r->links[n].parent, n - 1);
+            }
+            kin_robot_free(r);
+            free(t);
+        }
+    }
+
     /* Bytes: KIN_URDF_MAX_BYTES accepted, one more refused before parsing. */
     {
         size_t n = KIN_URDF_MAX_BYTES;
@@ -1258,7 +1279,8 @@ static void test_limits_n(void)
         name[KIN_MAX_NAME - 1 - 7] = 'n';
         name[KIN_MAX_NAME - 1 - 6] = 0;
         snprintf(text, sizeof text, DOC("", "<body name=\"%s\"/>"), name);
-        expect_fail("made name N+1", text, RT_ELIMIT, "t.xml:5", "joint name longer than 127 bytes", NULL);
+        expect_fail("made name N+1", text, RT_ELIMIT, "t.xml:5", "fixed joint name BODY__fixed longer than 127 bytes",
+                    NULL);
     }
 }
 
