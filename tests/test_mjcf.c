@@ -1219,6 +1219,25 @@ static void test_limits_n(void)
         free(t);
     }
 
+    /* Kept elements: mujoco, worldbody, the root and flat frames up to N. */
+    for (int extra = 0; extra <= 1; extra++) {
+        int frames = KIN_MJCF_MAX_ELEMENTS - 3 + extra;
+        size_t cap = 256 + 10 * (size_t)frames, used = 0;
+        t = malloc(cap);
+        if (!t) break;
+        used += (size_t)snprintf(t, cap, "<mujoco>\n<worldbody>\n<body name=\"r\">\n");
+        for (int i = 0; i < frames; i++) used += (size_t)snprintf(t + used, cap - used, "<frame/>\n");
+        used += (size_t)snprintf(t + used, cap - used, "</body></worldbody></mujoco>\n");
+        if (!extra) {
+            CHECK_EQ_INT(kin_robot_parse_mjcf(t, used, "t.xml", NULL, &r, &err), RT_OK);
+            kin_robot_free(r);
+        } else {
+            snprintf(where, sizeof where, "t.xml:%d", 3 + frames);
+            expect_fail_dir("elements N+1", t, used, NULL, RT_ELIMIT, where, "more than 16384 model elements", NULL);
+        }
+        free(t);
+    }
+
     /* The deepest body chain the nesting allows, one hinge each (the
      * innermost <joint> at depth N). */
     {
