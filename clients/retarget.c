@@ -22,7 +22,7 @@ static const struct verb {
     const char *name, *synopsis;
     unsigned scope;
 } verbs[] = {
-    {"inspect", "retarget inspect ROBOT-FILE|ROBOT-NAME|CLIP.bvh   (JSON summary)", 0},
+    {"inspect", "retarget inspect ROBOT.urdf|ROBOT.xml|ROBOT-NAME|CLIP.bvh   (JSON summary)", 0},
     {"solve", "retarget solve SOURCE... --robot NAME|FILE [options]   (offline, no server)", RTG_SCOPE_SOLVE},
     {"render", "retarget render CLIP.bvh RESULT.csv --robot NAME -o FILE.svg", RTG_SCOPE_RENDER},
     {"batch", "retarget batch CORPUS_DIR --robot R --out DIR [options]   (locally, or --server)", RTG_SCOPE_BATCH},

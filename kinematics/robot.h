@@ -1,6 +1,7 @@
-/* robot.h -- a robot model read from URDF: links, joints, limits, and its
- * kinematic tree in flat arrays for the solver; forward kinematics and
- * geometric Jacobians in double precision for tools, tests and reports.
+/* robot.h -- a robot model read from URDF (urdf.c) or MJCF (mjcf.c): links,
+ * joints, limits, collision geometry, and its kinematic tree in flat arrays
+ * for the solver; forward kinematics and geometric Jacobians in double
+ * precision for tools, tests and reports.
  *
  * Memory: kin_robot_load*() return a robot the caller frees with
  * kin_robot_free(); every pointer inside it is owned by the robot. */
@@ -20,6 +21,17 @@ extern "C" {
 #define KIN_URDF_MAX_BYTES (16u << 20)
 #define KIN_MAX_LINKS 1024
 #define KIN_MAX_NAME 128
+/* MJCF only: geoms kept per robot, <default> classes, kept elements
+ * (mujoco, compiler, default, worldbody, body, frame, joint, freejoint,
+ * geom; everything else is skipped unread), element nesting, and
+ * <include> nesting (the main file is depth 0) and files. The byte limit,
+ * KIN_URDF_MAX_BYTES, holds for the main file and its includes together. */
+#define KIN_MAX_GEOMS 4096
+#define KIN_MJCF_MAX_CLASSES 1024
+#define KIN_MJCF_MAX_ELEMENTS 16384
+#define KIN_MJCF_MAX_DEPTH 256
+#define KIN_MJCF_MAX_INCLUDE_DEPTH 8
+#define KIN_MJCF_MAX_FILES 64
 
 enum kin_joint_type {
     KIN_JOINT_FIXED = 0,
@@ -33,9 +45,12 @@ struct kin_joint {
     int type;            /* enum kin_joint_type */
     int parent, child;   /* link indices (topological order, see below) */
     double xyz[3], rpy[3];
-    double axis[3];      /* unit; (1,0,0) when the URDF gives none */
-    int has_limits;      /* revolute/prismatic: 1; continuous/fixed: 0 */
-    double lower, upper; /* continuous: -inf, +inf; fixed: 0, 0 */
+    double rot[9];       /* origin rotation, row-major: Rz(yaw) Ry(pitch) Rx(roll) of rpy
+                          * (MJCF: the exact rotation; rpy is derived from it) */
+    double axis[3];      /* unit; (1,0,0) when the URDF gives none, MJCF (0,0,1) */
+    int has_limits;      /* revolute/prismatic: 1; continuous/fixed: 0; an MJCF
+                          * slide without limits: prismatic with has_limits 0 */
+    double lower, upper; /* no limits: -inf, +inf; fixed: 0, 0 */
     double effort, velocity;
     int mimic;           /* index of the leader joint (file order) or -1 */
     double mimic_mult, mimic_offset;
@@ -48,6 +63,37 @@ struct kin_link {
     int joint;        /* index (file order) of the joint from its parent, -1 for the root */
 };
 
+enum kin_geom_type {
+    KIN_GEOM_PLANE = 0,
+    KIN_GEOM_HFIELD = 1,
+    KIN_GEOM_SPHERE = 2,
+    KIN_GEOM_CAPSULE = 3,
+    KIN_GEOM_ELLIPSOID = 4,
+    KIN_GEOM_CYLINDER = 5,
+    KIN_GEOM_BOX = 6,
+    KIN_GEOM_MESH = 7,
+    KIN_GEOM_SDF = 8
+};
+
+/* A geometric primitive fixed to a link, kept for collision work (MJCF
+ * <geom>; the URDF reader keeps none). `size` is MJCF's: sphere radius;
+ * capsule and cylinder radius, half-length; ellipsoid radii; box
+ * half-extents; unused entries 0. A `fromto` is resolved as MuJoCo does:
+ * the midpoint becomes pos, the segment the local z axis, and its half
+ * length size[1] (capsule, cylinder) or size[2] (box, ellipsoid). Mesh
+ * geoms keep their pose as written: MuJoCo moves a mesh to its inertial
+ * frame, which needs the mesh file. */
+struct kin_geom {
+    char *name;         /* NULL when unnamed */
+    char *mesh;         /* the mesh asset it names (mesh=), NULL when none */
+    int link;           /* link index (topological order) */
+    int type;           /* enum kin_geom_type */
+    int group, contype, conaffinity; /* as in MJCF (defaults 0, 1, 1) */
+    double size[3];
+    double pos[3];      /* in the link frame */
+    double quat[4];     /* x y z w (retargetd's order, not MJCF's w x y z), link frame */
+};
+
 /* Invariants: links[] is in topological order (link 0 is the root, every
  * parent index is smaller than its child's); joints[] is in file order;
  * coordinates (q) are the movable non-mimic joints in file order, so
@@ -58,6 +104,8 @@ struct kin_robot {
     struct kin_link *links;
     struct kin_joint *joints;
     int *coord_joint;          /* [n_dof] joint index (file order) of each coordinate */
+    int n_geoms;
+    struct kin_geom *geoms;    /* [n_geoms] in file order; NULL when none */
     struct rt_tree tree;   /* float flat arrays owned by the robot; floating_base = 1 */
     void *priv;                /* storage behind `tree` */
 };
@@ -71,11 +119,37 @@ struct kin_robot {
 enum rt_status kin_robot_parse_urdf(const char *text, size_t len, const char *name,
                                     struct kin_robot **out, struct rt_err *err);
 
-/* Loads a robot by bundled name ("g1", "h1") or by URDF file path. */
+/* Parses MJCF text (mjcf.c has the details) into the same model the URDF
+ * reader builds. `name` labels errors ("g1.xml:120", the element and
+ * attribute named: "body 'x': bad quat '1 0 0'"). `base_dir` is the folder
+ * that <include file=...> is resolved against; NULL refuses includes.
+ * Link names are body names; a body with several hinge/slide joints
+ * becomes a chain of links "BODY__JOINT" ending in the body's own link.
+ * Rejects ball joints, free joints below the top body, unknown joint or
+ * geom types, and everything urdf reading rejects (limits, names). */
+enum rt_status kin_robot_parse_mjcf(const char *text, size_t len, const char *name,
+                                    const char *base_dir, struct kin_robot **out,
+                                    struct rt_err *err);
+
+/* Parses URDF or MJCF text, chosen by the root element (<robot> or
+ * <mujoco>); any other root is RT_EPARSE naming both. Arguments as
+ * kin_robot_parse_mjcf(); `base_dir` matters only to MJCF. */
+enum rt_status kin_robot_parse(const char *text, size_t len, const char *name, const char *base_dir,
+                               struct kin_robot **out, struct rt_err *err);
+
+/* Loads a robot by bundled name ("g1", "h1"; URDF) or by file path (URDF or
+ * MJCF by root element; an MJCF's includes are resolved against the file's
+ * folder). A name with '/' or ending in .urdf or .xml is a path. */
 enum rt_status kin_robot_load(const char *name_or_path, struct kin_robot **out, struct rt_err *err);
 
 /* NULL-safe. */
 void kin_robot_free(struct kin_robot *r);
+
+/* For the readers only: given a robot whose name, links, joints (rot, xyz,
+ * axis, limits, mimic, coord) and coord_joint are filled, builds the flat
+ * arrays behind r->tree and the double twins kin_fk uses. Returns RT_OK or
+ * RT_ENOMEM; on failure the robot is still safe to kin_robot_free(). */
+enum rt_status kin_robot_finish(struct kin_robot *r);
 
 /* Link index (topological order) of the link called `name`, or -1. */
 int kin_robot_link_index(const struct kin_robot *r, const char *name);

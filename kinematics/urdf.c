@@ -681,6 +681,7 @@ static int fill_model(const struct urdf_parse *ps, const struct urdf_tree *t, st
         kj->child = t->pos[t->jchild[j]];
         memcpy(kj->xyz, js->xyz, sizeof kj->xyz);
         memcpy(kj->rpy, js->rpy, sizeof kj->rpy);
+        rot_from_rpy(kj->rpy, kj->rot);
         if (n > 1e-12 && isfinite(n)) {
             for (int k = 0; k < 3; k++) kj->axis[k] = js->axis[k] / n;
         } else { /* only a fixed joint gets here */
@@ -716,12 +717,14 @@ static int fill_model(const struct urdf_parse *ps, const struct urdf_tree *t, st
 
 /* Fills the per-link flat arrays behind r->tree (float, for the solver) and
  * their double twins (for kin_fk), and points r->tree at them. Both come
- * from the same double origins, so they differ only by the float rounding.
- * Returns RT_OK or RT_ENOMEM. */
-static int fill_arrays(struct kin_robot *r)
+ * from the same double origins (each joint's xyz and rot), so they differ
+ * only by the float rounding. Shared by both readers (robot.h). Returns
+ * RT_OK or RT_ENOMEM. */
+enum rt_status kin_robot_finish(struct kin_robot *r)
 {
     struct kin_robot_priv *pv = r->priv;
     size_t nl = (size_t)r->n_links, nd = (size_t)r->n_dof;
+    if (!pv && !(pv = r->priv = calloc(1, sizeof *pv))) return RT_ENOMEM;
     pv->parent = alloc_array(nl, sizeof *pv->parent);
     pv->joint_type = alloc_array(nl, sizeof *pv->joint_type);
     pv->joint_index = alloc_array(nl, sizeof *pv->joint_index);
@@ -776,7 +779,7 @@ static int fill_arrays(struct kin_robot *r)
             } else {
                 pv->joint_index[k] = kj->coord;
             }
-            rot_from_rpy(kj->rpy, R);
+            memcpy(R, kj->rot, sizeof kj->rot);
             memcpy(pv->d_pos + 3 * k, kj->xyz, sizeof kj->xyz);
             memcpy(pv->d_axis + 3 * k, kj->axis, sizeof kj->axis);
         }
@@ -825,8 +828,7 @@ static int build_robot(struct urdf_parse *ps, struct kin_robot **out)
         goto fail;
     }
     if (resolve_names(ps, &t) != RT_OK || order_links(ps, &t) != RT_OK) goto fail;
-    if (!(r = calloc(1, sizeof *r)) || !(r->priv = calloc(1, sizeof(struct kin_robot_priv))) ||
-        fill_model(ps, &t, r) != RT_OK || fill_arrays(r) != RT_OK) {
+    if (!(r = calloc(1, sizeof *r)) || fill_model(ps, &t, r) != RT_OK || kin_robot_finish(r) != RT_OK) {
         urdf_fail(ps, RT_ENOMEM, 0, "out of memory");
         goto fail;
     }
@@ -871,33 +873,100 @@ enum rt_status kin_robot_parse_urdf(const char *text, size_t len, const char *na
     return ps.status;
 }
 
-/* A bundled name is one without '/' that does not end in ".urdf"; an
- * unknown one is RT_ENOTFOUND with the bundled names listed. Anything else
- * is a file path, read whole (RT_EIO, RT_ELIMIT) and parsed with the path as
- * the label of its errors. *out is NULL on failure. */
+/* The name of the root element of XML `text` and its line: skips a byte
+ * order mark, white space, the XML declaration, processing instructions
+ * and comments. Returns 0 when the text does not start like that (a
+ * DOCTYPE, garbage): the URDF reader then says what is wrong. */
+static int root_element(const char *text, size_t len, char *name, size_t cap, long *line)
+{
+    size_t i = 0;
+    *line = 1;
+    if (len >= 3 && !memcmp(text, "\xEF\xBB\xBF", 3)) i = 3;
+    for (;;) {
+        while (i < len && (text[i] == ' ' || text[i] == '\t' || text[i] == '\r' || text[i] == '\n'))
+            if (text[i++] == '\n') ++*line;
+        if (i + 1 >= len || text[i] != '<') return 0;
+        const char *close = NULL;
+        if (text[i + 1] == '?') close = "?>";
+        else if (len - i >= 4 && !memcmp(text + i, "<!--", 4)) close = "-->";
+        if (!close) {
+            if (text[i + 1] == '!') return 0;
+            break;
+        }
+        size_t n = strlen(close), j = i + 2;
+        while (j + n <= len && memcmp(text + j, close, n)) j++;
+        if (j + n > len) return 0;
+        for (size_t k = i; k < j; k++)
+            if (text[k] == '\n') ++*line;
+        i = j + n;
+    }
+    size_t k = 0;
+    for (i++; i < len && k + 1 < cap && !strchr(" \t\r\n/>", text[i]) && text[i]; i++) name[k++] = text[i];
+    name[k] = 0;
+    return k > 0;
+}
+
+/* Picks the reader by the root element (robot.h). */
+enum rt_status kin_robot_parse(const char *text, size_t len, const char *name, const char *base_dir,
+                               struct kin_robot **out, struct rt_err *err)
+{
+    char root[40];
+    long line;
+    const char *label = name && name[0] ? name : "robot";
+    *out = NULL;
+    if (!text && len) return rt_err_set(err, RT_EINVAL, label, "no robot text");
+    if (text && root_element(text, len, root, sizeof root, &line)) {
+        if (!strcmp(root, "mujoco")) return kin_robot_parse_mjcf(text, len, name, base_dir, out, err);
+        if (strcmp(root, "robot") != 0) {
+            char where[96];
+            snprintf(where, sizeof where, "%s:%ld", label, line);
+            return rt_err_set(err, RT_EPARSE, where,
+                              "root element is <%.32s>, expected <robot> (URDF) or <mujoco> (MJCF)", root);
+        }
+    }
+    return kin_robot_parse_urdf(text, len, name, out, err);
+}
+
+static int ends_with(const char *s, size_t n, const char *tail)
+{
+    size_t t = strlen(tail);
+    return n >= t && !strcmp(s + n - t, tail);
+}
+
+/* A bundled name is one without '/' that does not end in ".urdf" or
+ * ".xml"; an unknown one is RT_ENOTFOUND with the bundled names listed.
+ * Anything else is a file path, read whole (RT_EIO, RT_ELIMIT) and parsed
+ * by its root element with the path as the label of its errors and its
+ * folder as the base of MJCF includes. *out is NULL on failure. */
 enum rt_status kin_robot_load(const char *name_or_path, struct kin_robot **out, struct rt_err *err)
 {
     const char *s = name_or_path;
     size_t n;
-    char *text = NULL;
+    char *text = NULL, *dir = NULL;
     size_t len = 0;
     enum rt_status st;
     *out = NULL;
     if (!s || !s[0]) return rt_err_set(err, RT_EINVAL, "robot", "no robot name or path");
     n = strlen(s);
-    if (!strchr(s, '/') && !(n >= 5 && !strcmp(s + n - 5, ".urdf"))) {
+    if (!strchr(s, '/') && !ends_with(s, n, ".urdf") && !ends_with(s, n, ".xml")) {
         char list[96] = "";
         for (const struct kin_embedded *e = kin_embedded_robots; e->name; e++) {
             if (!strcmp(e->name, s)) return kin_robot_parse_urdf(e->text, e->len, s, out, err);
             size_t used = strlen(list);
             snprintf(list + used, sizeof list - used, "%s%s", e == kin_embedded_robots ? "" : ", ", e->name);
         }
-        return rt_err_set(err, RT_ENOTFOUND, s, "unknown robot '%.40s' (bundled: %s; or give a .urdf path)",
-                          s, list);
+        return rt_err_set(err, RT_ENOTFOUND, s,
+                          "unknown robot '%.40s' (bundled: %s; or give a .urdf or .xml path)", s, list);
     }
     st = rt_read_file(s, KIN_URDF_MAX_BYTES, &text, &len, err);
     if (st != RT_OK) return st;
-    st = kin_robot_parse_urdf(text, len, s, out, err);
+    const char *slash = strrchr(s, '/');
+    if (!(dir = slash ? strndup(s, (size_t)(slash - s) + (slash == s)) : strdup("."))) {
+        free(text);
+        return rt_err_set(err, RT_ENOMEM, s, "out of memory");
+    }
+    st = kin_robot_parse(text, len, s, dir, out, err);
+    free(dir);
     free(text);
     return st;
 }
@@ -931,6 +1000,12 @@ void kin_robot_free(struct kin_robot *r)
         for (int i = 0; i < r->n_links; i++) free(r->links[i].name);
     if (r->joints)
         for (int i = 0; i < r->n_joints; i++) free(r->joints[i].name);
+    if (r->geoms)
+        for (int i = 0; i < r->n_geoms; i++) {
+            free(r->geoms[i].name);
+            free(r->geoms[i].mesh);
+        }
+    free(r->geoms);
     free(r->links);
     free(r->joints);
     free(r->coord_joint);

@@ -39,7 +39,7 @@ static const struct rtg_option table[] = {
      "frame rate of a trajectory CSV source (a BVH clip carries its own)"},
     /* retarget solve */
     {NULL, "--robot", "NAME|FILE", RTG_OPT_TEXT, 0, 0, 0, 0, NULL, S_SOLVE | S_SUBMIT | S_BATCH | RTG_SCOPE_RENDER,
-     NULL, "the robot: a bundled name (g1, h1), an uploaded name (daemon) or a URDF file (required)"},
+     NULL, "the robot: a bundled name (g1, h1), an uploaded name (daemon) or a URDF or MJCF file (required)"},
     {NULL, "--profile", "NAME|FILE", RTG_OPT_TEXT, 0, 0, 0, 0, NULL, S_SOLVE | S_SUBMIT | S_BATCH, "detected",
      "the retargeting profile; without one it is detected from the clip's joint names"},
     {NULL, "--source-robot", "NAME|FILE", RTG_OPT_TEXT, 0, 0, 0, 0, NULL, S_SOLVE | S_SUBMIT | S_BATCH, NULL,

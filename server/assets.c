@@ -1,6 +1,8 @@
 /* assets.c -- robots and profiles: the bundled ones compiled into the
- * library and the ones admins upload (PUT /v1/robots/NAME with URDF text,
- * PUT /v1/profiles/NAME with profile JSON). An upload is parsed before it
+ * library and the ones admins upload (PUT /v1/robots/NAME with URDF or
+ * MJCF text, PUT /v1/profiles/NAME with profile JSON). The robot reader is
+ * picked by the root element; an uploaded MJCF may not <include> (an
+ * upload has no folder to resolve it against). An upload is parsed before it
  * is stored, so a stored robot or profile always loads; a bundled name
  * cannot be replaced. Names never reach a file path: kin_robot_load() and
  * rtg_profile_load() are called with bundled names only. */
@@ -37,7 +39,7 @@ enum rt_status srv_robot_load(struct srv *s, const char *name, struct kin_robot 
     enum rt_status st = store_asset_get(s->store, "robot", name, &text, &len, err);
     if (st == RT_ENOTFOUND) rt_err_set(err, st, "robot", "no robot named '%.64s'", name);
     if (st != RT_OK) return st;
-    st = kin_robot_parse_urdf(text, len, name, out, err);
+    st = kin_robot_parse(text, len, name, NULL, out, err);
     free(text);
     return st;
 }
@@ -133,7 +135,7 @@ enum MHD_Result srv_route_robots(struct srv *s, struct MHD_Connection *c, struct
     if (!strcmp(method, "PUT")) {
         char label[STORE_MAX_NAME + 8];
         snprintf(label, sizeof label, "%s.urdf", r->name);
-        if (kin_robot_parse_urdf(r->body, r->len, label, &robot, &err) != RT_OK)
+        if (kin_robot_parse(r->body, r->len, label, NULL, &robot, &err) != RT_OK)
             return srv_reply_err(s, c, &err);
         if (robot->n_joints > s->cfg.max_joints) {
             rt_err_set(&err, RT_ELIMIT, label, "%d joints: the limit is %d", robot->n_joints, s->cfg.max_joints);

@@ -2,8 +2,9 @@
 # fuzz.sh SECONDS FUZZER... -- runs each libFuzzer binary for SECONDS with a
 # seed corpus and prints one summary line per fuzzer:
 #   NAME: SECONDS s, EXECUTIONS executions, CRASHES crashes (artifacts: DIR)
-# Seeds: fuzz_urdf gets the shared robot files (robots/*.urdf), fuzz_bvh the
-# shared clips (clips/**/*.bvh), fuzz_profile the bundled profiles, fuzz_traj
+# Seeds: fuzz_urdf gets the shared robot files (robots/*.urdf), fuzz_mjcf
+# their MJCF twins (robots/*.xml), fuzz_bvh the shared clips
+# (clips/**/*.bvh), fuzz_profile the bundled profiles, fuzz_traj
 # the first rows of the shared reference trajectories, copied into build/fuzz/corpus_NAME, which
 # keeps what the fuzzer finds between runs. tests/NAME.dict is passed as a
 # dictionary when it exists. Crash, leak, timeout and OOM inputs are written
@@ -23,6 +24,7 @@ for f in "$@"; do
     mkdir -p "$corpus" "$art"
     case $name in
     fuzz_urdf) [ -d "$data/robots" ] && find "$data/robots" -name '*.urdf' -exec cp {} "$corpus"/ \; ;;
+    fuzz_mjcf) [ -d "$data/robots" ] && find "$data/robots" -name '*.xml' -exec cp {} "$corpus"/ \; ;;
     fuzz_bvh) [ -d "$data/clips" ] && find "$data/clips" -name '*.bvh' -exec cp {} "$corpus"/ \; ;;
     fuzz_profile) cp profiles/*.json "$corpus"/ ;;
     fuzz_traj) # the column-count byte (7 + 29 for G1, 7 + 19 for H1), then the first rows of

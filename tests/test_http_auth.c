@@ -171,6 +171,21 @@ int main(void)
     CHECK(strncmp(err_field(resp, "where", buf, sizeof buf), "broken.urdf:", 12) == 0);
     free(resp);
     CHECK_EQ_INT(http(user, "GET", "/v1/robots/broken", NULL, 0, NULL, NULL), 404);
+    /* MJCF uploads: the reader follows the root element; includes are refused. */
+    snprintf(path, sizeof path, "%s/robots/T1_serial.xml", test_data_dir());
+    char *mjcf = test_slurp(path, &ulen);
+    if (mjcf) {
+        CHECK_EQ_INT(http(admin, "PUT", "/v1/robots/myt1", mjcf, ulen, NULL, &resp), 201);
+        CHECK(resp && strstr(resp, "\"dof\":23") && strstr(resp, "\"name\":\"T1\""));
+        free(resp);
+        CHECK_EQ_INT(http(user, "GET", "/v1/robots/myt1", NULL, 0, NULL, &resp), 200);
+        CHECK(resp && strstr(resp, "\"name\":\"Left_Shoulder_Pitch\""));
+        free(resp);
+        free(mjcf);
+    }
+    const char *inc_mjcf = "<mujoco>\n<include file=\"/etc/passwd\"/>\n</mujoco>\n";
+    http_expect_error(admin, "PUT", "/v1/robots/inc", inc_mjcf, strlen(inc_mjcf), 400, "inc.urdf:2",
+                      "includes are refused");
 
     /* Profiles: admin only, validated (the field is named). */
     size_t plen = 0;
