@@ -24,7 +24,7 @@ struct srv_config {
     int max_joints;          /* BVH joints per clip, URDF joints per robot */
     int max_active;          /* queued + running jobs per token (0: no limit) */
     int batch_frames;        /* frame budget of one solver batch (0: by backend, server/sched.c) */
-    int batch_wait_ms;       /* how long the oldest job of a class waits for company */
+    int batch_wait_ms;       /* how long the oldest job of a class waits for company (-1: by backend) */
     int no_auth;             /* 1: no tokens (refused unless listening on loopback) */
     int quiet;               /* 1: log warnings and errors only */
 };

@@ -50,7 +50,9 @@ void srv_config_default(struct srv_config *c)
     memset(c, 0, sizeof *c);
     c->listen = "127.0.0.1:8080";
     c->db_path = "var/retargetd.db";
-    c->threads = 4;
+    /* HTTP threads: plans run on them, so one per core (4 at least). */
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    c->threads = ncpu > 4 ? (ncpu < 64 ? (unsigned int)ncpu : 64u) : 4u;
     c->backend = "auto";
     c->solver_threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
     if (c->solver_threads < 1) c->solver_threads = 1;
@@ -61,7 +63,7 @@ void srv_config_default(struct srv_config *c)
     c->max_joints = 512;
     c->max_active = 1000;
     c->batch_frames = 0; /* by backend: server/sched.c */
-    c->batch_wait_ms = 50;
+    c->batch_wait_ms = -1; /* by backend: server/sched.c */
 }
 
 /* MHD's own messages, under the address asked for ("Failed to bind to
@@ -129,7 +131,7 @@ enum rt_status srv_start(const struct srv_config *cfg, struct srv **out, struct 
     if (cfg->threads < 1 || cfg->threads > 1024)
         return rt_err_set(err, RT_EINVAL, "--threads", "expected 1..1024");
     if (cfg->max_body < 1) return rt_err_set(err, RT_EINVAL, "--max-body", "expected > 0");
-    if (cfg->batch_frames < 0 || cfg->batch_wait_ms < 0 || cfg->max_frames < 1 || cfg->max_joints < 1 ||
+    if (cfg->batch_frames < 0 || cfg->batch_wait_ms < -1 || cfg->max_frames < 1 || cfg->max_joints < 1 ||
         cfg->solver_threads < 1 || cfg->host_threads < 1 || cfg->host_threads > 256)
         return rt_err_set(err, RT_EINVAL, "options", "batch, frame, joint and thread limits must be positive");
     struct srv *s = calloc(1, sizeof *s);

@@ -135,6 +135,15 @@ static long long batch_budget(const struct sched *q)
     return strcmp(solver_backend_name(&q->be), "cuda") ? SCHED_BATCH_FRAMES_CPU : SCHED_BATCH_FRAMES_CUDA;
 }
 
+/* How long the oldest job of a group waits for company: --batch-wait-ms,
+ * or by default 50 ms on the CPU and 200 ms on a GPU (which a batch fills
+ * only with many clips). */
+static int batch_wait_ms(const struct sched *q)
+{
+    if (q->s->cfg.batch_wait_ms >= 0) return q->s->cfg.batch_wait_ms;
+    return strcmp(solver_backend_name(&q->be), "cuda") ? 50 : 200;
+}
+
 static int same_group(const struct sched_entry *a, const struct sched_entry *b)
 {
     return a->hclass == b->hclass && !strcmp(a->key, b->key);
@@ -145,8 +154,7 @@ static int same_group(const struct sched_entry *a, const struct sched_entry *b)
  * *wait_s is how long until the oldest group is). Caller holds q->mu. */
 static int pick_locked(struct sched *q, struct sched_entry *out, double *wait_s)
 {
-    const struct srv_config *cfg = &q->s->cfg;
-    double now = rt_now(), wait = (double)cfg->batch_wait_ms / 1000.0;
+    double now = rt_now(), wait = (double)batch_wait_ms(q) / 1000.0;
     long long budget = batch_budget(q);
     int lead = -1;
     *wait_s = -1;
@@ -235,6 +243,8 @@ struct batch_job {
     struct solver_clip_result res;
     int part_clips;        /* clips in its solver call */
     double part_seconds;   /* that call's wall time */
+    char *report;          /* the report text, once finished (NULL: failed) */
+    int finished;          /* 1 once finish_job ran */
 };
 
 struct batch_ctx {
@@ -246,14 +256,63 @@ struct batch_ctx {
     struct rtg_pool_group g;
 };
 
+/* Stores the finished jobs of batch `b` in one transaction (one commit
+ * per batch, not per job); when that fails, one by one, so that one bad
+ * result fails alone. */
+static void store_batch(struct batch_ctx *b)
+{
+    struct sched *q = b->q;
+    struct srv *s = q->s;
+    struct rt_err err;
+    int cols = b->robot ? rt_state_cols(&b->robot->tree) : 0, m = 0;
+    struct store_result_new *r = calloc((size_t)b->n, sizeof *r);
+    struct batch_job **of = calloc((size_t)b->n, sizeof *of);
+    double t0 = rt_now();
+    rt_err_clear(&err);
+    for (int i = 0; i < b->n; i++) {
+        struct batch_job *j = &b->jobs[i];
+        if (!j->finished) continue;
+        if (!j->report || !b->col_names) {
+            rt_err_set(&err, RT_ENOMEM, "report", "out of memory");
+            fail_job(q, j->j.id, &err);
+            continue;
+        }
+        if (!r || !of) {
+            int stored = 0;
+            if (store_job_finish(s->store, j->j.id, j->in.t.n_frames, cols, b->col_names, j->state, j->report,
+                                 j->res.lm_iters, j->res.final_cost, j->part_seconds, j->part_clips, &stored,
+                                 &err) != RT_OK)
+                fail_job(q, j->j.id, &err);
+            continue;
+        }
+        r[m] = (struct store_result_new){j->j.id, j->in.t.n_frames, cols, b->col_names, j->state, j->report,
+                                         j->res.lm_iters, j->res.final_cost, j->part_seconds, j->part_clips, 0};
+        of[m++] = j;
+    }
+    if (m > 0 && store_job_finish_many(s->store, r, m, &err) != RT_OK) {
+        for (int k = 0; k < m; k++) {
+            rt_err_clear(&err);
+            if (store_job_finish_many(s->store, &r[k], 1, &err) != RT_OK) fail_job(q, r[k].id, &err);
+        }
+    }
+    for (int k = 0; k < m; k++)
+        if (!r[k].stored && of[k])
+            rt_log("info", "sched", "job", "job %lld was cancelled while running: result dropped", (long long)r[k].id);
+    srv_metrics_stage(&s->metrics, SRV_STAGE_STORE, rt_now() - t0);
+    free(r);
+    free(of);
+}
+
 static void batch_ctx_free(struct batch_ctx *b)
 {
     if (!b) return;
     rtg_pool_wait(b->q->pool, &b->g);
+    store_batch(b);
     for (int i = 0; i < b->n; i++) {
         srv_job_input_free(&b->jobs[i].in);
         store_job_release(&b->jobs[i].j);
         free(b->jobs[i].state);
+        cJSON_free(b->jobs[i].report);
     }
     free(b->jobs);
     free(b->col_names);
@@ -261,21 +320,16 @@ static void batch_ctx_free(struct batch_ctx *b)
     free(b);
 }
 
-/* On the pool: one solved job finished (ground lift, quality and report
- * from one FK pass), its report formatted and its result stored in the
- * transaction that marks it succeeded. */
+/* On the pool: one solved job finished -- ground lift, quality and report
+ * from one FK pass, the report formatted. batch_ctx_free() stores it. */
 static void finish_job(void *arg)
 {
     struct batch_job *b = arg;
     struct sched *q = b->ctx->q;
     struct srv *s = q->s;
     const struct kin_robot *robot = b->ctx->robot;
-    struct rt_err err;
     cJSON *rep = NULL;
-    char *text = NULL;
-    int stored = 0;
-    double t0 = rt_now(), t1, t2;
-    rt_err_clear(&err);
+    double t0 = rt_now();
     struct rtg_report_info info = {
         .source = b->j.name,
         .robot = robot->name,
@@ -285,28 +339,11 @@ static void finish_job(void *arg)
         .threads = s->cfg.solver_threads,
         .batch_clips = b->part_clips,
     };
-    if (rtg_job_finish(robot, &b->in.t, b->state, 1, &info, &b->res, &rep, &err) == RT_OK)
-        text = cJSON_PrintUnformatted(rep);
+    if (rtg_job_finish(robot, &b->in.t, b->state, 1, &info, &b->res, &rep, NULL) == RT_OK)
+        b->report = cJSON_PrintUnformatted(rep);
     cJSON_Delete(rep);
-    t1 = rt_now();
-    srv_metrics_stage(&s->metrics, SRV_STAGE_QUALITY, t1 - t0);
-    if (!text || !b->ctx->col_names) {
-        rt_err_set(&err, RT_ENOMEM, "report", "out of memory");
-        fail_job(q, b->j.id, &err);
-    } else if (store_job_finish(s->store, b->j.id, b->in.t.n_frames, rt_state_cols(&robot->tree), b->ctx->col_names,
-                                b->state, text, b->res.lm_iters, b->res.final_cost, b->part_seconds, b->part_clips,
-                                &stored, &err) != RT_OK) {
-        fail_job(q, b->j.id, &err);
-    } else if (!stored) {
-        rt_log("info", "sched", "job", "job %lld was cancelled while running: result dropped", (long long)b->j.id);
-    }
-    t2 = rt_now();
-    srv_metrics_stage(&s->metrics, SRV_STAGE_STORE, t2 - t1);
-    cJSON_free(text);
-    /* Done with the job's data: the batch frees the rest. */
-    srv_job_input_free(&b->in);
-    free(b->state);
-    b->state = NULL;
+    b->finished = 1;
+    srv_metrics_stage(&s->metrics, SRV_STAGE_QUALITY, rt_now() - t0);
 }
 
 /* Solves jobs[idx[0..n)] (same weights and options) as one solver call and

@@ -20,8 +20,8 @@
 #define SRV_TOKEN_HEX 64 /* a token is 32 random bytes as lower-case hex */
 
 /* Fills `c` with the defaults (listen 127.0.0.1:8080, db var/retargetd.db,
- * 4 HTTP threads, backend auto, SRV_MAX_BODY_DEFAULT, 100000 frames, 512
- * joints, 1000 active jobs, batch frames by backend, 50 ms wait). */
+ * one HTTP thread per core (4 to 64), backend auto, SRV_MAX_BODY_DEFAULT, 100000 frames, 512
+ * joints, 1000 active jobs, batch frames and wait by backend). */
 void srv_config_default(struct srv_config *c);
 
 struct srv;

@@ -43,9 +43,14 @@ static const char *migration_sql(int version)
     }
 }
 
+/* One connection and its mutex. `rd`, when there is one, is a second,
+ * read-only connection that the reads a client polls with (a job, a
+ * result, the job list, the counts) go through: in WAL mode they then never
+ * wait for the worker's write transactions. */
 struct store {
     sqlite3 *db;
     pthread_mutex_t mu;
+    struct store *rd;
 };
 
 static const char *const state_names[STORE_N_STATES] = {"queued", "running", "succeeded", "failed",
@@ -172,6 +177,18 @@ enum rt_status store_open_at(const char *path, int version, struct store **out, 
         (st = exec(s, "PRAGMA foreign_keys = ON", err, path)) != RT_OK)
         goto fail;
     if ((st = migrate(s, version, err)) != RT_OK) goto fail;
+    /* The read connection; without one, reads share the write connection. */
+    struct store *rd = calloc(1, sizeof *rd);
+    if (rd) {
+        pthread_mutex_init(&rd->mu, NULL);
+        if (sqlite3_open_v2(path, &rd->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_FULLMUTEX, NULL) == SQLITE_OK) {
+            sqlite3_busy_timeout(rd->db, 5000);
+            sqlite3_extended_result_codes(rd->db, 1);
+            s->rd = rd;
+        } else {
+            store_close(rd);
+        }
+    }
     *out = s;
     return RT_OK;
 fail:
@@ -187,6 +204,7 @@ enum rt_status store_open(const char *path, struct store **out, struct rt_err *e
 void store_close(struct store *s)
 {
     if (!s) return;
+    store_close(s->rd);
     sqlite3_close_v2(s->db);
     pthread_mutex_destroy(&s->mu);
     free(s);
@@ -613,6 +631,7 @@ static enum rt_status job_row(struct store *s, sqlite3_stmt *q, int rc, int owne
 enum rt_status store_job_get(struct store *s, int64_t id, const char *owner, int with_clip,
                              struct store_job *out, struct rt_err *err)
 {
+    if (s->rd) s = s->rd; /* a read: the read connection */
     enum rt_status st = RT_OK;
     memset(out, 0, sizeof *out);
     LOCK(s);
@@ -635,6 +654,7 @@ done:
 enum rt_status store_job_list(struct store *s, const char *owner, int64_t before, int limit,
                               struct store_job **out, int *n, struct rt_err *err)
 {
+    if (s->rd) s = s->rd; /* a read: the read connection */
     enum rt_status st = RT_OK;
     *out = NULL;
     *n = 0;
@@ -782,52 +802,71 @@ enum rt_status store_job_progress(struct store *s, int64_t id, int lm_iter, doub
     return store_job_progress_many(s, &id, 1, lm_iter, cost, err);
 }
 
+enum rt_status store_job_finish_many(struct store *s, struct store_result_new *r, int n, struct rt_err *err)
+{
+    enum rt_status st = RT_OK;
+    sqlite3_stmt *up = NULL, *ins = NULL;
+    size_t bytes;
+    for (int i = 0; i < n; i++) {
+        r[i].stored = 0;
+        if (r[i].frames <= 0 || r[i].columns <= 0 || !rt_mul_size((size_t)r[i].frames, (size_t)r[i].columns * 4, &bytes) ||
+            bytes > (size_t)INT32_MAX)
+            return rt_err_set(err, RT_ELIMIT, "result", "trajectory of %d x %d values too large", r[i].frames,
+                              r[i].columns);
+    }
+    LOCK(s);
+    if ((st = exec(s, "BEGIN IMMEDIATE", err, "result")) != RT_OK) goto unlock;
+    up = prep(s, "UPDATE jobs SET state = 'succeeded', finished = ?, lm_iter = ?, cost = ?, "
+                 "solve_seconds = ?, batch_clips = ? WHERE id = ? AND state = 'running'");
+    ins = prep(s, "INSERT INTO results (job_id, frames, columns, trajectory, report, column_names) "
+                  "VALUES (?,?,?,?,?,?)");
+    if (!up || !ins) goto dberr;
+    for (int i = 0; i < n; i++) {
+        struct store_result_new *x = &r[i];
+        sqlite3_reset(up);
+        sqlite3_clear_bindings(up);
+        sqlite3_bind_double(up, 1, now_s());
+        sqlite3_bind_int(up, 2, x->lm_iter);
+        if (isfinite(x->cost)) sqlite3_bind_double(up, 3, x->cost);
+        sqlite3_bind_double(up, 4, x->solve_seconds);
+        sqlite3_bind_int(up, 5, x->batch_clips);
+        sqlite3_bind_int64(up, 6, x->id);
+        if (sqlite3_step(up) != SQLITE_DONE) goto dberr;
+        if (sqlite3_changes(s->db) != 1) continue; /* cancelled meanwhile: store nothing */
+        sqlite3_reset(ins);
+        sqlite3_clear_bindings(ins);
+        sqlite3_bind_int64(ins, 1, x->id);
+        sqlite3_bind_int(ins, 2, x->frames);
+        sqlite3_bind_int(ins, 3, x->columns);
+        sqlite3_bind_blob(ins, 4, x->traj, x->frames * x->columns * 4, SQLITE_STATIC);
+        sqlite3_bind_text(ins, 5, x->report, -1, SQLITE_STATIC);
+        if (x->column_names) sqlite3_bind_text(ins, 6, x->column_names, -1, SQLITE_STATIC);
+        if (sqlite3_step(ins) != SQLITE_DONE) goto dberr;
+        x->stored = 1;
+    }
+    goto end;
+dberr:
+    st = db_err(s, err, "result");
+end:
+    sqlite3_finalize(up);
+    sqlite3_finalize(ins);
+    /* A cancelled job changed no row: committing that is a no-op. */
+    if ((st = tx_end(s, st, err, "result")) != RT_OK)
+        for (int i = 0; i < n; i++) r[i].stored = 0;
+unlock:
+    UNLOCK(s);
+    return st;
+}
+
 enum rt_status store_job_finish(struct store *s, int64_t id, int frames, int columns,
                                 const char *column_names, const float *traj, const char *report,
                                 int lm_iter, double cost, double solve_seconds, int batch_clips,
                                 int *stored, struct rt_err *err)
 {
-    enum rt_status st = RT_OK;
-    sqlite3_stmt *q = NULL;
-    size_t bytes;
-    *stored = 0;
-    if (frames <= 0 || columns <= 0 || !rt_mul_size((size_t)frames, (size_t)columns * 4, &bytes) ||
-        bytes > (size_t)INT32_MAX)
-        return rt_err_set(err, RT_ELIMIT, "result", "trajectory of %d x %d values too large", frames, columns);
-    LOCK(s);
-    if ((st = exec(s, "BEGIN IMMEDIATE", err, "result")) != RT_OK) goto unlock;
-    q = prep(s, "UPDATE jobs SET state = 'succeeded', finished = ?, lm_iter = ?, cost = ?, "
-                "solve_seconds = ?, batch_clips = ? WHERE id = ? AND state = 'running'");
-    if (!q) goto dberr;
-    sqlite3_bind_double(q, 1, now_s());
-    sqlite3_bind_int(q, 2, lm_iter);
-    if (isfinite(cost)) sqlite3_bind_double(q, 3, cost);
-    sqlite3_bind_double(q, 4, solve_seconds);
-    sqlite3_bind_int(q, 5, batch_clips);
-    sqlite3_bind_int64(q, 6, id);
-    if (sqlite3_step(q) != SQLITE_DONE) goto dberr;
-    if (sqlite3_changes(s->db) != 1) goto end; /* cancelled meanwhile: store nothing */
-    sqlite3_finalize(q);
-    q = prep(s, "INSERT INTO results (job_id, frames, columns, trajectory, report, column_names) "
-                "VALUES (?,?,?,?,?,?)");
-    if (!q) goto dberr;
-    sqlite3_bind_int64(q, 1, id);
-    sqlite3_bind_int(q, 2, frames);
-    sqlite3_bind_int(q, 3, columns);
-    sqlite3_bind_blob(q, 4, traj, (int)bytes, SQLITE_STATIC);
-    sqlite3_bind_text(q, 5, report, -1, SQLITE_STATIC);
-    if (column_names) sqlite3_bind_text(q, 6, column_names, -1, SQLITE_STATIC);
-    if (sqlite3_step(q) != SQLITE_DONE) goto dberr;
-    *stored = 1;
-    goto end;
-dberr:
-    st = db_err(s, err, "result");
-end:
-    sqlite3_finalize(q);
-    /* A cancelled job changed no row: committing that is a no-op. */
-    if ((st = tx_end(s, st, err, "result")) != RT_OK) *stored = 0;
-unlock:
-    UNLOCK(s);
+    struct store_result_new r = {id, frames, columns, column_names, traj, report, lm_iter, cost,
+                                 solve_seconds, batch_clips, 0};
+    enum rt_status st = store_job_finish_many(s, &r, 1, err);
+    *stored = r.stored;
     return st;
 }
 
@@ -891,6 +930,7 @@ enum rt_status store_result_get(struct store *s, int64_t id, const char *owner, 
                                 int *columns, char **column_names, float **traj, char **report,
                                 struct rt_err *err)
 {
+    if (s->rd) s = s->rd; /* a read: the read connection */
     enum rt_status st = RT_OK;
     if (traj) *traj = NULL;
     if (report) *report = NULL;
@@ -945,6 +985,7 @@ done:
 enum rt_status store_job_counts(struct store *s, long long counts[STORE_N_STATES],
                                 struct rt_err *err)
 {
+    if (s->rd) s = s->rd; /* a read: the read connection */
     enum rt_status st = RT_OK;
     memset(counts, 0, STORE_N_STATES * sizeof counts[0]);
     LOCK(s);

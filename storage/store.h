@@ -199,6 +199,24 @@ enum rt_status store_job_progress(struct store *s, int64_t id, int lm_iter, doub
 enum rt_status store_job_progress_many(struct store *s, const int64_t *ids, int n, int lm_iter,
                                        double cost, struct rt_err *err);
 
+/* A result to store with store_job_finish_many(). */
+struct store_result_new {
+    int64_t id;
+    int frames, columns;
+    const char *column_names; /* JSON array, or NULL */
+    const float *traj;        /* frames * columns */
+    const char *report;
+    int lm_iter;
+    double cost, solve_seconds;
+    int batch_clips;
+    int stored; /* out: 1 when stored, 0 when the job was cancelled meanwhile */
+};
+
+/* As store_job_finish() for n results in one transaction (a solver batch's
+ * results: one commit, not n). On an error nothing is stored and every
+ * `stored` is 0; the caller may retry the jobs one at a time. */
+enum rt_status store_job_finish_many(struct store *s, struct store_result_new *r, int n, struct rt_err *err);
+
 /* running -> succeeded together with its result, in one transaction.
  * `traj` holds frames * columns floats; `column_names` is a JSON array of
  * the `columns` column names (NULL: not recorded), kept with the result so
