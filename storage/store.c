@@ -39,6 +39,15 @@ static const char *migration_sql(int version)
     case 4: /* the job's plan (retarget/job.h): the worker builds from it
              * without mapping the clip again */
         return "ALTER TABLE jobs ADD COLUMN plan TEXT;\n";
+    case 5: /* a job's source text in a table of its own: reading a job's
+             * state or any column after `clip` no longer walks the source's
+             * overflow pages (a poll of a 150 KB trajectory read all of
+             * it); and an index that counts a token's active jobs alone */
+        return "CREATE TABLE job_sources (\n"
+               "    job_id INTEGER PRIMARY KEY REFERENCES jobs (id) ON DELETE CASCADE,\n"
+               "    clip   TEXT NOT NULL\n"
+               ");\n"
+               "CREATE INDEX jobs_by_owner_state ON jobs (owner, state);\n";
     default: return NULL;
     }
 }
@@ -51,6 +60,7 @@ struct store {
     sqlite3 *db;
     pthread_mutex_t mu;
     struct store *rd;
+    int version; /* the schema version the file was opened at */
 };
 
 static const char *const state_names[STORE_N_STATES] = {"queued", "running", "succeeded", "failed",
@@ -177,10 +187,12 @@ enum rt_status store_open_at(const char *path, int version, struct store **out, 
         (st = exec(s, "PRAGMA foreign_keys = ON", err, path)) != RT_OK)
         goto fail;
     if ((st = migrate(s, version, err)) != RT_OK) goto fail;
+    s->version = version;
     /* The read connection; without one, reads share the write connection. */
     struct store *rd = calloc(1, sizeof *rd);
     if (rd) {
         pthread_mutex_init(&rd->mu, NULL);
+        rd->version = version;
         if (sqlite3_open_v2(path, &rd->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_FULLMUTEX, NULL) == SQLITE_OK) {
             sqlite3_busy_timeout(rd->db, 5000);
             sqlite3_extended_result_codes(rd->db, 1);
@@ -595,13 +607,23 @@ enum rt_status store_job_insert(struct store *s, const struct store_job_new *in,
     sqlite3_bind_text(q, 7, in->options ? in->options : "{}", -1, SQLITE_STATIC);
     sqlite3_bind_text(q, 8, in->source_kind == STORE_SRC_CSV ? "csv" : "bvh", -1, SQLITE_STATIC);
     if (in->source_robot) sqlite3_bind_text(q, 9, in->source_robot, -1, SQLITE_STATIC);
-    sqlite3_bind_text(q, 10, in->clip, (int)in->clip_len, SQLITE_STATIC);
+    /* From version 5 the source text lives in job_sources (below). */
+    if (s->version >= 5) sqlite3_bind_text(q, 10, "", 0, SQLITE_STATIC);
+    else sqlite3_bind_text(q, 10, in->clip, (int)in->clip_len, SQLITE_STATIC);
     sqlite3_bind_int(q, 11, in->frames);
     sqlite3_bind_text(q, 12, in->class_key, -1, SQLITE_STATIC);
     sqlite3_bind_double(q, 13, now_s());
     if (in->plan) sqlite3_bind_text(q, 14, in->plan, -1, SQLITE_STATIC);
     if (sqlite3_step(q) != SQLITE_DONE) goto dberr;
     *id = sqlite3_last_insert_rowid(s->db);
+    if (s->version >= 5) {
+        sqlite3_finalize(q);
+        q = prep(s, "INSERT INTO job_sources (job_id, clip) VALUES (?,?)");
+        if (!q) goto dberr;
+        sqlite3_bind_int64(q, 1, *id);
+        sqlite3_bind_text(q, 2, in->clip, (int)in->clip_len, SQLITE_STATIC);
+        if (sqlite3_step(q) != SQLITE_DONE) goto dberr;
+    }
     goto end;
 dberr:
     st = db_err(s, err, "jobs");
@@ -635,8 +657,12 @@ enum rt_status store_job_get(struct store *s, int64_t id, const char *owner, int
     enum rt_status st = RT_OK;
     memset(out, 0, sizeof *out);
     LOCK(s);
-    sqlite3_stmt *q = prep(s, with_clip ? "SELECT " JOB_COLS ", clip FROM jobs WHERE id = ?"
-                                        : "SELECT " JOB_COLS " FROM jobs WHERE id = ?");
+    /* A job stored before version 5 keeps its source in jobs.clip. */
+    sqlite3_stmt *q = prep(s, !with_clip ? "SELECT " JOB_COLS " FROM jobs WHERE id = ?"
+                              : s->version >= 5
+                                  ? "SELECT " JOB_COLS ", coalesce((SELECT clip FROM job_sources WHERE job_id = jobs.id), clip) "
+                                    "FROM jobs WHERE id = ?"
+                                  : "SELECT " JOB_COLS ", clip FROM jobs WHERE id = ?");
     if (!q) {
         st = db_err(s, err, "jobs");
         goto done;

@@ -28,7 +28,7 @@
 #include "../base/status.h"
 #include "../base/sha256.h"
 
-#define STORE_VERSION 4
+#define STORE_VERSION 5
 #define STORE_MAX_NAME 64          /* robot, profile, token, owner names (bytes) */
 #define STORE_MAX_KEY 128          /* Idempotency-Key (bytes) */
 #define STORE_MAX_TEXT (256u << 20) /* a clip, URDF or profile text (bytes) */
