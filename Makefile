@@ -57,7 +57,12 @@ ROBOTS   := $(sort $(wildcard robots/*.urdf))
 PROFILES := $(sort $(wildcard profiles/*.json))
 EMBEDDED := $(B)/gen/kin_embedded_robots.c $(B)/gen/kin_embedded_profiles.c
 LIB_OBJ += $(EMBEDDED:.c=.o)
-SRV_OBJ := $(SRV_SRC:%.c=$(O)/%.o)
+# The web page: deploy/web.sh bundles web/ (npm ci, esbuild) into $(B)/web/
+# and embeds its files as $(B)/gen/srv_ui_files.c, which server/ui.c serves;
+# without npm a placeholder page (and make tries again next time).
+WEB_SRC  := web/package.json web/package-lock.json web/build.mjs $(sort $(wildcard web/src/*))
+UI_GEN   := $(B)/gen/srv_ui_files.c
+SRV_OBJ := $(SRV_SRC:%.c=$(O)/%.o) $(UI_GEN:.c=.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(O)/%.o)
 LIB     := $(B)/libretarget.a
 SRV_LIB := $(B)/libretargetd.a
@@ -96,7 +101,10 @@ $(B)/gen/kin_embedded_robots.c: deploy/embed.sh $(ROBOTS)
 $(B)/gen/kin_embedded_profiles.c: deploy/embed.sh $(PROFILES)
 	@mkdir -p $(@D)
 	sh deploy/embed.sh kin_embedded_profiles $@ $(PROFILES)
-$(EMBEDDED:.c=.o): %.o: %.c $(STAMP)
+$(UI_GEN): deploy/web.sh deploy/embed.sh $(WEB_SRC) $(if $(wildcard $(B)/web/.placeholder),FORCE)
+	@mkdir -p $(@D)
+	sh deploy/web.sh $(B)/web $@
+$(EMBEDDED:.c=.o) $(UI_GEN:.c=.o): %.o: %.c $(STAMP)
 	$(CC) $(CFLAGS) -I. -c $< -o $@
 $(LIB): $(LIB_OBJ)
 	@rm -f $@
@@ -118,7 +126,10 @@ $(B)/bench/%: $(O)/bench/%.o $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
+# The browser test's Chromium: installed where it can be (root, apt), else
+# that test skips.
 test: all
+	@sh deploy/deps.sh --optional chromium
 	@sh tests/run.sh $(B) $(TESTS) $(SH_TESTS)
 
 run: all
