@@ -104,7 +104,7 @@ function submitForm() {
         status.textContent = 'submitting…';
         try {
             const job = await api('/v1/jobs', { method: 'POST', body });
-            status.textContent = `job ${job.id} ${job.state}`;
+            status.textContent = `submitted job ${job.id}`;
             form.reset();
             syncKind();
             await refreshJobs();
