@@ -126,10 +126,11 @@ $(B)/bench/%: $(O)/bench/%.o $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-# The browser test's Chromium: installed where it can be (root, apt), else
-# that test skips.
+# What only some tests need (the browser test's Chromium, a venv with pip and
+# setuptools for the Python package): installed where it can be (root, apt),
+# else those tests skip.
 test: all
-	@sh deploy/deps.sh --optional chromium
+	@sh deploy/deps.sh --optional chromium python3-venv python3-pip python3-setuptools
 	@sh tests/run.sh $(B) $(TESTS) $(SH_TESTS)
 
 run: all
