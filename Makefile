@@ -62,7 +62,9 @@ LIB_OBJ += $(EMBEDDED:.c=.o)
 # without npm a placeholder page (and make tries again next time).
 WEB_SRC  := web/package.json web/package-lock.json web/build.mjs $(sort $(wildcard web/src/*))
 UI_GEN   := $(B)/gen/srv_ui_files.c
-SRV_OBJ := $(SRV_SRC:%.c=$(O)/%.o) $(UI_GEN:.c=.o)
+# server/openapi.json, the description of /v1 served at /v1/openapi.json.
+API_GEN  := $(B)/gen/srv_openapi.c
+SRV_OBJ := $(SRV_SRC:%.c=$(O)/%.o) $(UI_GEN:.c=.o) $(API_GEN:.c=.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(O)/%.o)
 LIB     := $(B)/libretarget.a
 SRV_LIB := $(B)/libretargetd.a
@@ -104,7 +106,10 @@ $(B)/gen/kin_embedded_profiles.c: deploy/embed.sh $(PROFILES)
 $(UI_GEN): deploy/web.sh deploy/embed.sh $(WEB_SRC) $(if $(wildcard $(B)/web/.placeholder),FORCE)
 	@mkdir -p $(@D)
 	sh deploy/web.sh $(B)/web $@
-$(EMBEDDED:.c=.o) $(UI_GEN:.c=.o): %.o: %.c $(STAMP)
+$(API_GEN): deploy/embed.sh server/openapi.json
+	@mkdir -p $(@D)
+	sh deploy/embed.sh --keep-ext srv_openapi $@ server/openapi.json
+$(EMBEDDED:.c=.o) $(UI_GEN:.c=.o) $(API_GEN:.c=.o): %.o: %.c $(STAMP)
 	$(CC) $(CFLAGS) -I. -c $< -o $@
 $(LIB): $(LIB_OBJ)
 	@rm -f $@

@@ -1,7 +1,8 @@
 /* http.c -- retargetd's HTTP front: the per-request state in *req_cls,
  * limits checked before a body is read, and routing to the route modules
  * (health here, metrics through metrics.h, robots and profiles to
- * assets.c, jobs to jobs.c, the web page at / and /ui/ to ui.c).
+ * assets.c, jobs to jobs.c, the web page at / and /ui/ to ui.c; token and
+ * openapi.json here too).
  *
  * Request life (libmicrohttpd's largepost.c pattern): the first call of
  * the access handler allocates struct srv_req, parses the route and refuses
@@ -22,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../kinematics/embed.h"
 #include "../storage/store.h"
 #include "assets.h"
 #include "auth.h"
@@ -32,6 +34,9 @@
 #include "sched.h"
 #include "state.h"
 #include "ui.h"
+
+/* $(B)/gen/srv_openapi.c: server/openapi.json, one entry. */
+extern const struct kin_embedded srv_openapi[];
 
 /* Parses the URL into r->route (and name/id); 0 when no route matches. */
 static int parse_route(const char *url, struct srv_req *r)
@@ -46,6 +51,7 @@ static int parse_route(const char *url, struct srv_req *r)
     if (IS("health") && !rest) return r->route = SRV_R_HEALTH;
     if (IS("metrics") && !rest) return r->route = SRV_R_METRICS;
     if (IS("token") && !rest) return r->route = SRV_R_TOKEN;
+    if (IS("openapi.json") && !rest) return r->route = SRV_R_OPENAPI;
     if (IS("robots") || IS("profiles")) {
         int one = IS("robots") ? SRV_R_ROBOT : SRV_R_PROFILE;
         if (!rest || !*rest) return r->route = one - 1;
@@ -104,7 +110,8 @@ static int method_ok(int route, const char *m, int *has_body, int *admin_only)
     case SRV_R_SOURCE:
     case SRV_R_ROBOT_URDF:
     case SRV_R_UI:
-    case SRV_R_TOKEN: return get;
+    case SRV_R_TOKEN:
+    case SRV_R_OPENAPI: return get;
     case SRV_R_ROBOT:
     case SRV_R_PROFILE:
         if (!strcmp(m, "PUT")) return *has_body = *admin_only = 1;
@@ -144,6 +151,19 @@ static enum MHD_Result dispatch(struct srv *s, struct MHD_Connection *c, struct 
         return srv_reply_json(s, c, MHD_HTTP_OK, j);
     }
     case SRV_R_METRICS: return route_metrics(s, c);
+    case SRV_R_OPENAPI: {
+        /* The OpenAPI 3.1 description of /v1 (tests/test_openapi.sh checks
+         * real replies against it). */
+        const struct kin_embedded *e = &srv_openapi[0];
+        char *text = e->name ? malloc(e->len + 1) : NULL;
+        if (!text) {
+            struct rt_err err;
+            rt_err_set(&err, RT_ENOMEM, "openapi", "out of memory");
+            return srv_reply_err(s, c, &err);
+        }
+        memcpy(text, e->text, e->len + 1);
+        return srv_reply(s, c, MHD_HTTP_OK, "application/json", text, e->len);
+    }
     case SRV_R_TOKEN: {
         /* Who the token is: what the web page shows, and whether it offers
          * the admin's uploads. */
@@ -180,7 +200,8 @@ enum MHD_Result srv_http_request(void *cls, struct MHD_Connection *c, const char
                                      "method not allowed on this resource", MHD_HTTP_HEADER_ALLOW,
                                      route_allow(r->route));
         /* The page's files need no token: the page asks for one. */
-        if (r->route != SRV_R_HEALTH && r->route != SRV_R_METRICS && r->route != SRV_R_UI) {
+        if (r->route != SRV_R_HEALTH && r->route != SRV_R_METRICS && r->route != SRV_R_UI &&
+            r->route != SRV_R_OPENAPI) {
             const char *why = NULL;
             unsigned int code = srv_auth(s, c, r, &why);
             if (code)

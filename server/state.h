@@ -52,7 +52,8 @@ enum srv_route {
     SRV_R_SOURCE,     /* GET /v1/jobs/ID/source */
     SRV_R_ROBOT_URDF, /* GET /v1/robots/NAME/urdf */
     SRV_R_UI,         /* GET / and /ui/FILE: the web page (server/ui.c) */
-    SRV_R_TOKEN       /* GET /v1/token: who the request's token is */
+    SRV_R_TOKEN,      /* GET /v1/token: who the request's token is */
+    SRV_R_OPENAPI     /* GET /v1/openapi.json: server/openapi.json */
 };
 
 /* Per-request state, in *req_cls from the first call of the access handler
