@@ -5,7 +5,9 @@
 // plays 30 frames; the slider sets every robot joint to its row of the
 // result CSV; the curves' current-frame line follows the slider and a
 // worst-frame button seeks; the job view is saved as a screenshot SHOT
-// (and the jobs list beside it, as ui-jobs.png).
+// (and the jobs list beside it, as ui-jobs.png). Then a trajectory job (that
+// result as a g1 trajectory onto h1): its view draws the h1 beside the g1
+// and poses the h1 from its own result (screenshot ui-job-traj.png).
 import { dirname, join } from 'node:path';
 import { check, decodePng, launch, report, watchErrors } from './lib.mjs';
 
@@ -103,6 +105,38 @@ try {
 
     await page.locator('#slider').fill('40');
     await page.screenshot({ path: shot, fullPage: true });
+
+    // A trajectory job: the source is the g1 robot, drawn from its URDF.
+    const sub = await fetch(`${url}/v1/jobs`, {
+        method: 'POST',
+        body: JSON.stringify({ robot: 'h1', source_robot: 'g1', name: 'jj_h1', trajectory: csv.join('\n') + '\n' }),
+    });
+    const tj = await sub.json();
+    check(sub.status === 201, `a trajectory job (${tj.id}) is submitted`, JSON.stringify(tj));
+    let st = tj.state;
+    for (let i = 0; i < 600 && (st === 'queued' || st === 'running'); i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        st = (await (await fetch(`${url}/v1/jobs/${tj.id}`)).json()).state;
+    }
+    check(st === 'succeeded', `it succeeds (${st})`);
+    await page.clock.resume();
+    await page.goto(`${url}/#/jobs/${tj.id}`);
+    await page.waitForFunction(() => window.__rt && window.__rt.ready, null, { timeout: 60000 });
+    await page.locator('#slider').fill('10');
+    const hcsv = (await (await fetch(`${url}/v1/jobs/${tj.id}/result.csv`)).text()).trim().split('\n');
+    const hcols = hcsv[0].split(','), hrow = hcsv[11].split(',').map(Number);
+    const hj = await page.evaluate(() => window.__rt.joints());
+    let hworst = 0, hseen = 0;
+    for (let c = 7; c < hcols.length; c++) if (hj[hcols[c]] !== undefined) { hseen++; hworst = Math.max(hworst, Math.abs(hj[hcols[c]] - hrow[c])); }
+    check(hseen === hcols.length - 7 && hworst <= 1e-6, `the h1's ${hseen} joints at frame 10 are its result's row 10 (max difference ${hworst})`);
+    const himg = decodePng(await page.locator('#scene canvas').screenshot());
+    let hblue = 0;
+    for (let i = 0; i < himg.data.length; i += himg.channels) {
+        const r = himg.data[i], g = himg.data[i + 1], b = himg.data[i + 2];
+        if (b > 150 && r < 80 && g > 80 && g < 150) hblue++;
+    }
+    check(hblue > 30, `the source robot (g1) is drawn beside it (${hblue} source-coloured pixels)`);
+    await page.screenshot({ path: join(dirname(shot), 'ui-job-traj.png') });
     check(errors.length === 0, 'no console errors', errors.join(' | '));
 } catch (e) {
     check(false, 'the page test ran to the end', `${e.message}\n${errors.join('\n')}`);

@@ -279,7 +279,7 @@ function placeSource() {
         const rroot = new THREE.Vector3().setFromMatrixPosition(v.robot.robot.matrixWorld);
         g.position.set(rroot.x - root.x, -box.min.y, rroot.z - root.z + (v.overlay ? 0 : -SIDE_OFFSET));
     }
-    if (v.source) v.source.robot.position.y = v.overlay ? 0 : SIDE_OFFSET; // robot frame: +y is left
+    if (v.source) v.source.offset.position.y = v.overlay ? 0 : SIDE_OFFSET; // robot frame: +y is left
     const f = v.frame;
     v.frame = -1;
     if (f >= 0) setFrame(f);

@@ -16,6 +16,9 @@ export class RobotFigure {
         loader.parseCollision = false;
         loader.loadMeshCb = (path, manager, material, done) => done(null);
         this.robot = loader.parse(urdfText);
+        // Where the figure stands apart from its trajectory (side by side).
+        this.offset = new THREE.Group();
+        this.offset.add(this.robot);
         this.joints = this.robot.joints;  // name -> URDFJoint
         this.segments = [];               // [parent link, child link]
         this.links = [];
@@ -119,12 +122,12 @@ export class RobotFigure {
 
     // The objects to add to the scene (the model sits in a z-up group).
     addTo(zUp, scene) {
-        zUp.add(this.robot);
+        zUp.add(this.offset);
         scene.add(this.stick, this.dots);
     }
 
     dispose() {
-        this.robot.removeFromParent();
+        this.offset.removeFromParent();
         this.stick.removeFromParent();
         this.dots.removeFromParent();
         this.stick.geometry.dispose();
