@@ -58,7 +58,14 @@ ROBOTS   := $(sort $(wildcard robots/*.urdf))
 PROFILES := $(sort $(wildcard profiles/*.json))
 EMBEDDED := $(B)/gen/kin_embedded_robots.c $(B)/gen/kin_embedded_profiles.c
 LIB_OBJ += $(EMBEDDED:.c=.o)
-SRV_OBJ := $(SRV_SRC:%.c=$(O)/%.o)
+# The web page: deploy/web.sh bundles web/ (npm ci, esbuild) into $(B)/web/
+# and embeds its files as $(B)/gen/srv_ui_files.c, which server/ui.c serves;
+# without npm a placeholder page (and make tries again next time).
+WEB_SRC  := web/package.json web/package-lock.json web/build.mjs $(sort $(wildcard web/src/*))
+UI_GEN   := $(B)/gen/srv_ui_files.c
+# server/openapi.json, the description of /v1 served at /v1/openapi.json.
+API_GEN  := $(B)/gen/srv_openapi.c
+SRV_OBJ := $(SRV_SRC:%.c=$(O)/%.o) $(UI_GEN:.c=.o) $(API_GEN:.c=.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(O)/%.o)
 LIB     := $(B)/libretarget.a
 SRV_LIB := $(B)/libretargetd.a
@@ -97,7 +104,13 @@ $(B)/gen/kin_embedded_robots.c: deploy/embed.sh $(ROBOTS)
 $(B)/gen/kin_embedded_profiles.c: deploy/embed.sh $(PROFILES)
 	@mkdir -p $(@D)
 	sh deploy/embed.sh kin_embedded_profiles $@ $(PROFILES)
-$(EMBEDDED:.c=.o): %.o: %.c $(STAMP)
+$(UI_GEN): deploy/web.sh deploy/embed.sh $(WEB_SRC) $(if $(wildcard $(B)/web/.placeholder),FORCE)
+	@mkdir -p $(@D)
+	sh deploy/web.sh $(B)/web $@
+$(API_GEN): deploy/embed.sh server/openapi.json
+	@mkdir -p $(@D)
+	sh deploy/embed.sh --keep-ext srv_openapi $@ server/openapi.json
+$(EMBEDDED:.c=.o) $(UI_GEN:.c=.o) $(API_GEN:.c=.o): %.o: %.c $(STAMP)
 	$(CC) $(CFLAGS) -I. -c $< -o $@
 $(LIB): $(LIB_OBJ)
 	@rm -f $@
@@ -119,7 +132,11 @@ $(B)/bench/%: $(O)/bench/%.o $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
+# What only some tests need (the browser test's Chromium, a venv with pip and
+# setuptools for the Python package): installed where it can be (root, apt),
+# else those tests skip.
 test: all
+	@sh deploy/deps.sh --optional chromium python3-venv python3-pip python3-setuptools
 	@sh tests/run.sh $(B) $(TESTS) $(SH_TESTS)
 
 run: all

@@ -14,7 +14,7 @@ extern "C" {
 #endif
 
 struct kin_embedded {
-    const char *name; /* file name without its extension */
+    const char *name; /* file name without its extension (with it: embed.sh --keep-ext) */
     const char *text; /* the file's bytes, followed by one NUL */
     size_t len;       /* bytes, without the NUL */
 };

@@ -160,6 +160,10 @@ int kin_robot_joint_index(const struct kin_robot *r, const char *name);
 /* Names of the bundled robots, NULL-terminated. */
 const char *const *kin_robot_bundled(void);
 
+/* The URDF text of bundled robot `name` (static, NUL-terminated, *len bytes
+ * without the NUL), or NULL when no bundled robot has that name. */
+const char *kin_robot_bundled_text(const char *name, size_t *len);
+
 /* Forward kinematics in double. `state` is one frame in the solver's column
  * order (root x y z, qx qy qz qw, then n_dof coordinates); the quaternion is
  * normalized internally. Writes every link's world position [n_links*3] and

@@ -1035,6 +1035,16 @@ const char *const *kin_robot_bundled(void)
     return kin_embedded_robots_names;
 }
 
+const char *kin_robot_bundled_text(const char *name, size_t *len)
+{
+    for (const struct kin_embedded *e = kin_embedded_robots; e->name; e++)
+        if (!strcmp(e->name, name)) {
+            if (len) *len = e->len;
+            return e->text;
+        }
+    return NULL;
+}
+
 /* ---------------------------------------------------------------------------
  * Kinematics in double. */
 

@@ -101,6 +101,8 @@ static const struct rtg_option table[] = {
      "how long the oldest job of a class waits for company"},
     {NULL, "--no-auth", NULL, RTG_OPT_FLAG, 0, 0, 0, 0, NULL, RTG_SCOPE_DAEMON, NULL,
      "no tokens (refused unless listening on loopback)"},
+    {NULL, "--static-dir", "DIR", RTG_OPT_TEXT, 0, 0, 0, 0, NULL, RTG_SCOPE_DAEMON, "the embedded page",
+     "serve the web page (/ and /ui/) from DIR, e.g. build/web (working on web/)"},
     {NULL, "--admin", NULL, RTG_OPT_FLAG, 0, 0, 0, 0, NULL, RTG_SCOPE_TOKEN, NULL,
      "token add: the token may manage robots and profiles"},
     {NULL, "--help", NULL, RTG_OPT_FLAG, 0, 0, 0, 0, NULL, 0xffffu & ~(unsigned)RTG_SCOPE_JOB, NULL,

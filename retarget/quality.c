@@ -352,3 +352,103 @@ fail:
     cJSON_Delete(o);
     return NULL;
 }
+
+/* A series value for JSON: NAN -> null, else rounded to 1e-6. */
+static cJSON *series_num(double v)
+{
+    if (isnan(v)) return cJSON_CreateNull();
+    return cJSON_CreateNumber(round(v * 1e6) / 1e6);
+}
+
+/* An array of n values v[0], v[stride], ... ; NULL when out of memory. */
+static cJSON *series_array(const double *v, int n, size_t stride)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; a && i < n; i++) {
+        cJSON *x = series_num(v[(size_t)i * stride]);
+        if (!x) {
+            cJSON_Delete(a);
+            return NULL;
+        }
+        cJSON_AddItemToArray(a, x);
+    }
+    return a;
+}
+
+cJSON *rtg_quality_series_json(const struct kin_robot *r, const struct rtg_targets *t,
+                               const float *state, int n_frames)
+{
+    int nt = t->n_targets, cols = RT_ROOT_COLS + r->n_dof;
+    double *x = NULL, *lp = NULL, *lr = NULL, *ep = NULL, *er = NULL, *foot = NULL, *pen = NULL;
+    double sole[2] = {0.0, 0.0};
+    cJSON *o = NULL, *links, *feet;
+    size_t nft;
+    if (n_frames > t->n_frames) n_frames = t->n_frames;
+    if (n_frames < 0) n_frames = 0;
+    if (!rt_mul_size((size_t)(n_frames ? n_frames : 1), (size_t)(nt ? nt : 1), &nft) ||
+        nft > SIZE_MAX / sizeof(double))
+        return NULL;
+    x = malloc((size_t)cols * sizeof *x);
+    lp = malloc((size_t)r->n_links * 3 * sizeof *lp);
+    lr = malloc((size_t)r->n_links * 9 * sizeof *lr);
+    ep = malloc(nft * sizeof *ep); /* target-major: [k * n_frames + f] */
+    er = malloc(nft * sizeof *er);
+    foot = calloc((size_t)(n_frames ? n_frames : 1) * 6, sizeof *foot);
+    pen = malloc((size_t)(n_frames ? n_frames : 1) * sizeof *pen);
+    if (!x || !lp || !lr || !ep || !er || !foot || !pen) goto fail;
+    for (int side = 0; side < 2; side++) {
+        int l = t->foot_link[side];
+        if (l >= 0 && l < r->n_links)
+            sole[side] = t->sole_offset >= 0 ? t->sole_offset : kin_robot_sole_offset(r, l);
+    }
+    for (int f = 0; f < n_frames; f++)
+        frame_figures(r, t, state + (size_t)f * cols, f, n_frames, sole, x, lp, lr, ep, er, foot, pen);
+    if (!(o = cJSON_CreateObject()) || !(links = cJSON_AddArrayToObject(o, "links")) ||
+        !(feet = cJSON_AddArrayToObject(o, "feet")))
+        goto fail;
+    for (int k = 0; k < nt; k++) {
+        cJSON *l = cJSON_CreateObject();
+        if (!l) goto fail;
+        cJSON_AddItemToArray(links, l);
+        int li = t->target_link[k];
+        if (!cJSON_AddStringToObject(l, "link", li >= 0 && li < r->n_links ? r->links[li].name : "?") ||
+            !add(l, "position_error_m", series_array(ep + (size_t)k * n_frames, n_frames, 1)) ||
+            !add(l, "rotation_error_deg", series_array(er + (size_t)k * n_frames, n_frames, 1)))
+            goto fail;
+    }
+    for (int side = 0; side < 2; side++) {
+        int l = t->foot_link[side];
+        if (l < 0 || l >= r->n_links) continue;
+        cJSON *fo = cJSON_CreateObject(), *h, *ct;
+        if (!fo) goto fail;
+        cJSON_AddItemToArray(feet, fo);
+        if (!cJSON_AddStringToObject(fo, "side", side ? "right" : "left") ||
+            !cJSON_AddStringToObject(fo, "link", r->links[l].name) || !(h = cJSON_AddArrayToObject(fo, "height_m")) ||
+            !(ct = cJSON_AddArrayToObject(fo, "contact")))
+            goto fail;
+        for (int f = 0; f < n_frames; f++) {
+            cJSON *hv = series_num(foot[6 * (size_t)f + 3 * side + 2] - sole[side]);
+            cJSON *cv = cJSON_CreateNumber(t->contact && t->contact[2 * (size_t)f + side] ? 1 : 0);
+            if (!hv || !cv) {
+                cJSON_Delete(hv);
+                cJSON_Delete(cv);
+                goto fail;
+            }
+            cJSON_AddItemToArray(h, hv);
+            cJSON_AddItemToArray(ct, cv);
+        }
+    }
+    goto done;
+fail:
+    cJSON_Delete(o);
+    o = NULL;
+done:
+    free(x);
+    free(lp);
+    free(lr);
+    free(ep);
+    free(er);
+    free(foot);
+    free(pen);
+    return o;
+}

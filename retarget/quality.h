@@ -92,6 +92,20 @@ cJSON *rtg_quality_to_json(const struct kin_robot *r, const struct rtg_targets *
 cJSON *rtg_quality_json(const struct kin_robot *r, const struct rtg_targets *t,
                         const float *state, int n_frames);
 
+/* Per-frame series of `n_frames` rows of `state` against `t`, for plotting
+ * beside the report (the web page's curves; GET /v1/jobs/ID/result?series=1):
+ *   {"links":[{"link":NAME,"position_error_m":[..],"rotation_error_deg":[..]}],
+ *    "feet":[{"side":"left"|"right","link":NAME,"height_m":[..],"contact":[0|1,..]}]}
+ * "links" follows the report's quality.links (one per target, same order);
+ * an error is null in a frame where its target has no weight. height_m is
+ * the sole's height above z = 0 (the foot link origin's height less the
+ * sole offset, as ground_penetration_m); contact the target's flags (all 0
+ * when none were detected). Values are rounded to 1e-6 (micrometres,
+ * micro-degrees). Only the feet t knows appear. NULL only when out of
+ * memory. */
+cJSON *rtg_quality_series_json(const struct kin_robot *r, const struct rtg_targets *t,
+                               const float *state, int n_frames);
+
 #ifdef __cplusplus
 }
 #endif

@@ -123,6 +123,28 @@ static enum rt_status asset_check(const char *kind, const char *name, int put,
     return st;
 }
 
+/* GET /v1/robots/NAME/urdf: the URDF text as bundled or uploaded (what the
+ * web page draws the robot from). */
+static enum MHD_Result robot_urdf(struct srv *s, struct MHD_Connection *c, const char *name)
+{
+    struct rt_err err;
+    size_t len = 0;
+    char *text = NULL;
+    const char *t = kin_robot_bundled_text(name, &len);
+    if (t) {
+        if (!(text = malloc(len + 1))) {
+            rt_err_set(&err, RT_ENOMEM, "robot", "out of memory");
+            return srv_reply_err(s, c, &err);
+        }
+        memcpy(text, t, len + 1);
+    } else {
+        enum rt_status st = store_asset_get(s->store, "robot", name, &text, &len, &err);
+        if (st == RT_ENOTFOUND) rt_err_set(&err, st, "robot", "no robot named '%.64s'", name);
+        if (st != RT_OK) return srv_reply_err(s, c, &err);
+    }
+    return srv_reply(s, c, MHD_HTTP_OK, "application/xml", text, len);
+}
+
 enum MHD_Result srv_route_robots(struct srv *s, struct MHD_Connection *c, struct srv_req *r,
                                  const char *method)
 {
@@ -132,6 +154,7 @@ enum MHD_Result srv_route_robots(struct srv *s, struct MHD_Connection *c, struct
     if (r->route == SRV_R_ROBOTS) return list_assets(s, c, "robot", kin_robot_bundled());
     if (asset_check("robot", r->name, !strcmp(method, "PUT"), kin_robot_bundled(), &err) != RT_OK)
         return srv_reply_err(s, c, &err);
+    if (r->route == SRV_R_ROBOT_URDF) return robot_urdf(s, c, r->name);
     if (!strcmp(method, "PUT")) {
         char label[STORE_MAX_NAME + 8];
         snprintf(label, sizeof label, "%s.urdf", r->name);

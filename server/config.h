@@ -27,6 +27,7 @@ struct srv_config {
     int batch_wait_ms;       /* how long the oldest job of a class waits for company (-1: by backend) */
     int no_auth;             /* 1: no tokens (refused unless listening on loopback) */
     int quiet;               /* 1: log warnings and errors only */
+    const char *static_dir;  /* NULL: the embedded web page; else serve / and /ui/ from here */
 };
 
 #endif

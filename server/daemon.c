@@ -15,6 +15,7 @@
  *   job_input   a job's options and targets, at submission and in the worker
  *   sched       the scheduler and its worker
  *   jobs        the job routes
+ *   ui          the web page: / and /ui/FILE, embedded or from --static-dir
  *   http        a request's life: limits, auth, routing to the routes above
  *   daemon      srv_start, srv_stop, srv_port (srv.h)
  *   tokens      the token administration (srv.h, the store only)
@@ -36,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../storage/store.h"
@@ -134,20 +136,25 @@ enum rt_status srv_start(const struct srv_config *cfg, struct srv **out, struct 
     if (cfg->batch_frames < 0 || cfg->batch_wait_ms < -1 || cfg->max_frames < 1 || cfg->max_joints < 1 ||
         cfg->solver_threads < 1 || cfg->host_threads < 1 || cfg->host_threads > 256)
         return rt_err_set(err, RT_EINVAL, "options", "batch, frame, joint and thread limits must be positive");
+    struct stat sd;
+    if (cfg->static_dir && (stat(cfg->static_dir, &sd) || !S_ISDIR(sd.st_mode)))
+        return rt_err_set(err, RT_EINVAL, "--static-dir", "'%.60s' is not a folder", cfg->static_dir);
     struct srv *s = calloc(1, sizeof *s);
     if (!s) return rt_err_set(err, RT_ENOMEM, "srv", "out of memory");
     s->cfg = *cfg;
     s->listen = strdup(cfg->listen);
     s->db_path = strdup(cfg->db_path);
     s->backend = strdup(cfg->backend ? cfg->backend : "auto");
+    s->static_dir = cfg->static_dir ? strdup(cfg->static_dir) : NULL;
     srv_metrics_init(&s->metrics);
-    if (!s->listen || !s->db_path || !s->backend) {
+    if (!s->listen || !s->db_path || !s->backend || (cfg->static_dir && !s->static_dir)) {
         st = rt_err_set(err, RT_ENOMEM, "srv", "out of memory");
         goto fail;
     }
     s->cfg.listen = s->listen;
     s->cfg.db_path = s->db_path;
     s->cfg.backend = s->backend;
+    s->cfg.static_dir = s->static_dir;
     if ((st = store_open(s->db_path, &s->store, err)) != RT_OK) goto fail;
     int n_requeued = 0, n_failed = 0;
     if ((st = store_job_requeue_running(s->store, &n_requeued, &n_failed, err)) != RT_OK) goto fail;
@@ -200,5 +207,6 @@ void srv_stop(struct srv *s)
     free(s->listen);
     free(s->db_path);
     free(s->backend);
+    free(s->static_dir);
     free(s);
 }

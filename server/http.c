@@ -1,7 +1,8 @@
 /* http.c -- retargetd's HTTP front: the per-request state in *req_cls,
  * limits checked before a body is read, and routing to the route modules
  * (health here, metrics through metrics.h, robots and profiles to
- * assets.c, jobs to jobs.c).
+ * assets.c, jobs to jobs.c, the web page at / and /ui/ to ui.c; token and
+ * openapi.json here too).
  *
  * Request life (libmicrohttpd's largepost.c pattern): the first call of
  * the access handler allocates struct srv_req, parses the route and refuses
@@ -22,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../kinematics/embed.h"
 #include "../storage/store.h"
 #include "assets.h"
 #include "auth.h"
@@ -31,10 +33,15 @@
 #include "reply.h"
 #include "sched.h"
 #include "state.h"
+#include "ui.h"
+
+/* $(B)/gen/srv_openapi.c: server/openapi.json, one entry. */
+extern const struct kin_embedded srv_openapi[];
 
 /* Parses the URL into r->route (and name/id); 0 when no route matches. */
 static int parse_route(const char *url, struct srv_req *r)
 {
+    if (!strcmp(url, "/") || !strncmp(url, "/ui/", 4)) return r->route = SRV_R_UI;
     if (strncmp(url, "/v1/", 4)) return 0;
     const char *p = url + 4;
     const char *slash = strchr(p, '/');
@@ -43,12 +50,19 @@ static int parse_route(const char *url, struct srv_req *r)
 #define IS(word) (n == sizeof(word) - 1 && !strncmp(p, word, n))
     if (IS("health") && !rest) return r->route = SRV_R_HEALTH;
     if (IS("metrics") && !rest) return r->route = SRV_R_METRICS;
+    if (IS("token") && !rest) return r->route = SRV_R_TOKEN;
+    if (IS("openapi.json") && !rest) return r->route = SRV_R_OPENAPI;
     if (IS("robots") || IS("profiles")) {
         int one = IS("robots") ? SRV_R_ROBOT : SRV_R_PROFILE;
         if (!rest || !*rest) return r->route = one - 1;
-        if (strchr(rest, '/') || strlen(rest) > STORE_MAX_NAME) return 0;
-        snprintf(r->name, sizeof r->name, "%s", rest);
-        return r->route = one;
+        const char *sub = strchr(rest, '/');
+        size_t name_len = sub ? (size_t)(sub - rest) : strlen(rest);
+        if (name_len > STORE_MAX_NAME) return 0;
+        snprintf(r->name, sizeof r->name, "%.*s", (int)name_len, rest);
+        if (!sub) return r->route = one;
+        /* GET /v1/robots/NAME/urdf: the robot's URDF text. */
+        if (one == SRV_R_ROBOT && name_len && !strcmp(sub, "/urdf")) return r->route = SRV_R_ROBOT_URDF;
+        return 0;
     }
     if (IS("jobs")) {
         if (!rest || !*rest) return r->route = SRV_R_JOBS;
@@ -61,6 +75,7 @@ static int parse_route(const char *url, struct srv_req *r)
         if (!*end) return r->route = SRV_R_JOB;
         if (!strcmp(end, "/result")) return r->route = SRV_R_RESULT;
         if (!strcmp(end, "/result.csv")) return r->route = SRV_R_RESULT_CSV;
+        if (!strcmp(end, "/source")) return r->route = SRV_R_SOURCE;
         return 0;
     }
 #undef IS
@@ -91,7 +106,12 @@ static int method_ok(int route, const char *m, int *has_body, int *admin_only)
     case SRV_R_ROBOTS:
     case SRV_R_PROFILES:
     case SRV_R_RESULT:
-    case SRV_R_RESULT_CSV: return get;
+    case SRV_R_RESULT_CSV:
+    case SRV_R_SOURCE:
+    case SRV_R_ROBOT_URDF:
+    case SRV_R_UI:
+    case SRV_R_TOKEN:
+    case SRV_R_OPENAPI: return get;
     case SRV_R_ROBOT:
     case SRV_R_PROFILE:
         if (!strcmp(m, "PUT")) return *has_body = *admin_only = 1;
@@ -117,9 +137,10 @@ static enum MHD_Result route_metrics(struct srv *s, struct MHD_Connection *c)
 }
 
 static enum MHD_Result dispatch(struct srv *s, struct MHD_Connection *c, struct srv_req *r,
-                                const char *method)
+                                const char *url, const char *method)
 {
     switch (r->route) {
+    case SRV_R_UI: return srv_route_ui(s, c, url);
     case SRV_R_HEALTH: {
         cJSON *j = cJSON_CreateObject();
         cJSON_AddStringToObject(j, "status", "ok");
@@ -130,8 +151,31 @@ static enum MHD_Result dispatch(struct srv *s, struct MHD_Connection *c, struct 
         return srv_reply_json(s, c, MHD_HTTP_OK, j);
     }
     case SRV_R_METRICS: return route_metrics(s, c);
+    case SRV_R_OPENAPI: {
+        /* The OpenAPI 3.1 description of /v1 (tests/test_openapi.sh checks
+         * real replies against it). */
+        const struct kin_embedded *e = &srv_openapi[0];
+        char *text = e->name ? malloc(e->len + 1) : NULL;
+        if (!text) {
+            struct rt_err err;
+            rt_err_set(&err, RT_ENOMEM, "openapi", "out of memory");
+            return srv_reply_err(s, c, &err);
+        }
+        memcpy(text, e->text, e->len + 1);
+        return srv_reply(s, c, MHD_HTTP_OK, "application/json", text, e->len);
+    }
+    case SRV_R_TOKEN: {
+        /* Who the token is: what the web page shows, and whether it offers
+         * the admin's uploads. */
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "name", r->owner);
+        cJSON_AddBoolToObject(j, "admin", r->admin);
+        cJSON_AddBoolToObject(j, "auth", !s->cfg.no_auth);
+        return srv_reply_json(s, c, MHD_HTTP_OK, j);
+    }
     case SRV_R_ROBOTS:
-    case SRV_R_ROBOT: return srv_route_robots(s, c, r, method);
+    case SRV_R_ROBOT:
+    case SRV_R_ROBOT_URDF: return srv_route_robots(s, c, r, method);
     case SRV_R_PROFILES:
     case SRV_R_PROFILE: return srv_route_profiles(s, c, r, method);
     default: return srv_route_jobs(s, c, r, method);
@@ -155,7 +199,9 @@ enum MHD_Result srv_http_request(void *cls, struct MHD_Connection *c, const char
             return srv_reply_err_hdr(s, c, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed", "method",
                                      "method not allowed on this resource", MHD_HTTP_HEADER_ALLOW,
                                      route_allow(r->route));
-        if (r->route != SRV_R_HEALTH && r->route != SRV_R_METRICS) {
+        /* The page's files need no token: the page asks for one. */
+        if (r->route != SRV_R_HEALTH && r->route != SRV_R_METRICS && r->route != SRV_R_UI &&
+            r->route != SRV_R_OPENAPI) {
             const char *why = NULL;
             unsigned int code = srv_auth(s, c, r, &why);
             if (code)
@@ -213,7 +259,7 @@ enum MHD_Result srv_http_request(void *cls, struct MHD_Connection *c, const char
     if (!r->body) {
         if (!(r->body = calloc(1, 1))) return MHD_NO;
     }
-    return dispatch(s, c, r, method);
+    return dispatch(s, c, r, url, method);
 }
 
 void srv_http_completed(void *cls, struct MHD_Connection *c, void **req_cls,

@@ -11,6 +11,7 @@
 #include "../kinematics/robot.h"
 #include "../retarget/job.h"
 #include "../retarget/profile.h"
+#include "../retarget/quality.h"
 #include "assets.h"
 #include "job_input.h"
 #include "state.h"
@@ -81,3 +82,28 @@ done:
     return st;
 }
 
+
+enum rt_status srv_job_series(struct srv *s, const struct store_job *j, const float *traj, int frames,
+                              int cols, char **json, struct rt_err *err)
+{
+    struct kin_robot *robot = NULL;
+    struct srv_job_input in;
+    enum rt_status st;
+    memset(&in, 0, sizeof in);
+    *json = NULL;
+    if ((st = srv_robot_load(s, j->robot, &robot, err)) != RT_OK) return st;
+    if (cols != RT_ROOT_COLS + robot->n_dof) {
+        st = rt_err_set(err, RT_ESTATE, "result", "robot '%s' changed since the job ran (%d columns, now %d)",
+                        j->robot, cols, RT_ROOT_COLS + robot->n_dof);
+        goto done;
+    }
+    if ((st = srv_job_build(s, j, robot, &in, err)) != RT_OK) goto done;
+    cJSON *o = rtg_quality_series_json(robot, &in.t, traj, frames);
+    *json = o ? cJSON_PrintUnformatted(o) : NULL;
+    cJSON_Delete(o);
+    if (!*json) st = rt_err_set(err, RT_ENOMEM, "result", "out of memory");
+done:
+    srv_job_input_free(&in);
+    kin_robot_free(robot);
+    return st;
+}

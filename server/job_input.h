@@ -51,4 +51,15 @@ enum rt_status srv_job_build(struct srv *s, const struct store_job *j,
  * already freed `in`. */
 void srv_job_input_free(struct srv_job_input *in);
 
+/* The per-frame series of a job's result (rtg_quality_series_json(),
+ * retarget/quality.h) as malloc'd JSON text in *json, which the caller
+ * frees: job `j` (read with its clip and plan) is built again on its robot
+ * (srv_job_build) and the `frames` rows of `cols` values of `traj` are
+ * measured against its targets. RT_ESTATE (where "result") when the robot
+ * has changed since (a column count other than its joints'); else the
+ * errors of srv_robot_load() and srv_job_build(), or RT_ENOMEM. *json is
+ * NULL on failure. */
+enum rt_status srv_job_series(struct srv *s, const struct store_job *j, const float *traj, int frames,
+                              int cols, char **json, struct rt_err *err);
+
 #endif

@@ -1,6 +1,8 @@
 /* jobs.c -- the job resources: POST /v1/jobs (a clip for a robot), GET
  * /v1/jobs (the token's jobs, paged), GET and DELETE /v1/jobs/ID, GET
- * /v1/jobs/ID/result (report and trajectory as JSON) and .../result.csv.
+ * /v1/jobs/ID/result (report and trajectory as JSON; with ?series=1 also
+ * per-frame series for plotting), .../result.csv and .../source (the
+ * clip or trajectory text as submitted).
  *
  * A submission is validated completely before it is stored: the JSON, the
  * options, the robot and profile names, the clip (parsed, limits on frames
@@ -366,14 +368,18 @@ static enum MHD_Result get_result(struct srv *s, struct MHD_Connection *c, struc
     cJSON *cols_json = NULL;
     size_t len = 0;
     int frames = 0, cols = 0;
-    int want_traj = 1, header = 1, ok = 0; /* ok: text holds the reply */
+    char *series = NULL;
+    int want_traj = 1, header = 1, want_series = 0, ok = 0; /* ok: text holds the reply */
     memset(&j, 0, sizeof j);
     if ((!csv && query_bool(c, "trajectory", &want_traj, &err) != RT_OK) ||
+        (!csv && query_bool(c, "series", &want_series, &err) != RT_OK) ||
         (csv && query_bool(c, "header", &header, &err) != RT_OK) ||
-        store_job_get(s->store, r->id, r->owner, 0, &j, &err) != RT_OK ||
-        store_result_get(s->store, r->id, r->owner, &frames, &cols, &names, want_traj ? &traj : NULL,
-                         csv ? NULL : &report, &err) != RT_OK)
+        store_job_get(s->store, r->id, r->owner, want_series, &j, &err) != RT_OK ||
+        store_result_get(s->store, r->id, r->owner, &frames, &cols, &names,
+                         want_traj || want_series ? &traj : NULL, csv ? NULL : &report, &err) != RT_OK)
         goto done;
+    /* The series need the targets: the job is built again from its plan. */
+    if (want_series && srv_job_series(s, &j, traj, frames, cols, &series, &err) != RT_OK) goto done;
     if (!names) {
         /* A result stored before schema version 3 has no column names: the
          * robot's current joints name them, if it still has as many. */
@@ -430,6 +436,10 @@ static enum MHD_Result get_result(struct srv *s, struct MHD_Connection *c, struc
             fputs(",\"trajectory\":", f);
             rtg_json_rows_write(f, cols, traj, frames);
         }
+        if (series) {
+            fputs(",\"series\":", f);
+            fputs(series, f);
+        }
         fputc('}', f);
     }
     if (fclose(f) || !text) {
@@ -446,8 +456,29 @@ done:
     free(names);
     free(traj);
     free(report);
+    free(series);
     if (!ok) return srv_reply_err(s, c, &err);
     return srv_reply(s, c, MHD_HTTP_OK, csv ? "text/csv" : "application/json", text, len);
+}
+
+/* GET /v1/jobs/ID/source: the clip (BVH, text/plain) or trajectory (CSV,
+ * text/csv) exactly as submitted, to the job's owner; in any state. */
+static enum MHD_Result get_source(struct srv *s, struct MHD_Connection *c, struct srv_req *r)
+{
+    struct rt_err err;
+    struct store_job j;
+    memset(&j, 0, sizeof j);
+    if (store_job_get(s->store, r->id, r->owner, 1, &j, &err) != RT_OK) return srv_reply_err(s, c, &err);
+    char *text = j.clip;
+    size_t len = j.clip_len;
+    const char *type = j.source_kind == STORE_SRC_CSV ? "text/csv" : "text/plain; charset=utf-8";
+    j.clip = NULL;
+    store_job_release(&j);
+    if (!text && !(text = calloc(1, 1))) {
+        rt_err_set(&err, RT_ENOMEM, "jobs", "out of memory");
+        return srv_reply_err(s, c, &err);
+    }
+    return srv_reply(s, c, MHD_HTTP_OK, type, text, len);
 }
 
 enum MHD_Result srv_route_jobs(struct srv *s, struct MHD_Connection *c, struct srv_req *r,
@@ -460,6 +491,7 @@ enum MHD_Result srv_route_jobs(struct srv *s, struct MHD_Connection *c, struct s
     case SRV_R_JOBS: return !strcmp(method, "POST") ? post_job(s, c, r) : list_jobs(s, c, r);
     case SRV_R_RESULT: return get_result(s, c, r, 0);
     case SRV_R_RESULT_CSV: return get_result(s, c, r, 1);
+    case SRV_R_SOURCE: return get_source(s, c, r);
     default: break;
     }
     if (!strcmp(method, "DELETE")) {

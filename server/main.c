@@ -3,6 +3,7 @@
  *   retargetd [--listen ADDR:PORT] [--db FILE] [--threads N] [--backend cpu|cuda|auto]
  *             [--solver-threads N] [--max-body BYTES] [--max-frames N] [--max-joints N]
  *             [--max-active N] [--batch-frames N] [--batch-wait-ms N] [--no-auth] [--quiet]
+ *             [--static-dir DIR]
  *   retargetd token add NAME [--admin] --db FILE
  *   retargetd token list --db FILE
  *   retargetd token revoke NAME --db FILE
@@ -114,6 +115,7 @@ int main(int argc, char **argv)
         if (!strcmp(o, "--listen")) cfg.listen = val;
         else if (!strcmp(o, "--db")) cfg.db_path = val;
         else if (!strcmp(o, "--backend")) cfg.backend = val;
+        else if (!strcmp(o, "--static-dir")) cfg.static_dir = val;
         else if (!strcmp(o, "--threads")) { if (parse_num(o, val, 1, 1024, &v)) return 2; cfg.threads = (unsigned int)v; }
         else if (!strcmp(o, "--solver-threads")) { if (parse_num(o, val, 1, 256, &v)) return 2; cfg.solver_threads = (int)v; }
         else if (!strcmp(o, "--host-threads")) { if (parse_num(o, val, 1, 256, &v)) return 2; cfg.host_threads = (int)v; }

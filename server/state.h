@@ -28,7 +28,7 @@ struct sched;
  * the store and the scheduler lock themselves. */
 struct srv {
     struct srv_config cfg;       /* strings point into the copies below */
-    char *listen, *db_path, *backend;
+    char *listen, *db_path, *backend, *static_dir;
     struct store *store;
     struct MHD_Daemon *mhd;
     struct sched *sched;
@@ -48,7 +48,12 @@ enum srv_route {
     SRV_R_JOBS,
     SRV_R_JOB,
     SRV_R_RESULT,
-    SRV_R_RESULT_CSV
+    SRV_R_RESULT_CSV,
+    SRV_R_SOURCE,     /* GET /v1/jobs/ID/source */
+    SRV_R_ROBOT_URDF, /* GET /v1/robots/NAME/urdf */
+    SRV_R_UI,         /* GET / and /ui/FILE: the web page (server/ui.c) */
+    SRV_R_TOKEN,      /* GET /v1/token: who the request's token is */
+    SRV_R_OPENAPI     /* GET /v1/openapi.json: server/openapi.json */
 };
 
 /* Per-request state, in *req_cls from the first call of the access handler

@@ -16,6 +16,9 @@ As a command:
     retarget_client.py status ID | wait ID | cancel ID | list
     retarget_client.py fetch ID -o DIR
 
+Installed as a package (pip install clients/python, see pyproject.toml) the
+command is `retarget-client` with the same verbs.
+
 The server comes from --server or $RETARGET_SERVER (default
 http://127.0.0.1:8080), the token from --token or $RETARGET_TOKEN. Errors from
 the server raise RetargetError carrying its HTTP status and the JSON error
@@ -124,8 +127,10 @@ class Client:
             time.sleep(poll)
 
 
-def _main(argv=None):
-    ap = argparse.ArgumentParser(prog="retarget_client.py", description="retargetd HTTP client")
+def main(argv=None):
+    """The command line; returns the exit status (the `retarget-client` entry point)."""
+    prog = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else "retarget_client.py"
+    ap = argparse.ArgumentParser(prog=prog, description="retargetd HTTP client")
     ap.add_argument("--server")
     ap.add_argument("--token")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -185,4 +190,4 @@ def _main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(_main())
+    sys.exit(main())
