@@ -32,6 +32,7 @@ static const struct verb {
     {"fetch", "retarget fetch ID -o DIR", RTG_SCOPE_CLIENT},
     {"cancel", "retarget cancel ID", RTG_SCOPE_CLIENT},
     {"list", "retarget list", RTG_SCOPE_CLIENT},
+    {"options", "retarget options   (the job options as the Markdown table of docs/api.md)", 0},
 };
 #define N_VERBS (sizeof verbs / sizeof verbs[0])
 
@@ -91,6 +92,10 @@ int main(int argc, char **argv)
                     return 0;
                 }
     if (!strcmp(argv[1], "inspect")) return cmd_inspect(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "options")) {
+        rtg_options_markdown(stdout);
+        return 0;
+    }
     if (!strcmp(argv[1], "solve")) return cli_solve(argc - 2, argv + 2);
     if (!strcmp(argv[1], "batch")) return cli_batch(argc - 2, argv + 2);
     if (!strcmp(argv[1], "submit")) return cli_submit(argc - 2, argv + 2);

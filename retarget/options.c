@@ -274,3 +274,21 @@ void rtg_options_usage(FILE *f, unsigned scope)
         fputc('\n', f);
     }
 }
+
+void rtg_options_markdown(FILE *f)
+{
+    fputs("| key | type | range | default | what |\n|---|---|---|---|---|\n", f);
+    for (int i = 0; i < RTG_JOB_OPT_COUNT; i++) {
+        const struct rtg_option *r = &table[i];
+        char range[96];
+        const char *type = r->kind == RTG_OPT_INT ? "integer" : r->kind == RTG_OPT_REAL ? "number" : "string";
+        if (r->kind == RTG_OPT_CHOICE) choices_text(r, "\"", range, sizeof range);
+        else rtg_option_range(r, range, sizeof range);
+        fprintf(f, "| `%s` | %s | %s | %s | ", r->key, type, range, r->def ? r->def : "");
+        for (const char *h = r->help; *h; h++) {
+            if (*h == '|') fputc('\\', f); /* a table cell */
+            fputc(*h, f);
+        }
+        fprintf(f, " (CLI `%s`) |\n", r->flag);
+    }
+}

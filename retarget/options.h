@@ -106,6 +106,11 @@ void rtg_job_options_apply(const struct rtg_job_options *o, struct solver_option
  * (range; default D)", one per line. */
 void rtg_options_usage(FILE *f, unsigned scope);
 
+/* Writes the job options as a Markdown table (key, type, range, default,
+ * help): docs/api.md carries this table, and tests/test_docs.sh checks that
+ * it is the table's. */
+void rtg_options_markdown(FILE *f);
+
 /* The range of a row in words: "an integer in [0, 10000]", "a number in
  * (0, 10000]", "pcg or direct", into buf. */
 const char *rtg_option_range(const struct rtg_option *r, char *buf, size_t cap);
