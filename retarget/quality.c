@@ -63,6 +63,26 @@ static struct rtg_quality_stat stat_of(double *v, int n)
     return s;
 }
 
+/* The statistics of per-frame errors e[k * n + f] (NAN: no sample) of nt
+ * targets: each target's samples in frame order into per_link[k] (may be
+ * NULL), and all of them, target after target, as the result; `buf` holds
+ * nt * n values. Reorders e. */
+static struct rtg_quality_stat errors_stats(double *e, int nt, int n, double *buf,
+                                            struct rtg_quality_stat *per_link)
+{
+    int m = 0;
+    for (int k = 0; k < nt; k++) {
+        double *ek = e + (size_t)k * n;
+        int c = 0;
+        for (int f = 0; f < n; f++)
+            if (!isnan(ek[f])) ek[c++] = ek[f];
+        memcpy(buf + m, ek, (size_t)c * sizeof *buf);
+        m += c;
+        if (per_link) per_link[k] = stat_of(ek, c);
+    }
+    return stat_of(buf, m);
+}
+
 /* The ground lift's rule (rtg_quality_finish(), quality.h): from the
  * per-frame penetration pen[0..n), the lift of every frame into lift[]:
  * a running max, then a running mean, both RTG_LIFT_WINDOW_S wide. */
@@ -229,26 +249,8 @@ static enum rt_status figures(const struct kin_robot *r, const struct rtg_target
         q->mean_jerk = jn ? jsum / (double)jn / (dt * dt * dt) : 0.0;
     }
     /* Statistics: overall from all samples in frame order, then per link. */
-    {
-        int m = 0;
-        for (int k = 0; k < nt; k++) {
-            int c = 0;
-            for (int f = 0; f < n_frames; f++)
-                if (!isnan(ep[(size_t)k * n_frames + f])) ep[(size_t)k * n_frames + c++] = ep[(size_t)k * n_frames + f];
-            for (int i = 0; i < c; i++) buf[m++] = ep[(size_t)k * n_frames + i];
-            if (per_link_pos) per_link_pos[k] = stat_of(ep + (size_t)k * n_frames, c);
-        }
-        q->pos_m = stat_of(buf, m);
-        m = 0;
-        for (int k = 0; k < nt; k++) {
-            int c = 0;
-            for (int f = 0; f < n_frames; f++)
-                if (!isnan(er[(size_t)k * n_frames + f])) er[(size_t)k * n_frames + c++] = er[(size_t)k * n_frames + f];
-            for (int i = 0; i < c; i++) buf[m++] = er[(size_t)k * n_frames + i];
-            if (per_link_rot) per_link_rot[k] = stat_of(er + (size_t)k * n_frames, c);
-        }
-        q->rot_deg = stat_of(buf, m);
-    }
+    q->pos_m = errors_stats(ep, nt, n_frames, buf, per_link_pos);
+    q->rot_deg = errors_stats(er, nt, n_frames, buf, per_link_rot);
 fail:
     free(x);
     free(lp);

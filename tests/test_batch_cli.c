@@ -21,6 +21,16 @@ static int same_files(const char *a, const char *b)
     return same;
 }
 
+/* Lines of file `path` (-1 when it cannot be read). */
+static int count_lines(const char *path)
+{
+    char *m = test_slurp(path, NULL);
+    int lines = m ? 0 : -1;
+    for (const char *p = m; p && *p; p++) lines += *p == '\n';
+    free(m);
+    return lines;
+}
+
 int main(void)
 {
     char dir[] = "/tmp/test_batch_cli_XXXXXX", corpus[128], out[128], ref[128], cmd[1024], a[256], b[256];
@@ -54,24 +64,14 @@ int main(void)
     snprintf(a, sizeof a, "%s/manifest.jsonl", out);
     char *m = test_slurp(a, NULL);
     CHECK(m && strstr(m, "\"clip\":\"run_forward.bvh\"") && strstr(m, "\"clip\":\"sub/jumping_jacks.bvh\""));
-    int lines = 0;
-    for (const char *p = m; p && *p; p++) lines += *p == '\n';
-    CHECK_EQ_INT(lines, 2);
     free(m);
+    CHECK_EQ_INT(count_lines(a), 2);
     CHECK_EQ_INT(cli_batch(12, bargv), 0);
-    m = test_slurp(a, NULL);
-    lines = 0;
-    for (const char *p = m; p && *p; p++) lines += *p == '\n';
-    CHECK_EQ_INT(lines, 2);
-    free(m);
+    CHECK_EQ_INT(count_lines(a), 2);
     /* Another option value is another input: solved again. */
     char *bargv2[] = {corpus, "--robot", "g1", "--out", out, "--max-lm", "4", "--threads", "2", "--quiet", NULL};
     CHECK_EQ_INT(cli_batch(10, bargv2), 0);
-    m = test_slurp(a, NULL);
-    lines = 0;
-    for (const char *p = m; p && *p; p++) lines += *p == '\n';
-    CHECK_EQ_INT(lines, 4);
-    free(m);
+    CHECK_EQ_INT(count_lines(a), 4);
     /* A bad job option is refused with the table's range. */
     char *bad[] = {corpus, "--robot", "g1", "--out", out, "--max-cg", "0", NULL};
     CHECK_EQ_INT(cli_batch(7, bad), 2);
