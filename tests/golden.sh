@@ -38,17 +38,12 @@ solve roundtrip_h1 "$data/reference/h1/dance1_subject1.csv" --source-robot h1 --
 solve g1_to_h1 "$data/reference/g1/dance1_subject1.csv" --source-robot g1 --robot h1
 
 # The daemon on a free loopback port, no auth, its own database.
-port=$(( 20000 + $$ % 20000 ))
 db="$out/daemon.db"
-"$b/retargetd" --listen "127.0.0.1:$port" --db "$db" --no-auth --quiet --backend cpu \
-    --solver-threads 2 >"$out/daemon.log" 2>&1 &
-pid=$!
-url="http://127.0.0.1:$port"
-i=0
-until "$rt" list --server "$url" >/dev/null 2>&1; do
-    i=$((i+1)); [ $i -gt 100 ] && { echo "golden: daemon did not start" >&2; cat "$out/daemon.log" >&2; kill $pid; exit 1; }
-    sleep 0.1
-done
+. tests/daemon_util.sh
+rt_daemon_start "$out/daemon.log" --db "$db" --no-auth --backend cpu --solver-threads 2 ||
+    { echo "golden: daemon did not start" >&2; exit 1; }
+pid=$rt_pid
+url="http://127.0.0.1:$rt_port"
 mkdir -p "$out/daemon"
 submit() { # NAME SOURCE ARGS...
     n=$1; shift

@@ -31,29 +31,25 @@ pids=""
 cleanup() { for p in $pids; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; rm -rf "$tmp"; }
 trap cleanup EXIT
 
-# start_daemon PORT DB ARGS...: the daemon in the background, up when /v1/health answers.
+. tests/daemon_util.sh
+# start_daemon DB ARGS...: the daemon on a free port ($port), up when /v1/health answers.
 start_daemon() {
-    port=$1; db=$2; shift 2
-    "$b/retargetd" --listen "127.0.0.1:$port" --db "$db" --backend cpu --solver-threads 2 --quiet "$@" \
-        >>"$tmp/daemon.log" 2>&1 &
-    pids="$pids $!"
-    i=0
-    until curl -sf "http://127.0.0.1:$port/v1/health" >/dev/null 2>&1; do
-        i=$((i + 1))
-        [ $i -gt 100 ] && { echo "test_browser: the daemon did not start"; cat "$tmp/daemon.log"; exit 1; }
-        sleep 0.1
-    done
+    db=$1; shift
+    rt_daemon_start "$tmp/daemon-$(basename "$db").log" --db "$db" --backend cpu --solver-threads 2 "$@" ||
+        { echo "test_browser: the daemon did not start"; exit 1; }
+    pids="$pids $rt_pid"
+    port=$rt_port
+    cat "$tmp/daemon-$(basename "$db").log" >>"$tmp/daemon.log"
 }
 
-port=$(( 30000 + $$ % 20000 ))
-start_daemon $port "$tmp/noauth.db" --no-auth
+start_daemon "$tmp/noauth.db" --no-auth
 node tests/browser/ui.mjs "http://127.0.0.1:$port" "$clip" "$b/ui-job.png" "$tmp/profile-ui"
 rc_ui=$?
 
-aport=$((port + 1))
 bob=$("$b/retargetd" token add bob --db "$tmp/auth.db") || exit 1
 alice=$("$b/retargetd" token add alice --admin --db "$tmp/auth.db") || exit 1
-start_daemon $aport "$tmp/auth.db"
+start_daemon "$tmp/auth.db"
+aport=$port
 job=$(curl -sf -H "Authorization: Bearer $bob" --data-binary @"$data/clips/run_forward.bvh" \
       "http://127.0.0.1:$aport/v1/jobs?robot=g1&name=run_forward" | sed -n 's/^{"id":\([0-9]*\),.*/\1/p')
 [ -n "$job" ] || { echo "test_browser: could not submit a job with bob's token"; exit 1; }

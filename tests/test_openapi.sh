@@ -13,14 +13,9 @@ pid=""
 trap '[ -n "$pid" ] && kill $pid 2>/dev/null; rm -rf "$tmp"' EXIT
 admin=$("$b/retargetd" token add alice --admin --db "$tmp/rt.db") || exit 1
 user=$("$b/retargetd" token add bob --db "$tmp/rt.db") || exit 1
-port=$(( 21000 + $$ % 29000 ))
-"$b/retargetd" --listen "127.0.0.1:$port" --db "$tmp/rt.db" --quiet --backend cpu --solver-threads 2 \
-    >"$tmp/log" 2>&1 &
-pid=$!
-i=0
-until curl -sf "http://127.0.0.1:$port/v1/health" >/dev/null 2>&1; do
-    i=$((i + 1))
-    [ $i -gt 100 ] && { echo "test_openapi: the daemon did not start"; cat "$tmp/log"; exit 1; }
-    sleep 0.1
-done
+. tests/daemon_util.sh
+rt_daemon_start "$tmp/log" --db "$tmp/rt.db" --backend cpu --solver-threads 2 ||
+    { echo "test_openapi: the daemon did not start"; exit 1; }
+pid=$rt_pid
+port=$rt_port
 /usr/bin/python3 tests/openapi_check.py "http://127.0.0.1:$port" "$admin" "$user" "$data"

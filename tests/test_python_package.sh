@@ -32,9 +32,10 @@ echo "ok   import retarget_client: $where"
 grep -q "usage: retarget-client" "$tmp/help" || fail "retarget-client --help: $(head -n 1 "$tmp/help")"
 echo "ok   retarget-client --help"
 
-port=$(( 20000 + $$ % 30000 ))
-"$b/retargetd" --listen "127.0.0.1:$port" --db "$tmp/rt.db" --no-auth --quiet --backend cpu >"$tmp/log" 2>&1 &
-pid=$!
+. tests/daemon_util.sh
+rt_daemon_start "$tmp/log" --db "$tmp/rt.db" --no-auth --backend cpu || fail "the daemon did not start"
+pid=$rt_pid
+port=$rt_port
 i=0
 until RETARGET_SERVER="http://127.0.0.1:$port" "$tmp/venv/bin/retarget-client" health >"$tmp/health" 2>&1; do
     i=$((i + 1))
