@@ -9,7 +9,8 @@
  *   2. the solves: each clip alone, or with --batch the clips with
  *      identical weights and options together, in solver calls of at most
  *      CLI_BATCH_FRAMES frames (a batch shares its weights and options);
- *   3. each solved clip finished (ground lift, quality, report), formatted
+ *   3. each solved clip finished (ground lift, quality, report), resampled
+ *      when --out-fps asks, formatted (CSV, or NPZ with --format npz)
  *      and written -- queued to the pool as soon as its solver call
  *      returns, so that it overlaps the next call.
  * A clip's bytes are the same solo or batched, for any thread count and
@@ -126,6 +127,15 @@ static int parse_args(int argc, char **argv, struct cli_solve_args *a, struct rt
         else if (!strcmp(row->flag, "--quiet")) a->quiet = 1;
         else if (!strcmp(row->flag, "--help")) a->help = 1;
         else if (!strcmp(row->flag, "--stats")) a->stats = v;
+        else if (!strcmp(row->flag, "--format")) {
+            if (strcmp(v, "csv") && strcmp(v, "npz"))
+                return rt_err_set(err, RT_EINVAL, o, "expected csv or npz, got '%.20s'", v);
+            a->npz = !strcmp(v, "npz");
+        } else if (!strcmp(row->flag, "--out-fps")) {
+            char range[64];
+            if (!rt_parse_real(v, &a->out_fps) || !(a->out_fps > row->lo) || a->out_fps > row->hi)
+                return rt_err_set(err, RT_EINVAL, o, "expected %s, got '%.20s'", rtg_option_range(row, range, sizeof range), v);
+        }
     }
     if (a->help) return RT_OK;
     if (!a->robot) return rt_err_set(err, RT_EINVAL, "--robot", "required (a bundled name or a URDF path)");
@@ -137,7 +147,7 @@ void cli_solve_usage(FILE *f)
 {
     fputs("usage: retarget solve SOURCE... --robot NAME|FILE [options]\n"
           "  SOURCE is a BVH clip, or a robot trajectory CSV with --source-robot.\n"
-          "  Writes DIR/NAME.csv and DIR/NAME.report.json for each source.\n",
+          "  Writes DIR/NAME.csv (--format npz: DIR/NAME.npz) and DIR/NAME.report.json for each source.\n",
           f);
     rtg_options_usage(f, RTG_SCOPE_SOLVE);
 }
@@ -219,6 +229,7 @@ static void finish(void *arg)
     const struct cli_solve_args *a = r->a;
     const struct kin_robot *robot = r->robot;
     char path[4096], *csv = NULL, *text = NULL;
+    float *resampled = NULL;
     size_t csv_len = 0;
     cJSON *rep = NULL;
     double t0 = rt_now(), t1, t2;
@@ -247,14 +258,27 @@ static void finish(void *arg)
     int cols = names ? rtg_columns(robot, names) : 0;
     text = rep ? cJSON_Print(rep) : NULL;
     cJSON_Delete(rep);
-    if (!names || !text ||
-        rtg_csv_format(a->no_header ? NULL : names, cols, c->state, c->t_store.n_frames, &csv, &csv_len) != RT_OK) {
+    if (!names || !text) {
         c->st = rt_err_set(&c->err, RT_ENOMEM, c->name, "out of memory for the outputs");
         goto done;
     }
+    /* The written rate: the source's, or --out-fps (the report measures
+     * the solved frames, at the source's rate). */
+    double fps = 1.0 / c->t_store.frame_time;
+    const float *rows = c->state;
+    int n_rows = c->t_store.n_frames;
+    if (a->out_fps > 0) {
+        if ((c->st = rtg_resample(c->state, n_rows, cols, fps, a->out_fps, &resampled, &n_rows, &c->err)) != RT_OK) goto done;
+        rows = resampled;
+        fps = a->out_fps;
+    }
+    if (a->npz) c->st = rtg_npz_format(robot, rows, n_rows, fps, &csv, &csv_len, &c->err);
+    else if (rtg_csv_format(a->no_header ? NULL : names, cols, rows, n_rows, &csv, &csv_len) != RT_OK)
+        c->st = rt_err_set(&c->err, RT_ENOMEM, c->name, "out of memory for the outputs");
+    if (c->st != RT_OK) goto done;
     t2 = rt_now();
     c->t[ST_FORMAT] = t2 - t1;
-    snprintf(path, sizeof path, "%s/%s.csv", a->out_dir, c->name);
+    snprintf(path, sizeof path, "%s/%s.%s", a->out_dir, c->name, a->npz ? "npz" : "csv");
     if ((c->st = cli_write_file(path, csv, csv_len, 0, &c->err)) != RT_OK) goto done;
     snprintf(path, sizeof path, "%s/%s.report.json", a->out_dir, c->name);
     c->st = cli_write_file(path, text, strlen(text), 1, &c->err);
@@ -265,6 +289,7 @@ done:
     free(c->state);
     c->state = NULL;
     free(names);
+    free(resampled);
     free(csv);
     cJSON_free(text);
 }

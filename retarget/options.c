@@ -10,6 +10,7 @@
 
 static const char *const linear_choices[] = {"pcg", "direct", NULL};
 static const char *const backend_choices[] = {"cpu", "cuda", "auto", NULL};
+static const char *const format_choices[] = {"csv", "npz", NULL};
 
 #define S_SOLVE RTG_SCOPE_SOLVE
 #define S_SUBMIT RTG_SCOPE_SUBMIT
@@ -58,6 +59,10 @@ static const struct rtg_option table[] = {
      "the per-frame IK baseline instead of the trajectory solve"},
     {NULL, "--stats", "FILE", RTG_OPT_TEXT, 0, 0, 0, 0, NULL, S_SOLVE, NULL,
      "write the host seconds per stage (read, plan, targets, solve, quality, format, write) as JSON"},
+    {NULL, "--format", "csv|npz", RTG_OPT_CHOICE, 0, 0, 0, 0, format_choices, S_SOLVE, "csv",
+     "trajectory file: NAME.csv, or NAME.npz in the BeyondMimic/mjlab motion layout (docs/api.md \"NPZ\")"},
+    {NULL, "--out-fps", "F", RTG_OPT_REAL, 0, 10000, 1, 0, NULL, S_SOLVE, "the source's",
+     "resample the written trajectory to F frames per second (linear; slerp for the root rotation)"},
     {NULL, "--no-header", NULL, RTG_OPT_FLAG, 0, 0, 0, 0, NULL, S_SOLVE, NULL,
      "CSV without its header row (exactly Unitree's layout)"},
     {NULL, "--quiet", NULL, RTG_OPT_FLAG, 0, 0, 0, 0, NULL, S_SOLVE | S_BATCH | RTG_SCOPE_DAEMON, NULL,
