@@ -17,6 +17,7 @@ struct cli_solve_args {
     int batch, per_frame, no_header, quiet, threads, help;
     const char *stats;              /* --stats FILE: host seconds per stage, or NULL */
     int npz;                        /* --format npz: NAME.npz instead of NAME.csv */
+    const char *joint_names;        /* --joint-names FILE: the names of .npy sources, or NULL */
     double out_fps;                 /* --out-fps F: the written rate, 0 for the source's */
     struct rtg_job_options opts;    /* the job options given */
     int n_sources;

@@ -37,7 +37,7 @@ static const struct rtg_option table[] = {
      "linear solver of each LM step (direct: banded Cholesky in double, the reference)"},
     {"fps", "--fps", "F", RTG_OPT_REAL, 0, 10000, 1, 0, NULL,
      RTG_SCOPE_JOB | S_SOLVE | S_SUBMIT | S_BATCH, "30",
-     "frame rate of a trajectory CSV source (a BVH clip carries its own)"},
+     "frame rate of a trajectory CSV or joint-position source (a BVH clip carries its own; an .npz's fps is replaced)"},
     /* retarget solve */
     {NULL, "--robot", "NAME|FILE", RTG_OPT_TEXT, 0, 0, 0, 0, NULL, S_SOLVE | S_SUBMIT | S_BATCH | RTG_SCOPE_RENDER,
      NULL, "the robot: a bundled name (g1, h1), an uploaded name (daemon) or a URDF or MJCF file (required)"},
@@ -45,6 +45,8 @@ static const struct rtg_option table[] = {
      "the retargeting profile; without one it is detected from the clip's joint names"},
     {NULL, "--source-robot", "NAME|FILE", RTG_OPT_TEXT, 0, 0, 0, 0, NULL, S_SOLVE | S_SUBMIT | S_BATCH, NULL,
      "the robot a trajectory CSV source moves (required for CSV sources)"},
+    {NULL, "--joint-names", "FILE", RTG_OPT_TEXT, 0, 0, 0, 0, NULL, S_SOLVE, "SOURCE with .txt for .npy",
+     "the joint names of .npy joint-position sources, one a line"},
     {NULL, "--out", "DIR", RTG_OPT_TEXT, 0, 0, 0, 0, NULL, S_SOLVE | S_BATCH | S_CLIENT, ".",
      "output folder (-o): NAME.csv and NAME.report.json"},
     {NULL, "-o", "DIR|FILE", RTG_OPT_TEXT, 0, 0, 0, 0, NULL, S_SOLVE | S_BATCH | S_CLIENT | RTG_SCOPE_RENDER, NULL,
