@@ -17,6 +17,7 @@
 #include "../clients/cli.h"
 #include "../kinematics/bvh.h"
 #include "../kinematics/joints.h"
+#include "../retarget/skeleton.h"
 #include "test.h"
 
 static char dir[64];
@@ -234,8 +235,37 @@ static void test_roundtrip(void)
     CHECK_NEAR(m1, m0, 1e-4);
     CHECK_NEAR(x1, x0, 1e-3);
     CHECK_EQ_INT(v1, 0);
-    /* SMPL names, no profile: recognized, an automatic mapping. */
+    /* SMPL names, no profile: recognized, an automatic mapping. The
+     * recognizer reads the skeleton view: SMPL's ankle is the foot, its
+     * "foot" the toe, its shoulder the upper arm, its collar the clavicle. */
     snprintf(src, sizeof src, "%s/smpl.csv", dir);
+    {
+        size_t len = 0;
+        char *text = test_slurp(src, &len);
+        struct kin_joints *jp = NULL;
+        struct kin_clip *sk = NULL;
+        struct rtg_skeleton_map m;
+        CHECK(text && kin_joints_parse_csv(text, len, "smpl.csv", &jp, &err) == RT_OK);
+        CHECK(jp && kin_joints_skeleton(jp, &sk, NULL, &err) == RT_OK);
+        CHECK(sk && rtg_skeleton_recognize(sk, &m, &err) == RT_OK);
+        if (sk) {
+            static const struct { int role; const char *name; } want[] = {
+                {RTG_ROLE_PELVIS, "pelvis"},          {RTG_ROLE_CHEST, "spine3"},
+                {RTG_ROLE_L_THIGH, "left_hip"},       {RTG_ROLE_L_SHIN, "left_knee"},
+                {RTG_ROLE_L_FOOT, "left_ankle"},      {RTG_ROLE_L_TOE, "left_foot"},
+                {RTG_ROLE_L_CLAVICLE, "left_collar"}, {RTG_ROLE_L_UPPER_ARM, "left_shoulder"},
+                {RTG_ROLE_L_FOREARM, "left_elbow"},   {RTG_ROLE_L_HAND, "left_wrist"},
+                {RTG_ROLE_R_FOOT, "right_ankle"},     {RTG_ROLE_R_HAND, "right_wrist"},
+            };
+            for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
+                int i = m.joint[want[k].role];
+                CHECK_EQ_STR(i >= 0 ? sk->joints[i].name : "(none)", want[k].name);
+            }
+        }
+        kin_clip_free(sk);
+        kin_joints_free(jp);
+        free(text);
+    }
     CHECK_EQ_INT(solve(src, "o_smpl", "--fps", "30"), 0);
     double m2 = -1, x2 = -1;
     int v2 = -1;
