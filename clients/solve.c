@@ -131,6 +131,17 @@ static int parse_args(int argc, char **argv, struct cli_solve_args *a, struct rt
         else if (!strcmp(row->flag, "--help")) a->help = 1;
         else if (!strcmp(row->flag, "--stats")) a->stats = v;
         else if (!strcmp(row->flag, "--joint-names")) a->joint_names = v;
+        else if (!strcmp(row->flag, "--units") || !strcmp(row->flag, "--up")) {
+            static const double metres[] = {1.0, 0.01, 0.001, 0.0254, KIN_BVH_CMU_SCALE};
+            int k = 0;
+            while (row->choices[k] && strcmp(row->choices[k], v)) k++;
+            if (!row->choices[k]) {
+                char range[64];
+                return rt_err_set(err, RT_EINVAL, o, "expected %s, got '%.20s'", rtg_option_range(row, range, sizeof range), v);
+            }
+            if (row->flag[2] == 'u' && row->flag[3] == 'n') a->units = metres[k];
+            else a->up = v[0];
+        }
         else if (!strcmp(row->flag, "--format")) {
             if (strcmp(v, "csv") && strcmp(v, "npz"))
                 return rt_err_set(err, RT_EINVAL, o, "expected csv or npz, got '%.20s'", v);
@@ -213,6 +224,8 @@ static void prepare(void *ctx, int i)
         .source_robot_name = a->source_robot,
         .joint_names = names,
         .joint_names_len = names_len,
+        .joint_units = a->units,
+        .joint_up = a->up,
         .opts = a->opts,
         .profile_where = c->path,
         .profile_hint = "give --profile FILE",

@@ -133,6 +133,10 @@ enum rt_status rtg_job_plan(const struct rtg_job_spec *spec, struct rtg_job_plan
             }
             plan->profile_auto = !strncmp(plan->profile->name, "auto:", 5);
         }
+        /* Units and up axis given for joint positions replace the
+         * profile's (the plan owns its copy). */
+        if (plan->source_kind == RTG_SRC_JOINTS && spec->joint_units > 0) plan->profile->units = spec->joint_units;
+        if (plan->source_kind == RTG_SRC_JOINTS && spec->joint_up) plan->profile->up = spec->joint_up;
         st = plan->source_kind == RTG_SRC_BVH
                  ? rtg_targets_check_clip(robot, plan->clip, plan->profile, err)
                  : rtg_targets_check_joints(robot, plan->joints, plan->clip, plan->frame_time, plan->profile, err);
@@ -220,6 +224,9 @@ enum rt_status rtg_job_plan_load(const struct rtg_job_spec *spec, const char *pl
         st = rt_err_set(err, RT_ENOMEM, "plan", "out of memory");
         goto fail;
     }
+    if (plan->profile && plan->source_kind == RTG_SRC_JOINTS && spec->joint_units > 0)
+        plan->profile->units = spec->joint_units;
+    if (plan->profile && plan->source_kind == RTG_SRC_JOINTS && spec->joint_up) plan->profile->up = spec->joint_up;
     if (plan->profile) snprintf(plan->profile_name, sizeof plan->profile_name, "%s", plan->profile->name);
     resolve_options(spec, plan);
     cJSON_Delete(doc);

@@ -60,6 +60,8 @@ struct rtg_job_spec {
     const char *source_robot_name;    /* as the user named it */
     const char *joint_names;          /* RTG_SRC_JOINTS from an .npy: its names, one a line */
     size_t joint_names_len;
+    double joint_units;               /* RTG_SRC_JOINTS: metres per unit, 0: the profile's or detected */
+    char joint_up;                    /* RTG_SRC_JOINTS: 'y' or 'z', 0: the profile's or detected */
     struct rtg_job_options opts;      /* the job options given */
     int max_frames, max_joints;       /* limits on the source (0: the readers' own) */
     /* How errors speak of the user's inputs: where a profile is given

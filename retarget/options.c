@@ -11,6 +11,8 @@
 static const char *const linear_choices[] = {"pcg", "direct", NULL};
 static const char *const backend_choices[] = {"cpu", "cuda", "auto", NULL};
 static const char *const format_choices[] = {"csv", "npz", NULL};
+static const char *const units_choices[] = {"m", "cm", "mm", "in", "cmu", NULL};
+static const char *const up_choices[] = {"y", "z", NULL};
 
 #define S_SOLVE RTG_SCOPE_SOLVE
 #define S_SUBMIT RTG_SCOPE_SUBMIT
@@ -45,6 +47,10 @@ static const struct rtg_option table[] = {
      "the retargeting profile; without one it is detected from the clip's joint names"},
     {NULL, "--source-robot", "NAME|FILE", RTG_OPT_TEXT, 0, 0, 0, 0, NULL, S_SOLVE | S_SUBMIT | S_BATCH, NULL,
      "the robot a trajectory CSV source moves (required for CSV sources)"},
+    {NULL, "--units", "m|cm|mm|in|cmu", RTG_OPT_CHOICE, 0, 0, 0, 0, units_choices, S_SOLVE, "detected",
+     "length unit of joint-position sources (replaces the profile's and the detected one)"},
+    {NULL, "--up", "y|z", RTG_OPT_CHOICE, 0, 0, 0, 0, up_choices, S_SOLVE, "detected",
+     "up axis of joint-position sources (replaces the profile's and the detected one)"},
     {NULL, "--joint-names", "FILE", RTG_OPT_TEXT, 0, 0, 0, 0, NULL, S_SOLVE, "SOURCE with .txt for .npy",
      "the joint names of .npy joint-position sources, one a line"},
     {NULL, "--out", "DIR", RTG_OPT_TEXT, 0, 0, 0, 0, NULL, S_SOLVE | S_BATCH | S_CLIENT, ".",

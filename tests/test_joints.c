@@ -235,6 +235,18 @@ static void test_roundtrip(void)
     CHECK_NEAR(m1, m0, 1e-4);
     CHECK_NEAR(x1, x0, 1e-3);
     CHECK_EQ_INT(v1, 0);
+    /* Units and up axis given (--units cmu --up y, what detection finds
+     * here): the same solve; a wrong up axis is not. */
+    double m3 = -1, x3 = -1;
+    int v3;
+    char p3[64];
+    CHECK_EQ_INT(solve(src, "o_given", "--units", "cmu"), 0);
+    CHECK(report("o_given", "walk", &m3, &x3, &v3, p3, sizeof p3));
+    CHECK(m3 == m1 && x3 == x1);
+    CHECK_EQ_INT(solve(src, "o_upz", "--up", "z"), 0);
+    CHECK(report("o_upz", "walk", &m3, &x3, &v3, p3, sizeof p3));
+    printf("walk.csv --up z (wrong): position error mean %.5f m\n", m3);
+    CHECK(m3 != m1);
     /* SMPL names, no profile: recognized, an automatic mapping. The
      * recognizer reads the skeleton view: SMPL's ankle is the foot, its
      * "foot" the toe, its shoulder the upper arm, its collar the clavicle. */
