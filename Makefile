@@ -168,7 +168,7 @@ build/fuzz/libkin.a: $(FUZZ_SRC) $(wildcard kinematics/*.h)
 	cd build/fuzz/obj && $(FUZZ_CC) -fsanitize=fuzzer-no-link,address,undefined -c $(abspath $(FUZZ_SRC))
 	ar rcs $@ build/fuzz/obj/*.o
 build/fuzz/%: tests/%.c build/fuzz/libkin.a
-	$(FUZZ_CC) -fsanitize=fuzzer,address,undefined $^ -lcjson -lexpat -lm -o $@
+	$(FUZZ_CC) -fsanitize=fuzzer,address,undefined $^ -lcjson -lzip -lexpat -lm -o $@
 fuzz: $(FUZZERS)
 	@sh tests/fuzz.sh $(FUZZ_SECONDS) $(FUZZERS)
 
