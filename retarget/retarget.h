@@ -1,5 +1,5 @@
-/* retarget.h -- from a source motion (a BVH clip, or another robot's
- * trajectory) to per-frame link targets for a robot, through a profile:
+/* retarget.h -- from a source motion (a BVH clip, joint positions, or
+ * another robot's trajectory) to per-frame link targets for a robot, through a profile:
  * skeleton recognition, units and up axis, scale, orientation frames and
  * their offsets, ground placement, foot contacts and their anchors. Also the
  * per-frame baseline solve (`--per-frame`). The method is documented in
