@@ -168,7 +168,7 @@ void cli_solve_usage(FILE *f)
     rtg_options_usage(f, RTG_SCOPE_SOLVE);
 }
 
-/* The kind of source at `path` (its first bytes in `head`): .bvh a clip;
+/* The kind of source at `path` (its bytes text[0..len)): .bvh a clip;
  * .npz and .npy joint positions; a CSV whose header is NAME_x,NAME_y,NAME_z
  * triples joint positions, any other CSV a robot trajectory. */
 static int source_kind(const char *path, const char *text, size_t len)
