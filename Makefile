@@ -30,7 +30,7 @@ CC      := gcc
 CFLAGS  := -std=c11 -O2 -g -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wstrict-prototypes \
            -Wmissing-prototypes -Wformat=2 -ffp-contract=off -fno-fast-math -MMD -MP
 LDFLAGS := -Wl,--as-needed
-LDLIBS  := -lmicrohttpd -lsqlite3 -lcurl -lcjson -lexpat -llapacke -lopenblas -lpthread -lm
+LDLIBS  := -lmicrohttpd -lsqlite3 -lcurl -lcjson -lzip -lexpat -llapacke -lopenblas -lpthread -lm
 NVFLAGS := -O2 -std=c++17 -fmad=false -lineinfo -Xcompiler -fno-fast-math,-ffp-contract=off \
            -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
 ifeq ($(SANITIZE),1)
@@ -168,7 +168,7 @@ build/fuzz/libkin.a: $(FUZZ_SRC) $(wildcard kinematics/*.h)
 	cd build/fuzz/obj && $(FUZZ_CC) -fsanitize=fuzzer-no-link,address,undefined -c $(abspath $(FUZZ_SRC))
 	ar rcs $@ build/fuzz/obj/*.o
 build/fuzz/%: tests/%.c build/fuzz/libkin.a
-	$(FUZZ_CC) -fsanitize=fuzzer,address,undefined $^ -lcjson -lexpat -lm -o $@
+	$(FUZZ_CC) -fsanitize=fuzzer,address,undefined $^ -lcjson -lzip -lexpat -lm -o $@
 fuzz: $(FUZZERS)
 	@sh tests/fuzz.sh $(FUZZ_SECONDS) $(FUZZERS)
 

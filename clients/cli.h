@@ -16,6 +16,11 @@ struct cli_solve_args {
     const char *robot, *source_robot, *profile, *out_dir, *backend;
     int batch, per_frame, no_header, quiet, threads, help;
     const char *stats;              /* --stats FILE: host seconds per stage, or NULL */
+    int npz;                        /* --format npz: NAME.npz instead of NAME.csv */
+    const char *joint_names;        /* --joint-names FILE: the names of .npy sources, or NULL */
+    double units;                   /* --units: metres per unit of joint positions, 0 detected */
+    char up;                        /* --up: 'y' or 'z', 0 detected */
+    double out_fps;                 /* --out-fps F: the written rate, 0 for the source's */
     struct rtg_job_options opts;    /* the job options given */
     int n_sources;
     const char **sources;

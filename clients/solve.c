@@ -1,6 +1,7 @@
 /* solve.c -- `retarget solve`: offline retargeting without a server.
  *
- * Each SOURCE (a BVH clip, or a robot trajectory CSV with --source-robot)
+ * Each SOURCE (a BVH clip, joint positions -- .npz, .npy, CSV of NAME_x,
+ * NAME_y, NAME_z columns -- or a robot trajectory CSV with --source-robot)
  * goes through the job recipe (retarget/job.h). The host work runs on a
  * pool of threads (retarget/pool.h), in three stages:
  *   1. every source read, planned and built into targets, in parallel
@@ -9,7 +10,8 @@
  *   2. the solves: each clip alone, or with --batch the clips with
  *      identical weights and options together, in solver calls of at most
  *      CLI_BATCH_FRAMES frames (a batch shares its weights and options);
- *   3. each solved clip finished (ground lift, quality, report), formatted
+ *   3. each solved clip finished (ground lift, quality, report), resampled
+ *      when --out-fps asks, formatted (CSV, or NPZ with --format npz)
  *      and written -- queued to the pool as soon as its solver call
  *      returns, so that it overlaps the next call.
  * A clip's bytes are the same solo or batched, for any thread count and
@@ -20,12 +22,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "../base/clock.h"
 #include "../base/num.h"
 #include "../retarget/engine.h"
 #include "../kinematics/bvh.h"
+#include "../kinematics/joints.h"
 #include "../kinematics/robot.h"
 #include "../kinematics/traj.h"
 #include "../retarget/batch.h"
@@ -126,6 +130,27 @@ static int parse_args(int argc, char **argv, struct cli_solve_args *a, struct rt
         else if (!strcmp(row->flag, "--quiet")) a->quiet = 1;
         else if (!strcmp(row->flag, "--help")) a->help = 1;
         else if (!strcmp(row->flag, "--stats")) a->stats = v;
+        else if (!strcmp(row->flag, "--joint-names")) a->joint_names = v;
+        else if (!strcmp(row->flag, "--units") || !strcmp(row->flag, "--up")) {
+            static const double metres[] = {1.0, 0.01, 0.001, 0.0254, KIN_BVH_CMU_SCALE};
+            int k = 0;
+            while (row->choices[k] && strcmp(row->choices[k], v)) k++;
+            if (!row->choices[k]) {
+                char range[64];
+                return rt_err_set(err, RT_EINVAL, o, "expected %s, got '%.20s'", rtg_option_range(row, range, sizeof range), v);
+            }
+            if (row->flag[2] == 'u' && row->flag[3] == 'n') a->units = metres[k];
+            else a->up = v[0];
+        }
+        else if (!strcmp(row->flag, "--format")) {
+            if (strcmp(v, "csv") && strcmp(v, "npz"))
+                return rt_err_set(err, RT_EINVAL, o, "expected csv or npz, got '%.20s'", v);
+            a->npz = !strcmp(v, "npz");
+        } else if (!strcmp(row->flag, "--out-fps")) {
+            char range[64];
+            if (!rt_parse_real(v, &a->out_fps) || !(a->out_fps > row->lo) || a->out_fps > row->hi)
+                return rt_err_set(err, RT_EINVAL, o, "expected %s, got '%.20s'", rtg_option_range(row, range, sizeof range), v);
+        }
     }
     if (a->help) return RT_OK;
     if (!a->robot) return rt_err_set(err, RT_EINVAL, "--robot", "required (a bundled name or a URDF path)");
@@ -136,10 +161,22 @@ static int parse_args(int argc, char **argv, struct cli_solve_args *a, struct rt
 void cli_solve_usage(FILE *f)
 {
     fputs("usage: retarget solve SOURCE... --robot NAME|FILE [options]\n"
-          "  SOURCE is a BVH clip, or a robot trajectory CSV with --source-robot.\n"
-          "  Writes DIR/NAME.csv and DIR/NAME.report.json for each source.\n",
+          "  SOURCE is a BVH clip, joint positions (.npz, .npy, or a CSV of NAME_x,NAME_y,NAME_z\n"
+          "  columns; docs/sources.md), or a robot trajectory CSV with --source-robot.\n"
+          "  Writes DIR/NAME.csv (--format npz: DIR/NAME.npz) and DIR/NAME.report.json for each source.\n",
           f);
     rtg_options_usage(f, RTG_SCOPE_SOLVE);
+}
+
+/* The kind of source at `path` (its bytes text[0..len)): .bvh a clip;
+ * .npz and .npy joint positions; a CSV whose header is NAME_x,NAME_y,NAME_z
+ * triples joint positions, any other CSV a robot trajectory. */
+static int source_kind(const char *path, const char *text, size_t len)
+{
+    size_t n = strlen(path);
+    if (cli_is_bvh(path)) return RTG_SRC_BVH;
+    if (n > 4 && (!strcasecmp(path + n - 4, ".npz") || !strcasecmp(path + n - 4, ".npy"))) return RTG_SRC_JOINTS;
+    return kin_joints_is_csv(text, len) ? RTG_SRC_JOINTS : RTG_SRC_TRAJ;
 }
 
 /* Stage 1 for clip i: read, plan and build (retarget/job.h). */
@@ -149,33 +186,46 @@ static void prepare(void *ctx, int i)
     const struct cli_solve_args *a = r->a;
     struct clip *c = &r->clips[i];
     struct rtg_job_plan plan;
-    char *text = NULL;
-    size_t len = 0;
+    char *text = NULL, *names = NULL;
+    size_t len = 0, names_len = 0;
     int bvh = cli_is_bvh(c->path);
     double t0 = rt_now(), t1, t2;
     memset(&plan, 0, sizeof plan);
     rt_err_clear(&c->err);
-    if (!bvh && !r->src_robot) {
+    c->st = rt_read_file(c->path, bvh ? KIN_BVH_MAX_BYTES : KIN_JOINTS_MAX_BYTES, &text, &len, &c->err);
+    int kind = c->st == RT_OK ? source_kind(c->path, text, len) : RTG_SRC_BVH;
+    if (c->st == RT_OK && kind == RTG_SRC_TRAJ && !r->src_robot)
         c->st = rt_err_set(&c->err, RT_EINVAL, c->path,
                            "a trajectory CSV needs --source-robot NAME|URDF (the robot it moves)");
-        return;
+    /* An .npy's joint names: --joint-names FILE, else PATH with .txt for .npy. */
+    size_t n = strlen(c->path);
+    if (c->st == RT_OK && kind == RTG_SRC_JOINTS && n > 4 && !strcasecmp(c->path + n - 4, ".npy")) {
+        char np[4096];
+        if (a->joint_names) snprintf(np, sizeof np, "%s", a->joint_names);
+        else snprintf(np, sizeof np, "%.*s.txt", (int)(n - 4), c->path);
+        if (rt_read_file(np, 1u << 20, &names, &names_len, NULL) != RT_OK)
+            c->st = rt_err_set(&c->err, RT_EINVAL, c->path,
+                               "an .npy needs its joint names, one a line: --joint-names FILE (or %.60s)", np);
     }
-    c->st = rt_read_file(c->path, bvh ? KIN_BVH_MAX_BYTES : KIN_TRAJ_MAX_BYTES, &text, &len, &c->err);
     t1 = rt_now();
     c->t[ST_READ] = t1 - t0;
-    if (c->st != RT_OK) return;
+    if (c->st != RT_OK) goto out;
     const char *base = strrchr(c->path, '/');
     struct rtg_job_spec spec = {
         .robot = r->robot,
         .robot_name = a->robot,
         .profile = r->given,
-        .source_kind = bvh ? RTG_SRC_BVH : RTG_SRC_TRAJ,
+        .source_kind = kind,
         .source = text,
         .source_len = len,
         /* As kin_bvh_load() and kin_traj_read() label their errors. */
         .source_label = bvh && strlen(c->path) > 80 && base ? base + 1 : c->path,
         .source_robot = r->src_robot,
         .source_robot_name = a->source_robot,
+        .joint_names = names,
+        .joint_names_len = names_len,
+        .joint_units = a->units,
+        .joint_up = a->up,
         .opts = a->opts,
         .profile_where = c->path,
         .profile_hint = "give --profile FILE",
@@ -190,6 +240,8 @@ static void prepare(void *ctx, int i)
         snprintf(c->profile, sizeof c->profile, "%s", plan.profile_name);
     }
     rtg_job_plan_free(&plan);
+out:
+    free(names);
     free(text);
 }
 
@@ -219,6 +271,7 @@ static void finish(void *arg)
     const struct cli_solve_args *a = r->a;
     const struct kin_robot *robot = r->robot;
     char path[4096], *csv = NULL, *text = NULL;
+    float *resampled = NULL;
     size_t csv_len = 0;
     cJSON *rep = NULL;
     double t0 = rt_now(), t1, t2;
@@ -247,14 +300,27 @@ static void finish(void *arg)
     int cols = names ? rtg_columns(robot, names) : 0;
     text = rep ? cJSON_Print(rep) : NULL;
     cJSON_Delete(rep);
-    if (!names || !text ||
-        rtg_csv_format(a->no_header ? NULL : names, cols, c->state, c->t_store.n_frames, &csv, &csv_len) != RT_OK) {
+    if (!names || !text) {
         c->st = rt_err_set(&c->err, RT_ENOMEM, c->name, "out of memory for the outputs");
         goto done;
     }
+    /* The written rate: the source's, or --out-fps (the report measures
+     * the solved frames, at the source's rate). */
+    double fps = 1.0 / c->t_store.frame_time;
+    const float *rows = c->state;
+    int n_rows = c->t_store.n_frames;
+    if (a->out_fps > 0) {
+        if ((c->st = rtg_resample(c->state, n_rows, cols, fps, a->out_fps, &resampled, &n_rows, &c->err)) != RT_OK) goto done;
+        rows = resampled;
+        fps = a->out_fps;
+    }
+    if (a->npz) c->st = rtg_npz_format(robot, rows, n_rows, fps, &csv, &csv_len, &c->err);
+    else if (rtg_csv_format(a->no_header ? NULL : names, cols, rows, n_rows, &csv, &csv_len) != RT_OK)
+        c->st = rt_err_set(&c->err, RT_ENOMEM, c->name, "out of memory for the outputs");
+    if (c->st != RT_OK) goto done;
     t2 = rt_now();
     c->t[ST_FORMAT] = t2 - t1;
-    snprintf(path, sizeof path, "%s/%s.csv", a->out_dir, c->name);
+    snprintf(path, sizeof path, "%s/%s.%s", a->out_dir, c->name, a->npz ? "npz" : "csv");
     if ((c->st = cli_write_file(path, csv, csv_len, 0, &c->err)) != RT_OK) goto done;
     snprintf(path, sizeof path, "%s/%s.report.json", a->out_dir, c->name);
     c->st = cli_write_file(path, text, strlen(text), 1, &c->err);
@@ -265,6 +331,7 @@ done:
     free(c->state);
     c->state = NULL;
     free(names);
+    free(resampled);
     free(csv);
     cJSON_free(text);
 }

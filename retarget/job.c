@@ -25,6 +25,7 @@ void rtg_job_plan_free(struct rtg_job_plan *plan)
 {
     if (!plan) return;
     kin_clip_free(plan->clip);
+    kin_joints_free(plan->joints);
     free(plan->states);
     rtg_profile_free(plan->profile);
     memset(plan, 0, sizeof *plan);
@@ -67,6 +68,24 @@ static enum rt_status parse_source(const struct rtg_job_spec *spec, struct rtg_j
         plan->frame_time = c->frame_time;
         return RT_OK;
     }
+    if (spec->source_kind == RTG_SRC_JOINTS) {
+        st = kin_joints_parse(spec->source, spec->source_len, spec->joint_names, spec->joint_names_len, label,
+                              &plan->joints, err);
+        if (st != RT_OK) return st;
+        const struct kin_joints *j = plan->joints;
+        if (spec->max_frames > 0 && j->n_frames > spec->max_frames)
+            return rt_err_set(err, RT_ELIMIT, label, "%d frames: the limit is %d", j->n_frames, spec->max_frames);
+        if (spec->max_joints > 0 && j->n_joints > spec->max_joints)
+            return rt_err_set(err, RT_ELIMIT, label, "%d joints: the limit is %d", j->n_joints, spec->max_joints);
+        /* The rate: the job's fps, else the file's, else 30. */
+        plan->n_frames = j->n_frames;
+        plan->frame_time = spec->opts.set & (1u << RTG_JOB_FPS) ? 1.0 / spec->opts.fps
+                           : j->fps > 0                          ? 1.0 / j->fps
+                                                                 : 1.0 / 30.0;
+        if ((st = kin_joints_skeleton(j, &plan->clip, NULL, err)) != RT_OK) return st;
+        plan->clip->frame_time = plan->frame_time;
+        return RT_OK;
+    }
     if (!spec->source_robot)
         return rt_err_set(err, RT_EINVAL, label, "a trajectory CSV needs a source robot (the robot it moves)");
     st = kin_traj_parse(spec->source, spec->source_len, label, RT_ROOT_COLS + spec->source_robot->n_dof,
@@ -104,7 +123,9 @@ enum rt_status rtg_job_plan(const struct rtg_job_spec *spec, struct rtg_job_plan
     atomic_fetch_add(&n_plans, 1);
     if ((st = parse_source(spec, plan, err)) != RT_OK) goto fail;
     if (spec->profile && !(plan->profile = rtg_profile_copy(spec->profile))) goto oom;
-    if (plan->source_kind == RTG_SRC_BVH) {
+    if (plan->source_kind == RTG_SRC_BVH || plan->source_kind == RTG_SRC_JOINTS) {
+        /* A joint-position source is picked for by its skeleton view:
+         * bundled profiles by joint names, else the recognizer. */
         if (!plan->profile) {
             if ((st = rtg_retarget_pick_profile(plan->clip, robot, &plan->profile, err)) != RT_OK) {
                 err_name_robot(err, robot->name, spec->robot_name);
@@ -112,7 +133,14 @@ enum rt_status rtg_job_plan(const struct rtg_job_spec *spec, struct rtg_job_plan
             }
             plan->profile_auto = !strncmp(plan->profile->name, "auto:", 5);
         }
-        if ((st = rtg_targets_check_clip(robot, plan->clip, plan->profile, err)) != RT_OK) {
+        /* Units and up axis given for joint positions replace the
+         * profile's (the plan owns its copy). */
+        if (plan->source_kind == RTG_SRC_JOINTS && spec->joint_units > 0) plan->profile->units = spec->joint_units;
+        if (plan->source_kind == RTG_SRC_JOINTS && spec->joint_up) plan->profile->up = spec->joint_up;
+        st = plan->source_kind == RTG_SRC_BVH
+                 ? rtg_targets_check_clip(robot, plan->clip, plan->profile, err)
+                 : rtg_targets_check_joints(robot, plan->joints, plan->clip, plan->frame_time, plan->profile, err);
+        if (st != RT_OK) {
             err_name_robot(err, robot->name, spec->robot_name);
             goto fail;
         }
@@ -196,6 +224,9 @@ enum rt_status rtg_job_plan_load(const struct rtg_job_spec *spec, const char *pl
         st = rt_err_set(err, RT_ENOMEM, "plan", "out of memory");
         goto fail;
     }
+    if (plan->profile && plan->source_kind == RTG_SRC_JOINTS && spec->joint_units > 0)
+        plan->profile->units = spec->joint_units;
+    if (plan->profile && plan->source_kind == RTG_SRC_JOINTS && spec->joint_up) plan->profile->up = spec->joint_up;
     if (plan->profile) snprintf(plan->profile_name, sizeof plan->profile_name, "%s", plan->profile->name);
     resolve_options(spec, plan);
     cJSON_Delete(doc);
@@ -211,6 +242,8 @@ enum rt_status rtg_job_build(const struct kin_robot *robot, const struct rtg_job
 {
     atomic_fetch_add(&n_builds, 1);
     if (plan->source_kind == RTG_SRC_BVH) return rtg_targets_from_clip(robot, plan->clip, plan->profile, t, err);
+    if (plan->source_kind == RTG_SRC_JOINTS)
+        return rtg_targets_from_joints(robot, plan->joints, plan->clip, plan->frame_time, plan->profile, t, err);
     if (plan->profile)
         return rtg_targets_from_robot_traj(robot, plan->source_robot, plan->states, plan->n_frames,
                                            plan->frame_time, plan->profile, t, err);

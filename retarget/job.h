@@ -31,6 +31,7 @@
 
 #include "../base/status.h"
 #include "../kinematics/bvh.h"
+#include "../kinematics/joints.h"
 #include "../kinematics/robot.h"
 #include "options.h"
 #include "profile.h"
@@ -43,7 +44,8 @@ extern "C" {
 
 enum rtg_source_kind {
     RTG_SRC_BVH = 0, /* a BVH clip */
-    RTG_SRC_TRAJ = 1 /* a robot trajectory CSV (Unitree's layout) of spec.source_robot */
+    RTG_SRC_TRAJ = 1, /* a robot trajectory CSV (Unitree's layout) of spec.source_robot */
+    RTG_SRC_JOINTS = 2 /* joint positions: .npz, .npy (+ spec.joint_names) or CSV (kinematics/joints.h) */
 };
 
 struct rtg_job_spec {
@@ -56,6 +58,10 @@ struct rtg_job_spec {
     const char *source_label;         /* labels the source's errors ("clip", a path) */
     const struct kin_robot *source_robot; /* RTG_SRC_TRAJ: the robot it moves */
     const char *source_robot_name;    /* as the user named it */
+    const char *joint_names;          /* RTG_SRC_JOINTS from an .npy: its names, one a line */
+    size_t joint_names_len;
+    double joint_units;               /* RTG_SRC_JOINTS: metres per unit, 0: the profile's or detected */
+    char joint_up;                    /* RTG_SRC_JOINTS: 'y' or 'z', 0: the profile's or detected */
     struct rtg_job_options opts;      /* the job options given */
     int max_frames, max_joints;       /* limits on the source (0: the readers' own) */
     /* How errors speak of the user's inputs: where a profile is given
@@ -68,7 +74,9 @@ struct rtg_job_plan {
     int source_kind;
     int n_frames;
     double frame_time;
-    struct kin_clip *clip;            /* RTG_SRC_BVH: the parsed clip */
+    struct kin_clip *clip;            /* RTG_SRC_BVH: the parsed clip; RTG_SRC_JOINTS: frame 0
+                                         as a skeleton (kin_joints_skeleton()), for the profile */
+    struct kin_joints *joints;        /* RTG_SRC_JOINTS: the parsed positions */
     double *states;                   /* RTG_SRC_TRAJ: n_frames rows of 7 + n_dof */
     const struct kin_robot *source_robot; /* borrowed from the spec */
     struct rtg_profile *profile;      /* the mapping (owned), NULL: the identity mapping */

@@ -10,6 +10,9 @@
 
 static const char *const linear_choices[] = {"pcg", "direct", NULL};
 static const char *const backend_choices[] = {"cpu", "cuda", "auto", NULL};
+static const char *const format_choices[] = {"csv", "npz", NULL};
+static const char *const units_choices[] = {"m", "cm", "mm", "in", "cmu", NULL};
+static const char *const up_choices[] = {"y", "z", NULL};
 
 #define S_SOLVE RTG_SCOPE_SOLVE
 #define S_SUBMIT RTG_SCOPE_SUBMIT
@@ -36,7 +39,7 @@ static const struct rtg_option table[] = {
      "linear solver of each LM step (direct: banded Cholesky in double, the reference)"},
     {"fps", "--fps", "F", RTG_OPT_REAL, 0, 10000, 1, 0, NULL,
      RTG_SCOPE_JOB | S_SOLVE | S_SUBMIT | S_BATCH, "30",
-     "frame rate of a trajectory CSV source (a BVH clip carries its own)"},
+     "frame rate of a trajectory CSV or joint-position source (a BVH clip carries its own; an .npz's fps is replaced)"},
     /* retarget solve */
     {NULL, "--robot", "NAME|FILE", RTG_OPT_TEXT, 0, 0, 0, 0, NULL, S_SOLVE | S_SUBMIT | S_BATCH | RTG_SCOPE_RENDER,
      NULL, "the robot: a bundled name (g1, h1), an uploaded name (daemon) or a URDF or MJCF file (required)"},
@@ -44,6 +47,12 @@ static const struct rtg_option table[] = {
      "the retargeting profile; without one it is detected from the clip's joint names"},
     {NULL, "--source-robot", "NAME|FILE", RTG_OPT_TEXT, 0, 0, 0, 0, NULL, S_SOLVE | S_SUBMIT | S_BATCH, NULL,
      "the robot a trajectory CSV source moves (required for CSV sources)"},
+    {NULL, "--units", "m|cm|mm|in|cmu", RTG_OPT_CHOICE, 0, 0, 0, 0, units_choices, S_SOLVE, "detected",
+     "length unit of joint-position sources (replaces the profile's and the detected one)"},
+    {NULL, "--up", "y|z", RTG_OPT_CHOICE, 0, 0, 0, 0, up_choices, S_SOLVE, "detected",
+     "up axis of joint-position sources (replaces the profile's and the detected one)"},
+    {NULL, "--joint-names", "FILE", RTG_OPT_TEXT, 0, 0, 0, 0, NULL, S_SOLVE, "SOURCE with .txt for .npy",
+     "the joint names of .npy joint-position sources, one a line"},
     {NULL, "--out", "DIR", RTG_OPT_TEXT, 0, 0, 0, 0, NULL, S_SOLVE | S_BATCH | S_CLIENT, ".",
      "output folder (-o): NAME.csv and NAME.report.json"},
     {NULL, "-o", "DIR|FILE", RTG_OPT_TEXT, 0, 0, 0, 0, NULL, S_SOLVE | S_BATCH | S_CLIENT | RTG_SCOPE_RENDER, NULL,
@@ -58,6 +67,10 @@ static const struct rtg_option table[] = {
      "the per-frame IK baseline instead of the trajectory solve"},
     {NULL, "--stats", "FILE", RTG_OPT_TEXT, 0, 0, 0, 0, NULL, S_SOLVE, NULL,
      "write the host seconds per stage (read, plan, targets, solve, quality, format, write) as JSON"},
+    {NULL, "--format", "csv|npz", RTG_OPT_CHOICE, 0, 0, 0, 0, format_choices, S_SOLVE, "csv",
+     "trajectory file: NAME.csv, or NAME.npz in the BeyondMimic/mjlab motion layout (docs/api.md \"NPZ\")"},
+    {NULL, "--out-fps", "F", RTG_OPT_REAL, 0, 10000, 1, 0, NULL, S_SOLVE, "the source's",
+     "resample the written trajectory to F frames per second (linear; slerp for the root rotation)"},
     {NULL, "--no-header", NULL, RTG_OPT_FLAG, 0, 0, 0, 0, NULL, S_SOLVE, NULL,
      "CSV without its header row (exactly Unitree's layout)"},
     {NULL, "--quiet", NULL, RTG_OPT_FLAG, 0, 0, 0, 0, NULL, S_SOLVE | S_BATCH | RTG_SCOPE_DAEMON, NULL,

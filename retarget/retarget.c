@@ -248,6 +248,51 @@ static enum rt_status source_from_clip(const struct kin_clip *clip, const struct
     return RT_OK;
 }
 
+/* The source of joint positions `jp` through `p`: points only (no
+ * rotations: a profile link whose frame is "source" is refused), converted
+ * by the profile's units and up axis or those detected on `skel` (jp's
+ * frame 0 as a skeleton, kin_joints_skeleton()); every frame, or with
+ * max_frames > 0 at most that many. */
+static enum rt_status source_from_joints(const struct kin_joints *jp, const struct kin_clip *skel,
+                                         const struct rtg_profile *p, double frame_time, int max_frames,
+                                         struct source *s, struct rt_err *err)
+{
+    struct kin_bvh_convert conv;
+    enum rt_status st;
+    for (int k = 0; k < p->n_links; k++)
+        if (p->links[k].frame.source)
+            return rt_err_set(err, RT_EINVAL, "profile", "profile '%.40s': link '%.40s' takes the source's own rotations "
+                              "(frame \"source\"), which joint positions do not have", p->name, p->links[k].link);
+    if (p->units > 0 && p->up) {
+        conv.scale = p->units;
+        conv.up = p->up;
+    } else {
+        struct rt_err e2;
+        rt_err_clear(&e2);
+        if ((st = kin_clip_detect_units(skel, &conv, NULL, &e2)) != RT_OK)
+            return rt_err_set(err, st, "profile:source.units",
+                              "cannot detect the joint positions' units/up axis (%s); set source.units and source.up",
+                              e2.msg);
+        if (p->units > 0) conv.scale = p->units;
+        if (p->up) conv.up = p->up;
+    }
+    int n_frames = max_frames > 0 && max_frames < jp->n_frames ? max_frames : jp->n_frames;
+    if ((st = source_alloc(s, jp->n_joints, n_frames, 0, err))) return st;
+    s->frame_time = frame_time;
+    for (int j = 0; j < jp->n_joints; j++) s->names[j] = jp->names[j];
+    size_t n = (size_t)n_frames * (size_t)jp->n_joints;
+    for (size_t i = 0; i < n; i++) {
+        const double *q = jp->pos + 3 * i;
+        double *o = s->pos + 3 * i;
+        /* p = scale A p, A = Rx(+90 deg) for up 'y' (kin_clip_global's). */
+        if (conv.up == 'y') o[0] = q[0], o[1] = -q[2], o[2] = q[1];
+        else o[0] = q[0], o[1] = q[1], o[2] = q[2];
+        for (int a = 0; a < 3; a++) o[a] *= conv.scale;
+    }
+    hold_calibration_frames(s);
+    return RT_OK;
+}
+
 static enum rt_status source_from_robot(const struct kin_robot *src, const double *states,
                                         int n_frames, double frame_time, struct source *s,
                                         struct rt_err *err)
@@ -666,6 +711,25 @@ enum rt_status rtg_targets_check_clip(const struct kin_robot *robot, const struc
     return st;
 }
 
+enum rt_status rtg_targets_check_joints(const struct kin_robot *robot, const struct kin_joints *jp,
+                                        const struct kin_clip *skel, double frame_time,
+                                        const struct rtg_profile *profile, struct rt_err *err)
+{
+    struct source s;
+    enum rt_status st;
+    if (profile->source != RTG_SOURCE_BVH)
+        return rt_err_set(err, RT_EINVAL, "profile:source.kind",
+                          "profile '%.40s' maps a robot trajectory, not joint positions", profile->name);
+    double dt = frame_time > 0 ? frame_time : 1.0 / 30.0;
+    double want = RTG_CALIB_WINDOW_S / dt + 3.0;
+    int head = want < (double)jp->n_frames ? (int)want : jp->n_frames;
+    memset(&s, 0, sizeof s);
+    if ((st = source_from_joints(jp, skel, profile, frame_time, head, &s, err))) return st;
+    st = check_targets(robot, &s, jp->n_frames, profile, err);
+    source_free(&s);
+    return st;
+}
+
 enum rt_status rtg_targets_check_robot_traj(const struct kin_robot *robot, const struct kin_robot *src,
                                             const double *states, int n_frames,
                                             const struct rtg_profile *profile, struct rt_err *err)
@@ -1063,6 +1127,23 @@ enum rt_status rtg_targets_from_clip(const struct kin_robot *robot, const struct
 fail:
     source_free(&s);
     rtg_profile_free(picked);
+    return st;
+}
+
+enum rt_status rtg_targets_from_joints(const struct kin_robot *robot, const struct kin_joints *jp,
+                                       const struct kin_clip *skel, double frame_time,
+                                       const struct rtg_profile *profile, struct rtg_targets *t,
+                                       struct rt_err *err)
+{
+    struct source s;
+    enum rt_status st;
+    memset(t, 0, sizeof *t);
+    if (profile->source != RTG_SOURCE_BVH)
+        return rt_err_set(err, RT_EINVAL, "profile:source.kind",
+                          "profile '%.40s' maps a robot trajectory, not joint positions", profile->name);
+    if ((st = source_from_joints(jp, skel, profile, frame_time, 0, &s, err))) return st;
+    st = build_targets(robot, &s, profile, t, err);
+    source_free(&s);
     return st;
 }
 

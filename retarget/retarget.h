@@ -1,5 +1,5 @@
-/* retarget.h -- from a source motion (a BVH clip, or another robot's
- * trajectory) to per-frame link targets for a robot, through a profile:
+/* retarget.h -- from a source motion (a BVH clip, joint positions, or
+ * another robot's trajectory) to per-frame link targets for a robot, through a profile:
  * skeleton recognition, units and up axis, scale, orientation frames and
  * their offsets, ground placement, foot contacts and their anchors. Also the
  * per-frame baseline solve (`--per-frame`). The method is documented in
@@ -12,6 +12,7 @@
 #define RT_RTG_RETARGET_H
 
 #include "../kinematics/bvh.h"
+#include "../kinematics/joints.h"
 #include "profile.h"
 #include "../kinematics/robot.h"
 #include "../base/status.h"
@@ -62,6 +63,22 @@ enum rt_status rtg_targets_check_clip(const struct kin_robot *robot, const struc
 enum rt_status rtg_targets_check_robot_traj(const struct kin_robot *robot, const struct kin_robot *src,
                                             const double *states, int n_frames,
                                             const struct rtg_profile *profile, struct rt_err *err);
+
+/* Joint positions (kinematics/joints.h) as a source: points only, through
+ * a BVH-kind profile whose frames are point pairs (a link with frame
+ * "source" is RT_EINVAL: positions carry no rotations). `skel` is frame 0
+ * of `jp` as a skeleton (kin_joints_skeleton()): the units and up axis are
+ * detected on it when the profile does not give them. `frame_time` is the
+ * source's (seconds). The check does what rtg_targets_check_clip() does,
+ * the build what rtg_targets_from_clip() does, with that contract; the
+ * profile is required (pick one with rtg_retarget_pick_profile(skel)). */
+enum rt_status rtg_targets_check_joints(const struct kin_robot *robot, const struct kin_joints *jp,
+                                        const struct kin_clip *skel, double frame_time,
+                                        const struct rtg_profile *profile, struct rt_err *err);
+enum rt_status rtg_targets_from_joints(const struct kin_robot *robot, const struct kin_joints *jp,
+                                       const struct kin_clip *skel, double frame_time,
+                                       const struct rtg_profile *profile, struct rtg_targets *t,
+                                       struct rt_err *err);
 
 /* Builds targets for `robot` from a trajectory of robot `src` (n_frames rows
  * of 7 + src->n_dof doubles, the CSV layout) through a profile whose source

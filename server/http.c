@@ -75,6 +75,7 @@ static int parse_route(const char *url, struct srv_req *r)
         if (!*end) return r->route = SRV_R_JOB;
         if (!strcmp(end, "/result")) return r->route = SRV_R_RESULT;
         if (!strcmp(end, "/result.csv")) return r->route = SRV_R_RESULT_CSV;
+        if (!strcmp(end, "/result.npz")) return r->route = SRV_R_RESULT_NPZ;
         if (!strcmp(end, "/source")) return r->route = SRV_R_SOURCE;
         return 0;
     }
@@ -107,6 +108,7 @@ static int method_ok(int route, const char *m, int *has_body, int *admin_only)
     case SRV_R_PROFILES:
     case SRV_R_RESULT:
     case SRV_R_RESULT_CSV:
+    case SRV_R_RESULT_NPZ:
     case SRV_R_SOURCE:
     case SRV_R_ROBOT_URDF:
     case SRV_R_UI:

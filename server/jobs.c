@@ -1,8 +1,10 @@
 /* jobs.c -- the job resources: POST /v1/jobs (a clip for a robot), GET
  * /v1/jobs (the token's jobs, paged), GET and DELETE /v1/jobs/ID, GET
  * /v1/jobs/ID/result (report and trajectory as JSON; with ?series=1 also
- * per-frame series for plotting), .../result.csv and .../source (the
- * clip or trajectory text as submitted).
+ * per-frame series for plotting), .../result.csv, .../result.npz (the
+ * BeyondMimic/mjlab motion layout, rendered on fetch from the stored
+ * floats; ?fps=F resamples) and .../source (the clip or trajectory text as
+ * submitted).
  *
  * A submission is validated completely before it is stored: the JSON, the
  * options, the robot and profile names, the clip (parsed, limits on frames
@@ -19,6 +21,7 @@
 #include <string.h>
 
 #include "../base/clock.h"
+#include "../base/num.h"
 #include "../base/sha256.h"
 #include "../kinematics/robot.h"
 #include "../retarget/job.h"
@@ -461,6 +464,76 @@ done:
     return srv_reply(s, c, MHD_HTTP_OK, csv ? "text/csv" : "application/json", text, len);
 }
 
+/* GET /v1/jobs/ID/result.npz[?fps=F]: the stored trajectory as an NPZ
+ * (rtg_npz_format()), its bodies from the job's robot as loaded now; the
+ * rate is the report's frame_time, or F (rtg_resample()). RT_ESTATE when
+ * the robot's coordinates no longer match the stored columns. */
+static enum MHD_Result get_result_npz(struct srv *s, struct MHD_Connection *c, struct srv_req *r)
+{
+    struct rt_err err;
+    struct store_job j;
+    struct kin_robot *robot = NULL;
+    float *traj = NULL, *resampled = NULL;
+    char *report = NULL, *names = NULL, *npz = NULL;
+    cJSON *cols_json = NULL, *rep = NULL;
+    size_t len = 0;
+    int frames = 0, cols = 0, ok = 0;
+    double fps_out = 0;
+    const char *fq = qarg(c, "fps");
+    memset(&j, 0, sizeof j);
+    rt_err_clear(&err);
+    if (fq && (!rt_parse_real(fq, &fps_out) || !(fps_out > 0) || fps_out > 10000)) {
+        rt_err_set(&err, RT_EINVAL, "query.fps", "expected a frame rate in (0, 10000], got '%.20s'", fq);
+        goto done;
+    }
+    if (store_job_get(s->store, r->id, r->owner, 0, &j, &err) != RT_OK ||
+        store_result_get(s->store, r->id, r->owner, &frames, &cols, &names, &traj, &report, &err) != RT_OK ||
+        srv_robot_load(s, j.robot, &robot, &err) != RT_OK)
+        goto done;
+    if (cols != RT_ROOT_COLS + robot->n_dof) {
+        rt_err_set(&err, RT_ESTATE, "result", "robot '%s' changed since the job ran (%d columns, now %d)", j.robot,
+                   cols, RT_ROOT_COLS + robot->n_dof);
+        goto done;
+    }
+    /* The stored names must be the robot's coordinates, in its order. */
+    cols_json = names ? cJSON_Parse(names) : NULL;
+    for (int k = 0; cols_json && k < robot->n_dof; k++) {
+        const cJSON *e = cJSON_GetArrayItem(cols_json, RT_ROOT_COLS + k);
+        if (!cJSON_IsString(e) || strcmp(e->valuestring, robot->joints[robot->coord_joint[k]].name)) {
+            rt_err_set(&err, RT_ESTATE, "result", "robot '%s' changed since the job ran (column %d is '%s')", j.robot,
+                       RT_ROOT_COLS + k, cJSON_IsString(e) ? e->valuestring : "?");
+            goto done;
+        }
+    }
+    rep = report ? cJSON_Parse(report) : NULL;
+    const cJSON *ft = cJSON_GetObjectItemCaseSensitive(rep, "frame_time");
+    if (!cJSON_IsNumber(ft) || !(ft->valuedouble > 0)) {
+        rt_err_set(&err, RT_EIO, "result", "job %lld: the stored report has no frame_time", (long long)j.id);
+        goto done;
+    }
+    double fps = 1.0 / ft->valuedouble, t_format = rt_now();
+    const float *rows = traj;
+    if (fps_out > 0) {
+        if (rtg_resample(traj, frames, cols, fps, fps_out, &resampled, &frames, &err) != RT_OK) goto done;
+        rows = resampled;
+        fps = fps_out;
+    }
+    if (rtg_npz_format(robot, rows, frames, fps, &npz, &len, &err) != RT_OK) goto done;
+    srv_metrics_stage(&s->metrics, SRV_STAGE_FORMAT, rt_now() - t_format);
+    ok = 1;
+done:
+    store_job_release(&j);
+    kin_robot_free(robot);
+    cJSON_Delete(cols_json);
+    cJSON_Delete(rep);
+    free(names);
+    free(traj);
+    free(resampled);
+    free(report);
+    if (!ok) return srv_reply_err(s, c, &err);
+    return srv_reply(s, c, MHD_HTTP_OK, "application/octet-stream", npz, len);
+}
+
 /* GET /v1/jobs/ID/source: the clip (BVH, text/plain) or trajectory (CSV,
  * text/csv) exactly as submitted, to the job's owner; in any state. */
 static enum MHD_Result get_source(struct srv *s, struct MHD_Connection *c, struct srv_req *r)
@@ -491,6 +564,7 @@ enum MHD_Result srv_route_jobs(struct srv *s, struct MHD_Connection *c, struct s
     case SRV_R_JOBS: return !strcmp(method, "POST") ? post_job(s, c, r) : list_jobs(s, c, r);
     case SRV_R_RESULT: return get_result(s, c, r, 0);
     case SRV_R_RESULT_CSV: return get_result(s, c, r, 1);
+    case SRV_R_RESULT_NPZ: return get_result_npz(s, c, r);
     case SRV_R_SOURCE: return get_source(s, c, r);
     default: break;
     }

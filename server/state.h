@@ -49,6 +49,7 @@ enum srv_route {
     SRV_R_JOB,
     SRV_R_RESULT,
     SRV_R_RESULT_CSV,
+    SRV_R_RESULT_NPZ, /* GET /v1/jobs/ID/result.npz */
     SRV_R_SOURCE,     /* GET /v1/jobs/ID/source */
     SRV_R_ROBOT_URDF, /* GET /v1/robots/NAME/urdf */
     SRV_R_UI,         /* GET / and /ui/FILE: the web page (server/ui.c) */

@@ -78,6 +78,43 @@ static int solve_cli(const char *src, const char *out, const char *max_lm)
     return cli_solve(argc, argv);
 }
 
+/* `retarget solve SRC --robot g1 --format npz [--out-fps F]` into DIR/OUT. */
+static int solve_cli_npz(const char *src, const char *out, const char *out_fps)
+{
+    char outdir[256];
+    char *argv[12];
+    int argc = 0;
+    snprintf(outdir, sizeof outdir, "%s/%s", dir, out);
+    argv[argc++] = (char *)src;
+    argv[argc++] = "--robot";
+    argv[argc++] = "g1";
+    argv[argc++] = "-o";
+    argv[argc++] = outdir;
+    argv[argc++] = "--quiet";
+    argv[argc++] = "--format";
+    argv[argc++] = "npz";
+    if (out_fps) argv[argc++] = "--out-fps", argv[argc++] = (char *)out_fps;
+    argv[argc] = NULL;
+    return cli_solve(argc, argv);
+}
+
+/* GET URL equals file DIR/OUT/NAME.npz byte for byte. */
+static int npz_equals(const char *url, const char *out, const char *name)
+{
+    struct cli_server srv = {http_url, NULL};
+    char path[256], *resp = NULL;
+    size_t len = 0, resp_len = 0;
+    long code = 0;
+    snprintf(path, sizeof path, "%s/%s/%s.npz", dir, out, name);
+    char *want = test_slurp(path, &len);
+    int same = cli_http(&srv, "GET", url, NULL, NULL, 0, NULL, &code, &resp, &resp_len, NULL) == RT_OK &&
+               code == 200 && want && resp_len == len && !memcmp(resp, want, len);
+    if (!same) fprintf(stderr, "%s (HTTP %ld, %zu bytes) differs from %s (%zu bytes)\n", url, code, resp_len, path, len);
+    free(resp);
+    free(want);
+    return same;
+}
+
 static long long submit(const char *body, const char *key, long *code)
 {
     char hdr[160], *resp = NULL;
@@ -140,6 +177,8 @@ int main(void)
     CHECK_EQ_INT(solve_cli(src_a, "ref", NULL), 0);
     CHECK_EQ_INT(solve_cli(src_b, "ref", NULL), 0);
     CHECK_EQ_INT(solve_cli(src_a, "ref8", "8"), 0);
+    CHECK_EQ_INT(solve_cli_npz(src_rf, "refnpz", NULL), 0);
+    CHECK_EQ_INT(solve_cli_npz(src_rf, "refnpz50", "50"), 0);
 
     /* --- daemon 1: no auth on loopback, 256 KiB bodies, 300 ms batch window --- */
     srv_config_default(&cfg);
@@ -161,6 +200,17 @@ int main(void)
     http_wait(NULL, id1, state);
     CHECK_EQ_STR(state, "succeeded");
     CHECK(result_equals(id1, "ref", "run_forward"));
+    /* result.npz, rendered from the stored floats: the bytes of
+     * `retarget solve --format npz`, and with ?fps= of --out-fps. */
+    {
+        char nurl[96];
+        snprintf(nurl, sizeof nurl, "/v1/jobs/%lld/result.npz", id1);
+        CHECK(npz_equals(nurl, "refnpz", "run_forward"));
+        snprintf(nurl, sizeof nurl, "/v1/jobs/%lld/result.npz?fps=50", id1);
+        CHECK(npz_equals(nurl, "refnpz50", "run_forward"));
+        snprintf(nurl, sizeof nurl, "/v1/jobs/%lld/result.npz?fps=0", id1);
+        http_expect_error(NULL, "GET", nurl, NULL, 0, 400, "query.fps", "expected a frame rate");
+    }
     /* One job, built once (retarget/job.h): the submission plans it (one
      * parse of the clip) and stores the plan; the worker reads the plan (one
      * more parse of the clip) and builds the targets once. Bundled profiles

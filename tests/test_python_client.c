@@ -85,6 +85,19 @@ int main(void)
     snprintf(pa, sizeof pa, "%s/py/run_forward.report.json", dir);
     CHECK(rt_read_file(pa, 1 << 24, &a, &la, NULL) == RT_OK && a && strstr(a, "\"quality\""));
     free(a);
+    /* fetch --format npz --fps 50: the bytes of solve --format npz --out-fps 50. */
+    snprintf(args, sizeof args, "fetch %ld -o %s/pyz --format npz --fps 50", id, dir);
+    CHECK_EQ_INT(py(args, out, sizeof out), 0);
+    char *zargv[] = {clip, "--robot", "g1", "-o", odir, "--quiet", "--format", "npz", "--out-fps", "50", NULL};
+    snprintf(odir, sizeof odir, "%s/cliz", dir);
+    CHECK_EQ_INT(cli_solve(10, zargv), 0);
+    snprintf(pa, sizeof pa, "%s/pyz/run_forward.npz", dir);
+    snprintf(pb, sizeof pb, "%s/cliz/run_forward.npz", dir);
+    CHECK(rt_read_file(pa, 1 << 24, &a, &la, NULL) == RT_OK);
+    CHECK(rt_read_file(pb, 1 << 24, &b, &lb, NULL) == RT_OK);
+    CHECK(a && b && la == lb && la > 0 && !memcmp(a, b, la));
+    free(a);
+    free(b);
 
     /* Errors: unknown job (404), malformed BVH (400 with the line). */
     CHECK_EQ_INT(py("status 999999", out, sizeof out), 1);

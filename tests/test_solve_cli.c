@@ -14,6 +14,7 @@
 
 #include "../clients/cli.h"
 #include "../base/status.h"
+#include "../kinematics/robot.h"
 #include "../kinematics/traj.h"
 #include "test.h"
 
@@ -139,6 +140,68 @@ static void test_traj_unterminated(void)
     free(text);
 }
 
+/* The rows of DIR/OUT/NAME.csv (header skipped), malloc'd, or NULL. */
+static double *read_rows(const char *out, const char *name, int cols, int *n)
+{
+    char path[256];
+    size_t len = 0;
+    double *rows = NULL;
+    snprintf(path, sizeof path, "%s/%s/%s.csv", dir, out, name);
+    char *text = test_slurp(path, &len), *body = text ? strchr(text, '\n') : NULL;
+    if (body && kin_traj_parse(body + 1, len - (size_t)(body + 1 - text), path, cols, &rows, n, NULL) != RT_OK) rows = NULL;
+    free(text);
+    return rows;
+}
+
+/* --out-fps: the 513 frames of c513 (30 fps) written at 50 fps are
+ * floor(512 * 50 / 30) + 1 = 854 rows; every third solved frame is every
+ * fifth written one, bit for bit; no joint leaves its limits and no joint
+ * moves faster than in the solved frames (linear interpolation); --format
+ * npz writes NAME.npz (its layout is test_npz's). */
+static void test_out_fps(void)
+{
+    struct kin_robot *g1 = NULL;
+    CHECK_EQ_INT(kin_robot_load("g1", &g1, NULL), RT_OK);
+    if (!g1) return;
+    const char *one[] = {"c513"};
+    int cols = RT_ROOT_COLS + g1->n_dof, n30 = 0, n50 = 0, viol = 0, same = 1;
+    CHECK_EQ_INT(run_solve("o_fps50", one, 1, "--out-fps", "50"), 0);
+    double *a = read_rows("o_solo", "c513", cols, &n30), *b = read_rows("o_fps50", "c513", cols, &n50);
+    CHECK(a && b);
+    CHECK_EQ_INT(n30, 513);
+    CHECK_EQ_INT(n50, 854);
+    double v30 = 0, v50 = 0;
+    for (int t = 0; a && b && t < n50; t++) {
+        if (t % 5 == 0) same &= !memcmp(a + (size_t)(t / 5 * 3) * cols, b + (size_t)t * cols, (size_t)cols * sizeof *a);
+        for (int j = 0; j < g1->n_dof; j++) {
+            const struct kin_joint *jt = &g1->joints[g1->coord_joint[j]];
+            double q = b[(size_t)t * cols + RT_ROOT_COLS + j];
+            viol += q < jt->lower - 1e-6 || q > jt->upper + 1e-6;
+            if (t) v50 = fmax(v50, fabs(q - b[(size_t)(t - 1) * cols + RT_ROOT_COLS + j]) * 50);
+            if (t && t < n30) v30 = fmax(v30, fabs(a[(size_t)t * cols + RT_ROOT_COLS + j] -
+                                                   a[(size_t)(t - 1) * cols + RT_ROOT_COLS + j]) * 30);
+        }
+    }
+    printf("out-fps 30 -> 50: %d -> %d frames, %d limit violations, max joint velocity %.4g -> %.4g rad/s\n", n30,
+           n50, viol, v30, v50);
+    CHECK(same);
+    CHECK_EQ_INT(viol, 0);
+    CHECK(v50 <= v30 * (1 + 1e-5));
+    free(a);
+    free(b);
+    /* --format npz: NAME.npz, a zip. */
+    CHECK_EQ_INT(run_solve("o_npz50", one, 1, "--format", "npz"), 0);
+    char path[256];
+    size_t len = 0;
+    snprintf(path, sizeof path, "%s/o_npz50/c513.npz", dir);
+    char *z = test_slurp(path, &len);
+    CHECK(z && len > 4 && !memcmp(z, "PK\x03\x04", 4));
+    free(z);
+    /* --out-fps out of range */
+    CHECK(run_solve("o_bad", one, 1, "--out-fps", "0") != 0);
+    kin_robot_free(g1);
+}
+
 int main(void)
 {
     char ref[512], *text;
@@ -203,6 +266,7 @@ int main(void)
         CHECK(same_file("o_batch", "o_batch2", names[i], ".csv"));
     }
     CHECK(same_file("o_t1", "o_solo", "c513", ".csv"));
+    test_out_fps();
 
     /* 3. A G1 trajectory onto the H1 without --profile: two different
      * models, so the bundled pair profile g1_to_h1 maps it (matching link

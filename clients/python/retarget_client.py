@@ -14,7 +14,7 @@ As a command:
 
     retarget_client.py submit CLIP.bvh --robot g1 [--profile P] [--idempotency-key K]
     retarget_client.py status ID | wait ID | cancel ID | list
-    retarget_client.py fetch ID -o DIR
+    retarget_client.py fetch ID -o DIR [--format csv|npz] [--fps F]
 
 Installed as a package (pip install clients/python, see pyproject.toml) the
 command is `retarget-client` with the same verbs.
@@ -65,6 +65,8 @@ class Client:
                 raise RetargetError(e.code, "", "", text.strip()[:200])
         except urllib.error.URLError as e:
             raise RetargetError(0, "transport", self.server, str(e.reason))
+        if raw == "bytes":
+            return data
         return data.decode("utf-8") if raw else json.loads(data.decode("utf-8"))
 
     def health(self):
@@ -108,6 +110,12 @@ class Client:
     def result_csv(self, job_id, header=True):
         return self._request("GET", f"/v1/jobs/{int(job_id)}/result.csv" + ("" if header else "?header=0"), raw=True)
 
+    def result_npz(self, job_id, fps=None):
+        """The trajectory as NPZ bytes (BeyondMimic/mjlab layout; np.load(io.BytesIO(b))),
+        resampled to `fps` frames per second when given."""
+        q = "" if fps is None else f"?fps={float(fps):g}"
+        return self._request("GET", f"/v1/jobs/{int(job_id)}/result.npz" + q, raw="bytes")
+
     def wait(self, job_id, poll=0.2, timeout=None, progress=None):
         """Polls until the job leaves queued/running; returns its final status.
         Raises RetargetError when it failed or was cancelled."""
@@ -145,6 +153,8 @@ def main(argv=None):
     f = sub.add_parser("fetch")
     f.add_argument("id", type=int)
     f.add_argument("-o", "--out", default=".")
+    f.add_argument("--format", choices=["csv", "npz"], default="csv")
+    f.add_argument("--fps", type=float, default=None)
     sub.add_parser("list")
     sub.add_parser("health")
     a = ap.parse_args(argv)
@@ -178,8 +188,12 @@ def main(argv=None):
             st = c.status(a.id)
             res = c.result(a.id, trajectory=False)
             os.makedirs(a.out, exist_ok=True)
-            with open(os.path.join(a.out, st["name"] + ".csv"), "w", encoding="utf-8", newline="") as fh:
-                fh.write(c.result_csv(a.id))
+            if a.format == "npz":
+                with open(os.path.join(a.out, st["name"] + ".npz"), "wb") as fh:
+                    fh.write(c.result_npz(a.id, a.fps))
+            else:
+                with open(os.path.join(a.out, st["name"] + ".csv"), "w", encoding="utf-8", newline="") as fh:
+                    fh.write(c.result_csv(a.id))
             with open(os.path.join(a.out, st["name"] + ".report.json"), "w", encoding="utf-8") as fh:
                 json.dump(res.get("report", res), fh, indent=1)
                 fh.write("\n")
