@@ -182,8 +182,12 @@ void kin_jacobian(const struct kin_robot *r, const double *state, int link, doub
 /* Distance (m) from the origin of foot link `foot_link` of `r` down to its
  * sole. Known robots: Unitree G1 ankle_roll_link 0.035 (its collision
  * spheres sit 0.03 below, radius 0.005), Unitree H1 ankle_link 0.062 (its
- * collision box: centre 0.05 below, 0.024 high). Others, and foot_link -1:
- * 0 (the link origin is taken as the sole). */
+ * collision box: centre 0.05 below, 0.024 high). Others: the depth at the
+ * zero pose of the lowest point of the link's collision primitives
+ * (spheres, capsules, cylinders, ellipsoids, boxes; MJCF geoms with a
+ * contype or conaffinity), e.g. Booster T1's MJCF 0.03 (two capsules of
+ * radius 0.02 centred 0.01 below left_foot_link); without any (a URDF,
+ * meshes only) and for foot_link -1: 0 (the link origin is the sole). */
 double kin_robot_sole_offset(const struct kin_robot *r, int foot_link);
 
 /* The links of the identity mapping between two robots of one model (the

@@ -1007,6 +1007,15 @@ static enum rt_status build_targets(const struct kin_robot *robot, const struct 
                     mt[3 * r + c] = Rt[3 * r] * m0[3 * c] + Rt[3 * r + 1] * m0[3 * c + 1] + Rt[3 * r + 2] * m0[3 * c + 2];
             kin_mat_to_quat(mt, q);
             for (int c = 0; c < 3; c++) x[c] = t->pos[(size_t)f * nl * 3 + c];
+            if (rs.link[0] != 0) {
+                /* The root mapping is not on the floating base (T1's
+                 * pelvis "Waist" hangs below "Trunk"): the base goes where
+                 * it puts that link on its target, mt x (its zero-pose
+                 * offset) away. */
+                const double *o = P0 + 3 * rs.link[0];
+                for (int c = 0; c < 3; c++)
+                    x[c] = (float)(tp[(size_t)f * nl * 3 + c] - (mt[3 * c] * o[0] + mt[3 * c + 1] * o[1] + mt[3 * c + 2] * o[2]));
+            }
             for (int c = 0; c < 4; c++) x[3 + c] = (float)q[c];
             for (int j = 0; j < nd; j++) x[RT_ROOT_COLS + j] = t->rest[j];
         }
