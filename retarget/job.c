@@ -111,6 +111,16 @@ enum rt_status rtg_job_plan(const struct rtg_job_spec *spec, struct rtg_job_plan
                 goto fail;
             }
             plan->profile_auto = !strncmp(plan->profile->name, "auto:", 5);
+        } else if (plan->profile->n_links == 0) {
+            /* A roles profile: the automatic mapping with its roles. */
+            struct rtg_profile *built = NULL;
+            if ((st = rtg_retarget_roles_profile(plan->clip, robot, plan->profile, &built, err)) != RT_OK) {
+                err_name_robot(err, robot->name, spec->robot_name);
+                goto fail;
+            }
+            rtg_profile_free(plan->profile);
+            plan->profile = built;
+            plan->profile_auto = 1;
         }
         if ((st = rtg_targets_check_clip(robot, plan->clip, plan->profile, err)) != RT_OK) {
             err_name_robot(err, robot->name, spec->robot_name);

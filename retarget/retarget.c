@@ -48,6 +48,7 @@
 
 #include "../base/clock.h"
 #include "../kinematics/rot.h"
+#include "roles.h"
 #include "skeleton.h"
 
 /* Metres a swinging foot target keeps above the ground (docs/profiles.md). */
@@ -483,6 +484,25 @@ enum rt_status rtg_retarget_pick_profile(const struct kin_clip *clip, const stru
     return rtg_skeleton_auto_profile(clip, robot, out, err);
 }
 
+enum rt_status rtg_retarget_roles_profile(const struct kin_clip *clip, const struct kin_robot *robot,
+                                          const struct rtg_profile *roles_profile, struct rtg_profile **out,
+                                          struct rt_err *err)
+{
+    struct rtg_robot_roles rr;
+    enum rt_status st;
+    *out = NULL;
+    /* Found roles first (a robot that lacks some is fine: the profile may
+     * name them), then the profile's. */
+    rtg_robot_roles(robot, &rr, NULL);
+    for (int i = 0; i < roles_profile->n_roles; i++) {
+        char where[96];
+        snprintf(where, sizeof where, "profile:robot_roles.%.60s", roles_profile->role_name[i]);
+        st = rtg_robot_roles_set(robot, &rr, roles_profile->role_name[i], roles_profile->role_link[i], where, err);
+        if (st != RT_OK) return st;
+    }
+    return rtg_skeleton_auto_profile_roles(clip, robot, &rr, out, err);
+}
+
 /* ---- building targets ---- */
 
 /* Builds the source frame of link k at frame f into m (columns = axes).
@@ -651,6 +671,13 @@ enum rt_status rtg_targets_check_clip(const struct kin_robot *robot, const struc
 {
     struct source s;
     enum rt_status st;
+    if (profile->n_links == 0) {
+        struct rtg_profile *built = NULL;
+        if ((st = rtg_retarget_roles_profile(clip, robot, profile, &built, err))) return st;
+        st = rtg_targets_check_clip(robot, clip, built, err);
+        rtg_profile_free(built);
+        return st;
+    }
     if (profile->source != RTG_SOURCE_BVH)
         return rt_err_set(err, RT_EINVAL, "profile:source.kind",
                           "profile '%.40s' maps a robot trajectory, not a BVH clip", profile->name);
@@ -1060,6 +1087,9 @@ enum rt_status rtg_targets_from_clip(const struct kin_robot *robot, const struct
     memset(&s, 0, sizeof s);
     if (!profile) {
         if ((st = rtg_retarget_pick_profile(clip, robot, &picked, err))) return st;
+        profile = picked;
+    } else if (profile->n_links == 0) {
+        if ((st = rtg_retarget_roles_profile(clip, robot, profile, &picked, err))) return st;
         profile = picked;
     }
     if (profile->source != RTG_SOURCE_BVH) {

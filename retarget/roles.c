@@ -375,6 +375,9 @@ enum rt_status rtg_robot_roles(const struct kin_robot *r, struct rtg_robot_roles
                       &out->link[RTG_RROLE_L_HAND + o]);
         }
     }
+    /* Arms found nowhere: what met was no torso (panda's fingers). */
+    if (torso >= 0 && out->link[RTG_RROLE_L_ELBOW] < 0 && out->link[RTG_RROLE_R_ELBOW] < 0)
+        out->link[RTG_RROLE_TORSO] = torso = -1;
     /* 6. Head: named, nearest the torso, on no limb. */
     for (int pass = 0; torso >= 0 && pass < 2 && out->link[RTG_RROLE_HEAD] < 0; pass++) {
         int best = -1, best_depth = 1 << 30;
