@@ -34,9 +34,12 @@ const char *rtg_retarget_detect_profile(const struct kin_clip *clip, const char 
  * loads the profile. When no bundled profile fits by name, the skeleton is
  * recognized by name synonyms and topology and a profile is built from the
  * closest bundled template (rtg_skeleton_auto_profile(), named
- * "auto:<template>"). Fails with RT_EINVAL when that fails too; the
- * message lists the roles it could not find: "cannot map: no left foot
- * (looked for Foot/Ankle under LeftLeg), ...". */
+ * "auto:<template>"); for a robot no bundled profile targets, the template
+ * is filled with the robot's own role links (roles.h,
+ * rtg_skeleton_auto_profile_roles(), "auto:roles:<template>"). Fails with
+ * RT_EINVAL when that fails too; the message lists the roles it could not
+ * find: "cannot map: no left foot (looked for Foot/Ankle under LeftLeg),
+ * ...", or the robot's: "cannot map robot 'panda': no pelvis, ...". */
 enum rt_status rtg_retarget_pick_profile(const struct kin_clip *clip, const struct kin_robot *robot,
                                          struct rtg_profile **out, struct rt_err *err);
 

@@ -36,8 +36,10 @@
  *     link below the elbow (none when the elbow ends the chain, as on H1);
  *     elbow the first named "elbow", else the link nearest the midpoint of
  *     the chain; shoulder by the hip rule.
- *  6. Head: the link named "head" (else "neck") nearest the torso that is
- *     on neither arm nor leg; informational.
+ *  6. Head: the link named "head" (else "neck") nearest the root that has
+ *     no side and is on neither arm nor leg; informational. With no arm
+ *     found on either side there is no torso either (what met was not one:
+ *     a gripper's fingers).
  *
  * Required roles: pelvis, torso, hips, knees, feet, shoulders, elbows. The
  * hands and the head are optional (a template's hand link is dropped).
