@@ -273,6 +273,49 @@ out:
     kin_clip_free(clip);
 }
 
+/* On the bundled robots the roles path, forced by a roles profile,
+ * rebuilds the bundled profile link for link: the roles are the links the
+ * bundled profiles were written with. */
+static void test_roles_path_matches_bundled(void)
+{
+    static const struct { const char *robot, *clip, *bundled; } cases[] = {
+        {"g1_29dof_rev_1_0.urdf", "clips/01_01.bvh", "cmu_g1"},
+        {"g1_29dof_rev_1_0.xml", "clips/jesse_dance.bvh", "mixamo_g1"},
+        {"h1.urdf", "clips/run_forward.bvh", "games105_h1"},
+        {"h1.xml", "clips/jumping_jacks.bvh", "cmu_asf_h1"},
+    };
+    static const char text[] = "{\"robot_roles\": {\"pelvis\": \"pelvis\"}}";
+    struct rtg_profile *force = NULL;
+    struct rt_err e;
+    CHECK_EQ_INT(rtg_profile_parse(text, sizeof text - 1, "force.json", &force, &e), RT_OK);
+    for (size_t i = 0; force && i < sizeof cases / sizeof cases[0]; i++) {
+        struct kin_robot *r = load_robot(cases[i].robot);
+        struct kin_clip *c = test_load_clip(cases[i].clip);
+        struct rtg_profile *a = NULL, *b = NULL;
+        char want[64];
+        CHECK(r && c);
+        if (r && c) {
+            CHECK_EQ_INT(rtg_retarget_pick_profile(c, r, &a, &e), RT_OK);
+            CHECK_EQ_INT(rtg_retarget_roles_profile(c, r, force, &b, &e), RT_OK);
+        }
+        if (a && b) {
+            snprintf(want, sizeof want, "auto:roles:%s", cases[i].bundled);
+            CHECK_EQ_STR(a->name, cases[i].bundled);
+            CHECK_EQ_STR(b->name, want);
+            CHECK_EQ_INT(b->n_links, a->n_links);
+            for (int k = 0; k < a->n_links && k < b->n_links; k++) {
+                CHECK_EQ_STR(b->links[k].link, a->links[k].link);
+                CHECK_EQ_STR(b->links[k].joint, a->links[k].joint);
+            }
+        }
+        rtg_profile_free(a);
+        rtg_profile_free(b);
+        kin_clip_free(c);
+        kin_robot_free(r);
+    }
+    rtg_profile_free(force);
+}
+
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 /* The shared clips (clips/ *.bvh), sorted; returns the count. */
@@ -368,6 +411,7 @@ int main(void)
     test_json();
     test_sole_offset();
     test_roles_profile();
+    test_roles_path_matches_bundled();
     if (rtg_backend_init(&be, "cpu", 2, &e)) {
         fprintf(stderr, "cpu backend: %s: %s\n", e.where, e.msg);
         return 1;
