@@ -170,7 +170,8 @@ static void test_sole_offset(void)
         /* Two capsules of radius 0.02 centred 0.01 below the foot link. */
         CHECK_NEAR(kin_robot_sole_offset(x, kin_robot_link_index(x, "left_foot_link")), 0.03, 1e-5);
         CHECK_NEAR(kin_robot_sole_offset(x, kin_robot_link_index(x, "right_foot_link")), 0.03, 1e-5);
-        CHECK_EQ_INT(kin_robot_sole_offset(u, kin_robot_link_index(u, "left_foot_link")) == 0.0, 1);
+        /* The URDF's collision box: 0.03 high, centred 0.015 below. */
+        CHECK_NEAR(kin_robot_sole_offset(u, kin_robot_link_index(u, "left_foot_link")), 0.03, 1e-9);
         /* Known robots keep their values, whatever their geoms. */
         CHECK_EQ_INT(kin_robot_sole_offset(g, kin_robot_link_index(g, "left_ankle_roll_link")) == 0.035, 1);
         CHECK_EQ_INT(kin_robot_sole_offset(h, kin_robot_link_index(h, "left_ankle_link")) == 0.062, 1);
