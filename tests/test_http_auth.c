@@ -276,6 +276,11 @@ int main(void)
         CHECK(strstr(buf, "'myarm'") != NULL);
         CHECK(strstr(buf, "no left leg") != NULL);
         CHECK(strstr(buf, "--profile") == NULL);
+        {
+            char where[96];
+            err_field(resp, "where", where, sizeof where);
+            CHECK_EQ_STR(where, "body.robot");
+        }
         if (!strstr(buf, "'myarm'") || !strstr(buf, "no left leg") || strstr(buf, "--profile"))
             fprintf(stderr, "  message: %s\n", buf);
         free(resp);
