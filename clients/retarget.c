@@ -14,6 +14,7 @@
 #include "../kinematics/bvh.h"
 #include "../kinematics/robot.h"
 #include "../retarget/options.h"
+#include "../retarget/roles.h"
 #include "cli.h"
 
 /* The verbs, their synopses and the option-table scope of their flags:
@@ -22,7 +23,7 @@ static const struct verb {
     const char *name, *synopsis;
     unsigned scope;
 } verbs[] = {
-    {"inspect", "retarget inspect ROBOT.urdf|ROBOT.xml|ROBOT-NAME|CLIP.bvh   (JSON summary)", 0},
+    {"inspect", "retarget inspect ROBOT.urdf|ROBOT.xml|ROBOT-NAME|CLIP.bvh [--roles]   (JSON summary; --roles: the robot's body roles)", 0},
     {"solve", "retarget solve SOURCE... --robot NAME|FILE [options]   (offline, no server)", RTG_SCOPE_SOLVE},
     {"render", "retarget render CLIP.bvh RESULT.csv --robot NAME -o FILE.svg", RTG_SCOPE_RENDER},
     {"batch", "retarget batch CORPUS_DIR --robot R --out DIR [options]   (locally, or --server)", RTG_SCOPE_BATCH},
@@ -52,11 +53,35 @@ static int cmd_inspect(int argc, char **argv)
 {
     struct rt_err err;
     char *json = NULL;
+    int roles = 0;
+    if (argc == 2 && !strcmp(argv[1], "--roles")) roles = 1, argc = 1;
+    else if (argc == 2 && !strcmp(argv[0], "--roles")) roles = 1, argc = 1, argv++;
     if (argc != 1) {
         usage(stderr);
         return 2;
     }
     rt_err_clear(&err);
+    if (roles) {
+        /* The roles as found, then the refusal of a robot that lacks one
+         * (exit status 1 after the JSON). */
+        struct kin_robot *robot = NULL;
+        struct rtg_robot_roles rr;
+        if (cli_is_bvh(argv[0])) {
+            rt_err_set(&err, RT_EINVAL, argv[0], "--roles takes a robot, not a clip");
+            return cli_fail(&err);
+        }
+        if (kin_robot_load(argv[0], &robot, &err) != RT_OK) return cli_fail(&err);
+        enum rt_status st = rtg_robot_roles(robot, &rr, &err);
+        json = rtg_robot_roles_json(robot, &rr);
+        kin_robot_free(robot);
+        if (!json) {
+            rt_err_set(&err, RT_ENOMEM, argv[0], "out of memory");
+            return cli_fail(&err);
+        }
+        puts(json);
+        free(json);
+        return st == RT_OK ? 0 : cli_fail(&err);
+    }
     if (cli_is_bvh(argv[0])) {
         struct kin_clip *clip = NULL;
         if (kin_bvh_load(argv[0], &clip, &err) != RT_OK) return cli_fail(&err);

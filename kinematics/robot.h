@@ -76,7 +76,8 @@ enum kin_geom_type {
 };
 
 /* A geometric primitive fixed to a link, kept for collision work (MJCF
- * <geom>; the URDF reader keeps none). `size` is MJCF's: sphere radius;
+ * <geom>; URDF <collision> boxes, spheres and cylinders, with contype and
+ * conaffinity 1, group 0, no name). `size` is MJCF's: sphere radius;
  * capsule and cylinder radius, half-length; ellipsoid radii; box
  * half-extents; unused entries 0. A `fromto` is resolved as MuJoCo does:
  * the midpoint becomes pos, the segment the local z axis, and its half
@@ -114,8 +115,9 @@ struct kin_robot {
  * "name:LINE" in `where` and name the element ("joint 'x': missing <limit>").
  * Rejects: no or several root links, cycles, unknown joint types, revolute or
  * prismatic joints without <limit>, references to unknown links, duplicate
- * names, a mimic naming an unknown joint. Visual, collision and inertial
- * elements are skipped. */
+ * names, a mimic naming an unknown joint. Collision boxes, spheres and
+ * cylinders become geoms; visual and inertial elements and meshes are
+ * skipped. */
 enum rt_status kin_robot_parse_urdf(const char *text, size_t len, const char *name,
                                     struct kin_robot **out, struct rt_err *err);
 
@@ -182,8 +184,13 @@ void kin_jacobian(const struct kin_robot *r, const double *state, int link, doub
 /* Distance (m) from the origin of foot link `foot_link` of `r` down to its
  * sole. Known robots: Unitree G1 ankle_roll_link 0.035 (its collision
  * spheres sit 0.03 below, radius 0.005), Unitree H1 ankle_link 0.062 (its
- * collision box: centre 0.05 below, 0.024 high). Others, and foot_link -1:
- * 0 (the link origin is taken as the sole). */
+ * collision box: centre 0.05 below, 0.024 high). Others: the depth at the
+ * zero pose of the lowest point of the link's collision primitives
+ * (spheres, capsules, cylinders, ellipsoids, boxes; MJCF geoms with a
+ * contype or conaffinity), e.g. Booster T1's MJCF 0.03 (two capsules of
+ * radius 0.02 centred 0.01 below left_foot_link; its URDF's box 0.03 high
+ * centred 0.015 below: 0.03 too); without any (meshes only) and for
+ * foot_link -1: 0 (the link origin is the sole). */
 double kin_robot_sole_offset(const struct kin_robot *r, int foot_link);
 
 /* The links of the identity mapping between two robots of one model (the

@@ -4,9 +4,11 @@
  * Reading happens in two stages. Expat streams the XML and the handlers
  * below copy what matters into plain "source" records in file order: the
  * <link> names and, for every <joint> that is a direct child of <robot>, its
- * type, <parent>, <child>, <origin>, <axis>, <limit> and <mimic>. Everything
- * else (visual, collision, inertial, gazebo, transmission, material, unknown
- * elements) is skipped without comment. The second stage resolves names,
+ * type, <parent>, <child>, <origin>, <axis>, <limit> and <mimic>, and each
+ * link's <collision> boxes, spheres and cylinders (leniently: a malformed
+ * one is dropped, never an error). Everything else (visual, meshes,
+ * inertial, gazebo, transmission, material, unknown elements) is skipped
+ * without comment. The second stage resolves names,
  * checks the structure (one root, no cycle, one parent joint per link,
  * limits where the type needs them, mimic leaders that exist and move) and
  * builds the robot: links in depth-first order from the root with siblings
@@ -53,6 +55,14 @@ struct urdf_joint_src {
     double mimic_mult, mimic_offset;
 };
 
+/* A <collision> primitive of a <link> (box, sphere, cylinder), kept for
+ * the robot's facts (a foot's sole); anything else is skipped. */
+struct urdf_geom_src {
+    int link;          /* source link index */
+    int type;          /* enum kin_geom_type, or -1 while unknown / unusable */
+    double size[3], xyz[3], rpy[3];
+};
+
 struct urdf_parse {
     XML_Parser xp;
     const char *label; /* names the input in `where` */
@@ -64,6 +74,10 @@ struct urdf_parse {
     struct urdf_link_src *links;
     struct urdf_joint_src *joints;
     int n_links, cap_links, n_joints, cap_joints;
+    int link;    /* source index of the <link> being read, or -1 */
+    int geom;    /* index of the <collision> being read, or -1 */
+    struct urdf_geom_src *geoms;
+    int n_geoms, cap_geoms;
 };
 
 /* Storage behind kin_robot.tree, and the same per-link quantities in double
@@ -249,7 +263,66 @@ static void on_link(struct urdf_parse *ps, const char **atts, long line)
     if (!(name = name_dup(ps, attr_get(atts, "name"), "<link>", line))) return;
     ps->links[ps->n_links].name = name;
     ps->links[ps->n_links].line = line;
-    ps->n_links++;
+    ps->link = ps->n_links++;
+}
+
+/* Exactly n finite numbers separated by blanks in s; 0 otherwise. Lenient
+ * on purpose: collision geometry is optional, so a bad one is dropped, not
+ * an error (readers elsewhere did not fail on it before it was kept). */
+static int soft_numbers(const char *s, double *out, int n)
+{
+    char *end;
+    if (!s) return 0;
+    for (int i = 0; i < n; i++) {
+        out[i] = strtod(s, &end);
+        if (end == s || !isfinite(out[i])) return 0;
+        s = end;
+    }
+    while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r') s++;
+    return *s == 0;
+}
+
+/* Elements inside a <link>: <collision> (depth 3), its <origin> (4), its
+ * <geometry>'s primitive (5). */
+static void on_link_child(struct urdf_parse *ps, const char *el, const char **atts)
+{
+    if (ps->depth == 3) {
+        if (strcmp(el, "collision") != 0 || ps->n_geoms >= KIN_MAX_GEOMS) return;
+        if (ps->n_geoms == ps->cap_geoms) {
+            int cap = ps->cap_geoms ? 2 * ps->cap_geoms : 16;
+            void *g = realloc(ps->geoms, (size_t)cap * sizeof *ps->geoms);
+            if (!g) return; /* optional: dropped */
+            ps->geoms = g;
+            ps->cap_geoms = cap;
+        }
+        struct urdf_geom_src *g = &ps->geoms[ps->n_geoms];
+        memset(g, 0, sizeof *g);
+        g->link = ps->link;
+        g->type = -1;
+        ps->geom = ps->n_geoms++;
+        return;
+    }
+    if (ps->geom < 0) return;
+    struct urdf_geom_src *g = &ps->geoms[ps->geom];
+    if (ps->depth == 4 && !strcmp(el, "origin")) {
+        double v[3];
+        if (soft_numbers(attr_get(atts, "xyz"), v, 3)) memcpy(g->xyz, v, sizeof v);
+        if (soft_numbers(attr_get(atts, "rpy"), v, 3)) memcpy(g->rpy, v, sizeof v);
+    } else if (ps->depth == 5) {
+        double v[3];
+        if (!strcmp(el, "box") && soft_numbers(attr_get(atts, "size"), v, 3)) {
+            g->type = KIN_GEOM_BOX;
+            for (int i = 0; i < 3; i++) g->size[i] = 0.5 * fabs(v[i]);
+        } else if (!strcmp(el, "sphere") && soft_numbers(attr_get(atts, "radius"), v, 1)) {
+            g->type = KIN_GEOM_SPHERE;
+            g->size[0] = fabs(v[0]);
+        } else if (!strcmp(el, "cylinder") && soft_numbers(attr_get(atts, "radius"), v, 1) &&
+                   soft_numbers(attr_get(atts, "length"), v + 1, 1)) {
+            g->type = KIN_GEOM_CYLINDER;
+            g->size[0] = fabs(v[0]);
+            g->size[1] = 0.5 * fabs(v[1]);
+        }
+    }
 }
 
 static void on_joint(struct urdf_parse *ps, const char **atts, long line)
@@ -397,6 +470,8 @@ static void XMLCALL on_start(void *ud, const XML_Char *el, const XML_Char **atts
         else if (!strcmp(el, "joint")) on_joint(ps, atts, line);
     } else if (ps->depth == 3 && ps->joint >= 0) {
         on_joint_child(ps, el, atts, line);
+    } else if (ps->depth >= 3 && ps->depth <= 5 && ps->link >= 0) {
+        on_link_child(ps, el, atts);
     }
 }
 
@@ -409,6 +484,8 @@ static void XMLCALL on_end(void *ud, const XML_Char *el)
         on_joint_end(ps);
         ps->joint = -1;
     }
+    if (ps->depth == 2) ps->link = -1;
+    if (ps->depth == 3) ps->geom = -1;
     ps->depth--;
 }
 
@@ -432,6 +509,7 @@ static void parse_free(struct urdf_parse *ps)
     }
     free(ps->links);
     free(ps->joints);
+    free(ps->geoms);
     free(ps->robot_name);
     if (ps->xp) XML_ParserFree(ps->xp);
 }
@@ -832,6 +910,25 @@ static int build_robot(struct urdf_parse *ps, struct kin_robot **out)
         urdf_fail(ps, RT_ENOMEM, 0, "out of memory");
         goto fail;
     }
+    /* Collision primitives, on their links in topological order. */
+    int n_geoms = 0;
+    for (int g = 0; g < ps->n_geoms; g++) n_geoms += ps->geoms[g].type >= 0;
+    if (n_geoms > 0 && (r->geoms = calloc((size_t)n_geoms, sizeof *r->geoms)) != NULL) {
+        for (int g = 0; g < ps->n_geoms; g++) {
+            const struct urdf_geom_src *src = &ps->geoms[g];
+            struct kin_geom *d;
+            double R[9];
+            if (src->type < 0) continue;
+            d = &r->geoms[r->n_geoms++];
+            d->link = t.pos[src->link];
+            d->type = src->type;
+            d->contype = d->conaffinity = 1;
+            memcpy(d->size, src->size, sizeof d->size);
+            memcpy(d->pos, src->xyz, sizeof d->pos);
+            rot_from_rpy(src->rpy, R);
+            kin_mat_to_quat(R, d->quat);
+        }
+    }
     *out = r;
     r = NULL;
 
@@ -853,6 +950,8 @@ enum rt_status kin_robot_parse_urdf(const char *text, size_t len, const char *na
     ps.label = name && name[0] ? name : "urdf";
     ps.err = err;
     ps.joint = -1;
+    ps.link = -1;
+    ps.geom = -1;
     *out = NULL;
     if (!text && len) return rt_err_set(err, RT_EINVAL, ps.label, "no URDF text");
     if (len > KIN_URDF_MAX_BYTES)

@@ -37,13 +37,14 @@ void rtg_job_plan_free(struct rtg_job_plan *plan)
  * speaks of the robot the user named. */
 static void err_name_robot(struct rt_err *err, const char *urdf_name, const char *user_name)
 {
-    char quoted[48], msg[sizeof err->msg];
+    char quoted[48], msg[sizeof err->msg], where[sizeof err->where];
     if (!err || !user_name || !strcmp(urdf_name, user_name)) return;
     snprintf(quoted, sizeof quoted, "'%.40s'", urdf_name);
     const char *at = strstr(err->msg, quoted);
     if (!at) return;
     snprintf(msg, sizeof msg, "%.*s'%s'%s", (int)(at - err->msg), err->msg, user_name, at + strlen(quoted));
-    rt_err_set(err, err->code, err->where, "%s", msg);
+    snprintf(where, sizeof where, "%s", err->where); /* rt_err_set() writes where it reads */
+    rt_err_set(err, err->code, where, "%s", msg);
 }
 
 /* Parses the spec's source into `plan` and checks its limits. */
@@ -132,6 +133,16 @@ enum rt_status rtg_job_plan(const struct rtg_job_spec *spec, struct rtg_job_plan
                 goto fail;
             }
             plan->profile_auto = !strncmp(plan->profile->name, "auto:", 5);
+        } else if (plan->profile->n_links == 0) {
+            /* A roles profile: the automatic mapping with its roles. */
+            struct rtg_profile *built = NULL;
+            if ((st = rtg_retarget_roles_profile(plan->clip, robot, plan->profile, &built, err)) != RT_OK) {
+                err_name_robot(err, robot->name, spec->robot_name);
+                goto fail;
+            }
+            rtg_profile_free(plan->profile);
+            plan->profile = built;
+            plan->profile_auto = 1;
         }
         /* Units and up axis given for joint positions replace the
          * profile's (the plan owns its copy). */

@@ -6,6 +6,7 @@
  * user never finds. The bundled profiles are compiled in (see
  * embed.h and the Makefile rule that generates their table). */
 #include "profile.h"
+#include "roles.h"
 #include "options.h"
 #include "../kinematics/robot.h"
 
@@ -454,6 +455,41 @@ static int parse_tail(struct pctx *c, const cJSON *w, const cJSON *s, struct rtg
     return RT_OK;
 }
 
+/* "robot_roles": {"left_hand": "left_hand_link", ...}: role names are
+ * roles.h's; the links are checked against the robot when it is mapped. */
+static int parse_roles(struct pctx *c, const cJSON *o, struct rtg_profile *p)
+{
+    const cJSON *it;
+    int n = 0;
+    if (!cJSON_IsObject(o)) return perr(c, RT_EINVAL, "robot_roles", "expected an object of role: link");
+    cJSON_ArrayForEach(it, o) n++;
+    if (n < 1 || n > RTG_PROFILE_MAX_ROLES)
+        return perr(c, RT_EINVAL, "robot_roles", "%d roles; 1 to %d", n, RTG_PROFILE_MAX_ROLES);
+    p->role_name = calloc((size_t)n, sizeof *p->role_name);
+    p->role_link = calloc((size_t)n, sizeof *p->role_link);
+    if (!p->role_name || !p->role_link) return perr(c, RT_ENOMEM, "robot_roles", "out of memory");
+    cJSON_ArrayForEach(it, o) {
+        char f[96];
+        snprintf(f, sizeof f, "robot_roles.%.60s", it->string ? it->string : "?");
+        if (rtg_robot_role_index(it->string) < 0)
+            return perr(c, RT_EINVAL, f, "unknown role (pelvis, torso, head, left_/right_ hip, knee, foot, "
+                        "shoulder, elbow, hand)");
+        for (int i = 0; i < p->n_roles; i++)
+            if (!strcmp(p->role_name[i], it->string)) return perr(c, RT_EINVAL, f, "given twice");
+        if (!cJSON_IsString(it) || !it->valuestring[0] || strlen(it->valuestring) >= RTG_PROFILE_MAX_NAME)
+            return perr(c, RT_EINVAL, f, "expected a robot link name");
+        p->role_name[p->n_roles] = strdup(it->string);
+        p->role_link[p->n_roles] = strdup(it->valuestring);
+        if (!p->role_name[p->n_roles] || !p->role_link[p->n_roles]) {
+            free(p->role_name[p->n_roles]);
+            free(p->role_link[p->n_roles]);
+            return perr(c, RT_ENOMEM, f, "out of memory");
+        }
+        p->n_roles++;
+    }
+    return RT_OK;
+}
+
 static atomic_long n_parsed;
 
 long rtg_profile_parse_count(void) { return atomic_load(&n_parsed); }
@@ -462,7 +498,9 @@ enum rt_status rtg_profile_parse(const char *text, size_t len, const char *name,
                                  struct rtg_profile **out, struct rt_err *err)
 {
     static const char *const keys[] = {"name", "robot", "source", "scale", "root", "links",
-                                       "feet", "ground", "weights", "solver", "description", NULL};
+                                       "feet", "ground", "weights", "solver", "description",
+                                       "robot_roles", NULL};
+    static const char *const role_keys[] = {"name", "robot", "description", "robot_roles", NULL};
     struct pctx c = {name ? name : "profile", err};
     struct rtg_profile *p = NULL;
     cJSON *doc = NULL;
@@ -508,7 +546,13 @@ enum rt_status rtg_profile_parse(const char *text, size_t len, const char *name,
             }
         }
     }
-    if ((st = check_keys(&c, doc, "", keys))) goto fail;
+    const cJSON *roles = cJSON_GetObjectItemCaseSensitive(doc, "robot_roles");
+    if (roles && cJSON_GetObjectItemCaseSensitive(doc, "root")) {
+        st = perr(&c, RT_EINVAL, "robot_roles",
+                  "a profile maps links itself (root, links) or names robot roles, not both");
+        goto fail;
+    }
+    if ((st = check_keys(&c, doc, "", roles ? role_keys : keys))) goto fail;
     p = calloc(1, sizeof *p);
     if (!p) { st = rt_err_set(err, RT_ENOMEM, c.name, "out of memory"); goto fail; }
     p->feet[0].link = p->feet[1].link = -1;
@@ -534,6 +578,12 @@ enum rt_status rtg_profile_parse(const char *text, size_t len, const char *name,
         p->name[n] = 0;
     }
     if ((st = get_str(&c, doc, "robot", "", &p->robot))) goto fail;
+    if (roles) {
+        if ((st = parse_roles(&c, roles, p))) goto fail;
+        *out = p;
+        p = NULL;
+        goto fail;
+    }
     if ((st = get_obj(&c, doc, "source", "", &o))) goto fail;
     if ((st = parse_source(&c, o, p))) goto fail;
     {
@@ -660,12 +710,20 @@ struct rtg_profile *rtg_profile_copy(const struct rtg_profile *p)
     c->links = NULL;
     c->n_links = 0;
     c->feet[0].toe = c->feet[1].toe = NULL;
+    c->role_name = c->role_link = NULL;
+    c->n_roles = 0;
     ok = dup_str(&c->name, p->name) && dup_str(&c->robot, p->robot) && dup_str(&c->skeleton, p->skeleton) &&
          dup_str(&c->source_robot, p->source_robot) && dup_str(&c->feet[0].toe, p->feet[0].toe) &&
          dup_str(&c->feet[1].toe, p->feet[1].toe);
     if (ok && p->n_match) {
         ok = (c->match = calloc((size_t)p->n_match, sizeof *c->match)) != NULL;
         for (int i = 0; ok && i < p->n_match; i++, c->n_match++) ok = dup_str(&c->match[i], p->match[i]);
+    }
+    if (ok && p->n_roles) {
+        ok = (c->role_name = calloc((size_t)p->n_roles, sizeof *c->role_name)) != NULL &&
+             (c->role_link = calloc((size_t)p->n_roles, sizeof *c->role_link)) != NULL;
+        for (int i = 0; ok && i < p->n_roles; i++, c->n_roles++)
+            ok = dup_str(&c->role_name[i], p->role_name[i]) && dup_str(&c->role_link[i], p->role_link[i]);
     }
     if (ok && p->n_links) {
         ok = (c->links = calloc((size_t)p->n_links, sizeof *c->links)) != NULL;
@@ -731,6 +789,11 @@ cJSON *rtg_profile_json(const struct rtg_profile *p)
     if (!o) return NULL;
     cJSON_AddStringToObject(o, "name", p->name);
     if (p->robot) cJSON_AddStringToObject(o, "robot", p->robot);
+    if (p->n_links == 0) {
+        cJSON *r = cJSON_AddObjectToObject(o, "robot_roles");
+        for (int i = 0; r && i < p->n_roles; i++) cJSON_AddStringToObject(r, p->role_name[i], p->role_link[i]);
+        return o;
+    }
     src = cJSON_AddObjectToObject(o, "source");
     cJSON_AddStringToObject(src, "kind", p->source == RTG_SOURCE_ROBOT ? "robot" : "bvh");
     if (p->source_robot) cJSON_AddStringToObject(src, "robot", p->source_robot);
@@ -801,6 +864,12 @@ void rtg_profile_free(struct rtg_profile *p)
     }
     free(p->links);
     for (int s = 0; s < 2; s++) free(p->feet[s].toe);
+    for (int i = 0; i < p->n_roles; i++) {
+        free(p->role_name[i]);
+        free(p->role_link[i]);
+    }
+    free(p->role_name);
+    free(p->role_link);
     free(p);
 }
 

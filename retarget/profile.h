@@ -26,6 +26,7 @@ extern "C" {
 #define RTG_PROFILE_MAX_MATCH 64
 #define RTG_PROFILE_MAX_NAME 128
 #define RTG_PROFILE_MAX_DEPTH 16   /* JSON nesting */
+#define RTG_PROFILE_MAX_ROLES 32   /* entries of "robot_roles" */
 
 enum rtg_profile_source { RTG_SOURCE_BVH = 0, RTG_SOURCE_ROBOT = 1 };
 
@@ -79,7 +80,9 @@ struct rtg_profile_foot {
     char *toe;     /* source toe joint (optional; contact detection) */
 };
 
-/* Invariants after a successful parse: 1 <= n_links <= RTG_PROFILE_MAX_LINKS;
+/* Invariants after a successful parse: a roles profile has n_links == 0
+ * and 1 <= n_roles <= RTG_PROFILE_MAX_ROLES, every other field at its
+ * default; otherwise n_roles == 0, 1 <= n_links <= RTG_PROFILE_MAX_LINKS;
  * links[0] is the root (parent -1, attach ROOT); every other link's parent is
  * a smaller index; weights are finite and >= 0; numbers are in range. Fields
  * the JSON leaves out hold their documented defaults; "auto" is a flag. */
@@ -106,6 +109,12 @@ struct rtg_profile {
     double w_vel, w_acc, w_rest; /* multipliers of rtg_targets_default_weights */
     int max_lm_iters, max_cg_iters, init_iters; /* -1: solver default */
     double cg_tol;         /* < 0: solver default */
+    /* A roles profile ("robot_roles", docs/profiles.md "Robots without a
+     * profile"): n_links == 0 and these name robot links for roles
+     * (roles.h names: "left_hand"); the automatic mapping does the rest
+     * (rtg_retarget_roles_profile()). 0 and NULL in a mapping profile. */
+    int n_roles;
+    char **role_name, **role_link;
 };
 
 /* Parses profile JSON. `name` labels errors: where is "name:field.path"

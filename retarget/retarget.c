@@ -48,6 +48,7 @@
 
 #include "../base/clock.h"
 #include "../kinematics/rot.h"
+#include "roles.h"
 #include "skeleton.h"
 
 /* Metres a swinging foot target keeps above the ground (docs/profiles.md). */
@@ -528,6 +529,25 @@ enum rt_status rtg_retarget_pick_profile(const struct kin_clip *clip, const stru
     return rtg_skeleton_auto_profile(clip, robot, out, err);
 }
 
+enum rt_status rtg_retarget_roles_profile(const struct kin_clip *clip, const struct kin_robot *robot,
+                                          const struct rtg_profile *roles_profile, struct rtg_profile **out,
+                                          struct rt_err *err)
+{
+    struct rtg_robot_roles rr;
+    enum rt_status st;
+    *out = NULL;
+    /* Found roles first (a robot that lacks some is fine: the profile may
+     * name them), then the profile's. */
+    rtg_robot_roles(robot, &rr, NULL);
+    for (int i = 0; i < roles_profile->n_roles; i++) {
+        char where[96];
+        snprintf(where, sizeof where, "profile:robot_roles.%.60s", roles_profile->role_name[i]);
+        st = rtg_robot_roles_set(robot, &rr, roles_profile->role_name[i], roles_profile->role_link[i], where, err);
+        if (st != RT_OK) return st;
+    }
+    return rtg_skeleton_auto_profile_roles(clip, robot, &rr, out, err);
+}
+
 /* ---- building targets ---- */
 
 /* Builds the source frame of link k at frame f into m (columns = axes).
@@ -696,6 +716,13 @@ enum rt_status rtg_targets_check_clip(const struct kin_robot *robot, const struc
 {
     struct source s;
     enum rt_status st;
+    if (profile->n_links == 0) {
+        struct rtg_profile *built = NULL;
+        if ((st = rtg_retarget_roles_profile(clip, robot, profile, &built, err))) return st;
+        st = rtg_targets_check_clip(robot, clip, built, err);
+        rtg_profile_free(built);
+        return st;
+    }
     if (profile->source != RTG_SOURCE_BVH)
         return rt_err_set(err, RT_EINVAL, "profile:source.kind",
                           "profile '%.40s' maps a robot trajectory, not a BVH clip", profile->name);
@@ -1071,6 +1098,15 @@ static enum rt_status build_targets(const struct kin_robot *robot, const struct 
                     mt[3 * r + c] = Rt[3 * r] * m0[3 * c] + Rt[3 * r + 1] * m0[3 * c + 1] + Rt[3 * r + 2] * m0[3 * c + 2];
             kin_mat_to_quat(mt, q);
             for (int c = 0; c < 3; c++) x[c] = t->pos[(size_t)f * nl * 3 + c];
+            if (rs.link[0] != 0) {
+                /* The root mapping is not on the floating base (T1's
+                 * pelvis "Waist" hangs below "Trunk"): the base goes where
+                 * it puts that link on its target, mt x (its zero-pose
+                 * offset) away. */
+                const double *o = P0 + 3 * rs.link[0];
+                for (int c = 0; c < 3; c++)
+                    x[c] = (float)(tp[(size_t)f * nl * 3 + c] - (mt[3 * c] * o[0] + mt[3 * c + 1] * o[1] + mt[3 * c + 2] * o[2]));
+            }
             for (int c = 0; c < 4; c++) x[3 + c] = (float)q[c];
             for (int j = 0; j < nd; j++) x[RT_ROOT_COLS + j] = t->rest[j];
         }
@@ -1115,6 +1151,9 @@ enum rt_status rtg_targets_from_clip(const struct kin_robot *robot, const struct
     memset(&s, 0, sizeof s);
     if (!profile) {
         if ((st = rtg_retarget_pick_profile(clip, robot, &picked, err))) return st;
+        profile = picked;
+    } else if (profile->n_links == 0) {
+        if ((st = rtg_retarget_roles_profile(clip, robot, profile, &picked, err))) return st;
         profile = picked;
     }
     if (profile->source != RTG_SOURCE_BVH) {

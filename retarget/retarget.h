@@ -35,14 +35,28 @@ const char *rtg_retarget_detect_profile(const struct kin_clip *clip, const char 
  * loads the profile. When no bundled profile fits by name, the skeleton is
  * recognized by name synonyms and topology and a profile is built from the
  * closest bundled template (rtg_skeleton_auto_profile(), named
- * "auto:<template>"). Fails with RT_EINVAL when that fails too; the
- * message lists the roles it could not find: "cannot map: no left foot
- * (looked for Foot/Ankle under LeftLeg), ...". */
+ * "auto:<template>"); for a robot no bundled profile targets, the template
+ * is filled with the robot's own role links (roles.h,
+ * rtg_skeleton_auto_profile_roles(), "auto:roles:<template>"). Fails with
+ * RT_EINVAL when that fails too; the message lists the roles it could not
+ * find: "cannot map: no left foot (looked for Foot/Ankle under LeftLeg),
+ * ...", or the robot's: "cannot map robot 'panda': no pelvis, ...". */
 enum rt_status rtg_retarget_pick_profile(const struct kin_clip *clip, const struct kin_robot *robot,
                                          struct rtg_profile **out, struct rt_err *err);
 
+/* The automatic mapping of `clip` onto `robot` with the robot links that
+ * a roles profile (n_links == 0, "robot_roles") names for some roles, the
+ * other roles found by rtg_robot_roles() (roles.h): always the
+ * "auto:roles:<template>" path (rtg_skeleton_auto_profile_roles()), on a
+ * bundled robot too. RT_EINVAL naming an unknown link
+ * ("profile:robot_roles.left_hand") or the roles still missing. *out is
+ * freed by the caller. */
+enum rt_status rtg_retarget_roles_profile(const struct kin_clip *clip, const struct kin_robot *robot,
+                                          const struct rtg_profile *roles_profile, struct rtg_profile **out,
+                                          struct rt_err *err);
+
 /* Builds targets for `robot` from a BVH clip through `profile` (NULL: the
- * detected bundled profile). On success `t` holds n_frames = clip frames,
+ * detected bundled profile; a roles profile: rtg_retarget_roles_profile()). On success `t` holds n_frames = clip frames,
  * one target per profile link, weights, the initial state, foot links and
  * contact flags. Failures: RT_EINVAL listing missing joints or links,
  * RT_EINVAL for a clip whose units or up axis cannot be detected (the

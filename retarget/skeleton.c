@@ -16,6 +16,8 @@
  * rtg_targets_from_clip() treats it exactly as a bundled profile. */
 #include "skeleton.h"
 
+#include "roles.h"
+
 #include <ctype.h>
 #include <math.h>
 #include <stdio.h>
@@ -571,20 +573,62 @@ static void drop_link(struct rtg_profile *p, int k)
         if (p->feet[s].link > k) p->feet[s].link--;
 }
 
+/* The robot role (roles.h) that plays skeleton role r in a template. */
+static int robot_role_of(int r)
+{
+    int side = r >= RTG_ROLE_R_CLAVICLE ? 1 : 0, k = role_kind(r), o = side * RTG_RROLE_SIDED;
+    switch (k) {
+    case RTG_ROLE_PELVIS: return RTG_RROLE_PELVIS;
+    case RTG_ROLE_CHEST: return RTG_RROLE_TORSO;
+    case RTG_ROLE_L_THIGH: return RTG_RROLE_L_HIP + o;
+    case RTG_ROLE_L_SHIN: return RTG_RROLE_L_KNEE + o;
+    case RTG_ROLE_L_FOOT: return RTG_RROLE_L_FOOT + o;
+    case RTG_ROLE_L_UPPER_ARM: return RTG_RROLE_L_SHOULDER + o;
+    case RTG_ROLE_L_FOREARM: return RTG_RROLE_L_ELBOW + o;
+    case RTG_ROLE_L_HAND: return RTG_RROLE_L_HAND + o;
+    default: return -1;
+    }
+}
+
+/* The bundled robot whose templates suit a robot of these roles: H1's
+ * (one-joint ankles, feet tracked loosely) when both ankles have a single
+ * joint below the knee, else G1's. */
+static const char *template_family(const struct kin_robot *robot, const struct rtg_robot_roles *rr)
+{
+    int one = 1;
+    for (int s = 0; s < 2; s++) {
+        int o = s * RTG_RROLE_SIDED, n = 0, knee = rr->link[RTG_RROLE_L_KNEE + o];
+        for (int a = rr->link[RTG_RROLE_L_FOOT + o]; a >= 0 && a != knee; a = robot->links[a].parent) {
+            int j = robot->links[a].joint;
+            n += j >= 0 && robot->joints[j].type != KIN_JOINT_FIXED;
+        }
+        one &= n == 1;
+    }
+    return one ? "h1" : "g1";
+}
+
 enum rt_status rtg_skeleton_auto_profile(const struct kin_clip *clip, const struct kin_robot *robot,
                                          struct rtg_profile **out, struct rt_err *err)
 {
+    return rtg_skeleton_auto_profile_roles(clip, robot, NULL, out, err);
+}
+
+enum rt_status rtg_skeleton_auto_profile_roles(const struct kin_clip *clip, const struct kin_robot *robot,
+                                               const struct rtg_robot_roles *roles,
+                                               struct rtg_profile **out, struct rt_err *err)
+{
     struct rtg_skeleton_map m;
+    struct rtg_robot_roles rr;
     struct rtg_profile *p = NULL;
     const char *best = NULL, *rname;
-    int best_score = -1, lrole[RTG_PROFILE_MAX_LINKS];
+    int best_score = -1, lrole[RTG_PROFILE_MAX_LINKS], by_roles = roles != NULL;
     char label[RTG_PROFILE_MAX_NAME];
     enum rt_status st;
     *out = NULL;
     if ((st = rtg_skeleton_recognize(clip, &m, err)) != RT_OK) return st;
 
     rname = rtg_profile_robot_label(robot->name);
-    for (const char *const *b = rtg_profile_bundled(); *b; b++) {
+    for (const char *const *b = rtg_profile_bundled(); !by_roles && *b; b++) {
         const struct rtg_profile *t = rtg_profile_bundled_get(*b);
         int ok = 1;
         if (!t) continue;
@@ -593,11 +637,54 @@ enum rt_status rtg_skeleton_auto_profile(const struct kin_clip *clip, const stru
         int score = ok ? template_score(t, clip) : -1;
         if (ok && score > best_score) best_score = score, best = *b;
     }
-    if (!best)
-        return rt_err_set(err, RT_EINVAL, "profile",
-                          "no bundled profile targets robot '%.40s': give a profile", robot->name);
+    if (!best) {
+        /* No bundled profile targets the robot: its roles from its tree
+         * (or the caller's), onto the closest bundled robot's template. */
+        if (roles) {
+            rr = *roles;
+            if ((st = rtg_robot_roles_check(robot, &rr, err)) != RT_OK) return st;
+        } else if ((st = rtg_robot_roles(robot, &rr, err)) != RT_OK) {
+            return st;
+        }
+        by_roles = 1;
+        const char *family = template_family(robot, &rr);
+        for (const char *const *b = rtg_profile_bundled(); *b; b++) {
+            const struct rtg_profile *t = rtg_profile_bundled_get(*b);
+            if (!t || t->source != RTG_SOURCE_BVH || !rtg_profile_fits_robot(t->robot, family) ||
+                template_roles(t, lrole) != 0)
+                continue;
+            int score = template_score(t, clip);
+            if (score > best_score) best_score = score, best = *b;
+        }
+        if (!best)
+            return rt_err_set(err, RT_EINVAL, "profile",
+                              "no bundled profile targets robot '%.40s': give a profile", robot->name);
+    }
     if ((st = rtg_profile_load(best, &p, err)) != RT_OK) return st;
     template_roles(p, lrole);
+    if (by_roles) {
+        /* The robot's role links replace the template's; a template link
+         * whose role the robot lacks (a hand) is dropped with its
+         * children. */
+        for (int k = 0; k < p->n_links; k++) {
+            int q = robot_role_of(lrole[k]), link = q >= 0 ? rr.link[q] : -1;
+            if (link >= 0 && set_name(&p->links[k].link, robot->links[link].name)) goto oom;
+        }
+        for (int k = p->n_links - 1; k > 0; k--) {
+            int q = robot_role_of(lrole[k]);
+            if (q < 0 || rr.link[q] >= 0) continue;
+            int leaf = 1;
+            for (int c = k + 1; c < p->n_links; c++) leaf &= p->links[c].parent != k;
+            if (!leaf || p->feet[0].link == k || p->feet[1].link == k) {
+                st = rt_err_set(err, RT_EINVAL, "robot", "cannot map robot '%.40s': no %s", robot->name,
+                                rtg_robot_role_name(q));
+                goto fail;
+            }
+            drop_link(p, k);
+            memmove(&lrole[k], &lrole[k + 1], (size_t)(p->n_links - k) * sizeof lrole[0]);
+        }
+        if (set_name(&p->robot, robot->name)) goto oom;
+    }
 
     /* Substitute the frames' names first: they are looked up by the
      * template's own joint names, which the links' substitution replaces. */
@@ -650,7 +737,7 @@ enum rt_status rtg_skeleton_auto_profile(const struct kin_clip *clip, const stru
     free(p->match);
     p->match = NULL;
     p->n_match = 0;
-    snprintf(label, sizeof label, "auto:%s", best);
+    snprintf(label, sizeof label, by_roles ? "auto:roles:%s" : "auto:%s", best);
     if (set_name(&p->name, label) || set_name(&p->skeleton, "auto")) goto oom;
     *out = p;
     return RT_OK;

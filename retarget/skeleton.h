@@ -98,6 +98,19 @@ enum rt_status rtg_skeleton_recognize(const struct kin_clip *clip, struct rtg_sk
 enum rt_status rtg_skeleton_auto_profile(const struct kin_clip *clip, const struct kin_robot *robot,
                                          struct rtg_profile **out, struct rt_err *err);
 
+/* As rtg_skeleton_auto_profile(), but when no bundled profile targets
+ * `robot`, the template is the closest bundled robot's (H1's for robots
+ * with one-joint ankles, else G1's; the clip decides which of its
+ * profiles) with the robot's role links (roles.h) substituted: `roles`
+ * when not NULL (every required role set), else rtg_robot_roles(). The
+ * profile is then named "auto:roles:<template>". A robot without hands
+ * drops the template's hand links. RT_EINVAL naming the robot's missing
+ * roles ("cannot map robot 'panda': no pelvis, ..."). */
+struct rtg_robot_roles;
+enum rt_status rtg_skeleton_auto_profile_roles(const struct kin_clip *clip, const struct kin_robot *robot,
+                                               const struct rtg_robot_roles *roles,
+                                               struct rtg_profile **out, struct rt_err *err);
+
 #ifdef __cplusplus
 }
 #endif

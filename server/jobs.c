@@ -227,8 +227,10 @@ static enum MHD_Result post_job(struct srv *s, struct MHD_Connection *c, struct 
     st = rtg_job_plan(&spec, &plan, &err);
     srv_metrics_stage(&s->metrics, SRV_STAGE_PLAN, rt_now() - t_plan);
     if (st != RT_OK) {
-        /* A profile that does not exist (404) or cannot map the clip (400). */
+        /* A profile that does not exist (404) or cannot map the clip (400);
+         * a robot whose roles cannot be mapped (400). */
         if (!strcmp(err.where, "profile")) snprintf(err.where, sizeof err.where, "body.profile");
+        else if (!strcmp(err.where, "robot")) snprintf(err.where, sizeof err.where, "body.robot");
         goto fail;
     }
     if (!(plan_text = rtg_job_plan_json(&plan))) {

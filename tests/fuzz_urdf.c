@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../kinematics/robot.h"
+#include "../retarget/roles.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -34,6 +35,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         kin_jacobian(r, state, r->n_links - 1, J);
     }
     char *json = kin_robot_inspect_json(r);
+    free(json);
+    /* Whatever tree the reader accepts, its roles are found or refused. */
+    struct rtg_robot_roles roles;
+    struct rt_err rerr;
+    rtg_robot_roles(r, &roles, &rerr);
+    for (int k = 0; k < RTG_RROLE_COUNT; k++)
+        if (roles.link[k] < -1 || roles.link[k] >= r->n_links) abort();
+    json = rtg_robot_roles_json(r, &roles);
     free(json);
     free(state);
     free(pos);

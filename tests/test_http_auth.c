@@ -248,8 +248,7 @@ int main(void)
     CHECK_EQ_INT(code, 201);
     free(body);
     free(resp);
-    /* A robot no bundled profile fits: the message names the robot as the
-     * request did (not its URDF name) and gives no command-line advice. */
+    /* A humanoid no bundled profile fits is mapped by its roles. */
     snprintf(path, sizeof path, "%s/robots/g1_23dof_rev_1_0.urdf", test_data_dir());
     char *u23 = test_slurp(path, &ulen);
     CHECK(u23 != NULL);
@@ -257,15 +256,36 @@ int main(void)
         CHECK_EQ_INT(http(admin, "PUT", "/v1/robots/g1_23dof", u23, ulen, NULL, NULL), 201);
         body = job_body("g1_23dof", "rf23", clip, 2);
         code = http(user, "POST", "/v1/jobs", body, strlen(body), NULL, &resp);
-        CHECK_EQ_INT(code, 400);
-        err_field(resp, "message", buf, sizeof buf);
-        CHECK(strstr(buf, "'g1_23dof'") != NULL);
-        CHECK(strstr(buf, "rev_1_0") == NULL);
-        CHECK(strstr(buf, "--profile") == NULL);
-        if (!strstr(buf, "'g1_23dof'") || strstr(buf, "--profile")) fprintf(stderr, "  message: %s\n", buf);
+        CHECK_EQ_INT(code, 201);
         free(resp);
         free(body);
         free(u23);
+    }
+    /* A robot that cannot be mapped: the message names the robot as the
+     * request did (not its URDF name), its missing roles, and gives no
+     * command-line advice. */
+    snprintf(path, sizeof path, "%s/robots/panda.urdf", test_data_dir());
+    char *arm = test_slurp(path, &ulen);
+    CHECK(arm != NULL);
+    if (arm) {
+        CHECK_EQ_INT(http(admin, "PUT", "/v1/robots/myarm", arm, ulen, NULL, NULL), 201);
+        body = job_body("myarm", "rfarm", clip, 2);
+        code = http(user, "POST", "/v1/jobs", body, strlen(body), NULL, &resp);
+        CHECK_EQ_INT(code, 400);
+        err_field(resp, "message", buf, sizeof buf);
+        CHECK(strstr(buf, "'myarm'") != NULL);
+        CHECK(strstr(buf, "no left leg") != NULL);
+        CHECK(strstr(buf, "--profile") == NULL);
+        {
+            char where[96];
+            err_field(resp, "where", where, sizeof where);
+            CHECK_EQ_STR(where, "body.robot");
+        }
+        if (!strstr(buf, "'myarm'") || !strstr(buf, "no left leg") || strstr(buf, "--profile"))
+            fprintf(stderr, "  message: %s\n", buf);
+        free(resp);
+        free(body);
+        free(arm);
     }
     code = http(NULL, "GET", "/v1/metrics", NULL, 0, NULL, &resp);
     CHECK(resp && strstr(resp, "retargetd_http_requests_total{code=\"401\"} 4"));
