@@ -20,6 +20,10 @@ extern "C" {
 #define KIN_URDF_MAX_BYTES (16u << 20)
 #define KIN_MAX_LINKS 1024
 #define KIN_MAX_NAME 128
+/* Value bounds of a joint's <origin>: |xyz| <= KIN_URDF_MAX_ORIGIN metres,
+ * |rpy| <= KIN_URDF_MAX_RPY radians (RT_EINVAL at the line otherwise). */
+#define KIN_URDF_MAX_ORIGIN 1e3
+#define KIN_URDF_MAX_RPY 1e3
 
 enum kin_joint_type {
     KIN_JOINT_FIXED = 0,
@@ -66,7 +70,8 @@ struct kin_robot {
  * "name:LINE" in `where` and name the element ("joint 'x': missing <limit>").
  * Rejects: no or several root links, cycles, unknown joint types, revolute or
  * prismatic joints without <limit>, references to unknown links, duplicate
- * names, a mimic naming an unknown joint. Visual, collision and inertial
+ * names, a mimic naming an unknown joint, an <origin> past the bounds
+ * above (RT_EINVAL). Visual, collision and inertial
  * elements are skipped. */
 enum rt_status kin_robot_parse_urdf(const char *text, size_t len, const char *name,
                                     struct kin_robot **out, struct rt_err *err);
