@@ -184,6 +184,14 @@ enum rt_status store_open(const char *path, struct store **out, struct rt_err *e
     return store_open_at(path, STORE_VERSION, out, err);
 }
 
+enum rt_status store_set_sync(struct store *s, int full, struct rt_err *err)
+{
+    pthread_mutex_lock(&s->mu);
+    enum rt_status st = exec(s, full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL", err, "db");
+    pthread_mutex_unlock(&s->mu);
+    return st;
+}
+
 void store_close(struct store *s)
 {
     if (!s) return;

@@ -31,6 +31,7 @@
 #define STORE_VERSION 4
 #define STORE_MAX_NAME 64          /* robot, profile, token, owner names (bytes) */
 #define STORE_MAX_KEY 128          /* Idempotency-Key (bytes) */
+#define STORE_MAX_JOB_NAME 480     /* a job name (bytes: 120 UTF-8 characters) */
 #define STORE_MAX_TEXT (256u << 20) /* a clip, URDF or profile text (bytes) */
 #define STORE_MAX_PAGE 1000        /* jobs per store_job_list() page */
 #define STORE_MAX_ATTEMPTS 3       /* runs a crash may interrupt before a job is failed */
@@ -63,6 +64,12 @@ enum rt_status store_open_at(const char *path, int version, struct store **out,
 
 /* NULL-safe. */
 void store_close(struct store *s);
+
+/* PRAGMA synchronous of this connection: FULL (full = 1: every commit is
+ * on disk when it returns, in WAL mode too) or NORMAL (a commit may be
+ * lost to a power failure, never to a crash of the process; the file stays
+ * consistent either way). store_open() leaves NORMAL. RT_EIO. */
+enum rt_status store_set_sync(struct store *s, int full, struct rt_err *err);
 
 /* PRAGMA user_version of the open file. */
 int store_version(struct store *s);
@@ -133,7 +140,7 @@ struct store_job_new {
  * seconds, 0 when unset; cost is NAN when unknown. */
 struct store_job {
     int64_t id;
-    char owner[STORE_MAX_NAME + 1], name[128], robot[STORE_MAX_NAME + 1];
+    char owner[STORE_MAX_NAME + 1], name[STORE_MAX_JOB_NAME + 1], robot[STORE_MAX_NAME + 1];
     char profile[STORE_MAX_NAME + 1], source_robot[STORE_MAX_NAME + 1];
     char idem_key[STORE_MAX_KEY + 1], class_key[256];
     int source_kind, state, frames, lm_iter, attempts;
