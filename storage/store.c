@@ -192,6 +192,17 @@ enum rt_status store_set_sync(struct store *s, int full, struct rt_err *err)
     return st;
 }
 
+int store_synchronous(struct store *s)
+{
+    int v = -1;
+    pthread_mutex_lock(&s->mu);
+    sqlite3_stmt *q = prep(s, "PRAGMA synchronous");
+    if (q && sqlite3_step(q) == SQLITE_ROW) v = sqlite3_column_int(q, 0);
+    sqlite3_finalize(q);
+    pthread_mutex_unlock(&s->mu);
+    return v;
+}
+
 void store_close(struct store *s)
 {
     if (!s) return;

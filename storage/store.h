@@ -71,6 +71,10 @@ void store_close(struct store *s);
  * consistent either way). store_open() leaves NORMAL. RT_EIO. */
 enum rt_status store_set_sync(struct store *s, int full, struct rt_err *err);
 
+/* PRAGMA synchronous of this connection: 0 OFF, 1 NORMAL, 2 FULL, 3 EXTRA;
+ * -1 when it cannot be read. */
+int store_synchronous(struct store *s);
+
 /* PRAGMA user_version of the open file. */
 int store_version(struct store *s);
 

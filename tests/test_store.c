@@ -393,6 +393,12 @@ int main(void)
         test_idempotency(s);
         test_active_limit(s);
         test_assets(s);
+        /* PRAGMA synchronous: NORMAL as opened, FULL and back on request. */
+        CHECK_EQ_INT(store_synchronous(s), 1);
+        CHECK_EQ_INT(store_set_sync(s, 1, &err), RT_OK);
+        CHECK_EQ_INT(store_synchronous(s), 2);
+        CHECK_EQ_INT(store_set_sync(s, 0, &err), RT_OK);
+        CHECK_EQ_INT(store_synchronous(s), 1);
         store_close(s);
     }
     db_path(path, sizeof path, "life.db");
