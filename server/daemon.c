@@ -185,6 +185,7 @@ enum rt_status srv_start(const struct srv_config *cfg, struct srv **out, struct 
     struct srv *s = calloc(1, sizeof *s);
     if (!s) return rt_err_set(err, RT_ENOMEM, "srv", "out of memory");
     s->lock_fd = -1;
+    atomic_init(&s->in_flight, 0);
     s->cfg = *cfg;
     s->listen = strdup(cfg->listen);
     s->db_path = strdup(cfg->db_path);
@@ -218,10 +219,14 @@ enum rt_status srv_start(const struct srv_config *cfg, struct srv **out, struct 
      * messages ("Failed to bind to port N"): pass the one asked for. */
     uint16_t port = v6 ? ntohs(((const struct sockaddr_in6 *)&ss)->sin6_port)
                        : ntohs(((const struct sockaddr_in *)&ss)->sin_port);
+    /* A pool of one is no pool to MHD (it warns): one polling thread. */
+    struct MHD_OptionItem pool_opt[] = {
+        {s->cfg.threads > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, (intptr_t)s->cfg.threads, NULL},
+        {MHD_OPTION_END, 0, NULL}};
     s->mhd = MHD_start_daemon(flags, port, NULL, NULL, &srv_http_request, s,
                               MHD_OPTION_EXTERNAL_LOGGER, &on_mhd_log, (void *)s,
                               MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)&ss,
-                              MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)s->cfg.threads,
+                              MHD_OPTION_ARRAY, pool_opt,
                               MHD_OPTION_NOTIFY_COMPLETED, &srv_http_completed, (void *)s,
                               MHD_OPTION_URI_LOG_CALLBACK, &srv_http_uri, (void *)s,
                               MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)s->cfg.idle_timeout_s,
@@ -251,10 +256,16 @@ unsigned int srv_port(const struct srv *s) { return s->port; }
 void srv_stop(struct srv *s)
 {
     if (!s) return;
-    /* Every submission handed to the pool resumes its connection before
-     * MHD stops (MHD must not stop with a connection suspended); one that
-     * arrives meanwhile gets a 503. */
+    /* No new connections; every submission handed to the pool resumes its
+     * connection (MHD must not stop with one suspended; one that arrives
+     * meanwhile gets a 503); then the replies in flight get up to two
+     * seconds to go out, so that a client whose job was stored hears so. */
+    if (s->mhd) {
+        MHD_socket ls = MHD_quiesce_daemon(s->mhd);
+        if (ls != MHD_INVALID_SOCKET) close(ls);
+    }
     srv_pool_drain(s->pool);
+    for (int i = 0; s->mhd && i < 200 && atomic_load(&s->in_flight) > 0; i++) usleep(10000);
     if (s->mhd) MHD_stop_daemon(s->mhd);
     srv_pool_stop(s->pool);
     sched_stop(s->sched);

@@ -133,11 +133,13 @@ static enum MHD_Result dispatch(struct srv *s, struct MHD_Connection *c, struct 
 
 void *srv_http_uri(void *cls, const char *uri, struct MHD_Connection *c)
 {
+    struct srv *s = cls;
     struct srv_req *r = calloc(1, sizeof *r);
-    (void)cls;
     (void)c;
     if (!r) return NULL; /* the access handler tries again */
     r->t_start = rt_now();
+    r->counted = 1;
+    atomic_fetch_add(&s->in_flight, 1);
     /* MHD decodes %00 into a NUL that ends the URL it passes on
      * ("/v1/robots/g1%00junk" would read as "/v1/robots/g1"): only the raw
      * URL shows it. */
@@ -399,11 +401,12 @@ enum MHD_Result srv_http_request(void *cls, struct MHD_Connection *c, const char
 void srv_http_completed(void *cls, struct MHD_Connection *c, void **req_cls,
                         enum MHD_RequestTerminationCode toe)
 {
+    struct srv *s = cls;
     struct srv_req *r = *req_cls;
-    (void)cls;
     (void)c;
     (void)toe;
     if (!r) return;
+    if (r->counted) atomic_fetch_sub(&s->in_flight, 1);
     if (r->resp) MHD_destroy_response(r->resp);
     free(r->query_buf);
     free(r->idem);

@@ -10,6 +10,7 @@
 #ifndef RT_SRV_STATE_H
 #define RT_SRV_STATE_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -40,6 +41,7 @@ struct srv {
     struct srv_inuse *inuse; /* robots and profiles held by submissions being planned (assets.c) */
     struct srv_pool *pool;   /* the validation threads that plan submissions (http.c) */
     int lock_fd;             /* DB_PATH.lock, held with flock() while the daemon lives; -1 none */
+    atomic_int in_flight;    /* requests from their request line to their completion (http.c) */
     unsigned int port;
 };
 
@@ -86,6 +88,7 @@ struct srv_req {
     int too_big;            /* the body passed max_body: 413 at the end */
     int nul_in_url;         /* the raw URL held %00 (MHD would decode it to a NUL) */
     int started;            /* the access handler has seen the request */
+    int counted;            /* counted in srv.in_flight */
     double t_start;         /* rt_now() at the request line */
     struct MHD_Connection *conn;
     struct srv *srv;        /* the daemon, for the validation thread */
