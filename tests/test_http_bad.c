@@ -15,103 +15,26 @@
  * names and %00; strict JSON; submission fields and options; the raw BVH
  * form's query; headers; BVH, trajectory, URDF and profile contents with
  * their value bounds; listing and result queries; job names and keys. */
-#include <arpa/inet.h>
 #include <cjson/cJSON.h>
-#include <netinet/in.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include "../base/utf8.h"
 #include "../server/parse.h"
 #include "../server/srv.h"
+#include "http_raw.h"
 #include "test.h"
 
 static unsigned int port;
 static char admin_tok[SRV_TOKEN_HEX + 1], user_tok[SRV_TOKEN_HEX + 1];
 
-/* --- a raw HTTP/1.1 exchange ----------------------------------------------- */
-
-struct reply {
-    long status;
-    char *head, *body; /* malloc'd, NUL-terminated; body points into the same buffer */
-    size_t body_len;
-};
-
-static void reply_free(struct reply *r)
-{
-    free(r->head);
-    memset(r, 0, sizeof *r);
-}
-
-/* Sends `req_len` bytes and reads until the daemon closes (or 10 s pass).
- * status 0: no reply. */
-static struct reply exchange(const char *req, size_t req_len)
-{
-    struct reply r = {0, NULL, NULL, 0};
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a;
-    memset(&a, 0, sizeof a);
-    a.sin_family = AF_INET;
-    a.sin_port = htons((uint16_t)port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
-        if (fd >= 0) close(fd);
-        return r;
-    }
-    for (size_t off = 0; off < req_len;) {
-        ssize_t n = send(fd, req + off, req_len - off, MSG_NOSIGNAL);
-        if (n <= 0) break; /* the daemon may refuse early and close */
-        off += (size_t)n;
-    }
-    size_t cap = 1 << 16, len = 0;
-    char *buf = malloc(cap + 1);
-    for (;;) {
-        struct pollfd p = {fd, POLLIN, 0};
-        if (poll(&p, 1, 10000) <= 0) break;
-        if (len == cap) {
-            cap *= 2;
-            buf = realloc(buf, cap + 1);
-        }
-        ssize_t n = recv(fd, buf + len, cap - len, 0);
-        if (n <= 0) break;
-        len += (size_t)n;
-    }
-    close(fd);
-    buf[len] = 0;
-    char *sep = strstr(buf, "\r\n\r\n");
-    if (strncmp(buf, "HTTP/1.", 7) || !sep) {
-        free(buf);
-        return r;
-    }
-    r.status = strtol(buf + 9, NULL, 10);
-    r.head = buf;
-    *sep = 0;
-    r.body = sep + 4;
-    r.body_len = len - (size_t)(r.body - buf);
-    return r;
-}
-
-/* A request: METHOD PATH, the token (0 none, 1 bob, 2 alice), extra header
- * lines ("Name: value\r\n"..., may be NULL), the body with its
- * Content-Length (body NULL: none). */
+/* A request with token 0 (none), 1 (bob) or 2 (alice). */
 static struct reply request(const char *method, const char *path, int tok, const char *headers, const char *body,
                             size_t body_len)
 {
-    size_t cap = body_len + strlen(path) + (headers ? strlen(headers) : 0) + 512;
-    char *req = malloc(cap);
-    int k = snprintf(req, cap, "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n", method, path);
-    if (tok) k += snprintf(req + k, cap - (size_t)k, "Authorization: Bearer %s\r\n", tok == 2 ? admin_tok : user_tok);
-    if (headers) k += snprintf(req + k, cap - (size_t)k, "%s", headers);
-    if (body) k += snprintf(req + k, cap - (size_t)k, "Content-Length: %zu\r\n", body_len);
-    k += snprintf(req + k, cap - (size_t)k, "\r\n");
-    if (body) memcpy(req + k, body, body_len);
-    struct reply r = exchange(req, (size_t)k + (body ? body_len : 0));
-    free(req);
-    return r;
+    return raw_request(port, method, path, tok == 2 ? admin_tok : tok == 1 ? user_tok : NULL, headers, body,
+                       body_len);
 }
 
 /* --- checking a reply ------------------------------------------------------ */
