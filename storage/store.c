@@ -39,13 +39,32 @@ static const char *migration_sql(int version)
     case 4: /* the job's plan (retarget/job.h): the worker builds from it
              * without mapping the clip again */
         return "ALTER TABLE jobs ADD COLUMN plan TEXT;\n";
+    case 5: /* clips in a table of their own: SQLite stores a row's columns
+             * in order, and in the jobs row the clip came before the state,
+             * the progress and every column added since, so that each
+             * status read walked the clip's overflow pages and each update
+             * (a claim, the progress every 50 ms) rewrote the whole clip --
+             * milliseconds per poll and per update for a clip of a few MB */
+        return "CREATE TABLE job_clips (\n"
+               "    job_id INTEGER PRIMARY KEY REFERENCES jobs (id) ON DELETE CASCADE,\n"
+               "    clip   TEXT NOT NULL\n"
+               ");\n"
+               "INSERT INTO job_clips (job_id, clip) SELECT id, clip FROM jobs;\n"
+               "UPDATE jobs SET clip = '';\n";
     default: return NULL;
     }
 }
 
+/* Two connections to one file: `db` writes (and reads inside its
+ * transactions), `rdb` only reads (PRAGMA query_only), each serialized by
+ * its own mutex. In WAL mode a reader never waits for a writer, so status
+ * polls, listings and token checks do not queue behind a commit that
+ * writes (and syncs) a large clip or result. `version` is the schema
+ * version after the migrations. */
 struct store {
-    sqlite3 *db;
-    pthread_mutex_t mu;
+    sqlite3 *db, *rdb;
+    pthread_mutex_t mu, rmu;
+    int version;
 };
 
 static const char *const state_names[STORE_N_STATES] = {"queued", "running", "succeeded", "failed",
@@ -70,13 +89,13 @@ static double now_s(void)
     return (double)tv.tv_sec + (double)tv.tv_usec * 1e-6;
 }
 
-static enum rt_status db_err(struct store *s, struct rt_err *err, const char *where)
+static enum rt_status db_err(sqlite3 *db, struct rt_err *err, const char *where)
 {
-    int rc = sqlite3_errcode(s->db);
+    int rc = sqlite3_errcode(db);
     enum rt_status st = RT_EIO;
     if ((rc & 0xff) == SQLITE_CONSTRAINT) st = RT_ECONFLICT;
     if ((rc & 0xff) == SQLITE_NOMEM) st = RT_ENOMEM;
-    return rt_err_set(err, st, where, "sqlite: %s", sqlite3_errmsg(s->db));
+    return rt_err_set(err, st, where, "sqlite: %s", sqlite3_errmsg(db));
 }
 
 static enum rt_status exec(struct store *s, const char *sql, struct rt_err *err, const char *where)
@@ -88,10 +107,10 @@ static enum rt_status exec(struct store *s, const char *sql, struct rt_err *err,
     return st;
 }
 
-static sqlite3_stmt *prep(struct store *s, const char *sql)
+static sqlite3_stmt *prep(sqlite3 *db, const char *sql)
 {
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) return NULL;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) return NULL;
     return st;
 }
 
@@ -109,7 +128,7 @@ static enum rt_status tx_end(struct store *s, enum rt_status st, struct rt_err *
 
 static int user_version(struct store *s)
 {
-    sqlite3_stmt *q = prep(s, "PRAGMA user_version");
+    sqlite3_stmt *q = prep(s->db, "PRAGMA user_version");
     int v = -1;
     if (q && sqlite3_step(q) == SQLITE_ROW) v = sqlite3_column_int(q, 0);
     sqlite3_finalize(q);
@@ -119,7 +138,7 @@ static int user_version(struct store *s)
 static enum rt_status migrate(struct store *s, int target, struct rt_err *err)
 {
     int v = user_version(s);
-    if (v < 0) return db_err(s, err, "db");
+    if (v < 0) return db_err(s->db, err, "db");
     if (v > STORE_VERSION)
         return rt_err_set(err, RT_ESTATE, "db",
                           "database version %d is newer than this build's %d", v, STORE_VERSION);
@@ -158,6 +177,7 @@ enum rt_status store_open_at(const char *path, int version, struct store **out, 
     }
     if (!s) return rt_err_set(err, RT_ENOMEM, "db", "out of memory");
     pthread_mutex_init(&s->mu, NULL);
+    pthread_mutex_init(&s->rmu, NULL);
     if (sqlite3_open_v2(path, &s->db,
                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
                         NULL) != SQLITE_OK) {
@@ -172,6 +192,18 @@ enum rt_status store_open_at(const char *path, int version, struct store **out, 
         (st = exec(s, "PRAGMA foreign_keys = ON", err, path)) != RT_OK)
         goto fail;
     if ((st = migrate(s, version, err)) != RT_OK) goto fail;
+    s->version = user_version(s);
+    if (sqlite3_open_v2(path, &s->rdb, SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX, NULL) != SQLITE_OK) {
+        st = rt_err_set(err, RT_EIO, path, "cannot open database: %s",
+                        s->rdb ? sqlite3_errmsg(s->rdb) : "out of memory");
+        goto fail;
+    }
+    sqlite3_busy_timeout(s->rdb, 5000);
+    sqlite3_extended_result_codes(s->rdb, 1);
+    if (sqlite3_exec(s->rdb, "PRAGMA query_only = 1", NULL, NULL, NULL) != SQLITE_OK) {
+        st = rt_err_set(err, RT_EIO, path, "sqlite: %s", sqlite3_errmsg(s->rdb));
+        goto fail;
+    }
     *out = s;
     return RT_OK;
 fail:
@@ -196,7 +228,7 @@ int store_synchronous(struct store *s)
 {
     int v = -1;
     pthread_mutex_lock(&s->mu);
-    sqlite3_stmt *q = prep(s, "PRAGMA synchronous");
+    sqlite3_stmt *q = prep(s->db, "PRAGMA synchronous");
     if (q && sqlite3_step(q) == SQLITE_ROW) v = sqlite3_column_int(q, 0);
     sqlite3_finalize(q);
     pthread_mutex_unlock(&s->mu);
@@ -206,18 +238,14 @@ int store_synchronous(struct store *s)
 void store_close(struct store *s)
 {
     if (!s) return;
+    sqlite3_close_v2(s->rdb);
     sqlite3_close_v2(s->db);
+    pthread_mutex_destroy(&s->rmu);
     pthread_mutex_destroy(&s->mu);
     free(s);
 }
 
-int store_version(struct store *s)
-{
-    pthread_mutex_lock(&s->mu);
-    int v = user_version(s);
-    pthread_mutex_unlock(&s->mu);
-    return v;
-}
+int store_version(struct store *s) { return s->version; }
 
 int store_name_ok(const char *name)
 {
@@ -254,6 +282,8 @@ static char *dup_col(sqlite3_stmt *q, int col, size_t *len)
 
 #define LOCK(s) pthread_mutex_lock(&(s)->mu)
 #define UNLOCK(s) pthread_mutex_unlock(&(s)->mu)
+#define RLOCK(s) pthread_mutex_lock(&(s)->rmu)
+#define RUNLOCK(s) pthread_mutex_unlock(&(s)->rmu)
 
 /* --- tokens ------------------------------------------------------------ */
 
@@ -266,9 +296,9 @@ enum rt_status store_token_add(struct store *s, const char *name,
                           "expected 1..%d characters of A-Z a-z 0-9 _ . -", STORE_MAX_NAME);
     enum rt_status st = RT_OK;
     LOCK(s);
-    sqlite3_stmt *q = prep(s, "INSERT INTO tokens (name, hash, admin, created) VALUES (?,?,?,?)");
+    sqlite3_stmt *q = prep(s->db, "INSERT INTO tokens (name, hash, admin, created) VALUES (?,?,?,?)");
     if (!q) {
-        st = db_err(s, err, "token");
+        st = db_err(s->db, err, "token");
         goto done;
     }
     sqlite3_bind_text(q, 1, name, -1, SQLITE_STATIC);
@@ -276,7 +306,7 @@ enum rt_status store_token_add(struct store *s, const char *name,
     sqlite3_bind_int(q, 3, admin ? 1 : 0);
     sqlite3_bind_double(q, 4, now_s());
     if (sqlite3_step(q) != SQLITE_DONE) {
-        st = db_err(s, err, "token");
+        st = db_err(s->db, err, "token");
         if (st == RT_ECONFLICT) rt_err_set(err, st, "token.name", "a token named '%s' exists", name);
     }
 done:
@@ -289,10 +319,10 @@ enum rt_status store_token_find(struct store *s, const unsigned char hash[RT_SHA
                                 char *name, int *admin, struct rt_err *err)
 {
     enum rt_status st = RT_OK;
-    LOCK(s);
-    sqlite3_stmt *q = prep(s, "SELECT name, admin FROM tokens WHERE hash = ?");
+    RLOCK(s);
+    sqlite3_stmt *q = prep(s->rdb, "SELECT name, admin FROM tokens WHERE hash = ?");
     if (!q) {
-        st = db_err(s, err, "token");
+        st = db_err(s->rdb, err, "token");
         goto done;
     }
     sqlite3_bind_blob(q, 1, hash, RT_SHA256_LEN, SQLITE_STATIC);
@@ -303,11 +333,11 @@ enum rt_status store_token_find(struct store *s, const unsigned char hash[RT_SHA
     } else if (rc == SQLITE_DONE) {
         st = rt_err_set(err, RT_ENOTFOUND, "token", "unknown token");
     } else {
-        st = db_err(s, err, "token");
+        st = db_err(s->rdb, err, "token");
     }
 done:
     sqlite3_finalize(q);
-    UNLOCK(s);
+    RUNLOCK(s);
     return st;
 }
 
@@ -316,19 +346,19 @@ enum rt_status store_token_list(struct store *s,
                                 void *user, struct rt_err *err)
 {
     enum rt_status st = RT_OK;
-    LOCK(s);
-    sqlite3_stmt *q = prep(s, "SELECT name, admin, created FROM tokens ORDER BY name");
+    RLOCK(s);
+    sqlite3_stmt *q = prep(s->rdb, "SELECT name, admin, created FROM tokens ORDER BY name");
     if (!q) {
-        st = db_err(s, err, "token");
+        st = db_err(s->rdb, err, "token");
         goto done;
     }
     int rc;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW)
         fn(user, (const char *)sqlite3_column_text(q, 0), sqlite3_column_int(q, 1), sqlite3_column_double(q, 2));
-    if (rc != SQLITE_DONE) st = db_err(s, err, "token");
+    if (rc != SQLITE_DONE) st = db_err(s->rdb, err, "token");
 done:
     sqlite3_finalize(q);
-    UNLOCK(s);
+    RUNLOCK(s);
     return st;
 }
 
@@ -336,13 +366,13 @@ enum rt_status store_token_revoke(struct store *s, const char *name, struct rt_e
 {
     enum rt_status st = RT_OK;
     LOCK(s);
-    sqlite3_stmt *q = prep(s, "DELETE FROM tokens WHERE name = ?");
+    sqlite3_stmt *q = prep(s->db, "DELETE FROM tokens WHERE name = ?");
     if (!q) {
-        st = db_err(s, err, "token");
+        st = db_err(s->db, err, "token");
         goto done;
     }
     sqlite3_bind_text(q, 1, name, -1, SQLITE_STATIC);
-    if (sqlite3_step(q) != SQLITE_DONE) st = db_err(s, err, "token");
+    if (sqlite3_step(q) != SQLITE_DONE) st = db_err(s->db, err, "token");
     else if (sqlite3_changes(s->db) == 0)
         st = rt_err_set(err, RT_ENOTFOUND, "token.name", "no token named '%.64s'", name);
 done:
@@ -378,7 +408,7 @@ enum rt_status store_asset_put(struct store *s, const char *kind, const char *na
     if ((st = exec(s, "BEGIN IMMEDIATE", err, kind)) != RT_OK) goto unlock;
     /* A queued or running job is built from the robot and profile it names
      * when it runs: replacing one under it would change or break it. */
-    q = prep(s, robot ? "SELECT count(*), min(id) FROM jobs WHERE state IN ('queued','running') "
+    q = prep(s->db, robot ? "SELECT count(*), min(id) FROM jobs WHERE state IN ('queued','running') "
                         "AND (robot = ?1 OR source_robot = ?1)"
                       : "SELECT count(*), min(id) FROM jobs WHERE state IN ('queued','running') "
                         "AND profile = ?1");
@@ -396,7 +426,7 @@ enum rt_status store_asset_put(struct store *s, const char *kind, const char *na
     sqlite3_finalize(q);
     snprintf(sql, sizeof sql, "INSERT OR REPLACE INTO %s (name, %s, created) VALUES (?,?,?)", table,
              robot ? "urdf" : "json");
-    q = prep(s, sql);
+    q = prep(s->db, sql);
     if (!q) goto dberr;
     sqlite3_bind_text(q, 1, name, -1, SQLITE_STATIC);
     sqlite3_bind_text(q, 2, text, (int)len, SQLITE_STATIC);
@@ -404,7 +434,7 @@ enum rt_status store_asset_put(struct store *s, const char *kind, const char *na
     if (sqlite3_step(q) != SQLITE_DONE) goto dberr;
     goto end;
 dberr:
-    st = db_err(s, err, kind);
+    st = db_err(s->db, err, kind);
 end:
     sqlite3_finalize(q);
     st = tx_end(s, st, err, kind);
@@ -423,10 +453,10 @@ enum rt_status store_asset_get(struct store *s, const char *kind, const char *na
     snprintf(sql, sizeof sql, "SELECT %s FROM %s WHERE name = ?",
              !strcmp(kind, "robot") ? "urdf" : "json", table);
     enum rt_status st = RT_OK;
-    LOCK(s);
-    sqlite3_stmt *q = prep(s, sql);
+    RLOCK(s);
+    sqlite3_stmt *q = prep(s->rdb, sql);
     if (!q) {
-        st = db_err(s, err, kind);
+        st = db_err(s->rdb, err, kind);
         goto done;
     }
     sqlite3_bind_text(q, 1, name, -1, SQLITE_STATIC);
@@ -436,11 +466,11 @@ enum rt_status store_asset_get(struct store *s, const char *kind, const char *na
     } else if (rc == SQLITE_DONE) {
         st = rt_err_set(err, RT_ENOTFOUND, kind, "no %s named '%.64s'", kind, name);
     } else {
-        st = db_err(s, err, kind);
+        st = db_err(s->rdb, err, kind);
     }
 done:
     sqlite3_finalize(q);
-    UNLOCK(s);
+    RUNLOCK(s);
     return st;
 }
 
@@ -453,19 +483,19 @@ enum rt_status store_asset_list(struct store *s, const char *kind,
     assert(table);
     snprintf(sql, sizeof sql, "SELECT name, created FROM %s ORDER BY name", table);
     enum rt_status st = RT_OK;
-    LOCK(s);
-    sqlite3_stmt *q = prep(s, sql);
+    RLOCK(s);
+    sqlite3_stmt *q = prep(s->rdb, sql);
     if (!q) {
-        st = db_err(s, err, kind);
+        st = db_err(s->rdb, err, kind);
         goto done;
     }
     int rc;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW)
         fn(user, (const char *)sqlite3_column_text(q, 0), sqlite3_column_double(q, 1));
-    if (rc != SQLITE_DONE) st = db_err(s, err, kind);
+    if (rc != SQLITE_DONE) st = db_err(s->rdb, err, kind);
 done:
     sqlite3_finalize(q);
-    UNLOCK(s);
+    RUNLOCK(s);
     return st;
 }
 
@@ -545,7 +575,7 @@ enum rt_status store_job_insert(struct store *s, const struct store_job_new *in,
     LOCK(s);
     if ((st = exec(s, "BEGIN IMMEDIATE", err, "jobs")) != RT_OK) goto unlock;
     if (in->idem_key) {
-        q = prep(s, "SELECT id, input_hash FROM jobs WHERE owner = ? AND idem_key = ?");
+        q = prep(s->db, "SELECT id, input_hash FROM jobs WHERE owner = ? AND idem_key = ?");
         if (!q) goto dberr;
         sqlite3_bind_text(q, 1, in->owner, -1, SQLITE_STATIC);
         sqlite3_bind_text(q, 2, in->idem_key, -1, SQLITE_STATIC);
@@ -567,7 +597,7 @@ enum rt_status store_job_insert(struct store *s, const struct store_job_new *in,
         q = NULL;
     }
     if (in->max_active > 0) {
-        q = prep(s, "SELECT count(*) FROM jobs WHERE owner = ? AND state IN ('queued','running')");
+        q = prep(s->db, "SELECT count(*) FROM jobs WHERE owner = ? AND state IN ('queued','running')");
         if (!q) goto dberr;
         sqlite3_bind_text(q, 1, in->owner, -1, SQLITE_STATIC);
         if (sqlite3_step(q) != SQLITE_ROW) goto dberr;
@@ -580,7 +610,7 @@ enum rt_status store_job_insert(struct store *s, const struct store_job_new *in,
         q = NULL;
     }
     /* A file at an older schema version (store_open_at()) has no plan column. */
-    q = prep(s, in->plan ? "INSERT INTO jobs (owner, idem_key, input_hash, name, robot, profile, options, "
+    q = prep(s->db, in->plan ? "INSERT INTO jobs (owner, idem_key, input_hash, name, robot, profile, options, "
                            "source_kind, source_robot, clip, frames, class_key, created, plan) "
                            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
                          : "INSERT INTO jobs (owner, idem_key, input_hash, name, robot, profile, options, "
@@ -596,16 +626,26 @@ enum rt_status store_job_insert(struct store *s, const struct store_job_new *in,
     sqlite3_bind_text(q, 7, in->options ? in->options : "{}", -1, SQLITE_STATIC);
     sqlite3_bind_text(q, 8, in->source_kind == STORE_SRC_CSV ? "csv" : "bvh", -1, SQLITE_STATIC);
     if (in->source_robot) sqlite3_bind_text(q, 9, in->source_robot, -1, SQLITE_STATIC);
-    sqlite3_bind_text(q, 10, in->clip, (int)in->clip_len, SQLITE_STATIC);
+    /* From version 5 the clip lives in job_clips (migration 5). */
+    if (s->version >= 5) sqlite3_bind_text(q, 10, "", 0, SQLITE_STATIC);
+    else sqlite3_bind_text(q, 10, in->clip, (int)in->clip_len, SQLITE_STATIC);
     sqlite3_bind_int(q, 11, in->frames);
     sqlite3_bind_text(q, 12, in->class_key, -1, SQLITE_STATIC);
     sqlite3_bind_double(q, 13, now_s());
     if (in->plan) sqlite3_bind_text(q, 14, in->plan, -1, SQLITE_STATIC);
     if (sqlite3_step(q) != SQLITE_DONE) goto dberr;
     *id = sqlite3_last_insert_rowid(s->db);
+    if (s->version >= 5) {
+        sqlite3_finalize(q);
+        q = prep(s->db, "INSERT INTO job_clips (job_id, clip) VALUES (?,?)");
+        if (!q) goto dberr;
+        sqlite3_bind_int64(q, 1, *id);
+        sqlite3_bind_text(q, 2, in->clip, (int)in->clip_len, SQLITE_STATIC);
+        if (sqlite3_step(q) != SQLITE_DONE) goto dberr;
+    }
     goto end;
 dberr:
-    st = db_err(s, err, "jobs");
+    st = db_err(s->db, err, "jobs");
 end:
     sqlite3_finalize(q);
     if ((st = tx_end(s, st, err, "jobs")) != RT_OK) *existed = 0;
@@ -619,13 +659,13 @@ unlock:
  * and `owner` (NULL: anyone) may see it; RT_ENOTFOUND "no job ID" when it
  * is missing or another owner's (a token never learns of others' jobs);
  * else the step's error, at `where`. */
-static enum rt_status job_row(struct store *s, sqlite3_stmt *q, int rc, int owner_col, int64_t id,
+static enum rt_status job_row(sqlite3 *db, sqlite3_stmt *q, int rc, int owner_col, int64_t id,
                               const char *owner, const char *where, struct rt_err *err)
 {
     if (rc == SQLITE_DONE ||
         (rc == SQLITE_ROW && owner && strcmp(owner, (const char *)sqlite3_column_text(q, owner_col))))
         return rt_err_set(err, RT_ENOTFOUND, "jobs", "no job %lld", (long long)id);
-    if (rc != SQLITE_ROW) return db_err(s, err, where);
+    if (rc != SQLITE_ROW) return db_err(db, err, where);
     return RT_OK;
 }
 
@@ -634,20 +674,22 @@ enum rt_status store_job_get(struct store *s, int64_t id, const char *owner, int
 {
     enum rt_status st = RT_OK;
     memset(out, 0, sizeof *out);
-    LOCK(s);
-    sqlite3_stmt *q = prep(s, with_clip ? "SELECT " JOB_COLS ", clip FROM jobs WHERE id = ?"
-                                        : "SELECT " JOB_COLS " FROM jobs WHERE id = ?");
+    RLOCK(s);
+    sqlite3_stmt *q = prep(s->rdb, !with_clip     ? "SELECT " JOB_COLS " FROM jobs WHERE id = ?"
+                                   : s->version >= 5 ? "SELECT " JOB_COLS ", (SELECT clip FROM job_clips "
+                                                       "WHERE job_id = jobs.id) FROM jobs WHERE id = ?"
+                                                     : "SELECT " JOB_COLS ", clip FROM jobs WHERE id = ?");
     if (!q) {
-        st = db_err(s, err, "jobs");
+        st = db_err(s->rdb, err, "jobs");
         goto done;
     }
     sqlite3_bind_int64(q, 1, id);
-    if ((st = job_row(s, q, sqlite3_step(q), 1, id, owner, "jobs", err)) == RT_OK &&
+    if ((st = job_row(s->rdb, q, sqlite3_step(q), 1, id, owner, "jobs", err)) == RT_OK &&
         job_from_row(q, with_clip, out) != RT_OK)
         st = rt_err_set(err, RT_ENOMEM, "jobs", "out of memory");
 done:
     sqlite3_finalize(q);
-    UNLOCK(s);
+    RUNLOCK(s);
     return st;
 }
 
@@ -661,11 +703,11 @@ enum rt_status store_job_list(struct store *s, const char *owner, int64_t before
         return rt_err_set(err, RT_EINVAL, "limit", "expected 1..%d", STORE_MAX_PAGE);
     struct store_job *jobs = calloc((size_t)limit, sizeof *jobs);
     if (!jobs) return rt_err_set(err, RT_ENOMEM, "jobs", "out of memory");
-    LOCK(s);
-    sqlite3_stmt *q = prep(s, "SELECT " JOB_COLS " FROM jobs WHERE owner = ? AND id < ? "
+    RLOCK(s);
+    sqlite3_stmt *q = prep(s->rdb, "SELECT " JOB_COLS " FROM jobs WHERE owner = ? AND id < ? "
                               "ORDER BY id DESC LIMIT ?");
     if (!q) {
-        st = db_err(s, err, "jobs");
+        st = db_err(s->rdb, err, "jobs");
         goto done;
     }
     sqlite3_bind_text(q, 1, owner, -1, SQLITE_STATIC);
@@ -679,10 +721,10 @@ enum rt_status store_job_list(struct store *s, const char *owner, int64_t before
         }
         (*n)++;
     }
-    if (rc != SQLITE_DONE && rc != SQLITE_ROW) st = db_err(s, err, "jobs");
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW) st = db_err(s->rdb, err, "jobs");
 done:
     sqlite3_finalize(q);
-    UNLOCK(s);
+    RUNLOCK(s);
     if (st != RT_OK) {
         for (int i = 0; i < *n; i++) store_job_release(&jobs[i]);
         free(jobs);
@@ -699,21 +741,21 @@ enum rt_status store_job_each_queued(struct store *s,
                                      void *user, struct rt_err *err)
 {
     enum rt_status st = RT_OK;
-    LOCK(s);
-    sqlite3_stmt *q = prep(s, "SELECT id, frames, class_key FROM jobs "
+    RLOCK(s);
+    sqlite3_stmt *q = prep(s->rdb, "SELECT id, frames, class_key FROM jobs "
                               "WHERE state = 'queued' ORDER BY id");
     if (!q) {
-        st = db_err(s, err, "jobs");
+        st = db_err(s->rdb, err, "jobs");
         goto done;
     }
     int rc;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW)
         fn(user, sqlite3_column_int64(q, 0), sqlite3_column_int(q, 1),
            (const char *)sqlite3_column_text(q, 2));
-    if (rc != SQLITE_DONE) st = db_err(s, err, "jobs");
+    if (rc != SQLITE_DONE) st = db_err(s->rdb, err, "jobs");
 done:
     sqlite3_finalize(q);
-    UNLOCK(s);
+    RUNLOCK(s);
     return st;
 }
 
@@ -750,15 +792,15 @@ enum rt_status store_job_claim(struct store *s, int64_t id, int *claimed, struct
     enum rt_status st = RT_OK;
     *claimed = 0;
     LOCK(s);
-    sqlite3_stmt *q = prep(s, "UPDATE jobs SET state = 'running', started = ?, attempts = attempts + 1, "
+    sqlite3_stmt *q = prep(s->db, "UPDATE jobs SET state = 'running', started = ?, attempts = attempts + 1, "
                               "lm_iter = 0, cost = NULL WHERE id = ? AND state = 'queued'");
     if (!q) {
-        st = db_err(s, err, "jobs");
+        st = db_err(s->db, err, "jobs");
         goto done;
     }
     sqlite3_bind_double(q, 1, now_s());
     sqlite3_bind_int64(q, 2, id);
-    if (sqlite3_step(q) != SQLITE_DONE) st = db_err(s, err, "jobs");
+    if (sqlite3_step(q) != SQLITE_DONE) st = db_err(s->db, err, "jobs");
     else *claimed = sqlite3_changes(s->db) == 1;
 done:
     sqlite3_finalize(q);
@@ -774,7 +816,7 @@ enum rt_status store_job_progress_many(struct store *s, const int64_t *ids, int 
     if (n <= 0) return RT_OK;
     LOCK(s);
     if ((st = exec(s, "BEGIN IMMEDIATE", err, "jobs")) != RT_OK) goto unlock;
-    q = prep(s, "UPDATE jobs SET lm_iter = ?, cost = ? WHERE id = ? AND state = 'running'");
+    q = prep(s->db, "UPDATE jobs SET lm_iter = ?, cost = ? WHERE id = ? AND state = 'running'");
     if (!q) goto dberr;
     sqlite3_bind_int(q, 1, lm_iter);
     if (isfinite(cost)) sqlite3_bind_double(q, 2, cost);
@@ -786,7 +828,7 @@ enum rt_status store_job_progress_many(struct store *s, const int64_t *ids, int 
     }
     goto end;
 dberr:
-    st = db_err(s, err, "jobs");
+    st = db_err(s->db, err, "jobs");
 end:
     sqlite3_finalize(q);
     st = tx_end(s, st, err, "jobs");
@@ -815,7 +857,7 @@ enum rt_status store_job_finish(struct store *s, int64_t id, int frames, int col
         return rt_err_set(err, RT_ELIMIT, "result", "trajectory of %d x %d values too large", frames, columns);
     LOCK(s);
     if ((st = exec(s, "BEGIN IMMEDIATE", err, "result")) != RT_OK) goto unlock;
-    q = prep(s, "UPDATE jobs SET state = 'succeeded', finished = ?, lm_iter = ?, cost = ?, "
+    q = prep(s->db, "UPDATE jobs SET state = 'succeeded', finished = ?, lm_iter = ?, cost = ?, "
                 "solve_seconds = ?, batch_clips = ? WHERE id = ? AND state = 'running'");
     if (!q) goto dberr;
     sqlite3_bind_double(q, 1, now_s());
@@ -827,7 +869,7 @@ enum rt_status store_job_finish(struct store *s, int64_t id, int frames, int col
     if (sqlite3_step(q) != SQLITE_DONE) goto dberr;
     if (sqlite3_changes(s->db) != 1) goto end; /* cancelled meanwhile: store nothing */
     sqlite3_finalize(q);
-    q = prep(s, "INSERT INTO results (job_id, frames, columns, trajectory, report, column_names) "
+    q = prep(s->db, "INSERT INTO results (job_id, frames, columns, trajectory, report, column_names) "
                 "VALUES (?,?,?,?,?,?)");
     if (!q) goto dberr;
     sqlite3_bind_int64(q, 1, id);
@@ -840,7 +882,7 @@ enum rt_status store_job_finish(struct store *s, int64_t id, int frames, int col
     *stored = 1;
     goto end;
 dberr:
-    st = db_err(s, err, "result");
+    st = db_err(s->db, err, "result");
 end:
     sqlite3_finalize(q);
     /* A cancelled job changed no row: committing that is a no-op. */
@@ -855,16 +897,16 @@ enum rt_status store_job_fail(struct store *s, int64_t id, const char *error_jso
 {
     enum rt_status st = RT_OK;
     LOCK(s);
-    sqlite3_stmt *q = prep(s, "UPDATE jobs SET state = 'failed', error = ?, finished = ? "
+    sqlite3_stmt *q = prep(s->db, "UPDATE jobs SET state = 'failed', error = ?, finished = ? "
                               "WHERE id = ? AND state IN ('queued','running')");
     if (!q) {
-        st = db_err(s, err, "jobs");
+        st = db_err(s->db, err, "jobs");
         goto done;
     }
     sqlite3_bind_text(q, 1, error_json, -1, SQLITE_STATIC);
     sqlite3_bind_double(q, 2, now_s());
     sqlite3_bind_int64(q, 3, id);
-    if (sqlite3_step(q) != SQLITE_DONE) st = db_err(s, err, "jobs");
+    if (sqlite3_step(q) != SQLITE_DONE) st = db_err(s->db, err, "jobs");
 done:
     sqlite3_finalize(q);
     UNLOCK(s);
@@ -879,10 +921,10 @@ enum rt_status store_job_cancel(struct store *s, int64_t id, const char *owner, 
     *state = -1;
     LOCK(s);
     if ((st = exec(s, "BEGIN IMMEDIATE", err, "jobs")) != RT_OK) goto unlock;
-    q = prep(s, "SELECT owner, state FROM jobs WHERE id = ?");
+    q = prep(s->db, "SELECT owner, state FROM jobs WHERE id = ?");
     if (!q) goto dberr;
     sqlite3_bind_int64(q, 1, id);
-    if ((st = job_row(s, q, sqlite3_step(q), 0, id, owner, "jobs", err)) != RT_OK) goto end;
+    if ((st = job_row(s->db, q, sqlite3_step(q), 0, id, owner, "jobs", err)) != RT_OK) goto end;
     *state = state_from_str((const char *)sqlite3_column_text(q, 1));
     if (*state != STORE_QUEUED && *state != STORE_RUNNING) {
         st = rt_err_set(err, RT_ESTATE, "jobs", "job %lld already %s", (long long)id,
@@ -890,14 +932,14 @@ enum rt_status store_job_cancel(struct store *s, int64_t id, const char *owner, 
         goto end;
     }
     sqlite3_finalize(q);
-    q = prep(s, "UPDATE jobs SET state = 'cancelled', finished = ? WHERE id = ?");
+    q = prep(s->db, "UPDATE jobs SET state = 'cancelled', finished = ? WHERE id = ?");
     if (!q) goto dberr;
     sqlite3_bind_double(q, 1, now_s());
     sqlite3_bind_int64(q, 2, id);
     if (sqlite3_step(q) != SQLITE_DONE) goto dberr;
     goto end;
 dberr:
-    st = db_err(s, err, "jobs");
+    st = db_err(s->db, err, "jobs");
 end:
     sqlite3_finalize(q);
     st = tx_end(s, st, err, "jobs");
@@ -914,16 +956,16 @@ enum rt_status store_result_get(struct store *s, int64_t id, const char *owner, 
     if (traj) *traj = NULL;
     if (report) *report = NULL;
     if (column_names) *column_names = NULL;
-    LOCK(s);
-    sqlite3_stmt *q = prep(s, "SELECT j.owner, j.state, r.frames, r.columns, r.trajectory, r.report, "
+    RLOCK(s);
+    sqlite3_stmt *q = prep(s->rdb, "SELECT j.owner, j.state, r.frames, r.columns, r.trajectory, r.report, "
                               "r.column_names "
                               "FROM jobs j LEFT JOIN results r ON r.job_id = j.id WHERE j.id = ?");
     if (!q) {
-        st = db_err(s, err, "result");
+        st = db_err(s->rdb, err, "result");
         goto done;
     }
     sqlite3_bind_int64(q, 1, id);
-    if ((st = job_row(s, q, sqlite3_step(q), 0, id, owner, "result", err)) != RT_OK) goto done;
+    if ((st = job_row(s->rdb, q, sqlite3_step(q), 0, id, owner, "result", err)) != RT_OK) goto done;
     if (sqlite3_column_type(q, 2) == SQLITE_NULL) {
         st = rt_err_set(err, RT_ESTATE, "jobs", "job %lld is %s: no result", (long long)id,
                         (const char *)sqlite3_column_text(q, 1));
@@ -957,7 +999,7 @@ enum rt_status store_result_get(struct store *s, int64_t id, const char *owner, 
     }
 done:
     sqlite3_finalize(q);
-    UNLOCK(s);
+    RUNLOCK(s);
     return st;
 }
 
@@ -966,10 +1008,10 @@ enum rt_status store_job_counts(struct store *s, long long counts[STORE_N_STATES
 {
     enum rt_status st = RT_OK;
     memset(counts, 0, STORE_N_STATES * sizeof counts[0]);
-    LOCK(s);
-    sqlite3_stmt *q = prep(s, "SELECT state, count(*) FROM jobs GROUP BY state");
+    RLOCK(s);
+    sqlite3_stmt *q = prep(s->rdb, "SELECT state, count(*) FROM jobs GROUP BY state");
     if (!q) {
-        st = db_err(s, err, "jobs");
+        st = db_err(s->rdb, err, "jobs");
         goto done;
     }
     int rc;
@@ -977,9 +1019,9 @@ enum rt_status store_job_counts(struct store *s, long long counts[STORE_N_STATES
         int k = state_from_str((const char *)sqlite3_column_text(q, 0));
         if (k >= 0) counts[k] = sqlite3_column_int64(q, 1);
     }
-    if (rc != SQLITE_DONE) st = db_err(s, err, "jobs");
+    if (rc != SQLITE_DONE) st = db_err(s->rdb, err, "jobs");
 done:
     sqlite3_finalize(q);
-    UNLOCK(s);
+    RUNLOCK(s);
     return st;
 }

@@ -13,8 +13,9 @@
  * while the job is still running, so a cancelled job's result is never
  * stored and no reader ever sees a succeeded job without its result.
  *
- * Threads: a struct store may be used from any thread; calls are
- * serialized by a mutex inside it.
+ * Threads: a struct store may be used from any thread. It holds two
+ * connections to the file: one that writes, one that only reads (each
+ * serialized by its own mutex), so that reads never wait for a commit.
  *
  * Memory: strings and arrays a store_* function returns through pointers
  * are malloc'd and the caller frees them (free(), or store_job_release()
@@ -28,7 +29,7 @@
 #include "../base/status.h"
 #include "../base/sha256.h"
 
-#define STORE_VERSION 4
+#define STORE_VERSION 5
 #define STORE_MAX_NAME 64          /* robot, profile, token, owner names (bytes) */
 #define STORE_MAX_KEY 128          /* Idempotency-Key (bytes) */
 #define STORE_MAX_JOB_NAME 480     /* a job name (bytes: 120 UTF-8 characters) */
@@ -75,7 +76,7 @@ enum rt_status store_set_sync(struct store *s, int full, struct rt_err *err);
  * -1 when it cannot be read. */
 int store_synchronous(struct store *s);
 
-/* PRAGMA user_version of the open file. */
+/* PRAGMA user_version of the open file (as migrated by store_open). */
 int store_version(struct store *s);
 
 /* 1 when `name` is 1..STORE_MAX_NAME bytes of [A-Za-z0-9_.-] (NULL: 0): the
