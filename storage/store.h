@@ -69,7 +69,9 @@ void store_close(struct store *s);
 /* PRAGMA synchronous of this connection: FULL (full = 1: every commit is
  * on disk when it returns, in WAL mode too) or NORMAL (a commit may be
  * lost to a power failure, never to a crash of the process; the file stays
- * consistent either way). store_open() leaves NORMAL. RT_EIO. */
+ * consistent either way). store_open() leaves NORMAL. With FULL, progress
+ * updates (store_job_progress*), which are advisory, are still committed
+ * without a sync of their own. RT_EIO. */
 enum rt_status store_set_sync(struct store *s, int full, struct rt_err *err);
 
 /* PRAGMA synchronous of this connection: 0 OFF, 1 NORMAL, 2 FULL, 3 EXTRA;
