@@ -178,11 +178,13 @@ static enum rt_status replace_begin(struct srv *s, const char *kind, const char 
     pthread_mutex_lock(&u->mu);
     struct inuse_entry *e = inuse_get(u, kind, name);
     if (!e) st = rt_err_set(err, RT_ENOMEM, kind, "out of memory");
-    else if (e->count > 0 || e->replacing)
+    else if (e->count > 0)
         st = rt_err_set(err, RT_ECONFLICT, "url",
                         "%d submission(s) using %s '%s' are being validated: it can be replaced once their "
                         "jobs finish or are cancelled",
-                        e->count ? e->count : 1, kind, name);
+                        e->count, kind, name);
+    else if (e->replacing)
+        st = rt_err_set(err, RT_ECONFLICT, "url", "another upload of %s '%s' is being stored: retry", kind, name);
     else e->replacing = 1;
     pthread_mutex_unlock(&u->mu);
     return st;
