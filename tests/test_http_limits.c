@@ -18,6 +18,7 @@
  *     refused naming the holder's pid, and starts once the first stopped;
  *   - --sync: the store's PRAGMA synchronous. */
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -374,6 +375,60 @@ static void test_one_daemon_per_db(void)
     srv_stop(s2);
 }
 
+/* Rows written before names were checked, or a result that is not finite
+ * (which no input accepted now can produce): every reply is still valid
+ * JSON -- the name repaired ('?' for each stray byte), the result refused
+ * as a corrupt row (500, as JSON). */
+static void test_stored_rows(void)
+{
+    struct srv_config cfg;
+    struct rt_err err;
+    srv_config_default(&cfg);
+    struct srv *s = start(&cfg, "rows.db");
+    CHECK(s != NULL);
+    if (!s) return;
+    unsigned int port = srv_port(s);
+    struct store_job_new n;
+    memset(&n, 0, sizeof n);
+    n.owner = SRV_OWNER_ANON;
+    n.name = "old\xff\xc3name";
+    n.idem_key = "key\xfe";
+    n.robot = "g1";
+    n.options = "{}";
+    n.class_key = "g1|x|bvh||{}";
+    n.clip = "HIERARCHY";
+    n.clip_len = 9;
+    n.frames = 2;
+    int64_t id = 0;
+    int existed = 0, claimed = 0, stored = 0;
+    CHECK_EQ_INT(store_job_insert(s->store, &n, &id, &existed, &err), RT_OK);
+    CHECK_EQ_INT(store_job_claim(s->store, id, &claimed, &err), RT_OK);
+    float traj[2 * 8] = {0};
+    traj[5] = INFINITY;
+    CHECK_EQ_INT(store_job_finish(s->store, id, 2, 8, "[\"a\",\"b\",\"c\",\"d\",\"e\",\"f\",\"g\",\"h\"]", traj, "{}", 1, 0.5, 0.1, 1, &stored, &err), RT_OK);
+    struct reply r = raw_request(port, "GET", "/v1/jobs", NULL, NULL, NULL, 0);
+    CHECK_EQ_INT(r.status, 200);
+    CHECK(r.body && strstr(r.body, "\"name\":\"old??name\"") && strstr(r.body, "\"idempotency_key\":\"key?\""));
+    cJSON *list = r.body ? cJSON_Parse(r.body) : NULL;
+    CHECK(list != NULL);
+    cJSON_Delete(list);
+    reply_free(&r);
+    char path[64];
+    snprintf(path, sizeof path, "/v1/jobs/%lld/result", (long long)id);
+    r = raw_request(port, "GET", path, NULL, NULL, NULL, 0);
+    CHECK_EQ_INT(r.status, 500);
+    CHECK(r.body && strstr(r.body, "not finite"));
+    cJSON *j = r.body ? cJSON_Parse(r.body) : NULL;
+    CHECK(j != NULL);
+    cJSON_Delete(j);
+    reply_free(&r);
+    snprintf(path, sizeof path, "/v1/jobs/%lld/result.csv", (long long)id);
+    r = raw_request(port, "GET", path, NULL, NULL, NULL, 0);
+    CHECK_EQ_INT(r.status, 500);
+    reply_free(&r);
+    srv_stop(s);
+}
+
 int main(void)
 {
     char path[512];
@@ -386,6 +441,7 @@ int main(void)
     test_replace_while_planned();
     test_deadlines();
     test_one_daemon_per_db();
+    test_stored_rows();
     free(clip);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
