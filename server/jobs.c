@@ -2,13 +2,16 @@
  * /v1/jobs (the token's jobs, paged), GET and DELETE /v1/jobs/ID, GET
  * /v1/jobs/ID/result (report and trajectory as JSON) and .../result.csv.
  *
- * A submission is validated completely before it is stored: the JSON, the
- * options, the robot and profile names, the clip (parsed, limits on frames
- * and joints) and the targets built from it, so that a stored job fails
- * later only for reasons outside the input (memory, the backend). What is
- * stored is the clip text and canonical options; the worker rebuilds the
- * same targets from them with srv_job_build() (server/job_input.c), which
- * is also the code that validates here. */
+ * A submission is validated completely before it is stored: the request
+ * read strictly (server/parse.c: strict JSON, the raw form's query, UTF-8
+ * names and keys), the options, the robot and profile names, the clip
+ * (parsed, limits on frames, joints and values) and its plan (retarget/
+ * job.h), so that a stored job fails later only for reasons outside the
+ * input (memory, the backend). What is stored is the clip text, canonical
+ * options and the plan; the worker builds the targets from them with
+ * srv_job_build() (server/job_input.c). srv_jobs_submit() runs on a
+ * validation thread (http.c) and holds the robots and profile it plans
+ * with until the row is written (assets.h). */
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
