@@ -18,8 +18,9 @@
  * Deadlines: a request must arrive whole within --request-timeout seconds
  * of its request line. MHD's own timeout (--idle-timeout) is inactivity;
  * for a request with a body the connection's timeout is lowered to what
- * is left of the deadline, so that a client that stalls (after a chunk
- * size of ffffffffffffffff, say) is cut off at the deadline, and each
+ * is left of the deadline (when that is shorter), so that a client that
+ * stalls (after a chunk size of ffffffffffffffff, say) is cut off at the
+ * deadline at the latest, and each
  * piece of body that arrives late ends the connection at once. MHD lets a
  * reply be queued only before the body is read or after all of it, so a
  * deadline passed in the middle of a body closes the connection without
