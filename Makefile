@@ -160,9 +160,11 @@ bench-e2e: all
 
 FUZZERS := $(patsubst tests/%.c,build/fuzz/%,$(wildcard tests/fuzz_*.c))
 FUZZ_CC  := clang -std=c11 -D_GNU_SOURCE -g -O1 -ffp-contract=off -I$(CURDIR)
-FUZZ_SRC := $(wildcard base/*.c) $(wildcard kinematics/*.c) $(wildcard retarget/*.c) $(EMBEDDED)
-# kinematics/ as an archive, so that each fuzzer links only the objects it uses.
-build/fuzz/libkin.a: $(FUZZ_SRC) $(wildcard kinematics/*.h)
+# fuzz_http reaches server/parse.c, the daemon's pure request parsing (it
+# needs no MHD, store or solver).
+FUZZ_SRC := $(wildcard base/*.c) $(wildcard kinematics/*.c) $(wildcard retarget/*.c) server/parse.c $(EMBEDDED)
+# One archive, so that each fuzzer links only the objects it uses.
+build/fuzz/libkin.a: $(FUZZ_SRC) $(wildcard kinematics/*.h) server/parse.h server/state.h
 	@sh deploy/deps.sh libclang-rt-14-dev
 	@rm -rf build/fuzz/obj && mkdir -p build/fuzz/obj
 	cd build/fuzz/obj && $(FUZZ_CC) -fsanitize=fuzzer-no-link,address,undefined -c $(abspath $(FUZZ_SRC))

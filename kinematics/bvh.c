@@ -301,6 +301,9 @@ static enum rt_status read_offset(struct bvh_parser *P, double off[3])
         if (r == 0) return perr(P, RT_EPARSE, "truncated: end of file inside OFFSET");
         if (!parse_number(tok, &off[k]))
             return perr(P, RT_EPARSE, "OFFSET value %d is not a number: '%.20s'", k + 1, tok);
+        if (fabs(off[k]) > KIN_BVH_MAX_POS)
+            return perr(P, RT_EINVAL, "OFFSET value %d is %g: the limit is %g file units", k + 1, off[k],
+                        KIN_BVH_MAX_POS);
     }
     return RT_OK;
 }
@@ -403,6 +406,13 @@ static enum rt_status open_joint(struct bvh_parser *P, struct joint_list *joints
         return perr(P, RT_ELIMIT, "more than %d joints", KIN_BVH_MAX_JOINTS);
     enum rt_status st = take_name(P, kw, &name, &brace);
     if (st) return st;
+    /* At most KIN_BVH_MAX_JOINTS names, each compared once: a bounded cost. */
+    for (int i = 0; i < joints->n; i++)
+        if (strcmp(joints->v[i].name, name) == 0) {
+            st = perr(P, RT_EINVAL, "a second joint named '%.40s': joint names must be unique", name);
+            free(name);
+            return st;
+        }
     struct kin_bvh_joint *j;
     st = joint_list_add(P, joints, name, *depth ? stack[*depth - 1] : -1, KIN_BVH_MAX_JOINTS, &j);
     if (st) return st;
@@ -564,6 +574,9 @@ static enum rt_status read_motion_header(struct bvh_parser *P, int *declared, do
         return perr(P, RT_EPARSE, "Frame Time: expected a number, got '%.20s'", v);
     if (!(*frame_time > 0.0))
         return perr(P, RT_EPARSE, "Frame Time must be positive, got '%.20s'", v);
+    if (*frame_time < KIN_BVH_MIN_FRAME_TIME || *frame_time > KIN_BVH_MAX_FRAME_TIME)
+        return perr(P, RT_EINVAL, "Frame Time %g s is outside [%g, %g] s", *frame_time,
+                    KIN_BVH_MIN_FRAME_TIME, KIN_BVH_MAX_FRAME_TIME);
     tok = line_token(P);
     if (tok) return perr(P, RT_EPARSE, "unexpected '%.20s' after Frame Time", tok);
     return RT_OK;
@@ -574,17 +587,24 @@ static enum rt_status read_motion_header(struct bvh_parser *P, int *declared, do
  * can hold): a row of nc numbers takes at least 2*nc - 1 bytes plus a line
  * end, so a lying `Frames:` header cannot make it allocate more than the
  * input could fill. */
-static enum rt_status read_rows(struct bvh_parser *P, int nc, int declared, double **out,
-                                int *n_rows)
+static enum rt_status read_rows(struct bvh_parser *P, const struct joint_list *joints, int nc,
+                                int declared, double **out, int *n_rows)
 {
+    static const char *const chan_names[6] = {"Xposition", "Yposition", "Zposition",
+                                              "Xrotation", "Yrotation", "Zrotation"};
     size_t remaining = (size_t)(P->end - P->next);
     size_t bound = (remaining + 1) / (2 * (size_t)nc - 1), cap = 0, bytes;
     double *m = NULL;
     int rows = 0;
     enum rt_status st = RT_OK;
+    /* col_joint[k]: the joint whose channel column k is (for the bounds). */
+    int *col_joint = malloc((size_t)nc * sizeof *col_joint);
     if (bound > KIN_BVH_MAX_FRAMES) bound = KIN_BVH_MAX_FRAMES;
     *out = NULL;
     *n_rows = 0;
+    if (!col_joint) return perr(P, RT_ENOMEM, "out of memory for %d channels", nc);
+    for (int i = 0; i < joints->n; i++)
+        for (int k = 0; k < joints->v[i].n_channels; k++) col_joint[joints->v[i].chan_off + k] = i;
     for (;;) {
         int r = read_line(P);
         if (r < 0) {
@@ -619,6 +639,17 @@ static enum rt_status read_rows(struct bvh_parser *P, int nc, int declared, doub
                           k + 1, tok);
                 goto fail;
             }
+            if (k < nc) {
+                const struct kin_bvh_joint *j = &joints->v[col_joint[k]];
+                int ch = j->chan[k - j->chan_off], rot = ch >= KIN_XROT;
+                double lim = rot ? KIN_BVH_MAX_ANGLE : KIN_BVH_MAX_POS;
+                if (fabs(dst[k]) > lim) {
+                    st = perr(P, RT_EINVAL, "row %d: value %d (%s of '%.40s') is %g%s: the limit is %g%s",
+                              rows + 1, k + 1, chan_names[ch], j->name, dst[k], rot ? " degrees" : "", lim,
+                              rot ? "" : " file units");
+                    goto fail;
+                }
+            }
             k++;
         } while ((tok = line_token(P)));
         if (k != nc) {
@@ -638,10 +669,12 @@ static enum rt_status read_rows(struct bvh_parser *P, int nc, int declared, doub
         double *nm = realloc(m, (size_t)rows * (size_t)nc * sizeof *m);
         if (nm) m = nm;
     }
+    free(col_joint);
     *out = m;
     *n_rows = rows;
     return RT_OK;
 fail:
+    free(col_joint);
     free(m);
     return st;
 }
@@ -686,7 +719,7 @@ enum rt_status kin_bvh_parse(const char *text, size_t len, const char *name,
     if (st) goto fail;
     st = read_motion_header(&P, &declared, &frame_time);
     if (st) goto fail;
-    st = read_rows(&P, n_channels, declared, &motion, &rows);
+    st = read_rows(&P, &joints, n_channels, declared, &motion, &rows);
     if (st) goto fail;
 
     c = calloc(1, sizeof *c);

@@ -34,6 +34,18 @@ extern "C" {
 #define KIN_BVH_MAX_LINE (1u << 20)
 #define KIN_BVH_MAX_DEPTH 256
 
+/* Value bounds, checked as each number is read (the error names its line).
+ * Finite is not enough: a value that passes float32 on its way to the
+ * solver, or a frame time whose inverse does, fails far from the input.
+ * The bounds are generous for any capture: positions (OFFSETs and position
+ * channels) are in file units, so KIN_BVH_MAX_POS is 10 km in centimetres
+ * and 1 km in millimetres, the smallest unit kin_clip_detect_units() knows;
+ * rotation channels are degrees; the frame time is 100 kHz .. 0.1 Hz. */
+#define KIN_BVH_MAX_POS 1e6
+#define KIN_BVH_MAX_ANGLE 1e6
+#define KIN_BVH_MIN_FRAME_TIME 1e-5
+#define KIN_BVH_MAX_FRAME_TIME 10.0
+
 enum kin_bvh_channel { KIN_XPOS = 0, KIN_YPOS, KIN_ZPOS, KIN_XROT, KIN_YROT, KIN_ZROT };
 
 struct kin_bvh_joint {
@@ -75,9 +87,14 @@ struct kin_clip {
  * channel at most once) before its children; "End Site" (any whitespace
  * between the words) holds only an OFFSET; leaf JOINTs need no End Site.
  * Numbers are decimal (exponents allowed; no hex, nan or inf). Frames: is a
- * non-negative integer no larger than KIN_BVH_MAX_FRAMES; Frame Time: is
- * positive and kept as strtod parsed it. Rows are the non-blank lines after
- * the Frame Time line, each with exactly n_channels numbers.
+ * non-negative integer no larger than KIN_BVH_MAX_FRAMES; Frame Time: is in
+ * [KIN_BVH_MIN_FRAME_TIME, KIN_BVH_MAX_FRAME_TIME] seconds and kept as
+ * strtod parsed it. Rows are the non-blank lines after the Frame Time line,
+ * each with exactly n_channels numbers. OFFSETs and position channels are
+ * within +-KIN_BVH_MAX_POS, rotation channels within +-KIN_BVH_MAX_ANGLE
+ * (RT_EINVAL at the line otherwise). ROOT and JOINT names are unique (two
+ * joints of one name would make any mapping by name ambiguous: RT_EINVAL
+ * at the second); an End Site's generated name is not checked.
  * On success *out owns a new clip; on failure *out is NULL, nothing leaks
  * and `err` (when non-NULL) says what and where. */
 enum rt_status kin_bvh_parse(const char *text, size_t len, const char *name,

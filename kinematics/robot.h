@@ -32,6 +32,10 @@ extern "C" {
 #define KIN_MJCF_MAX_DEPTH 256
 #define KIN_MJCF_MAX_INCLUDE_DEPTH 8
 #define KIN_MJCF_MAX_FILES 64
+/* Value bounds of a joint's <origin>: |xyz| <= KIN_URDF_MAX_ORIGIN metres,
+ * |rpy| <= KIN_URDF_MAX_RPY radians (RT_EINVAL at the line otherwise). */
+#define KIN_URDF_MAX_ORIGIN 1e3
+#define KIN_URDF_MAX_RPY 1e3
 
 enum kin_joint_type {
     KIN_JOINT_FIXED = 0,
@@ -115,9 +119,9 @@ struct kin_robot {
  * "name:LINE" in `where` and name the element ("joint 'x': missing <limit>").
  * Rejects: no or several root links, cycles, unknown joint types, revolute or
  * prismatic joints without <limit>, references to unknown links, duplicate
- * names, a mimic naming an unknown joint. Collision boxes, spheres and
- * cylinders become geoms; visual and inertial elements and meshes are
- * skipped. */
+ * names, a mimic naming an unknown joint, an <origin> past the bounds
+ * above (RT_EINVAL). Collision boxes, spheres and cylinders become geoms;
+ * visual and inertial elements and meshes are skipped. */
 enum rt_status kin_robot_parse_urdf(const char *text, size_t len, const char *name,
                                     struct kin_robot **out, struct rt_err *err);
 

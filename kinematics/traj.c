@@ -11,10 +11,6 @@
 
 #include "rot.h"
 
-/* Parses one number of a CSV field starting at *p; advances past it and a
- * following comma. Returns 0 on a malformed field. The text need not be
- * NUL-terminated at `end`, so strtod() reads a NUL-terminated copy of the
- * number's characters, never the bytes past `end`. */
 /* A decimal number read exactly as strtod() reads it, when that needs no
  * more than one IEEE operation: [+-]digits[.digits][e[+-]digits] with at
  * most 15 significant digits and a decimal exponent within +-22 (both the
@@ -64,6 +60,13 @@ static size_t parse_decimal_fast(const char *s, const char *end, double *v)
     return (size_t)(c - s);
 }
 
+/* Parses one number of a CSV field starting at *p; advances past it and a
+ * following comma. Returns 0 on a malformed field: anything but a plain
+ * decimal ([+-]digits[.digits][e[+-]digits] or .digits), so that strtod's
+ * extras (hex floats, inf, nan) never pass, and anything that is not
+ * finite as a double. The text need not be NUL-terminated at `end`, so
+ * strtod() reads a NUL-terminated copy of the number's characters, never
+ * the bytes past `end`. */
 static int parse_field(const char **p, const char *end, double *v)
 {
     const char *s = *p;
@@ -86,6 +89,20 @@ static int parse_field(const char **p, const char *end, double *v)
         n++;
     }
     num[n] = 0;
+    const char *q = num;
+    int digits = 0;
+    if (*q == '+' || *q == '-') q++;
+    while (isdigit((unsigned char)*q)) q++, digits++;
+    if (*q == '.')
+        for (q++; isdigit((unsigned char)*q); q++) digits++;
+    if (!digits) return 0;
+    if (*q == 'e' || *q == 'E') {
+        q++;
+        if (*q == '+' || *q == '-') q++;
+        if (!isdigit((unsigned char)*q)) return 0;
+        while (isdigit((unsigned char)*q)) q++;
+    }
+    if (*q) return 0;
     char *e;
     errno = 0;
     double x = strtod(num, &e);
@@ -169,6 +186,17 @@ enum rt_status kin_traj_parse(const char *text, size_t len, const char *path, in
                 while (fe < le && *fe != ',') fe++;
                 st = rt_err_set(err, RT_EPARSE, where, "column %d: bad number '%.*s'", c + 1,
                                 (int)(fe - f > 24 ? 24 : fe - f), f);
+                goto fail;
+            }
+            /* Bounds (traj.h): finite as a double is not enough, the solver
+             * works in float32. */
+            double lim = c < 3 ? KIN_TRAJ_MAX_POS : KIN_TRAJ_MAX_COORD;
+            if (c < cols && (c < 3 || c >= 7) && fabs(v) > lim) {
+                char col[32];
+                if (c < 3) snprintf(col, sizeof col, "root %c", "xyz"[c]);
+                else snprintf(col, sizeof col, "joint %d", c - 6);
+                st = rt_err_set(err, RT_EINVAL, where, "column %d (%s) is %g: the limit is %g%s", c + 1, col, v,
+                                lim, c < 3 ? " m" : " (rad or m)");
                 goto fail;
             }
             if (c < cols) row[c] = v;

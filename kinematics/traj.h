@@ -15,11 +15,19 @@ extern "C" {
 
 #define KIN_TRAJ_MAX_BYTES (1u << 30)
 #define KIN_TRAJ_MAX_FRAMES 10000000
+/* Value bounds: root position |x| <= KIN_TRAJ_MAX_POS metres, joint
+ * coordinates |q| <= KIN_TRAJ_MAX_COORD (radians or metres); the root
+ * quaternion's norm must be within (0.5, 1.5) and is normalized. Finite is
+ * not enough: the solver works in float32, where 1e39 is inf. */
+#define KIN_TRAJ_MAX_POS 1e4
+#define KIN_TRAJ_MAX_COORD 1e4
 
 /* Reads a trajectory of `cols` columns per row (7 + n_dof of the robot).
  * Accepts LF or CRLF, blank lines, and one leading header row (a first row
- * whose first field is not a number). Errors: RT_EPARSE with where =
- * "PATH:LINE" ("row has 35 values, expected 36", "bad number 'x'").
+ * whose first field is not a number). Numbers are plain decimals (no hex,
+ * inf or nan). Errors: RT_EPARSE with where = "PATH:LINE" ("row has 35
+ * values, expected 36", "bad number 'x'"); RT_EINVAL for a value past the
+ * bounds above ("column 1 (root x) is 1e+39: the limit is 10000 m").
  * On success *out holds n_frames * cols doubles; quaternions are normalized. */
 enum rt_status kin_traj_read(const char *path, int cols, double **out, int *n_frames,
                              struct rt_err *err);

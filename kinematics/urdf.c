@@ -389,7 +389,17 @@ static void on_joint_child(struct urdf_parse *ps, const char *el, const char **a
         }
         j->has_origin = 1;
         if (!attr_numbers(ps, atts, "xyz", j->xyz, 3, el, line)) return;
-        attr_numbers(ps, atts, "rpy", j->rpy, 3, el, line);
+        if (!attr_numbers(ps, atts, "rpy", j->rpy, 3, el, line)) return;
+        /* Bounds (robot.h): the tree is float32, and an origin past them
+         * is no robot. */
+        for (int k = 0; k < 6; k++) {
+            double v = k < 3 ? j->xyz[k] : j->rpy[k - 3], lim = k < 3 ? KIN_URDF_MAX_ORIGIN : KIN_URDF_MAX_RPY;
+            if (fabs(v) > lim) {
+                urdf_fail(ps, RT_EINVAL, line, "joint '%.40s': <origin> %s value %d is %g: the limit is %g %s",
+                          j->name, k < 3 ? "xyz" : "rpy", k % 3 + 1, v, lim, k < 3 ? "m" : "rad");
+                return;
+            }
+        }
     } else if (!strcmp(el, "axis")) {
         if (j->has_axis) {
             urdf_fail(ps, RT_EPARSE, line, "joint '%.40s': more than one <axis>", j->name);

@@ -13,6 +13,7 @@ static const char *const backend_choices[] = {"cpu", "cuda", "auto", NULL};
 static const char *const format_choices[] = {"csv", "npz", NULL};
 static const char *const units_choices[] = {"m", "cm", "mm", "in", "cmu", NULL};
 static const char *const up_choices[] = {"y", "z", NULL};
+static const char *const sync_choices[] = {"full", "normal", NULL};
 
 #define S_SOLVE RTG_SCOPE_SOLVE
 #define S_SUBMIT RTG_SCOPE_SUBMIT
@@ -112,6 +113,20 @@ static const struct rtg_option table[] = {
      "20000 on the CPU, 524288 on a GPU", "frame budget of one solver batch"},
     {NULL, "--batch-wait-ms", "N", RTG_OPT_INT, 0, 3600000, 0, 0, NULL, RTG_SCOPE_DAEMON, "50 on the CPU, 200 on a GPU",
      "how long the oldest job of a class waits for company"},
+    {NULL, "--idle-timeout", "S", RTG_OPT_INT, 1, 86400, 0, 0, NULL, RTG_SCOPE_DAEMON, "30",
+     "close a connection idle this many seconds"},
+    {NULL, "--request-timeout", "S", RTG_OPT_INT, 1, 86400, 0, 0, NULL, RTG_SCOPE_DAEMON, "60",
+     "a request must arrive whole (headers and body) within S seconds (else 408 or closed)"},
+    {NULL, "--max-connections", "N", RTG_OPT_INT, 1, 65536, 0, 0, NULL, RTG_SCOPE_DAEMON, "1024",
+     "connections served at once"},
+    {NULL, "--max-per-ip", "N", RTG_OPT_INT, 0, 65536, 0, 0, NULL, RTG_SCOPE_DAEMON, "64",
+     "connections from one IP address (0: no limit)"},
+    {NULL, "--plan-threads", "N", RTG_OPT_INT, 0, 256, 0, 0, NULL, RTG_SCOPE_DAEMON, "2",
+     "threads that validate and plan submissions off the HTTP threads (0: on the HTTP thread)"},
+    {NULL, "--plan-queue", "N", RTG_OPT_INT, 1, 65536, 0, 0, NULL, RTG_SCOPE_DAEMON, "64",
+     "submissions waiting for a validation thread (more: 503)"},
+    {NULL, "--sync", "full|normal", RTG_OPT_CHOICE, 0, 0, 0, 0, sync_choices, RTG_SCOPE_DAEMON, "full",
+     "SQLite synchronous: full syncs every commit (power-loss safe), normal only checkpoints"},
     {NULL, "--no-auth", NULL, RTG_OPT_FLAG, 0, 0, 0, 0, NULL, RTG_SCOPE_DAEMON, NULL,
      "no tokens (refused unless listening on loopback)"},
     {NULL, "--static-dir", "DIR", RTG_OPT_TEXT, 0, 0, 0, 0, NULL, RTG_SCOPE_DAEMON, "the embedded page",

@@ -7,6 +7,7 @@
  * cannot be replaced. Names never reach a file path: kin_robot_load() and
  * rtg_profile_load() are called with bundled names only. */
 #include <cjson/cJSON.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include "../retarget/profile.h"
 #include "../storage/store.h"
 #include "assets.h"
+#include "parse.h"
 #include "reply.h"
 #include "state.h"
 
@@ -58,6 +60,163 @@ enum rt_status srv_profile_load(struct srv *s, const char *name, struct rtg_prof
     free(text);
     return st;
 }
+
+/* --- names held by submissions being planned ------------------------------ */
+
+/* One name in use: `count` submissions hold it, `replacing` while a PUT of
+ * it is being stored. Entries with neither are removed. */
+struct inuse_entry {
+    char kind; /* 'r' robot, 'p' profile */
+    char name[STORE_MAX_NAME + 1];
+    int count, replacing;
+};
+
+struct srv_inuse {
+    pthread_mutex_t mu;
+    pthread_cond_t cv; /* signalled when a replacement ends */
+    struct inuse_entry *v;
+    int n, cap;
+};
+
+enum rt_status srv_inuse_init(struct srv *s, struct rt_err *err)
+{
+    struct srv_inuse *u = calloc(1, sizeof *u);
+    if (!u) return rt_err_set(err, RT_ENOMEM, "srv", "out of memory");
+    pthread_mutex_init(&u->mu, NULL);
+    pthread_cond_init(&u->cv, NULL);
+    s->inuse = u;
+    return RT_OK;
+}
+
+void srv_inuse_free(struct srv *s)
+{
+    struct srv_inuse *u = s ? s->inuse : NULL;
+    if (!u) return;
+    pthread_cond_destroy(&u->cv);
+    pthread_mutex_destroy(&u->mu);
+    free(u->v);
+    free(u);
+    s->inuse = NULL;
+}
+
+/* The entry of (kind, name), or NULL. Caller holds u->mu. */
+static struct inuse_entry *inuse_find(struct srv_inuse *u, const char *kind, const char *name)
+{
+    for (int i = 0; i < u->n; i++)
+        if (u->v[i].kind == kind[0] && !strcmp(u->v[i].name, name)) return &u->v[i];
+    return NULL;
+}
+
+/* The entry of (kind, name), made when absent; NULL when out of memory.
+ * Caller holds u->mu. */
+static struct inuse_entry *inuse_get(struct srv_inuse *u, const char *kind, const char *name)
+{
+    struct inuse_entry *e = inuse_find(u, kind, name);
+    if (e) return e;
+    if (u->n == u->cap) {
+        int cap = u->cap ? 2 * u->cap : 16;
+        struct inuse_entry *v = realloc(u->v, (size_t)cap * sizeof *v);
+        if (!v) return NULL;
+        u->v = v;
+        u->cap = cap;
+    }
+    e = &u->v[u->n++];
+    memset(e, 0, sizeof *e);
+    e->kind = kind[0];
+    snprintf(e->name, sizeof e->name, "%s", name);
+    return e;
+}
+
+/* Removes `e` when nothing holds it. Caller holds u->mu. */
+static void inuse_drop_idle(struct srv_inuse *u, struct inuse_entry *e)
+{
+    if (e->count > 0 || e->replacing) return;
+    *e = u->v[--u->n];
+}
+
+enum rt_status srv_asset_hold(struct srv *s, const char *kind, const char *name, struct rt_err *err)
+{
+    struct srv_inuse *u = s->inuse;
+    struct inuse_entry *e;
+    pthread_mutex_lock(&u->mu);
+    while ((e = inuse_find(u, kind, name)) && e->replacing) pthread_cond_wait(&u->cv, &u->mu);
+    if (!(e = inuse_get(u, kind, name))) {
+        pthread_mutex_unlock(&u->mu);
+        return rt_err_set(err, RT_ENOMEM, kind, "out of memory");
+    }
+    e->count++;
+    pthread_mutex_unlock(&u->mu);
+    return RT_OK;
+}
+
+void srv_asset_release(struct srv *s, const char *kind, const char *name)
+{
+    struct srv_inuse *u = s->inuse;
+    pthread_mutex_lock(&u->mu);
+    struct inuse_entry *e = inuse_find(u, kind, name);
+    if (e && e->count > 0) {
+        e->count--;
+        inuse_drop_idle(u, e);
+    }
+    pthread_mutex_unlock(&u->mu);
+}
+
+int srv_asset_held(struct srv *s, const char *kind, const char *name)
+{
+    struct srv_inuse *u = s->inuse;
+    pthread_mutex_lock(&u->mu);
+    struct inuse_entry *e = inuse_find(u, kind, name);
+    int n = e ? e->count : 0;
+    pthread_mutex_unlock(&u->mu);
+    return n;
+}
+
+/* Marks (kind, name) as being replaced: RT_ECONFLICT (where "url") when a
+ * submission holds it or another PUT of it is being stored. */
+static enum rt_status replace_begin(struct srv *s, const char *kind, const char *name, struct rt_err *err)
+{
+    struct srv_inuse *u = s->inuse;
+    enum rt_status st = RT_OK;
+    pthread_mutex_lock(&u->mu);
+    struct inuse_entry *e = inuse_get(u, kind, name);
+    if (!e) st = rt_err_set(err, RT_ENOMEM, kind, "out of memory");
+    else if (e->count > 0)
+        st = rt_err_set(err, RT_ECONFLICT, "url",
+                        "%d submission(s) using %s '%s' are being validated: it can be replaced once their "
+                        "jobs finish or are cancelled",
+                        e->count, kind, name);
+    else if (e->replacing)
+        st = rt_err_set(err, RT_ECONFLICT, "url", "another upload of %s '%s' is being stored: retry", kind, name);
+    else e->replacing = 1;
+    pthread_mutex_unlock(&u->mu);
+    return st;
+}
+
+static void replace_end(struct srv *s, const char *kind, const char *name)
+{
+    struct srv_inuse *u = s->inuse;
+    pthread_mutex_lock(&u->mu);
+    struct inuse_entry *e = inuse_find(u, kind, name);
+    if (e) {
+        e->replacing = 0;
+        inuse_drop_idle(u, e);
+    }
+    pthread_cond_broadcast(&u->cv);
+    pthread_mutex_unlock(&u->mu);
+}
+
+/* store_asset_put() between replace_begin() and replace_end(). */
+static enum rt_status asset_put(struct srv *s, const char *kind, const char *name, const char *text, size_t len,
+                                struct rt_err *err)
+{
+    enum rt_status st = replace_begin(s, kind, name, err);
+    if (st != RT_OK) return st;
+    st = store_asset_put(s->store, kind, name, text, len, err);
+    replace_end(s, kind, name);
+    return st;
+}
+
+/* --- routes ------------------------------------------------------------------ */
 
 struct list_ctx {
     cJSON *arr;
@@ -165,7 +324,7 @@ enum MHD_Result srv_route_robots(struct srv *s, struct MHD_Connection *c, struct
             kin_robot_free(robot);
             return srv_reply_err(s, c, &err);
         }
-        if (store_asset_put(s->store, "robot", r->name, r->body, r->len, &err) != RT_OK) {
+        if (asset_put(s, "robot", r->name, r->body, r->len, &err) != RT_OK) {
             kin_robot_free(robot);
             return srv_reply_err(s, c, &err);
         }
@@ -195,9 +354,14 @@ enum MHD_Result srv_route_profiles(struct srv *s, struct MHD_Connection *c, stru
     if (!strcmp(method, "PUT")) {
         char label[STORE_MAX_NAME + 8];
         snprintf(label, sizeof label, "%s.json", r->name);
+        /* Strict JSON first (one value, no repeated key, no NUL, a named
+         * nesting limit): the profile reader takes cJSON's lenient view. */
+        cJSON *strict = NULL;
+        if (srv_json_parse(r->body, r->len, label, 0, &strict, &err) != RT_OK) return srv_reply_err(s, c, &err);
+        cJSON_Delete(strict);
         if (rtg_profile_parse(r->body, r->len, label, &p, &err) != RT_OK) return srv_reply_err(s, c, &err);
         rtg_profile_free(p);
-        if (store_asset_put(s->store, "profile", r->name, r->body, r->len, &err) != RT_OK)
+        if (asset_put(s, "profile", r->name, r->body, r->len, &err) != RT_OK)
             return srv_reply_err(s, c, &err);
         rt_log("info", "srv", r->name, "profile uploaded by '%s'", r->owner);
         cJSON *j = cJSON_CreateObject();

@@ -28,6 +28,14 @@ struct srv_config {
     int no_auth;             /* 1: no tokens (refused unless listening on loopback) */
     int quiet;               /* 1: log warnings and errors only */
     const char *static_dir;  /* NULL: the embedded web page; else serve / and /ui/ from here */
+    unsigned int idle_timeout_s;    /* a connection idle this long is closed (MHD_OPTION_CONNECTION_TIMEOUT) */
+    unsigned int request_timeout_s; /* a request must arrive whole (line, headers, body) within this */
+    unsigned int max_connections;   /* connections served at once, in all (MHD_OPTION_CONNECTION_LIMIT) */
+    unsigned int max_per_ip;        /* connections from one IP address (0: no limit) */
+    int sync_full;           /* 1: PRAGMA synchronous = FULL (--sync full), 0: NORMAL */
+    int plan_threads;        /* validation threads that plan submissions (0: on the HTTP thread) */
+    int plan_queue;          /* submissions waiting for a validation thread, at most (more: 503) */
+    int plan_delay_ms;       /* test hook: a submission sleeps this long holding its names (0) */
 };
 
 #endif

@@ -3,12 +3,20 @@
  * srv_stop() takes them apart in reverse. The token administration of
  * srv.h is in tokens.c.
  *
+ * One daemon per database: srv_start() takes an flock() on DB_PATH.lock
+ * (holding the daemon's pid) for the daemon's whole life, and a second
+ * daemon on the same file refuses to start, naming the holder. So when
+ * the lock is ours, every job the file says is running belongs to a
+ * daemon that is gone, and crash recovery may queue it again.
+ *
  * The server's modules, bottom up. A module's .c includes only headers
  * of modules listed before it, so no two modules include each other in a
  * circle (tests/test_layers.sh checks the graph):
  *   config.h    the options, struct srv_config (types only)
  *   metrics     the counters and the text of GET /v1/metrics
  *   state.h     struct srv and struct srv_req (types only)
+ *   parse       strict reading of URLs, JSON, queries, submissions, names
+ *   pool        the validation threads (a bounded task queue)
  *   reply       the replies and the rt_status -> HTTP table
  *   auth        bearer tokens
  *   assets      robots and profiles: loading, the name rule, their routes
@@ -29,6 +37,7 @@
  * them, rather than in http.h. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <stdarg.h>
@@ -36,13 +45,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "../storage/store.h"
+#include "assets.h"
 #include "http.h"
 #include "metrics.h"
+#include "pool.h"
 #include "sched.h"
 #include "srv.h"
 #include "state.h"
@@ -66,6 +78,42 @@ void srv_config_default(struct srv_config *c)
     c->max_active = 1000;
     c->batch_frames = 0; /* by backend: server/sched.c */
     c->batch_wait_ms = -1; /* by backend: server/sched.c */
+    c->idle_timeout_s = 30;
+    c->request_timeout_s = 60;
+    c->max_connections = 1024;
+    c->max_per_ip = 64;
+    c->sync_full = 1;
+    c->plan_threads = 2;
+    c->plan_queue = 64;
+}
+
+/* Takes the daemon's lock on PATH.lock (see the top of this file) into
+ * *fd and writes our pid into it. RT_ESTATE naming the holder's pid when
+ * another daemon has it, RT_EIO when the file cannot be opened. */
+static enum rt_status db_lock(const char *db_path, int *fd, struct rt_err *err)
+{
+    char path[4096], pid[32];
+    *fd = -1;
+    if (snprintf(path, sizeof path, "%s.lock", db_path) >= (int)sizeof path)
+        return rt_err_set(err, RT_EINVAL, "--db", "path too long");
+    int f = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (f < 0) return rt_err_set(err, RT_EIO, path, "cannot open the lock file: %s", strerror(errno));
+    if (flock(f, LOCK_EX | LOCK_NB) != 0) {
+        int e = errno;
+        ssize_t n = e == EWOULDBLOCK ? pread(f, pid, sizeof pid - 1, 0) : -1;
+        close(f);
+        if (e != EWOULDBLOCK) return rt_err_set(err, RT_EIO, path, "cannot lock: %s", strerror(e));
+        pid[n > 0 ? n : 0] = 0;
+        pid[strcspn(pid, "\n")] = 0;
+        return rt_err_set(err, RT_ESTATE, db_path,
+                          "the database is in use by another retargetd (pid %s, lock %.60s): one daemon per database",
+                          pid[0] ? pid : "unknown", path);
+    }
+    int len = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+    if (ftruncate(f, 0) != 0 || pwrite(f, pid, (size_t)len, 0) != len)
+        rt_log("warn", "srv", path, "cannot write the pid into the lock file: %s", strerror(errno));
+    *fd = f;
+    return RT_OK;
 }
 
 /* MHD's own messages, under the address asked for ("Failed to bind to
@@ -139,8 +187,13 @@ enum rt_status srv_start(const struct srv_config *cfg, struct srv **out, struct 
     struct stat sd;
     if (cfg->static_dir && (stat(cfg->static_dir, &sd) || !S_ISDIR(sd.st_mode)))
         return rt_err_set(err, RT_EINVAL, "--static-dir", "'%.60s' is not a folder", cfg->static_dir);
+    if (cfg->plan_threads < 0 || cfg->plan_threads > 256 || cfg->plan_queue < 1)
+        return rt_err_set(err, RT_EINVAL, "--plan-threads", "expected 0..256 threads and a queue of 1 or more");
+    if (cfg->max_connections < 1) return rt_err_set(err, RT_EINVAL, "--max-connections", "expected > 0");
     struct srv *s = calloc(1, sizeof *s);
     if (!s) return rt_err_set(err, RT_ENOMEM, "srv", "out of memory");
+    s->lock_fd = -1;
+    atomic_init(&s->in_flight, 0);
     s->cfg = *cfg;
     s->listen = strdup(cfg->listen);
     s->db_path = strdup(cfg->db_path);
@@ -155,7 +208,11 @@ enum rt_status srv_start(const struct srv_config *cfg, struct srv **out, struct 
     s->cfg.db_path = s->db_path;
     s->cfg.backend = s->backend;
     s->cfg.static_dir = s->static_dir;
+    if ((st = srv_inuse_init(s, err)) != RT_OK) goto fail;
+    if ((st = db_lock(s->db_path, &s->lock_fd, err)) != RT_OK) goto fail;
     if ((st = store_open(s->db_path, &s->store, err)) != RT_OK) goto fail;
+    if ((st = store_set_sync(s->store, s->cfg.sync_full, err)) != RT_OK) goto fail;
+    /* The lock is ours: jobs left running belong to a daemon that is gone. */
     int n_requeued = 0, n_failed = 0;
     if ((st = store_job_requeue_running(s->store, &n_requeued, &n_failed, err)) != RT_OK) goto fail;
     if (n_requeued) rt_log("warn", "srv", s->db_path, "%d job(s) left running by a crash queued again", n_requeued);
@@ -163,19 +220,28 @@ enum rt_status srv_start(const struct srv_config *cfg, struct srv **out, struct 
         rt_log("warn", "srv", s->db_path, "%d job(s) left running by a crash failed: interrupted %d times",
                n_failed, STORE_MAX_ATTEMPTS);
     if ((st = sched_start(s, &s->sched, err)) != RT_OK) goto fail;
-    unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG;
+    if (s->cfg.plan_threads > 0 &&
+        (st = srv_pool_start(s->cfg.plan_threads, s->cfg.plan_queue, 5, &s->pool, err)) != RT_OK)
+        goto fail;
+    unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
     if (v6) flags |= MHD_USE_IPv6;
     /* MHD binds MHD_OPTION_SOCK_ADDR but names the port argument in its
      * messages ("Failed to bind to port N"): pass the one asked for. */
     uint16_t port = v6 ? ntohs(((const struct sockaddr_in6 *)&ss)->sin6_port)
                        : ntohs(((const struct sockaddr_in *)&ss)->sin_port);
+    /* A pool of one is no pool to MHD (it warns): one polling thread. */
+    struct MHD_OptionItem pool_opt[] = {
+        {s->cfg.threads > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, (intptr_t)s->cfg.threads, NULL},
+        {MHD_OPTION_END, 0, NULL}};
     s->mhd = MHD_start_daemon(flags, port, NULL, NULL, &srv_http_request, s,
                               MHD_OPTION_EXTERNAL_LOGGER, &on_mhd_log, (void *)s,
                               MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)&ss,
-                              MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)s->cfg.threads,
+                              MHD_OPTION_ARRAY, pool_opt,
                               MHD_OPTION_NOTIFY_COMPLETED, &srv_http_completed, (void *)s,
-                              MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)120,
-                              MHD_OPTION_CONNECTION_LIMIT, (unsigned int)1024,
+                              MHD_OPTION_URI_LOG_CALLBACK, &srv_http_uri, (void *)s,
+                              MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)s->cfg.idle_timeout_s,
+                              MHD_OPTION_CONNECTION_LIMIT, (unsigned int)s->cfg.max_connections,
+                              MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)s->cfg.max_per_ip,
                               MHD_OPTION_END);
     if (!s->mhd) {
         st = rt_err_set(err, RT_EIO, s->listen, "cannot listen (address in use or not available)");
@@ -200,9 +266,22 @@ unsigned int srv_port(const struct srv *s) { return s->port; }
 void srv_stop(struct srv *s)
 {
     if (!s) return;
+    /* No new connections; every submission handed to the pool resumes its
+     * connection (MHD must not stop with one suspended; one that arrives
+     * meanwhile gets a 503); then the replies in flight get up to two
+     * seconds to go out, so that a client whose job was stored hears so. */
+    if (s->mhd) {
+        MHD_socket ls = MHD_quiesce_daemon(s->mhd);
+        if (ls != MHD_INVALID_SOCKET) close(ls);
+    }
+    srv_pool_drain(s->pool);
+    for (int i = 0; s->mhd && i < 200 && atomic_load(&s->in_flight) > 0; i++) usleep(10000);
     if (s->mhd) MHD_stop_daemon(s->mhd);
+    srv_pool_stop(s->pool);
     sched_stop(s->sched);
     store_close(s->store);
+    if (s->lock_fd >= 0) close(s->lock_fd); /* releases the flock */
+    srv_inuse_free(s);
     srv_metrics_free(&s->metrics);
     free(s->listen);
     free(s->db_path);

@@ -4,13 +4,37 @@
  * assets.c, jobs to jobs.c, the web page at / and /ui/ to ui.c; token and
  * openapi.json here too).
  *
- * Request life (libmicrohttpd's largepost.c pattern): the first call of
- * the access handler allocates struct srv_req, parses the route and refuses
- * early -- unknown route, wrong method, missing or bad token, a non-admin
- * upload, a Content-Length over max_body -- before a byte of body is read.
- * Later calls append the body (a body that outgrows max_body without a
- * Content-Length is discarded and answered 413 at the end). The final call
- * dispatches. MHD_OPTION_NOTIFY_COMPLETED frees the state.
+ * Request life (libmicrohttpd's largepost.c pattern): MHD's URI log
+ * callback, called when the request line has arrived, allocates struct
+ * srv_req and starts the request's clock. The first call of the access
+ * handler (the headers have arrived) refuses early -- a URL with %00, a
+ * repeated Content-Length, Transfer-Encoding other than chunked or beside
+ * Content-Length, unknown route, wrong method, missing or bad token, a
+ * non-admin upload, a Content-Length over max_body, a request past its
+ * deadline -- before a byte of body is read. Later calls append the body
+ * (a body that outgrows max_body without a Content-Length is discarded and
+ * answered 413 at the end). The final call dispatches.
+ * MHD_OPTION_NOTIFY_COMPLETED frees the state.
+ *
+ * Deadlines: a request must arrive whole within --request-timeout seconds
+ * of its request line. MHD's own timeout (--idle-timeout) is inactivity;
+ * for a request with a body the connection's timeout is lowered to what
+ * is left of the deadline (when that is shorter), so that a client that
+ * stalls (after a chunk size of ffffffffffffffff, say) is cut off at the
+ * deadline at the latest, and each
+ * piece of body that arrives late ends the connection at once. MHD lets a
+ * reply be queued only before the body is read or after all of it, so a
+ * deadline passed in the middle of a body closes the connection without
+ * one (logged), and a deadline passed before or after the body is a 408.
+ *
+ * Submissions (POST /v1/jobs) are planned off the HTTP threads: the final
+ * call suspends the connection (MHD_suspend_connection) and hands the
+ * request to the validation pool (pool.h, --plan-threads); the pool thread
+ * runs srv_jobs_submit(), which makes the reply without touching the
+ * connection, and resumes it; MHD then calls the access handler once more
+ * and the reply is queued. A large clip being parsed therefore never holds
+ * an HTTP thread, and /v1/health and status polls stay fast. A full queue
+ * (--plan-queue) is 503 with Retry-After.
  *
  * struct srv_req is defined in state.h, not here: auth.c and the route
  * modules, which are below this file, fill and read it and must not
@@ -18,18 +42,23 @@
  * server's modules and why. */
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "../kinematics/embed.h"
+#include "../base/clock.h"
 #include "../storage/store.h"
 #include "assets.h"
 #include "auth.h"
 #include "http.h"
 #include "jobs.h"
 #include "metrics.h"
+#include "parse.h"
+#include "pool.h"
 #include "reply.h"
 #include "sched.h"
 #include "state.h"
@@ -37,51 +66,6 @@
 
 /* $(B)/gen/srv_openapi.c: server/openapi.json, one entry. */
 extern const struct kin_embedded srv_openapi[];
-
-/* Parses the URL into r->route (and name/id); 0 when no route matches. */
-static int parse_route(const char *url, struct srv_req *r)
-{
-    if (!strcmp(url, "/") || !strncmp(url, "/ui/", 4)) return r->route = SRV_R_UI;
-    if (strncmp(url, "/v1/", 4)) return 0;
-    const char *p = url + 4;
-    const char *slash = strchr(p, '/');
-    size_t n = slash ? (size_t)(slash - p) : strlen(p);
-    const char *rest = slash ? slash + 1 : NULL;
-#define IS(word) (n == sizeof(word) - 1 && !strncmp(p, word, n))
-    if (IS("health") && !rest) return r->route = SRV_R_HEALTH;
-    if (IS("metrics") && !rest) return r->route = SRV_R_METRICS;
-    if (IS("token") && !rest) return r->route = SRV_R_TOKEN;
-    if (IS("openapi.json") && !rest) return r->route = SRV_R_OPENAPI;
-    if (IS("robots") || IS("profiles")) {
-        int one = IS("robots") ? SRV_R_ROBOT : SRV_R_PROFILE;
-        if (!rest || !*rest) return r->route = one - 1;
-        const char *sub = strchr(rest, '/');
-        size_t name_len = sub ? (size_t)(sub - rest) : strlen(rest);
-        if (name_len > STORE_MAX_NAME) return 0;
-        snprintf(r->name, sizeof r->name, "%.*s", (int)name_len, rest);
-        if (!sub) return r->route = one;
-        /* GET /v1/robots/NAME/urdf: the robot's URDF text. */
-        if (one == SRV_R_ROBOT && name_len && !strcmp(sub, "/urdf")) return r->route = SRV_R_ROBOT_URDF;
-        return 0;
-    }
-    if (IS("jobs")) {
-        if (!rest || !*rest) return r->route = SRV_R_JOBS;
-        char *end;
-        if (rest[0] < '0' || rest[0] > '9') return 0;
-        errno = 0;
-        long long id = strtoll(rest, &end, 10);
-        if (errno || id <= 0) return 0;
-        r->id = id;
-        if (!*end) return r->route = SRV_R_JOB;
-        if (!strcmp(end, "/result")) return r->route = SRV_R_RESULT;
-        if (!strcmp(end, "/result.csv")) return r->route = SRV_R_RESULT_CSV;
-        if (!strcmp(end, "/result.npz")) return r->route = SRV_R_RESULT_NPZ;
-        if (!strcmp(end, "/source")) return r->route = SRV_R_SOURCE;
-        return 0;
-    }
-#undef IS
-    return 0;
-}
 
 /* The Allow header of a route (what method_ok() accepts). */
 static const char *route_allow(int route)
@@ -184,6 +168,198 @@ static enum MHD_Result dispatch(struct srv *s, struct MHD_Connection *c, struct 
     }
 }
 
+void *srv_http_uri(void *cls, const char *uri, struct MHD_Connection *c)
+{
+    struct srv *s = cls;
+    struct srv_req *r = calloc(1, sizeof *r);
+    (void)c;
+    if (!r) return NULL; /* the access handler tries again */
+    r->t_start = rt_now();
+    r->counted = 1;
+    atomic_fetch_add(&s->in_flight, 1);
+    /* MHD decodes %00 into a NUL that ends the URL it passes on
+     * ("/v1/robots/g1%00junk" would read as "/v1/robots/g1"): only the raw
+     * URL shows it. */
+    r->nul_in_url = uri && strstr(uri, "%00") != NULL;
+    return r;
+}
+
+/* Headers whose count or combination matters (RFC 9112 6.3: a request
+ * with Content-Length given twice, or with Transfer-Encoding and
+ * Content-Length both, is to be refused: it is how requests are
+ * smuggled past proxies). */
+struct hdr_counts {
+    int content_length, transfer_encoding, idem_key;
+    const char *te;
+};
+
+static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+    struct hdr_counts *h = cls;
+    (void)kind;
+    if (!strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH)) h->content_length++;
+    else if (!strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING)) h->transfer_encoding++, h->te = value;
+    else if (!strcasecmp(key, "Idempotency-Key")) h->idem_key++;
+    return MHD_YES;
+}
+
+/* Copies the query parameters into r->query (one buffer, r->query_buf). */
+struct query_copy {
+    struct srv_req *r;
+    size_t need, used;
+};
+
+static enum MHD_Result copy_arg(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+    struct query_copy *q = cls;
+    struct srv_query *dst = &q->r->query;
+    size_t kl = strlen(key), vl = value ? strlen(value) : 0;
+    (void)kind;
+    if (!q->r->query_buf) { /* the sizing pass */
+        q->need += kl + vl + 2;
+        return MHD_YES;
+    }
+    if (dst->n == SRV_QUERY_MAX) {
+        dst->overflow = 1;
+        return MHD_YES;
+    }
+    char *k = q->r->query_buf + q->used;
+    memcpy(k, key, kl + 1);
+    char *v = k + kl + 1;
+    memcpy(v, value ? value : "", vl + 1);
+    q->used += kl + vl + 2;
+    dst->key[dst->n] = k;
+    dst->val[dst->n++] = v;
+    return MHD_YES;
+}
+
+static int copy_query(struct MHD_Connection *c, struct srv_req *r)
+{
+    struct query_copy q = {r, 0, 0};
+    MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, copy_arg, &q);
+    if (!q.need) return 0;
+    if (!(r->query_buf = malloc(q.need))) return -1;
+    MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, copy_arg, &q);
+    return 0;
+}
+
+/* A GET route's query parameters: none given twice. */
+static const char *query_repeated(const struct srv_query *q)
+{
+    for (int i = 0; i < q->n; i++)
+        for (int k = 0; k < i; k++)
+            if (!strcmp(q->key[i], q->key[k])) return q->key[i];
+    return NULL;
+}
+
+/* The request's deadline passed (--request-timeout). */
+static int past_deadline(const struct srv *s, const struct srv_req *r)
+{
+    return s->cfg.request_timeout_s > 0 && rt_now() - r->t_start > (double)s->cfg.request_timeout_s;
+}
+
+static enum MHD_Result reply_timeout(struct srv *s, struct MHD_Connection *c, const struct srv_req *r)
+{
+    char msg[128];
+    snprintf(msg, sizeof msg, "the request took %.0f s to arrive: the limit is %u s (--request-timeout)",
+             rt_now() - r->t_start, s->cfg.request_timeout_s);
+    return srv_reply_err_http(s, c, MHD_HTTP_REQUEST_TIMEOUT, "request timeout", "request", msg);
+}
+
+/* The checks of the first call, before any body is read; a reply queued
+ * here refuses the body. */
+static enum MHD_Result first_call(struct srv *s, struct MHD_Connection *c, struct srv_req *r, const char *url,
+                                  const char *method)
+{
+    int has_body, admin_only;
+    struct hdr_counts h = {0, 0, 0, NULL};
+    char msg[160];
+    r->started = 1;
+    r->conn = c;
+    if (r->t_start <= 0) r->t_start = rt_now();
+    if (r->nul_in_url)
+        return srv_reply_err_http(s, c, MHD_HTTP_BAD_REQUEST, rt_status_str(RT_EINVAL), "url",
+                                  "the URL holds %00 (a NUL byte), which no name or parameter may contain");
+    MHD_get_connection_values(c, MHD_HEADER_KIND, count_header, &h);
+    if (h.content_length > 1) {
+        snprintf(msg, sizeof msg, "given %d times: one Content-Length or none", h.content_length);
+        return srv_reply_err_http(s, c, MHD_HTTP_BAD_REQUEST, rt_status_str(RT_EINVAL), "Content-Length", msg);
+    }
+    if (h.transfer_encoding && (h.content_length || h.transfer_encoding > 1 || !h.te || strcasecmp(h.te, "chunked")))
+        return srv_reply_err_http(s, c, MHD_HTTP_BAD_REQUEST, rt_status_str(RT_EINVAL), "Transfer-Encoding",
+                                  h.content_length ? "given with Content-Length: one of the two"
+                                                   : "only \"chunked\" is supported, once");
+    if (h.idem_key > 1)
+        return srv_reply_err_http(s, c, MHD_HTTP_BAD_REQUEST, rt_status_str(RT_EINVAL), "Idempotency-Key",
+                                  "given twice");
+    if (!srv_route_parse(url, r))
+        return srv_reply_err_http(s, c, MHD_HTTP_NOT_FOUND, "not found", "url", "no such resource");
+    if (!method_ok(r->route, method, &has_body, &admin_only))
+        return srv_reply_err_hdr(s, c, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed", "method",
+                                 "method not allowed on this resource", MHD_HTTP_HEADER_ALLOW,
+                                 route_allow(r->route));
+    if (copy_query(c, r)) return MHD_NO;
+    const char *rep = r->route != SRV_R_JOBS || !has_body ? query_repeated(&r->query) : NULL;
+    if (rep) {
+        char where[64];
+        snprintf(where, sizeof where, "query.%.40s", rep);
+        return srv_reply_err_http(s, c, MHD_HTTP_BAD_REQUEST, rt_status_str(RT_EINVAL), where, "given twice");
+    }
+    /* The page's files and the API's description need no token: the page
+     * asks for one. */
+    if (r->route != SRV_R_HEALTH && r->route != SRV_R_METRICS && r->route != SRV_R_UI &&
+        r->route != SRV_R_OPENAPI) {
+        const char *why = NULL;
+        unsigned int code = srv_auth(s, c, r, &why);
+        if (code)
+            return srv_reply_err_hdr(s, c, code, "unauthorized", "Authorization", why,
+                                     MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"retargetd\"");
+        if (admin_only && !r->admin)
+            return srv_reply_err_http(s, c, MHD_HTTP_FORBIDDEN, "forbidden", "Authorization",
+                                      "this token may not change robots or profiles (admin only)");
+    }
+    /* Refuse an oversize body from its Content-Length, before reading it. */
+    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    if (cl && has_body) {
+        char *end;
+        errno = 0;
+        unsigned long long n = strtoull(cl, &end, 10);
+        if (cl[0] < '0' || cl[0] > '9' || *end || errno || n > s->cfg.max_body) {
+            snprintf(msg, sizeof msg, "request body of %.24s bytes is larger than the limit of %zu bytes", cl,
+                     s->cfg.max_body);
+            return srv_reply_err_http(s, c, MHD_HTTP_CONTENT_TOO_LARGE, rt_status_str(RT_ELIMIT), "body", msg);
+        }
+    }
+    if (past_deadline(s, r)) return reply_timeout(s, c, r);
+    if (has_body && s->cfg.request_timeout_s > 0) {
+        /* A stalled body ends at the deadline, not after --idle-timeout. */
+        double left = (double)s->cfg.request_timeout_s - (rt_now() - r->t_start);
+        unsigned int t = left < 1 ? 1u : (unsigned int)ceil(left);
+        if (!s->cfg.idle_timeout_s || t < s->cfg.idle_timeout_s)
+            MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, t);
+    }
+    if (r->route == SRV_R_JOBS && has_body) {
+        const char *k = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Idempotency-Key");
+        if (k && !(r->idem = strdup(k))) return MHD_NO;
+    }
+    return MHD_YES;
+}
+
+/* The validation pool's task: plans the submission, keeps the reply for
+ * the access handler and resumes the connection. After the resume the
+ * request may be freed at any moment, so nothing touches it then. */
+static void plan_task(void *arg)
+{
+    struct srv_req *r = arg;
+    struct srv *s = r->srv;
+    struct srv_resp out = {0, NULL};
+    srv_jobs_submit(s, r, &out);
+    r->resp_code = out.code;
+    r->resp = out.resp;
+    r->done = 1;
+    MHD_resume_connection(r->conn);
+}
+
 enum MHD_Result srv_http_request(void *cls, struct MHD_Connection *c, const char *url,
                                  const char *method, const char *version, const char *upload,
                                  size_t *upload_size, void **req_cls)
@@ -192,46 +368,19 @@ enum MHD_Result srv_http_request(void *cls, struct MHD_Connection *c, const char
     struct srv_req *r = *req_cls;
     (void)version;
     if (!r) {
-        int has_body, admin_only;
         if (!(r = calloc(1, sizeof *r))) return MHD_NO;
         *req_cls = r;
-        if (!parse_route(url, r))
-            return srv_reply_err_http(s, c, MHD_HTTP_NOT_FOUND, "not found", "url", "no such resource");
-        if (!method_ok(r->route, method, &has_body, &admin_only))
-            return srv_reply_err_hdr(s, c, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed", "method",
-                                     "method not allowed on this resource", MHD_HTTP_HEADER_ALLOW,
-                                     route_allow(r->route));
-        /* The page's files need no token: the page asks for one. */
-        if (r->route != SRV_R_HEALTH && r->route != SRV_R_METRICS && r->route != SRV_R_UI &&
-            r->route != SRV_R_OPENAPI) {
-            const char *why = NULL;
-            unsigned int code = srv_auth(s, c, r, &why);
-            if (code)
-                return srv_reply_err_hdr(s, c, code, "unauthorized", "Authorization", why,
-                                         MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"retargetd\"");
-            if (admin_only && !r->admin)
-                return srv_reply_err_http(s, c, MHD_HTTP_FORBIDDEN, "forbidden", "Authorization",
-                                          "this token may not change robots or profiles (admin only)");
-        }
-        /* Refuse an oversize body from its Content-Length, before reading it. */
-        const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-        if (cl && has_body) {
-            char *end;
-            errno = 0;
-            unsigned long long n = strtoull(cl, &end, 10);
-            if (cl[0] < '0' || cl[0] > '9' || *end || errno || n > s->cfg.max_body) {
-                char msg[160];
-                snprintf(msg, sizeof msg, "request body of %.24s bytes is larger than the limit of %zu bytes",
-                         cl, s->cfg.max_body);
-                return srv_reply_err_http(s, c, MHD_HTTP_CONTENT_TOO_LARGE, rt_status_str(RT_ELIMIT),
-                                          "body", msg);
-            }
-        }
-        return MHD_YES;
     }
+    if (!r->started) return first_call(s, c, r, url, method);
     if (*upload_size) {
         size_t n = *upload_size;
         *upload_size = 0;
+        if (past_deadline(s, r)) {
+            /* MHD takes no reply in the middle of a body: close. */
+            rt_log("warn", "http", "request", "body still arriving after %u s (--request-timeout): connection closed",
+                   s->cfg.request_timeout_s);
+            return MHD_NO;
+        }
         if (r->too_big) return MHD_YES;
         if (n > s->cfg.max_body - r->len) {
             r->too_big = 1;
@@ -253,6 +402,14 @@ enum MHD_Result srv_http_request(void *cls, struct MHD_Connection *c, const char
         r->body[r->len] = 0;
         return MHD_YES;
     }
+    if (r->done) { /* back from the validation pool */
+        struct srv_resp out = {r->resp_code, r->resp};
+        r->resp = NULL;
+        return srv_resp_queue(s, c, &out);
+    }
+    if (r->queued) return MHD_YES; /* not expected: the connection is suspended until done */
+    if (s->cfg.idle_timeout_s) MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, s->cfg.idle_timeout_s);
+    if (past_deadline(s, r)) return reply_timeout(s, c, r);
     if (r->too_big) {
         char msg[160];
         snprintf(msg, sizeof msg, "request body is larger than the limit of %zu bytes", s->cfg.max_body);
@@ -261,17 +418,38 @@ enum MHD_Result srv_http_request(void *cls, struct MHD_Connection *c, const char
     if (!r->body) {
         if (!(r->body = calloc(1, 1))) return MHD_NO;
     }
+    if (r->route == SRV_R_JOBS && !strcmp(method, "POST") && s->pool) {
+        r->srv = s;
+        r->queued = 1;
+        MHD_suspend_connection(c);
+        if (srv_pool_submit(s->pool, plan_task, r) != 0) {
+            struct srv_resp out = {0, NULL};
+            srv_resp_err_http(s, &out, MHD_HTTP_SERVICE_UNAVAILABLE, "busy", "jobs",
+                              "every validation thread is busy and the queue is full (--plan-queue), or the "
+                              "daemon is stopping: retry shortly");
+            if (out.resp) MHD_add_response_header(out.resp, "Retry-After", "1");
+            r->resp_code = out.code;
+            r->resp = out.resp;
+            r->done = 1;
+            MHD_resume_connection(c);
+        }
+        return MHD_YES;
+    }
     return dispatch(s, c, r, url, method);
 }
 
 void srv_http_completed(void *cls, struct MHD_Connection *c, void **req_cls,
                         enum MHD_RequestTerminationCode toe)
 {
+    struct srv *s = cls;
     struct srv_req *r = *req_cls;
-    (void)cls;
     (void)c;
     (void)toe;
     if (!r) return;
+    if (r->counted) atomic_fetch_sub(&s->in_flight, 1);
+    if (r->resp) MHD_destroy_response(r->resp);
+    free(r->query_buf);
+    free(r->idem);
     free(r->body);
     free(r);
     *req_cls = NULL;

@@ -20,6 +20,12 @@ enum MHD_Result srv_http_request(void *cls, struct MHD_Connection *c, const char
                                  const char *method, const char *version, const char *upload,
                                  size_t *upload_size, void **req_cls);
 
+/* MHD_OPTION_URI_LOG_CALLBACK: called when a request line has arrived,
+ * with the URL as sent (before MHD decodes it); allocates the request's
+ * state (its clock starts here) and returns it for *req_cls (NULL when out
+ * of memory: the access handler allocates it then). */
+void *srv_http_uri(void *cls, const char *uri, struct MHD_Connection *c);
+
 /* MHD_OPTION_NOTIFY_COMPLETED: frees the request's state in *req_cls (if
  * any) and clears it. */
 void srv_http_completed(void *cls, struct MHD_Connection *c, void **req_cls,

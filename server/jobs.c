@@ -6,23 +6,28 @@
  * floats; ?fps=F resamples) and .../source (the clip or trajectory text as
  * submitted).
  *
- * A submission is validated completely before it is stored: the JSON, the
- * options, the robot and profile names, the clip (parsed, limits on frames
- * and joints) and the targets built from it, so that a stored job fails
- * later only for reasons outside the input (memory, the backend). What is
- * stored is the clip text and canonical options; the worker rebuilds the
- * same targets from them with srv_job_build() (server/job_input.c), which
- * is also the code that validates here. */
+ * A submission is validated completely before it is stored: the request
+ * read strictly (server/parse.c: strict JSON, the raw form's query, UTF-8
+ * names and keys), the options, the robot and profile names, the clip
+ * (parsed, limits on frames, joints and values) and its plan (retarget/
+ * job.h), so that a stored job fails later only for reasons outside the
+ * input (memory, the backend). What is stored is the clip text, canonical
+ * options and the plan; the worker builds the targets from them with
+ * srv_job_build() (server/job_input.c). srv_jobs_submit() runs on a
+ * validation thread (http.c) and holds the robots and profile it plans
+ * with until the row is written (assets.h). */
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../base/clock.h"
 #include "../base/num.h"
 #include "../base/sha256.h"
+#include "../base/utf8.h"
 #include "../kinematics/robot.h"
 #include "../retarget/job.h"
 #include "../retarget/output.h"
@@ -31,13 +36,13 @@
 #include "job_input.h"
 #include "jobs.h"
 #include "metrics.h"
+#include "parse.h"
 #include "reply.h"
 #include "sched.h"
 #include "state.h"
 
-#define JOB_MAX_NAME 120
-
-/* --- building a job's targets ---------------------------------------------- */
+_Static_assert(SRV_JOB_NAME_BYTES <= STORE_MAX_JOB_NAME, "a cut job name fits the store's");
+_Static_assert(SRV_MAX_KEY == STORE_MAX_KEY, "one limit for idempotency keys");
 
 /* --- JSON views ------------------------------------------------------------ */
 
@@ -47,11 +52,22 @@ static void add_time(cJSON *o, const char *k, double t)
     else cJSON_AddNullToObject(o, k);
 }
 
+/* A stored string as JSON text can carry: a row written before names and
+ * keys were checked may hold bytes that are not UTF-8, which would make
+ * the whole reply invalid JSON. `buf` gets a repaired copy. */
+static const char *utf8_text(const char *s, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "%s", s);
+    rt_utf8_repair(buf);
+    return buf;
+}
+
 static cJSON *job_json(const struct store_job *j)
 {
+    char buf[sizeof j->name > sizeof j->idem_key ? sizeof j->name : sizeof j->idem_key];
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "id", (double)j->id);
-    cJSON_AddStringToObject(o, "name", j->name);
+    cJSON_AddStringToObject(o, "name", utf8_text(j->name, buf, sizeof buf));
     cJSON_AddStringToObject(o, "state", store_state_str(j->state));
     cJSON_AddStringToObject(o, "robot", j->robot);
     if (j->profile[0]) cJSON_AddStringToObject(o, "profile", j->profile);
@@ -75,7 +91,7 @@ static cJSON *job_json(const struct store_job *j)
         cJSON_AddNumberToObject(o, "solve_seconds", j->solve_seconds);
         cJSON_AddNumberToObject(o, "batch_clips", j->batch_clips);
     }
-    if (j->idem_key[0]) cJSON_AddStringToObject(o, "idempotency_key", j->idem_key);
+    if (j->idem_key[0]) cJSON_AddStringToObject(o, "idempotency_key", utf8_text(j->idem_key, buf, sizeof buf));
     cJSON *e = j->error ? cJSON_Parse(j->error) : NULL;
     cJSON_AddItemToObject(o, "error", e ? e : cJSON_CreateNull());
     return o;
@@ -88,35 +104,6 @@ static const char *qarg(struct MHD_Connection *c, const char *k)
     return MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, k);
 }
 
-static enum rt_status json_error(const char *body, size_t len, const char *end, struct rt_err *err)
-{
-    size_t off = end && end >= body && end <= body + len ? (size_t)(end - body) : 0;
-    long line = 1, col = 1;
-    for (size_t i = 0; i < off; i++) {
-        if (body[i] == '\n') line++, col = 1;
-        else col++;
-    }
-    char where[64];
-    snprintf(where, sizeof where, "body:%ld:%ld", line, col);
-    return rt_err_set(err, RT_EPARSE, where, "malformed JSON at offset %zu (line %ld, column %ld)", off, line, col);
-}
-
-static enum rt_status get_str(const cJSON *root, const char *key, int required, const char **out,
-                              struct rt_err *err)
-{
-    char where[64];
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
-    snprintf(where, sizeof where, "body.%s", key);
-    *out = NULL;
-    if (!v || cJSON_IsNull(v)) {
-        if (required) return rt_err_set(err, RT_EINVAL, where, "required");
-        return RT_OK;
-    }
-    if (!cJSON_IsString(v)) return rt_err_set(err, RT_EINVAL, where, "expected a string");
-    *out = v->valuestring;
-    return RT_OK;
-}
-
 static void hash_field(struct rt_sha256 *h, const char *s)
 {
     size_t n = s ? strlen(s) : 0;
@@ -124,113 +111,96 @@ static void hash_field(struct rt_sha256 *h, const char *s)
     if (n) rt_sha256_update(h, s, n);
 }
 
-static enum MHD_Result post_job(struct srv *s, struct MHD_Connection *c, struct srv_req *r)
+/* The names a submission plans with, held (assets.h srv_asset_hold) from
+ * before they are loaded until the job row is written. */
+struct holds {
+    const char *kind[3], *name[3];
+    int n;
+};
+
+static enum rt_status hold(struct srv *s, struct holds *h, const char *kind, const char *name,
+                           struct rt_err *err)
+{
+    if (!name) return RT_OK;
+    enum rt_status st = srv_asset_hold(s, kind, name, err);
+    if (st == RT_OK) {
+        h->kind[h->n] = kind;
+        h->name[h->n++] = name;
+    }
+    return st;
+}
+
+static void release(struct srv *s, struct holds *h)
+{
+    while (h->n > 0) {
+        h->n--;
+        srv_asset_release(s, h->kind[h->n], h->name[h->n]);
+    }
+}
+
+void srv_jobs_submit(struct srv *s, struct srv_req *r, struct srv_resp *out)
 {
     struct rt_err err;
     cJSON *root = NULL;
     struct kin_robot *robot = NULL, *src = NULL;
     struct rtg_profile *prof = NULL;
-    struct rtg_job_options o;
+    struct srv_submit sub;
     struct rtg_job_spec spec;
     struct rtg_job_plan plan;
-    char *opts = NULL, *plan_text = NULL, class_key[256], name[JOB_MAX_NAME + 1];
-    const char *robot_name = NULL, *profile = NULL, *clip = NULL, *source_robot = NULL, *jname = NULL;
-    size_t clip_len = 0;
-    int kind = STORE_SRC_BVH;
+    struct holds held = {{0}, {0}, 0};
+    char *opts = NULL, *plan_text = NULL, class_key[256], name[SRV_JOB_NAME_BYTES + 1];
+    const char *idem = NULL;
     enum rt_status st;
     memset(&plan, 0, sizeof plan);
-    memset(&o, 0, sizeof o);
     rt_err_clear(&err);
-    if (qarg(c, "robot")) {
-        /* A raw BVH body: POST /v1/jobs?robot=g1[&profile=P][&name=N]. */
-        robot_name = qarg(c, "robot");
-        profile = qarg(c, "profile");
-        jname = qarg(c, "name");
-        clip = r->body;
-        clip_len = r->len;
-        st = RT_OK;
-    } else {
-        const char *end = NULL;
-        root = cJSON_ParseWithLengthOpts(r->body, r->len, &end, 0);
-        if (!root) {
-            st = json_error(r->body, r->len, end, &err);
-            goto fail;
-        }
-        if (!cJSON_IsObject(root)) {
-            st = rt_err_set(&err, RT_EINVAL, "body", "expected a JSON object");
-            goto fail;
-        }
-        for (cJSON *v = root->child; v; v = v->next)
-            if (strcmp(v->string, "robot") && strcmp(v->string, "profile") && strcmp(v->string, "clip") &&
-                strcmp(v->string, "source_robot") && strcmp(v->string, "trajectory") &&
-                strcmp(v->string, "options") && strcmp(v->string, "name")) {
-                char where[96];
-                snprintf(where, sizeof where, "body.%.60s", v->string);
-                st = rt_err_set(&err, RT_EINVAL, where,
-                                "unknown field (known: robot, profile, clip, source_robot, trajectory, options, name)");
-                goto fail;
-            }
-        const char *traj = NULL;
-        if ((st = get_str(root, "robot", 1, &robot_name, &err)) != RT_OK ||
-            (st = get_str(root, "profile", 0, &profile, &err)) != RT_OK ||
-            (st = get_str(root, "clip", 0, &clip, &err)) != RT_OK ||
-            (st = get_str(root, "source_robot", 0, &source_robot, &err)) != RT_OK ||
-            (st = get_str(root, "trajectory", 0, &traj, &err)) != RT_OK ||
-            (st = get_str(root, "name", 0, &jname, &err)) != RT_OK)
-            goto fail;
-        if ((clip != NULL) == (traj != NULL)) {
-            st = rt_err_set(&err, RT_EINVAL, "body.clip", "give either \"clip\" (BVH text) or \"trajectory\" (CSV text)");
-            goto fail;
-        }
-        if (traj) {
-            if (!source_robot) {
-                st = rt_err_set(&err, RT_EINVAL, "body.source_robot", "required with \"trajectory\"");
-                goto fail;
-            }
-            kind = STORE_SRC_CSV;
-            clip = traj;
-        }
-        clip_len = strlen(clip);
-        st = rtg_job_options_from_json(cJSON_GetObjectItemCaseSensitive(root, "options"), "body.options", &o, &err);
-        /* A BVH clip's frame rate is its Frame Time: an fps would be ignored
-         * (and would only split batches). */
-        if (st == RT_OK && kind == STORE_SRC_BVH && (o.set & (1u << RTG_JOB_FPS)))
-            st = rt_err_set(&err, RT_EINVAL, "body.options.fps",
-                            "a BVH clip carries its own Frame Time; fps is for trajectories only");
-    }
-    if (st != RT_OK) goto fail;
-    if ((st = srv_name_check(robot_name, "robot", "body.robot", &err)) != RT_OK ||
-        (profile && (st = srv_name_check(profile, "profile", "body.profile", &err)) != RT_OK) ||
-        (source_robot && (st = srv_name_check(source_robot, "robot", "body.source_robot", &err)) != RT_OK))
+    /* What the request says, strictly (parse.h): form, fields, names, key. */
+    if ((st = srv_idem_key(r->idem, &idem, &err)) != RT_OK ||
+        (st = srv_submit_parse(r->body, r->len, &r->query, &sub, &root, &err)) != RT_OK)
         goto fail;
-    snprintf(name, sizeof name, "%s", jname && jname[0] ? jname : "clip");
-    for (char *p = name; *p; p++)
-        if (*p == '/' || *p == '\\' || (unsigned char)*p < 32 || *p == '"') *p = '_';
-    if (name[0] == '.') name[0] = '_';
-    if (!(opts = rtg_job_options_json(&o))) {
+    const char *robot_name = sub.robot, *profile = sub.profile, *source_robot = sub.source_robot;
+    if ((st = srv_name_check(robot_name, "robot", sub.where_robot, &err)) != RT_OK ||
+        (profile && (st = srv_name_check(profile, "profile", sub.where_profile, &err)) != RT_OK) ||
+        (source_robot && (st = srv_name_check(source_robot, "robot", "body.source_robot", &err)) != RT_OK) ||
+        (st = srv_job_name(sub.name, sub.where_name, name, &err)) != RT_OK)
+        goto fail;
+    if (!(opts = rtg_job_options_json(&sub.opts))) {
         st = rt_err_set(&err, RT_ENOMEM, "body", "out of memory");
         goto fail;
     }
     /* Plan the job (retarget/job.h): every way the input can be wrong is
-     * found here; the worker builds the targets from the stored plan. */
+     * found here; the worker builds the targets from the stored plan. The
+     * robots and the profile stay held until the row is written, so that
+     * none is replaced between the plan and the insert. */
+    if ((st = hold(s, &held, "robot", robot_name, &err)) != RT_OK ||
+        (st = hold(s, &held, "robot", sub.kind == STORE_SRC_CSV ? source_robot : NULL, &err)) != RT_OK ||
+        (st = hold(s, &held, "profile", profile, &err)) != RT_OK)
+        goto fail;
+    if (s->cfg.plan_delay_ms > 0) usleep((useconds_t)s->cfg.plan_delay_ms * 1000u); /* test hook */
     if ((st = srv_robot_load(s, robot_name, &robot, &err)) != RT_OK) {
-        if (st == RT_ENOTFOUND) snprintf(err.where, sizeof err.where, "body.robot");
+        if (st == RT_ENOTFOUND) snprintf(err.where, sizeof err.where, "%s", sub.where_robot);
         goto fail;
     }
-    if ((profile && (st = srv_profile_load(s, profile, &prof, &err)) != RT_OK) ||
-        (kind == STORE_SRC_CSV && (st = srv_robot_load(s, source_robot, &src, &err)) != RT_OK)) {
-        if (!strcmp(err.where, "profile")) snprintf(err.where, sizeof err.where, "body.profile");
+    if (profile && (st = srv_profile_load(s, profile, &prof, &err)) != RT_OK) {
+        if (st == RT_ENOTFOUND || !strcmp(err.where, "profile"))
+            snprintf(err.where, sizeof err.where, "%s", sub.where_profile);
         goto fail;
     }
-    srv_job_spec(s, robot_name, robot, prof, kind, clip, clip_len, source_robot, src, &o, &spec);
+    if (sub.kind == STORE_SRC_CSV && (st = srv_robot_load(s, source_robot, &src, &err)) != RT_OK) {
+        if (st == RT_ENOTFOUND) snprintf(err.where, sizeof err.where, "body.source_robot");
+        goto fail;
+    }
+    srv_job_spec(s, robot_name, robot, prof, sub.kind, sub.source, sub.source_len, source_robot, src, &sub.opts,
+                 &spec);
     double t_plan = rt_now();
     st = rtg_job_plan(&spec, &plan, &err);
     srv_metrics_stage(&s->metrics, SRV_STAGE_PLAN, rt_now() - t_plan);
     if (st != RT_OK) {
         /* A profile that does not exist (404) or cannot map the clip (400);
          * a robot whose roles cannot be mapped (400). */
-        if (!strcmp(err.where, "profile")) snprintf(err.where, sizeof err.where, "body.profile");
-        else if (!strcmp(err.where, "robot")) snprintf(err.where, sizeof err.where, "body.robot");
+        if (!strcmp(err.where, "profile") || !strcmp(err.where, "body.profile"))
+            snprintf(err.where, sizeof err.where, "%s", sub.where_profile);
+        else if (!strcmp(err.where, "robot"))
+            snprintf(err.where, sizeof err.where, "%s", sub.where_robot);
         goto fail;
     }
     if (!(plan_text = rtg_job_plan_json(&plan))) {
@@ -240,10 +210,10 @@ static enum MHD_Result post_job(struct srv *s, struct MHD_Connection *c, struct 
     /* A named profile goes by the name the client gave it. */
     const char *used = profile ? profile : plan.profile_name;
     snprintf(class_key, sizeof class_key, "%s|%s|%s|%s|%s", robot_name, used,
-             kind == STORE_SRC_CSV ? "csv" : "bvh", source_robot ? source_robot : "", opts);
+             sub.kind == STORE_SRC_CSV ? "csv" : "bvh", source_robot ? source_robot : "", opts);
     struct store_job_new nj = {
         .owner = r->owner,
-        .idem_key = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Idempotency-Key"),
+        .idem_key = idem,
         .name = name,
         .robot = robot_name,
         /* An automatic mapping ("auto:TEMPLATE") is no stored profile: the
@@ -253,13 +223,12 @@ static enum MHD_Result post_job(struct srv *s, struct MHD_Connection *c, struct 
         .plan = plan_text,
         .source_robot = source_robot,
         .class_key = class_key,
-        .source_kind = kind,
-        .clip = clip,
-        .clip_len = clip_len,
+        .source_kind = sub.kind,
+        .clip = sub.source,
+        .clip_len = sub.source_len,
         .frames = plan.n_frames,
         .max_active = s->cfg.max_active,
     };
-    if (nj.idem_key && !nj.idem_key[0]) nj.idem_key = NULL;
     struct rt_sha256 h;
     rt_sha256_init(&h);
     hash_field(&h, robot_name);
@@ -267,12 +236,14 @@ static enum MHD_Result post_job(struct srv *s, struct MHD_Connection *c, struct 
     hash_field(&h, source_robot);
     hash_field(&h, opts);
     hash_field(&h, name);
-    rt_sha256_update(&h, &clip_len, sizeof clip_len);
-    rt_sha256_update(&h, clip, clip_len);
+    rt_sha256_update(&h, &nj.clip_len, sizeof nj.clip_len);
+    rt_sha256_update(&h, nj.clip, nj.clip_len);
     rt_sha256_final(&h, nj.input_hash);
     int64_t id = 0;
     int existed = 0;
-    if ((st = store_job_insert(s->store, &nj, &id, &existed, &err)) != RT_OK) goto fail;
+    st = store_job_insert(s->store, &nj, &id, &existed, &err);
+    release(s, &held);
+    if (st != RT_OK) goto fail;
     if (!existed) sched_add(s->sched, id, nj.frames, class_key);
     rtg_job_plan_free(&plan);
     rtg_profile_free(prof);
@@ -281,22 +252,21 @@ static enum MHD_Result post_job(struct srv *s, struct MHD_Connection *c, struct 
     free(opts);
     free(plan_text);
     cJSON_Delete(root);
-    robot = NULL;
-    struct store_job out;
-    if ((st = store_job_get(s->store, id, NULL, 0, &out, &err)) != RT_OK) return srv_reply_err(s, c, &err);
-    cJSON *jj = job_json(&out);
-    store_job_release(&out);
+    struct store_job job;
+    if ((st = store_job_get(s->store, id, NULL, 0, &job, &err)) != RT_OK) {
+        srv_resp_err(s, out, &err);
+        return;
+    }
+    cJSON *jj = job_json(&job);
+    store_job_release(&job);
     char *text = cJSON_PrintUnformatted(jj);
     cJSON_Delete(jj);
-    if (!text) {
-        rt_err_set(&err, RT_ENOMEM, "jobs", "out of memory");
-        return srv_reply_err(s, c, &err);
-    }
     char loc[64];
     snprintf(loc, sizeof loc, "/v1/jobs/%lld", (long long)id);
-    return srv_reply_json_hdr(s, c, existed ? MHD_HTTP_OK : MHD_HTTP_CREATED, text, MHD_HTTP_HEADER_LOCATION,
-                              loc);
+    srv_resp_json_hdr(s, out, existed ? MHD_HTTP_OK : MHD_HTTP_CREATED, text, MHD_HTTP_HEADER_LOCATION, loc);
+    return;
 fail:
+    release(s, &held);
     rtg_job_plan_free(&plan);
     rtg_profile_free(prof);
     kin_robot_free(robot);
@@ -304,7 +274,7 @@ fail:
     free(opts);
     free(plan_text);
     cJSON_Delete(root);
-    return srv_reply_err(s, c, &err);
+    srv_resp_err(s, out, &err);
 }
 
 /* --- GET /v1/jobs ------------------------------------------------------------ */
@@ -399,6 +369,16 @@ static enum MHD_Result get_result(struct srv *s, struct MHD_Connection *c, struc
             goto done;
         }
     }
+    /* Inputs are bounded so that no solve yields inf or nan (the readers'
+     * bounds); a stored value that is not finite would make the JSON
+     * reply invalid, so it is refused as a corrupt row instead. */
+    for (size_t i = 0; traj && i < (size_t)frames * (size_t)cols; i++)
+        if (!isfinite(traj[i])) {
+            rt_err_set(&err, RT_EIO, "result", "job %lld: the stored trajectory holds a value that is not finite "
+                                               "(frame %zu, column %zu)",
+                       (long long)j.id, i / (size_t)cols, i % (size_t)cols + 1);
+            goto done;
+        }
     cols_json = cJSON_Parse(names);
     if (!cJSON_IsArray(cols_json) || cJSON_GetArraySize(cols_json) != cols) {
         rt_err_set(&err, RT_EIO, "result", "job %lld: stored column names do not match its %d columns",
@@ -426,7 +406,8 @@ static enum MHD_Result get_result(struct srv *s, struct MHD_Connection *c, struc
         rtg_csv_write(f, header ? hdr : NULL, cols, traj, frames, NULL);
         free(hdr);
     } else {
-        cJSON *nm = cJSON_CreateString(j.name), *rb = cJSON_CreateString(j.robot);
+        char nbuf[sizeof j.name];
+        cJSON *nm = cJSON_CreateString(utf8_text(j.name, nbuf, sizeof nbuf)), *rb = cJSON_CreateString(j.robot);
         char *nms = cJSON_PrintUnformatted(nm), *rbs = cJSON_PrintUnformatted(rb);
         char *cls = cJSON_PrintUnformatted(cols_json);
         cJSON_Delete(nm);
@@ -563,7 +544,13 @@ enum MHD_Result srv_route_jobs(struct srv *s, struct MHD_Connection *c, struct s
     struct store_job j;
     rt_err_clear(&err);
     switch (r->route) {
-    case SRV_R_JOBS: return !strcmp(method, "POST") ? post_job(s, c, r) : list_jobs(s, c, r);
+    case SRV_R_JOBS:
+        if (strcmp(method, "POST")) return list_jobs(s, c, r);
+        {
+            struct srv_resp out = {0, NULL};
+            srv_jobs_submit(s, r, &out);
+            return srv_resp_queue(s, c, &out);
+        }
     case SRV_R_RESULT: return get_result(s, c, r, 0);
     case SRV_R_RESULT_CSV: return get_result(s, c, r, 1);
     case SRV_R_RESULT_NPZ: return get_result_npz(s, c, r);

@@ -7,10 +7,19 @@
 
 struct srv;
 struct srv_req;
+struct srv_resp;
+
+/* POST /v1/jobs without its connection: reads the submission from r (the
+ * body, r->query, r->idem, r->owner), validates and plans it (holding the
+ * names it uses, assets.h), stores the job and queues it in the
+ * scheduler; the reply (201 or 200 with the job, or the error) goes into
+ * *out. Makes no MHD call on the connection, so it runs on a validation
+ * thread (http.c) while the connection is suspended. */
+void srv_jobs_submit(struct srv *s, struct srv_req *r, struct srv_resp *out);
 
 /* POST and GET /v1/jobs, GET and DELETE /v1/jobs/ID, GET .../result and
- * .../result.csv. Queues the reply and returns MHD's result. A submission
- * is validated completely (srv_job_build) before its row is written. */
+ * .../result.csv. Queues the reply and returns MHD's result. A POST runs
+ * srv_jobs_submit() on the calling thread. */
 enum MHD_Result srv_route_jobs(struct srv *s, struct MHD_Connection *c, struct srv_req *r,
                                const char *method);
 

@@ -2,7 +2,9 @@
  *
  *   retargetd [--listen ADDR:PORT] [--db FILE] [--threads N] [--backend cpu|cuda|auto]
  *             [--solver-threads N] [--max-body BYTES] [--max-frames N] [--max-joints N]
- *             [--max-active N] [--batch-frames N] [--batch-wait-ms N] [--no-auth] [--quiet]
+ *             [--max-active N] [--batch-frames N] [--batch-wait-ms N]
+ *             [--idle-timeout S] [--request-timeout S] [--max-connections N] [--max-per-ip N]
+ *             [--plan-threads N] [--plan-queue N] [--sync full|normal] [--no-auth] [--quiet]
  *             [--static-dir DIR]
  *   retargetd token add NAME [--admin] --db FILE
  *   retargetd token list --db FILE
@@ -125,6 +127,19 @@ int main(int argc, char **argv)
         else if (!strcmp(o, "--max-active")) { if (parse_num(o, val, 0, INT_MAX, &v)) return 2; cfg.max_active = (int)v; }
         else if (!strcmp(o, "--batch-frames")) { if (parse_num(o, val, 1, 10000000, &v)) return 2; cfg.batch_frames = (int)v; }
         else if (!strcmp(o, "--batch-wait-ms")) { if (parse_num(o, val, 0, 3600000, &v)) return 2; cfg.batch_wait_ms = (int)v; }
+        else if (!strcmp(o, "--idle-timeout")) { if (parse_num(o, val, 1, 86400, &v)) return 2; cfg.idle_timeout_s = (unsigned int)v; }
+        else if (!strcmp(o, "--request-timeout")) { if (parse_num(o, val, 1, 86400, &v)) return 2; cfg.request_timeout_s = (unsigned int)v; }
+        else if (!strcmp(o, "--max-connections")) { if (parse_num(o, val, 1, 65536, &v)) return 2; cfg.max_connections = (unsigned int)v; }
+        else if (!strcmp(o, "--max-per-ip")) { if (parse_num(o, val, 0, 65536, &v)) return 2; cfg.max_per_ip = (unsigned int)v; }
+        else if (!strcmp(o, "--plan-threads")) { if (parse_num(o, val, 0, 256, &v)) return 2; cfg.plan_threads = (int)v; }
+        else if (!strcmp(o, "--plan-queue")) { if (parse_num(o, val, 1, 65536, &v)) return 2; cfg.plan_queue = (int)v; }
+        else if (!strcmp(o, "--sync")) {
+            if (strcmp(val, "full") && strcmp(val, "normal")) {
+                fprintf(stderr, "retargetd: --sync: expected full or normal, got '%.20s'\n", val);
+                return 2;
+            }
+            cfg.sync_full = !strcmp(val, "full");
+        }
         else {
             fprintf(stderr, "retargetd: %s: unknown option\n", o);
             usage(stderr);

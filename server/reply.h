@@ -55,6 +55,33 @@ enum MHD_Result srv_reply_err_hdr(struct srv *s, struct MHD_Connection *c, unsig
                                   const char *code, const char *where, const char *msg,
                                   const char *hdr, const char *val);
 
+/* A reply made but not queued yet: the submission route builds it on a
+ * validation thread (http.c) and the connection queues it when MHD calls
+ * back after MHD_resume_connection(). resp NULL: none could be made (out
+ * of memory). */
+struct MHD_Response;
+struct srv_resp {
+    unsigned int code;
+    struct MHD_Response *resp;
+};
+
+/* Make a reply into `out` as srv_reply_json_hdr() and srv_reply_err() would
+ * queue it (the error reply is logged here, when it is made). `text` is
+ * owned from the call on. Safe from any thread. */
+void srv_resp_json_hdr(struct srv *s, struct srv_resp *out, unsigned int code, char *text, const char *hdr,
+                       const char *val);
+void srv_resp_err(struct srv *s, struct srv_resp *out, const struct rt_err *err);
+void srv_resp_err_http(struct srv *s, struct srv_resp *out, unsigned int http, const char *code,
+                       const char *where, const char *msg);
+
+/* Queues out->resp on `c`, counts it in the metrics and releases it (out
+ * is emptied). MHD_NO when there is none or MHD refuses it. Only on the
+ * connection's own thread (MHD's access handler). */
+enum MHD_Result srv_resp_queue(struct srv *s, struct MHD_Connection *c, struct srv_resp *out);
+
+/* Releases a reply that was never queued (NULL-safe, idempotent). */
+void srv_resp_free(struct srv_resp *out);
+
 /* The HTTP status for an rt_status: EINVAL, EPARSE 400; ENOTFOUND 404;
  * ELIMIT 413; EBUSY 429; ENODEV, ENOMEM 503; ESTATE, ECONFLICT 409;
  * anything else 500. */

@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -245,6 +246,7 @@ struct batch_job {
     double part_seconds;   /* that call's wall time */
     char *report;          /* the report text, once finished (NULL: failed) */
     int finished;          /* 1 once finish_job ran */
+    int stored;            /* 1 once store_batch() took it */
 };
 
 struct batch_ctx {
@@ -254,11 +256,15 @@ struct batch_ctx {
     struct batch_job *jobs;
     int n;
     struct rtg_pool_group g;
+    atomic_int unfinished;  /* finishing tasks queued and not yet run */
+    pthread_mutex_t store_mu; /* one store_batch() at a time */
 };
 
-/* Stores the finished jobs of batch `b` in one transaction (one commit
- * per batch, not per job); when that fails, one by one, so that one bad
- * result fails alone. */
+/* Stores the finished jobs of batch `b` not stored yet in one transaction
+ * (one commit per solver call, not per job); when that fails, one by one,
+ * so that one bad result fails alone. The last finishing task of a call
+ * runs it, so a result is durable as soon as it is finished, while the
+ * worker solves the next batch. */
 static void store_batch(struct batch_ctx *b)
 {
     struct sched *q = b->q;
@@ -269,9 +275,11 @@ static void store_batch(struct batch_ctx *b)
     struct batch_job **of = calloc((size_t)b->n, sizeof *of);
     double t0 = rt_now();
     rt_err_clear(&err);
+    pthread_mutex_lock(&b->store_mu);
     for (int i = 0; i < b->n; i++) {
         struct batch_job *j = &b->jobs[i];
-        if (!j->finished) continue;
+        if (!j->finished || j->stored) continue;
+        j->stored = 1;
         if (!j->report || !b->col_names) {
             rt_err_set(&err, RT_ENOMEM, "report", "out of memory");
             fail_job(q, j->j.id, &err);
@@ -298,6 +306,7 @@ static void store_batch(struct batch_ctx *b)
     for (int k = 0; k < m; k++)
         if (!r[k].stored && of[k])
             rt_log("info", "sched", "job", "job %lld was cancelled while running: result dropped", (long long)r[k].id);
+    pthread_mutex_unlock(&b->store_mu);
     srv_metrics_stage(&s->metrics, SRV_STAGE_STORE, rt_now() - t0);
     free(r);
     free(of);
@@ -317,6 +326,7 @@ static void batch_ctx_free(struct batch_ctx *b)
     free(b->jobs);
     free(b->col_names);
     kin_robot_free(b->robot);
+    pthread_mutex_destroy(&b->store_mu);
     free(b);
 }
 
@@ -344,6 +354,8 @@ static void finish_job(void *arg)
     cJSON_Delete(rep);
     b->finished = 1;
     srv_metrics_stage(&s->metrics, SRV_STAGE_QUALITY, rt_now() - t0);
+    /* The last of the finished jobs queued so far stores them all. */
+    if (atomic_fetch_sub(&b->ctx->unfinished, 1) == 1) store_batch(b->ctx);
 }
 
 /* Solves jobs[idx[0..n)] (same weights and options) as one solver call and
@@ -384,6 +396,7 @@ static void solve_part(struct batch_ctx *bc, const int *idx, int n)
         b->res = items[i].res;
         b->part_clips = n;
         b->part_seconds = dt;
+        atomic_fetch_add(&bc->unfinished, 1);
         rtg_pool_submit(q->pool, &bc->g, finish_job, b);
     }
     if (!s->cfg.quiet)
@@ -433,6 +446,7 @@ static struct batch_ctx *run_batch(struct sched *q, const struct sched_entry *e,
     bc->q = q;
     bc->jobs = jobs;
     bc->n = n;
+    pthread_mutex_init(&bc->store_mu, NULL);
     for (int i = 0; i < n; i++) {
         int claimed = 0;
         jobs[i].ctx = bc;

@@ -20,17 +20,21 @@
 #define SRV_TOKEN_HEX 64 /* a token is 32 random bytes as lower-case hex */
 
 /* Fills `c` with the defaults (listen 127.0.0.1:8080, db var/retargetd.db,
- * one HTTP thread per core (4 to 64), backend auto, SRV_MAX_BODY_DEFAULT, 100000 frames, 512
- * joints, 1000 active jobs, batch frames and wait by backend). */
+ * one HTTP thread per core (4 to 64), backend auto, SRV_MAX_BODY_DEFAULT, 100000 frames,
+ * 512 joints, 1000 active jobs, batch frames and wait by backend, 30 s idle and
+ * 60 s request timeouts, 1024 connections and 64 per IP address, 2
+ * validation threads with a queue of 64, synchronous FULL). */
 void srv_config_default(struct srv_config *c);
 
 struct srv;
 
-/* Opens the database (migrating it, returning jobs a crash left running to
- * the queue), starts the solver worker and the HTTP daemon. RT_EINVAL for a
- * bad address or option, RT_ESTATE for --no-auth off loopback, RT_EIO when
- * the address cannot be bound or the database opened, RT_ENODEV when the
- * backend asked for is absent. *out is NULL on failure. */
+/* Takes the database's lock (DB_PATH.lock: one daemon per database),
+ * opens the database (migrating it, returning jobs a crash left running to
+ * the queue), starts the solver worker, the validation threads and the HTTP
+ * daemon. RT_EINVAL for a bad address or option, RT_ESTATE for --no-auth
+ * off loopback or a database another daemon holds (the message names its
+ * pid), RT_EIO when the address cannot be bound or the database opened,
+ * RT_ENODEV when the backend asked for is absent. *out is NULL on failure. */
 enum rt_status srv_start(const struct srv_config *c, struct srv **out, struct rt_err *err);
 
 /* The port the daemon listens on (the chosen one when asked for port 0). */

@@ -10,6 +10,7 @@
 #ifndef RT_SRV_STATE_H
 #define RT_SRV_STATE_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -20,7 +21,11 @@
 #define SRV_OWNER_ANON "anonymous"
 
 struct MHD_Daemon;
+struct MHD_Connection;
+struct MHD_Response;
 struct sched;
+struct srv_inuse;
+struct srv_pool;
 
 /* The daemon: made by srv_start() before any thread starts that reads it,
  * freed by srv_stop() after they have all stopped. The HTTP threads and the
@@ -33,6 +38,10 @@ struct srv {
     struct MHD_Daemon *mhd;
     struct sched *sched;
     struct srv_metrics metrics;
+    struct srv_inuse *inuse; /* robots and profiles held by submissions being planned (assets.c) */
+    struct srv_pool *pool;   /* the validation threads that plan submissions (http.c) */
+    int lock_fd;             /* DB_PATH.lock, held with flock() while the daemon lives; -1 none */
+    atomic_int in_flight;    /* requests from their request line to their completion (http.c) */
     unsigned int port;
 };
 
@@ -57,8 +66,23 @@ enum srv_route {
     SRV_R_OPENAPI     /* GET /v1/openapi.json: server/openapi.json */
 };
 
-/* Per-request state, in *req_cls from the first call of the access handler
- * to MHD_OPTION_NOTIFY_COMPLETED, which frees it. */
+/* Query parameters as copied out of a request, in order, duplicates kept
+ * (server/parse.h reads them). A parameter without '=' has an empty value.
+ * `overflow` is set when the request had more than SRV_QUERY_MAX. */
+#define SRV_QUERY_MAX 16
+struct srv_query {
+    int n, overflow;
+    const char *key[SRV_QUERY_MAX], *val[SRV_QUERY_MAX];
+};
+
+/* Per-request state, in *req_cls from the request line (MHD's URI log
+ * callback) or the first call of the access handler to
+ * MHD_OPTION_NOTIFY_COMPLETED, which frees it.
+ *
+ * A submission (POST /v1/jobs) is planned on a validation thread while its
+ * connection is suspended: from the hand-over until `done` is set, that
+ * thread alone touches the fields below `query`, and http.c only frees the
+ * request after the thread resumed the connection. */
 struct srv_req {
     int route;              /* enum srv_route */
     char name[STORE_MAX_NAME + 1]; /* robot/profile name from the URL */
@@ -68,6 +92,18 @@ struct srv_req {
     char *body;             /* NUL-terminated, len bytes */
     size_t len, cap;
     int too_big;            /* the body passed max_body: 413 at the end */
+    int nul_in_url;         /* the raw URL held %00 (MHD would decode it to a NUL) */
+    int started;            /* the access handler has seen the request */
+    int counted;            /* counted in srv.in_flight */
+    double t_start;         /* rt_now() at the request line */
+    struct MHD_Connection *conn;
+    struct srv *srv;        /* the daemon, for the validation thread */
+    struct srv_query query; /* the query parameters, copied into query_buf */
+    char *query_buf;
+    char *idem;             /* the Idempotency-Key header, copied; NULL when absent */
+    int queued, done;       /* handed to the validation pool; its reply is in `resp` */
+    unsigned int resp_code;
+    struct MHD_Response *resp;
 };
 
 #endif

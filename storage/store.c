@@ -39,28 +39,33 @@ static const char *migration_sql(int version)
     case 4: /* the job's plan (retarget/job.h): the worker builds from it
              * without mapping the clip again */
         return "ALTER TABLE jobs ADD COLUMN plan TEXT;\n";
-    case 5: /* a job's source text in a table of its own: reading a job's
-             * state or any column after `clip` no longer walks the source's
-             * overflow pages (a poll of a 150 KB trajectory read all of
-             * it); and an index that counts a token's active jobs alone */
-        return "CREATE TABLE job_sources (\n"
+    case 5: /* clips in a table of their own: SQLite stores a row's columns
+             * in order, and in the jobs row the clip came before the state,
+             * the progress and every column added since, so that each
+             * status read walked the clip's overflow pages and each update
+             * (a claim, the progress every 50 ms) rewrote the whole clip --
+             * milliseconds per poll and per update for a clip of a few MB */
+        return "CREATE TABLE job_clips (\n"
                "    job_id INTEGER PRIMARY KEY REFERENCES jobs (id) ON DELETE CASCADE,\n"
                "    clip   TEXT NOT NULL\n"
                ");\n"
-               "CREATE INDEX jobs_by_owner_state ON jobs (owner, state);\n";
+               "INSERT INTO job_clips (job_id, clip) SELECT id, clip FROM jobs;\n"
+               "UPDATE jobs SET clip = '';\n";
     default: return NULL;
     }
 }
 
-/* One connection and its mutex. `rd`, when there is one, is a second,
- * read-only connection that the reads a client polls with (a job, a
- * result, the job list, the counts) go through: in WAL mode they then never
- * wait for the worker's write transactions. */
+/* Two connections to one file: `db` writes (and reads inside its
+ * transactions), `rdb` only reads (PRAGMA query_only), each serialized by
+ * its own mutex. In WAL mode a reader never waits for a writer, so status
+ * polls, listings and token checks do not queue behind a commit that
+ * writes (and syncs) a large clip or result. `version` is the schema
+ * version after the migrations. */
 struct store {
-    sqlite3 *db;
-    pthread_mutex_t mu;
-    struct store *rd;
-    int version; /* the schema version the file was opened at */
+    sqlite3 *db, *rdb;
+    pthread_mutex_t mu, rmu;
+    int version;
+    int sync_full; /* store_set_sync(): the writer's PRAGMA synchronous is FULL */
 };
 
 static const char *const state_names[STORE_N_STATES] = {"queued", "running", "succeeded", "failed",
@@ -85,13 +90,13 @@ static double now_s(void)
     return (double)tv.tv_sec + (double)tv.tv_usec * 1e-6;
 }
 
-static enum rt_status db_err(struct store *s, struct rt_err *err, const char *where)
+static enum rt_status db_err(sqlite3 *db, struct rt_err *err, const char *where)
 {
-    int rc = sqlite3_errcode(s->db);
+    int rc = sqlite3_errcode(db);
     enum rt_status st = RT_EIO;
     if ((rc & 0xff) == SQLITE_CONSTRAINT) st = RT_ECONFLICT;
     if ((rc & 0xff) == SQLITE_NOMEM) st = RT_ENOMEM;
-    return rt_err_set(err, st, where, "sqlite: %s", sqlite3_errmsg(s->db));
+    return rt_err_set(err, st, where, "sqlite: %s", sqlite3_errmsg(db));
 }
 
 static enum rt_status exec(struct store *s, const char *sql, struct rt_err *err, const char *where)
@@ -103,10 +108,10 @@ static enum rt_status exec(struct store *s, const char *sql, struct rt_err *err,
     return st;
 }
 
-static sqlite3_stmt *prep(struct store *s, const char *sql)
+static sqlite3_stmt *prep(sqlite3 *db, const char *sql)
 {
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) return NULL;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) return NULL;
     return st;
 }
 
@@ -124,7 +129,7 @@ static enum rt_status tx_end(struct store *s, enum rt_status st, struct rt_err *
 
 static int user_version(struct store *s)
 {
-    sqlite3_stmt *q = prep(s, "PRAGMA user_version");
+    sqlite3_stmt *q = prep(s->db, "PRAGMA user_version");
     int v = -1;
     if (q && sqlite3_step(q) == SQLITE_ROW) v = sqlite3_column_int(q, 0);
     sqlite3_finalize(q);
@@ -134,7 +139,7 @@ static int user_version(struct store *s)
 static enum rt_status migrate(struct store *s, int target, struct rt_err *err)
 {
     int v = user_version(s);
-    if (v < 0) return db_err(s, err, "db");
+    if (v < 0) return db_err(s->db, err, "db");
     if (v > STORE_VERSION)
         return rt_err_set(err, RT_ESTATE, "db",
                           "database version %d is newer than this build's %d", v, STORE_VERSION);
@@ -173,6 +178,7 @@ enum rt_status store_open_at(const char *path, int version, struct store **out, 
     }
     if (!s) return rt_err_set(err, RT_ENOMEM, "db", "out of memory");
     pthread_mutex_init(&s->mu, NULL);
+    pthread_mutex_init(&s->rmu, NULL);
     if (sqlite3_open_v2(path, &s->db,
                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
                         NULL) != SQLITE_OK) {
@@ -187,19 +193,17 @@ enum rt_status store_open_at(const char *path, int version, struct store **out, 
         (st = exec(s, "PRAGMA foreign_keys = ON", err, path)) != RT_OK)
         goto fail;
     if ((st = migrate(s, version, err)) != RT_OK) goto fail;
-    s->version = version;
-    /* The read connection; without one, reads share the write connection. */
-    struct store *rd = calloc(1, sizeof *rd);
-    if (rd) {
-        pthread_mutex_init(&rd->mu, NULL);
-        rd->version = version;
-        if (sqlite3_open_v2(path, &rd->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_FULLMUTEX, NULL) == SQLITE_OK) {
-            sqlite3_busy_timeout(rd->db, 5000);
-            sqlite3_extended_result_codes(rd->db, 1);
-            s->rd = rd;
-        } else {
-            store_close(rd);
-        }
+    s->version = user_version(s);
+    if (sqlite3_open_v2(path, &s->rdb, SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX, NULL) != SQLITE_OK) {
+        st = rt_err_set(err, RT_EIO, path, "cannot open database: %s",
+                        s->rdb ? sqlite3_errmsg(s->rdb) : "out of memory");
+        goto fail;
+    }
+    sqlite3_busy_timeout(s->rdb, 5000);
+    sqlite3_extended_result_codes(s->rdb, 1);
+    if (sqlite3_exec(s->rdb, "PRAGMA query_only = 1", NULL, NULL, NULL) != SQLITE_OK) {
+        st = rt_err_set(err, RT_EIO, path, "sqlite: %s", sqlite3_errmsg(s->rdb));
+        goto fail;
     }
     *out = s;
     return RT_OK;
@@ -213,22 +217,37 @@ enum rt_status store_open(const char *path, struct store **out, struct rt_err *e
     return store_open_at(path, STORE_VERSION, out, err);
 }
 
+enum rt_status store_set_sync(struct store *s, int full, struct rt_err *err)
+{
+    pthread_mutex_lock(&s->mu);
+    enum rt_status st = exec(s, full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL", err, "db");
+    if (st == RT_OK) s->sync_full = full;
+    pthread_mutex_unlock(&s->mu);
+    return st;
+}
+
+int store_synchronous(struct store *s)
+{
+    int v = -1;
+    pthread_mutex_lock(&s->mu);
+    sqlite3_stmt *q = prep(s->db, "PRAGMA synchronous");
+    if (q && sqlite3_step(q) == SQLITE_ROW) v = sqlite3_column_int(q, 0);
+    sqlite3_finalize(q);
+    pthread_mutex_unlock(&s->mu);
+    return v;
+}
+
 void store_close(struct store *s)
 {
     if (!s) return;
-    store_close(s->rd);
+    sqlite3_close_v2(s->rdb);
     sqlite3_close_v2(s->db);
+    pthread_mutex_destroy(&s->rmu);
     pthread_mutex_destroy(&s->mu);
     free(s);
 }
 
-int store_version(struct store *s)
-{
-    pthread_mutex_lock(&s->mu);
-    int v = user_version(s);
-    pthread_mutex_unlock(&s->mu);
-    return v;
-}
+int store_version(struct store *s) { return s->version; }
 
 int store_name_ok(const char *name)
 {
@@ -265,6 +284,8 @@ static char *dup_col(sqlite3_stmt *q, int col, size_t *len)
 
 #define LOCK(s) pthread_mutex_lock(&(s)->mu)
 #define UNLOCK(s) pthread_mutex_unlock(&(s)->mu)
+#define RLOCK(s) pthread_mutex_lock(&(s)->rmu)
+#define RUNLOCK(s) pthread_mutex_unlock(&(s)->rmu)
 
 /* --- tokens ------------------------------------------------------------ */
 
@@ -277,9 +298,9 @@ enum rt_status store_token_add(struct store *s, const char *name,
                           "expected 1..%d characters of A-Z a-z 0-9 _ . -", STORE_MAX_NAME);
     enum rt_status st = RT_OK;
     LOCK(s);
-    sqlite3_stmt *q = prep(s, "INSERT INTO tokens (name, hash, admin, created) VALUES (?,?,?,?)");
+    sqlite3_stmt *q = prep(s->db, "INSERT INTO tokens (name, hash, admin, created) VALUES (?,?,?,?)");
     if (!q) {
-        st = db_err(s, err, "token");
+        st = db_err(s->db, err, "token");
         goto done;
     }
     sqlite3_bind_text(q, 1, name, -1, SQLITE_STATIC);
@@ -287,7 +308,7 @@ enum rt_status store_token_add(struct store *s, const char *name,
     sqlite3_bind_int(q, 3, admin ? 1 : 0);
     sqlite3_bind_double(q, 4, now_s());
     if (sqlite3_step(q) != SQLITE_DONE) {
-        st = db_err(s, err, "token");
+        st = db_err(s->db, err, "token");
         if (st == RT_ECONFLICT) rt_err_set(err, st, "token.name", "a token named '%s' exists", name);
     }
 done:
@@ -300,10 +321,10 @@ enum rt_status store_token_find(struct store *s, const unsigned char hash[RT_SHA
                                 char *name, int *admin, struct rt_err *err)
 {
     enum rt_status st = RT_OK;
-    LOCK(s);
-    sqlite3_stmt *q = prep(s, "SELECT name, admin FROM tokens WHERE hash = ?");
+    RLOCK(s);
+    sqlite3_stmt *q = prep(s->rdb, "SELECT name, admin FROM tokens WHERE hash = ?");
     if (!q) {
-        st = db_err(s, err, "token");
+        st = db_err(s->rdb, err, "token");
         goto done;
     }
     sqlite3_bind_blob(q, 1, hash, RT_SHA256_LEN, SQLITE_STATIC);
@@ -314,11 +335,11 @@ enum rt_status store_token_find(struct store *s, const unsigned char hash[RT_SHA
     } else if (rc == SQLITE_DONE) {
         st = rt_err_set(err, RT_ENOTFOUND, "token", "unknown token");
     } else {
-        st = db_err(s, err, "token");
+        st = db_err(s->rdb, err, "token");
     }
 done:
     sqlite3_finalize(q);
-    UNLOCK(s);
+    RUNLOCK(s);
     return st;
 }
 
@@ -327,19 +348,19 @@ enum rt_status store_token_list(struct store *s,
                                 void *user, struct rt_err *err)
 {
     enum rt_status st = RT_OK;
-    LOCK(s);
-    sqlite3_stmt *q = prep(s, "SELECT name, admin, created FROM tokens ORDER BY name");
+    RLOCK(s);
+    sqlite3_stmt *q = prep(s->rdb, "SELECT name, admin, created FROM tokens ORDER BY name");
     if (!q) {
-        st = db_err(s, err, "token");
+        st = db_err(s->rdb, err, "token");
         goto done;
     }
     int rc;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW)
         fn(user, (const char *)sqlite3_column_text(q, 0), sqlite3_column_int(q, 1), sqlite3_column_double(q, 2));
-    if (rc != SQLITE_DONE) st = db_err(s, err, "token");
+    if (rc != SQLITE_DONE) st = db_err(s->rdb, err, "token");
 done:
     sqlite3_finalize(q);
-    UNLOCK(s);
+    RUNLOCK(s);
     return st;
 }
 
@@ -347,13 +368,13 @@ enum rt_status store_token_revoke(struct store *s, const char *name, struct rt_e
 {
     enum rt_status st = RT_OK;
     LOCK(s);
-    sqlite3_stmt *q = prep(s, "DELETE FROM tokens WHERE name = ?");
+    sqlite3_stmt *q = prep(s->db, "DELETE FROM tokens WHERE name = ?");
     if (!q) {
-        st = db_err(s, err, "token");
+        st = db_err(s->db, err, "token");
         goto done;
     }
     sqlite3_bind_text(q, 1, name, -1, SQLITE_STATIC);
-    if (sqlite3_step(q) != SQLITE_DONE) st = db_err(s, err, "token");
+    if (sqlite3_step(q) != SQLITE_DONE) st = db_err(s->db, err, "token");
     else if (sqlite3_changes(s->db) == 0)
         st = rt_err_set(err, RT_ENOTFOUND, "token.name", "no token named '%.64s'", name);
 done:
@@ -389,7 +410,7 @@ enum rt_status store_asset_put(struct store *s, const char *kind, const char *na
     if ((st = exec(s, "BEGIN IMMEDIATE", err, kind)) != RT_OK) goto unlock;
     /* A queued or running job is built from the robot and profile it names
      * when it runs: replacing one under it would change or break it. */
-    q = prep(s, robot ? "SELECT count(*), min(id) FROM jobs WHERE state IN ('queued','running') "
+    q = prep(s->db, robot ? "SELECT count(*), min(id) FROM jobs WHERE state IN ('queued','running') "
                         "AND (robot = ?1 OR source_robot = ?1)"
                       : "SELECT count(*), min(id) FROM jobs WHERE state IN ('queued','running') "
                         "AND profile = ?1");
@@ -407,7 +428,7 @@ enum rt_status store_asset_put(struct store *s, const char *kind, const char *na
     sqlite3_finalize(q);
     snprintf(sql, sizeof sql, "INSERT OR REPLACE INTO %s (name, %s, created) VALUES (?,?,?)", table,
              robot ? "urdf" : "json");
-    q = prep(s, sql);
+    q = prep(s->db, sql);
     if (!q) goto dberr;
     sqlite3_bind_text(q, 1, name, -1, SQLITE_STATIC);
     sqlite3_bind_text(q, 2, text, (int)len, SQLITE_STATIC);
@@ -415,7 +436,7 @@ enum rt_status store_asset_put(struct store *s, const char *kind, const char *na
     if (sqlite3_step(q) != SQLITE_DONE) goto dberr;
     goto end;
 dberr:
-    st = db_err(s, err, kind);
+    st = db_err(s->db, err, kind);
 end:
     sqlite3_finalize(q);
     st = tx_end(s, st, err, kind);
@@ -434,10 +455,10 @@ enum rt_status store_asset_get(struct store *s, const char *kind, const char *na
     snprintf(sql, sizeof sql, "SELECT %s FROM %s WHERE name = ?",
              !strcmp(kind, "robot") ? "urdf" : "json", table);
     enum rt_status st = RT_OK;
-    LOCK(s);
-    sqlite3_stmt *q = prep(s, sql);
+    RLOCK(s);
+    sqlite3_stmt *q = prep(s->rdb, sql);
     if (!q) {
-        st = db_err(s, err, kind);
+        st = db_err(s->rdb, err, kind);
         goto done;
     }
     sqlite3_bind_text(q, 1, name, -1, SQLITE_STATIC);
@@ -447,11 +468,11 @@ enum rt_status store_asset_get(struct store *s, const char *kind, const char *na
     } else if (rc == SQLITE_DONE) {
         st = rt_err_set(err, RT_ENOTFOUND, kind, "no %s named '%.64s'", kind, name);
     } else {
-        st = db_err(s, err, kind);
+        st = db_err(s->rdb, err, kind);
     }
 done:
     sqlite3_finalize(q);
-    UNLOCK(s);
+    RUNLOCK(s);
     return st;
 }
 
@@ -464,19 +485,19 @@ enum rt_status store_asset_list(struct store *s, const char *kind,
     assert(table);
     snprintf(sql, sizeof sql, "SELECT name, created FROM %s ORDER BY name", table);
     enum rt_status st = RT_OK;
-    LOCK(s);
-    sqlite3_stmt *q = prep(s, sql);
+    RLOCK(s);
+    sqlite3_stmt *q = prep(s->rdb, sql);
     if (!q) {
-        st = db_err(s, err, kind);
+        st = db_err(s->rdb, err, kind);
         goto done;
     }
     int rc;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW)
         fn(user, (const char *)sqlite3_column_text(q, 0), sqlite3_column_double(q, 1));
-    if (rc != SQLITE_DONE) st = db_err(s, err, kind);
+    if (rc != SQLITE_DONE) st = db_err(s->rdb, err, kind);
 done:
     sqlite3_finalize(q);
-    UNLOCK(s);
+    RUNLOCK(s);
     return st;
 }
 
@@ -556,7 +577,7 @@ enum rt_status store_job_insert(struct store *s, const struct store_job_new *in,
     LOCK(s);
     if ((st = exec(s, "BEGIN IMMEDIATE", err, "jobs")) != RT_OK) goto unlock;
     if (in->idem_key) {
-        q = prep(s, "SELECT id, input_hash FROM jobs WHERE owner = ? AND idem_key = ?");
+        q = prep(s->db, "SELECT id, input_hash FROM jobs WHERE owner = ? AND idem_key = ?");
         if (!q) goto dberr;
         sqlite3_bind_text(q, 1, in->owner, -1, SQLITE_STATIC);
         sqlite3_bind_text(q, 2, in->idem_key, -1, SQLITE_STATIC);
@@ -578,7 +599,7 @@ enum rt_status store_job_insert(struct store *s, const struct store_job_new *in,
         q = NULL;
     }
     if (in->max_active > 0) {
-        q = prep(s, "SELECT count(*) FROM jobs WHERE owner = ? AND state IN ('queued','running')");
+        q = prep(s->db, "SELECT count(*) FROM jobs WHERE owner = ? AND state IN ('queued','running')");
         if (!q) goto dberr;
         sqlite3_bind_text(q, 1, in->owner, -1, SQLITE_STATIC);
         if (sqlite3_step(q) != SQLITE_ROW) goto dberr;
@@ -591,7 +612,7 @@ enum rt_status store_job_insert(struct store *s, const struct store_job_new *in,
         q = NULL;
     }
     /* A file at an older schema version (store_open_at()) has no plan column. */
-    q = prep(s, in->plan ? "INSERT INTO jobs (owner, idem_key, input_hash, name, robot, profile, options, "
+    q = prep(s->db, in->plan ? "INSERT INTO jobs (owner, idem_key, input_hash, name, robot, profile, options, "
                            "source_kind, source_robot, clip, frames, class_key, created, plan) "
                            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
                          : "INSERT INTO jobs (owner, idem_key, input_hash, name, robot, profile, options, "
@@ -607,7 +628,7 @@ enum rt_status store_job_insert(struct store *s, const struct store_job_new *in,
     sqlite3_bind_text(q, 7, in->options ? in->options : "{}", -1, SQLITE_STATIC);
     sqlite3_bind_text(q, 8, in->source_kind == STORE_SRC_CSV ? "csv" : "bvh", -1, SQLITE_STATIC);
     if (in->source_robot) sqlite3_bind_text(q, 9, in->source_robot, -1, SQLITE_STATIC);
-    /* From version 5 the source text lives in job_sources (below). */
+    /* From version 5 the clip lives in job_clips (migration 5). */
     if (s->version >= 5) sqlite3_bind_text(q, 10, "", 0, SQLITE_STATIC);
     else sqlite3_bind_text(q, 10, in->clip, (int)in->clip_len, SQLITE_STATIC);
     sqlite3_bind_int(q, 11, in->frames);
@@ -618,7 +639,7 @@ enum rt_status store_job_insert(struct store *s, const struct store_job_new *in,
     *id = sqlite3_last_insert_rowid(s->db);
     if (s->version >= 5) {
         sqlite3_finalize(q);
-        q = prep(s, "INSERT INTO job_sources (job_id, clip) VALUES (?,?)");
+        q = prep(s->db, "INSERT INTO job_clips (job_id, clip) VALUES (?,?)");
         if (!q) goto dberr;
         sqlite3_bind_int64(q, 1, *id);
         sqlite3_bind_text(q, 2, in->clip, (int)in->clip_len, SQLITE_STATIC);
@@ -626,7 +647,7 @@ enum rt_status store_job_insert(struct store *s, const struct store_job_new *in,
     }
     goto end;
 dberr:
-    st = db_err(s, err, "jobs");
+    st = db_err(s->db, err, "jobs");
 end:
     sqlite3_finalize(q);
     if ((st = tx_end(s, st, err, "jobs")) != RT_OK) *existed = 0;
@@ -640,47 +661,43 @@ unlock:
  * and `owner` (NULL: anyone) may see it; RT_ENOTFOUND "no job ID" when it
  * is missing or another owner's (a token never learns of others' jobs);
  * else the step's error, at `where`. */
-static enum rt_status job_row(struct store *s, sqlite3_stmt *q, int rc, int owner_col, int64_t id,
+static enum rt_status job_row(sqlite3 *db, sqlite3_stmt *q, int rc, int owner_col, int64_t id,
                               const char *owner, const char *where, struct rt_err *err)
 {
     if (rc == SQLITE_DONE ||
         (rc == SQLITE_ROW && owner && strcmp(owner, (const char *)sqlite3_column_text(q, owner_col))))
         return rt_err_set(err, RT_ENOTFOUND, "jobs", "no job %lld", (long long)id);
-    if (rc != SQLITE_ROW) return db_err(s, err, where);
+    if (rc != SQLITE_ROW) return db_err(db, err, where);
     return RT_OK;
 }
 
 enum rt_status store_job_get(struct store *s, int64_t id, const char *owner, int with_clip,
                              struct store_job *out, struct rt_err *err)
 {
-    if (s->rd) s = s->rd; /* a read: the read connection */
     enum rt_status st = RT_OK;
     memset(out, 0, sizeof *out);
-    LOCK(s);
-    /* A job stored before version 5 keeps its source in jobs.clip. */
-    sqlite3_stmt *q = prep(s, !with_clip ? "SELECT " JOB_COLS " FROM jobs WHERE id = ?"
-                              : s->version >= 5
-                                  ? "SELECT " JOB_COLS ", coalesce((SELECT clip FROM job_sources WHERE job_id = jobs.id), clip) "
-                                    "FROM jobs WHERE id = ?"
-                                  : "SELECT " JOB_COLS ", clip FROM jobs WHERE id = ?");
+    RLOCK(s);
+    sqlite3_stmt *q = prep(s->rdb, !with_clip     ? "SELECT " JOB_COLS " FROM jobs WHERE id = ?"
+                                   : s->version >= 5 ? "SELECT " JOB_COLS ", (SELECT clip FROM job_clips "
+                                                       "WHERE job_id = jobs.id) FROM jobs WHERE id = ?"
+                                                     : "SELECT " JOB_COLS ", clip FROM jobs WHERE id = ?");
     if (!q) {
-        st = db_err(s, err, "jobs");
+        st = db_err(s->rdb, err, "jobs");
         goto done;
     }
     sqlite3_bind_int64(q, 1, id);
-    if ((st = job_row(s, q, sqlite3_step(q), 1, id, owner, "jobs", err)) == RT_OK &&
+    if ((st = job_row(s->rdb, q, sqlite3_step(q), 1, id, owner, "jobs", err)) == RT_OK &&
         job_from_row(q, with_clip, out) != RT_OK)
         st = rt_err_set(err, RT_ENOMEM, "jobs", "out of memory");
 done:
     sqlite3_finalize(q);
-    UNLOCK(s);
+    RUNLOCK(s);
     return st;
 }
 
 enum rt_status store_job_list(struct store *s, const char *owner, int64_t before, int limit,
                               struct store_job **out, int *n, struct rt_err *err)
 {
-    if (s->rd) s = s->rd; /* a read: the read connection */
     enum rt_status st = RT_OK;
     *out = NULL;
     *n = 0;
@@ -688,11 +705,11 @@ enum rt_status store_job_list(struct store *s, const char *owner, int64_t before
         return rt_err_set(err, RT_EINVAL, "limit", "expected 1..%d", STORE_MAX_PAGE);
     struct store_job *jobs = calloc((size_t)limit, sizeof *jobs);
     if (!jobs) return rt_err_set(err, RT_ENOMEM, "jobs", "out of memory");
-    LOCK(s);
-    sqlite3_stmt *q = prep(s, "SELECT " JOB_COLS " FROM jobs WHERE owner = ? AND id < ? "
+    RLOCK(s);
+    sqlite3_stmt *q = prep(s->rdb, "SELECT " JOB_COLS " FROM jobs WHERE owner = ? AND id < ? "
                               "ORDER BY id DESC LIMIT ?");
     if (!q) {
-        st = db_err(s, err, "jobs");
+        st = db_err(s->rdb, err, "jobs");
         goto done;
     }
     sqlite3_bind_text(q, 1, owner, -1, SQLITE_STATIC);
@@ -706,10 +723,10 @@ enum rt_status store_job_list(struct store *s, const char *owner, int64_t before
         }
         (*n)++;
     }
-    if (rc != SQLITE_DONE && rc != SQLITE_ROW) st = db_err(s, err, "jobs");
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW) st = db_err(s->rdb, err, "jobs");
 done:
     sqlite3_finalize(q);
-    UNLOCK(s);
+    RUNLOCK(s);
     if (st != RT_OK) {
         for (int i = 0; i < *n; i++) store_job_release(&jobs[i]);
         free(jobs);
@@ -726,21 +743,21 @@ enum rt_status store_job_each_queued(struct store *s,
                                      void *user, struct rt_err *err)
 {
     enum rt_status st = RT_OK;
-    LOCK(s);
-    sqlite3_stmt *q = prep(s, "SELECT id, frames, class_key FROM jobs "
+    RLOCK(s);
+    sqlite3_stmt *q = prep(s->rdb, "SELECT id, frames, class_key FROM jobs "
                               "WHERE state = 'queued' ORDER BY id");
     if (!q) {
-        st = db_err(s, err, "jobs");
+        st = db_err(s->rdb, err, "jobs");
         goto done;
     }
     int rc;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW)
         fn(user, sqlite3_column_int64(q, 0), sqlite3_column_int(q, 1),
            (const char *)sqlite3_column_text(q, 2));
-    if (rc != SQLITE_DONE) st = db_err(s, err, "jobs");
+    if (rc != SQLITE_DONE) st = db_err(s->rdb, err, "jobs");
 done:
     sqlite3_finalize(q);
-    UNLOCK(s);
+    RUNLOCK(s);
     return st;
 }
 
@@ -777,15 +794,15 @@ enum rt_status store_job_claim(struct store *s, int64_t id, int *claimed, struct
     enum rt_status st = RT_OK;
     *claimed = 0;
     LOCK(s);
-    sqlite3_stmt *q = prep(s, "UPDATE jobs SET state = 'running', started = ?, attempts = attempts + 1, "
+    sqlite3_stmt *q = prep(s->db, "UPDATE jobs SET state = 'running', started = ?, attempts = attempts + 1, "
                               "lm_iter = 0, cost = NULL WHERE id = ? AND state = 'queued'");
     if (!q) {
-        st = db_err(s, err, "jobs");
+        st = db_err(s->db, err, "jobs");
         goto done;
     }
     sqlite3_bind_double(q, 1, now_s());
     sqlite3_bind_int64(q, 2, id);
-    if (sqlite3_step(q) != SQLITE_DONE) st = db_err(s, err, "jobs");
+    if (sqlite3_step(q) != SQLITE_DONE) st = db_err(s->db, err, "jobs");
     else *claimed = sqlite3_changes(s->db) == 1;
 done:
     sqlite3_finalize(q);
@@ -800,8 +817,13 @@ enum rt_status store_job_progress_many(struct store *s, const int64_t *ids, int 
     sqlite3_stmt *q = NULL;
     if (n <= 0) return RT_OK;
     LOCK(s);
+    /* Progress is advisory (a crash queues the job again and clears it),
+     * and it is written every 50 ms while a batch runs: with --sync full
+     * its commit is not synced on its own. WAL stays consistent, and the
+     * next synced commit makes it durable too. */
+    if (s->sync_full) exec(s, "PRAGMA synchronous = NORMAL", NULL, NULL);
     if ((st = exec(s, "BEGIN IMMEDIATE", err, "jobs")) != RT_OK) goto unlock;
-    q = prep(s, "UPDATE jobs SET lm_iter = ?, cost = ? WHERE id = ? AND state = 'running'");
+    q = prep(s->db, "UPDATE jobs SET lm_iter = ?, cost = ? WHERE id = ? AND state = 'running'");
     if (!q) goto dberr;
     sqlite3_bind_int(q, 1, lm_iter);
     if (isfinite(cost)) sqlite3_bind_double(q, 2, cost);
@@ -813,11 +835,12 @@ enum rt_status store_job_progress_many(struct store *s, const int64_t *ids, int 
     }
     goto end;
 dberr:
-    st = db_err(s, err, "jobs");
+    st = db_err(s->db, err, "jobs");
 end:
     sqlite3_finalize(q);
     st = tx_end(s, st, err, "jobs");
 unlock:
+    if (s->sync_full) exec(s, "PRAGMA synchronous = FULL", NULL, NULL);
     UNLOCK(s);
     return st;
 }
@@ -835,17 +858,17 @@ enum rt_status store_job_finish_many(struct store *s, struct store_result_new *r
     size_t bytes;
     for (int i = 0; i < n; i++) {
         r[i].stored = 0;
-        if (r[i].frames <= 0 || r[i].columns <= 0 || !rt_mul_size((size_t)r[i].frames, (size_t)r[i].columns * 4, &bytes) ||
-            bytes > (size_t)INT32_MAX)
+        if (r[i].frames <= 0 || r[i].columns <= 0 ||
+            !rt_mul_size((size_t)r[i].frames, (size_t)r[i].columns * 4, &bytes) || bytes > (size_t)INT32_MAX)
             return rt_err_set(err, RT_ELIMIT, "result", "trajectory of %d x %d values too large", r[i].frames,
                               r[i].columns);
     }
     LOCK(s);
     if ((st = exec(s, "BEGIN IMMEDIATE", err, "result")) != RT_OK) goto unlock;
-    up = prep(s, "UPDATE jobs SET state = 'succeeded', finished = ?, lm_iter = ?, cost = ?, "
-                 "solve_seconds = ?, batch_clips = ? WHERE id = ? AND state = 'running'");
-    ins = prep(s, "INSERT INTO results (job_id, frames, columns, trajectory, report, column_names) "
-                  "VALUES (?,?,?,?,?,?)");
+    up = prep(s->db, "UPDATE jobs SET state = 'succeeded', finished = ?, lm_iter = ?, cost = ?, "
+                     "solve_seconds = ?, batch_clips = ? WHERE id = ? AND state = 'running'");
+    ins = prep(s->db, "INSERT INTO results (job_id, frames, columns, trajectory, report, column_names) "
+                      "VALUES (?,?,?,?,?,?)");
     if (!up || !ins) goto dberr;
     for (int i = 0; i < n; i++) {
         struct store_result_new *x = &r[i];
@@ -872,7 +895,7 @@ enum rt_status store_job_finish_many(struct store *s, struct store_result_new *r
     }
     goto end;
 dberr:
-    st = db_err(s, err, "result");
+    st = db_err(s->db, err, "result");
 end:
     sqlite3_finalize(up);
     sqlite3_finalize(ins);
@@ -901,16 +924,16 @@ enum rt_status store_job_fail(struct store *s, int64_t id, const char *error_jso
 {
     enum rt_status st = RT_OK;
     LOCK(s);
-    sqlite3_stmt *q = prep(s, "UPDATE jobs SET state = 'failed', error = ?, finished = ? "
+    sqlite3_stmt *q = prep(s->db, "UPDATE jobs SET state = 'failed', error = ?, finished = ? "
                               "WHERE id = ? AND state IN ('queued','running')");
     if (!q) {
-        st = db_err(s, err, "jobs");
+        st = db_err(s->db, err, "jobs");
         goto done;
     }
     sqlite3_bind_text(q, 1, error_json, -1, SQLITE_STATIC);
     sqlite3_bind_double(q, 2, now_s());
     sqlite3_bind_int64(q, 3, id);
-    if (sqlite3_step(q) != SQLITE_DONE) st = db_err(s, err, "jobs");
+    if (sqlite3_step(q) != SQLITE_DONE) st = db_err(s->db, err, "jobs");
 done:
     sqlite3_finalize(q);
     UNLOCK(s);
@@ -925,10 +948,10 @@ enum rt_status store_job_cancel(struct store *s, int64_t id, const char *owner, 
     *state = -1;
     LOCK(s);
     if ((st = exec(s, "BEGIN IMMEDIATE", err, "jobs")) != RT_OK) goto unlock;
-    q = prep(s, "SELECT owner, state FROM jobs WHERE id = ?");
+    q = prep(s->db, "SELECT owner, state FROM jobs WHERE id = ?");
     if (!q) goto dberr;
     sqlite3_bind_int64(q, 1, id);
-    if ((st = job_row(s, q, sqlite3_step(q), 0, id, owner, "jobs", err)) != RT_OK) goto end;
+    if ((st = job_row(s->db, q, sqlite3_step(q), 0, id, owner, "jobs", err)) != RT_OK) goto end;
     *state = state_from_str((const char *)sqlite3_column_text(q, 1));
     if (*state != STORE_QUEUED && *state != STORE_RUNNING) {
         st = rt_err_set(err, RT_ESTATE, "jobs", "job %lld already %s", (long long)id,
@@ -936,14 +959,14 @@ enum rt_status store_job_cancel(struct store *s, int64_t id, const char *owner, 
         goto end;
     }
     sqlite3_finalize(q);
-    q = prep(s, "UPDATE jobs SET state = 'cancelled', finished = ? WHERE id = ?");
+    q = prep(s->db, "UPDATE jobs SET state = 'cancelled', finished = ? WHERE id = ?");
     if (!q) goto dberr;
     sqlite3_bind_double(q, 1, now_s());
     sqlite3_bind_int64(q, 2, id);
     if (sqlite3_step(q) != SQLITE_DONE) goto dberr;
     goto end;
 dberr:
-    st = db_err(s, err, "jobs");
+    st = db_err(s->db, err, "jobs");
 end:
     sqlite3_finalize(q);
     st = tx_end(s, st, err, "jobs");
@@ -956,21 +979,20 @@ enum rt_status store_result_get(struct store *s, int64_t id, const char *owner, 
                                 int *columns, char **column_names, float **traj, char **report,
                                 struct rt_err *err)
 {
-    if (s->rd) s = s->rd; /* a read: the read connection */
     enum rt_status st = RT_OK;
     if (traj) *traj = NULL;
     if (report) *report = NULL;
     if (column_names) *column_names = NULL;
-    LOCK(s);
-    sqlite3_stmt *q = prep(s, "SELECT j.owner, j.state, r.frames, r.columns, r.trajectory, r.report, "
+    RLOCK(s);
+    sqlite3_stmt *q = prep(s->rdb, "SELECT j.owner, j.state, r.frames, r.columns, r.trajectory, r.report, "
                               "r.column_names "
                               "FROM jobs j LEFT JOIN results r ON r.job_id = j.id WHERE j.id = ?");
     if (!q) {
-        st = db_err(s, err, "result");
+        st = db_err(s->rdb, err, "result");
         goto done;
     }
     sqlite3_bind_int64(q, 1, id);
-    if ((st = job_row(s, q, sqlite3_step(q), 0, id, owner, "result", err)) != RT_OK) goto done;
+    if ((st = job_row(s->rdb, q, sqlite3_step(q), 0, id, owner, "result", err)) != RT_OK) goto done;
     if (sqlite3_column_type(q, 2) == SQLITE_NULL) {
         st = rt_err_set(err, RT_ESTATE, "jobs", "job %lld is %s: no result", (long long)id,
                         (const char *)sqlite3_column_text(q, 1));
@@ -1004,20 +1026,19 @@ enum rt_status store_result_get(struct store *s, int64_t id, const char *owner, 
     }
 done:
     sqlite3_finalize(q);
-    UNLOCK(s);
+    RUNLOCK(s);
     return st;
 }
 
 enum rt_status store_job_counts(struct store *s, long long counts[STORE_N_STATES],
                                 struct rt_err *err)
 {
-    if (s->rd) s = s->rd; /* a read: the read connection */
     enum rt_status st = RT_OK;
     memset(counts, 0, STORE_N_STATES * sizeof counts[0]);
-    LOCK(s);
-    sqlite3_stmt *q = prep(s, "SELECT state, count(*) FROM jobs GROUP BY state");
+    RLOCK(s);
+    sqlite3_stmt *q = prep(s->rdb, "SELECT state, count(*) FROM jobs GROUP BY state");
     if (!q) {
-        st = db_err(s, err, "jobs");
+        st = db_err(s->rdb, err, "jobs");
         goto done;
     }
     int rc;
@@ -1025,9 +1046,9 @@ enum rt_status store_job_counts(struct store *s, long long counts[STORE_N_STATES
         int k = state_from_str((const char *)sqlite3_column_text(q, 0));
         if (k >= 0) counts[k] = sqlite3_column_int64(q, 1);
     }
-    if (rc != SQLITE_DONE) st = db_err(s, err, "jobs");
+    if (rc != SQLITE_DONE) st = db_err(s->rdb, err, "jobs");
 done:
     sqlite3_finalize(q);
-    UNLOCK(s);
+    RUNLOCK(s);
     return st;
 }

@@ -13,8 +13,9 @@
  * while the job is still running, so a cancelled job's result is never
  * stored and no reader ever sees a succeeded job without its result.
  *
- * Threads: a struct store may be used from any thread; calls are
- * serialized by a mutex inside it.
+ * Threads: a struct store may be used from any thread. It holds two
+ * connections to the file: one that writes, one that only reads (each
+ * serialized by its own mutex), so that reads never wait for a commit.
  *
  * Memory: strings and arrays a store_* function returns through pointers
  * are malloc'd and the caller frees them (free(), or store_job_release()
@@ -31,6 +32,7 @@
 #define STORE_VERSION 5
 #define STORE_MAX_NAME 64          /* robot, profile, token, owner names (bytes) */
 #define STORE_MAX_KEY 128          /* Idempotency-Key (bytes) */
+#define STORE_MAX_JOB_NAME 480     /* a job name (bytes: 120 UTF-8 characters) */
 #define STORE_MAX_TEXT (256u << 20) /* a clip, URDF or profile text (bytes) */
 #define STORE_MAX_PAGE 1000        /* jobs per store_job_list() page */
 #define STORE_MAX_ATTEMPTS 3       /* runs a crash may interrupt before a job is failed */
@@ -64,7 +66,19 @@ enum rt_status store_open_at(const char *path, int version, struct store **out,
 /* NULL-safe. */
 void store_close(struct store *s);
 
-/* PRAGMA user_version of the open file. */
+/* PRAGMA synchronous of this connection: FULL (full = 1: every commit is
+ * on disk when it returns, in WAL mode too) or NORMAL (a commit may be
+ * lost to a power failure, never to a crash of the process; the file stays
+ * consistent either way). store_open() leaves NORMAL. With FULL, progress
+ * updates (store_job_progress*), which are advisory, are still committed
+ * without a sync of their own. RT_EIO. */
+enum rt_status store_set_sync(struct store *s, int full, struct rt_err *err);
+
+/* PRAGMA synchronous of this connection: 0 OFF, 1 NORMAL, 2 FULL, 3 EXTRA;
+ * -1 when it cannot be read. */
+int store_synchronous(struct store *s);
+
+/* PRAGMA user_version of the open file (as migrated by store_open). */
 int store_version(struct store *s);
 
 /* 1 when `name` is 1..STORE_MAX_NAME bytes of [A-Za-z0-9_.-] (NULL: 0): the
@@ -133,7 +147,7 @@ struct store_job_new {
  * seconds, 0 when unset; cost is NAN when unknown. */
 struct store_job {
     int64_t id;
-    char owner[STORE_MAX_NAME + 1], name[128], robot[STORE_MAX_NAME + 1];
+    char owner[STORE_MAX_NAME + 1], name[STORE_MAX_JOB_NAME + 1], robot[STORE_MAX_NAME + 1];
     char profile[STORE_MAX_NAME + 1], source_robot[STORE_MAX_NAME + 1];
     char idem_key[STORE_MAX_KEY + 1], class_key[256];
     int source_kind, state, frames, lm_iter, attempts;

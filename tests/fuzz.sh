@@ -5,7 +5,8 @@
 # Seeds: fuzz_urdf gets the shared robot files (robots/*.urdf), fuzz_mjcf
 # their MJCF twins (robots/*.xml), fuzz_bvh the shared clips
 # (clips/**/*.bvh), fuzz_profile the bundled profiles, fuzz_traj
-# the first rows of the shared reference trajectories, copied into build/fuzz/corpus_NAME, which
+# the first rows of the shared reference trajectories, fuzz_http a few
+# requests (URL, query and body lines), copied into build/fuzz/corpus_NAME, which
 # keeps what the fuzzer finds between runs. tests/NAME.dict is passed as a
 # dictionary when it exists. Crash, leak, timeout and OOM inputs are written
 # to build/fuzz/artifacts_NAME/. Exits non-zero when any fuzzer found one.
@@ -35,6 +36,14 @@ for f in "$@"; do
             case $robot in h1) b='\023' ;; *) b='\035' ;; esac
             { printf "$b"; head -c 20000 "$src"; } > "$corpus/$robot.csv"
         done ;;
+    fuzz_http) # URL, then the query, then the body (tests/fuzz_http.c)
+        printf '/v1/jobs\n\n{"robot":"g1","name":"a\\u00e9","clip":"HIERARCHY\\nROOT a","options":{"max_lm_iters":3}}' \
+            > "$corpus/json"
+        printf '/v1/jobs\n\n{"robot":"h1","source_robot":"g1","trajectory":"0,0,0.8,0,0,0,1\\n","options":{"fps":60}}' \
+            > "$corpus/traj"
+        printf '/v1/jobs\nrobot=g1&profile=cmu_g1&name=caf%%C3%%A9\nHIERARCHY\nROOT Hips\n' > "$corpus/raw"
+        printf '/v1/robots/g1\nlimit=1&before=2\n[[{"a":1,"a":2}]] x' > "$corpus/dup"
+        printf '/v1/jobs/12/result.csv\nheader=0\n' > "$corpus/result" ;;
     esac
     dict=""
     [ -f "tests/$name.dict" ] && dict="-dict=tests/$name.dict"

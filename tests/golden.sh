@@ -65,7 +65,7 @@ done
 submit example_g1 "$data/clips/edge/example.bvh" --robot g1
 submit h1_roundtrip "$data/reference/h1/dance1_subject1.csv" --source-robot h1 --robot h1
 kill $pid; wait $pid 2>/dev/null
-rm -f "$db" "$db"-* "$out/daemon.log"
+rm -f "$db" "$db"-* "$db".lock "$out/daemon.log"
 
 # Reports without their timing field.
 find "$out" -name '*.report.json' ! -path "$out/daemon/*" | while read -r f; do

@@ -972,12 +972,89 @@ static void test_limits(void)
     }
 }
 
+/* ------------------------------------------------------------------------ */
+/* Value bounds (bvh.h): N accepted, past N refused at the line              */
+/* ------------------------------------------------------------------------ */
+
+static void test_bounds(void)
+{
+    struct kin_clip *c;
+    char *t;
+    /* Frame Time in [KIN_BVH_MIN_FRAME_TIME, KIN_BVH_MAX_FRAME_TIME] s. */
+    const char *ft_ok[] = {"1e-5", "0.00001", "10", "10.0", NULL};
+    const char *ft_bad[] = {"1e-300", "1e-40", "9.9e-6", "10.001", "1e308", NULL};
+    for (int i = 0; ft_ok[i]; i++) {
+        char to[64];
+        snprintf(to, sizeof to, "Frame Time: %s", ft_ok[i]);
+        t = replace_all(BASE, "Frame Time: 0.0333333", to);
+        c = parse_ok(t, ft_ok[i]);
+        kin_clip_free(c);
+        free(t);
+    }
+    for (int i = 0; ft_bad[i]; i++) {
+        char to[64];
+        snprintf(to, sizeof to, "Frame Time: %s", ft_bad[i]);
+        t = replace_all(BASE, "Frame Time: 0.0333333", to);
+        expect_fail(t, RT_EINVAL, 23, "Frame Time", ft_bad[i]);
+        expect_fail(t, RT_EINVAL, 23, "[1e-05, 10] s", ft_bad[i]);
+        free(t);
+    }
+    /* Position channels and OFFSETs: |x| <= KIN_BVH_MAX_POS file units. */
+    t = replace_all(BASE, "1 2 3 4 5 6 7 8 9 10 11 12\n", "1e6 -1e6 3 4 5 6 7 8 9 10 11 12\n");
+    c = parse_ok(t, "root at 1e6");
+    kin_clip_free(c);
+    free(t);
+    t = replace_all(BASE, "1 2 3 4 5 6 7 8 9 10 11 12\n", "1e308 2 3 4 5 6 7 8 9 10 11 12\n");
+    expect_fail(t, RT_EINVAL, 24, "row 1: value 1 (Xposition of 'mixamorig:Hips') is 1e+308", "root 1e308");
+    free(t);
+    t = replace_all(BASE, "0 0 0 0 0 0 0 0 0 0 0 0\n", "0 -1000001 0 0 0 0 0 0 0 0 0 0\n");
+    expect_fail(t, RT_EINVAL, 26, "row 3: value 2 (Yposition", "root -1000001");
+    free(t);
+    t = replace_all(BASE, "OFFSET 0 -40 0", "OFFSET 0 -1e6 0");
+    c = parse_ok(t, "offset 1e6");
+    kin_clip_free(c);
+    free(t);
+    t = replace_all(BASE, "OFFSET 0 -40 0", "OFFSET 0 -1.5e6 0");
+    expect_fail(t, RT_EINVAL, 12, "OFFSET value 2 is -1.5e+06", "offset 1.5e6");
+    free(t);
+    t = replace_all(BASE, "OFFSET 0 -1 0", "OFFSET 1e300 -1 0");
+    expect_fail(t, RT_EINVAL, 16, "OFFSET value 1 is 1e+300", "end site offset");
+    free(t);
+    /* Rotation channels: |a| <= KIN_BVH_MAX_ANGLE degrees. */
+    t = replace_all(BASE, "1 2 3 4 5 6 7 8 9 10 11 12\n", "1 2 3 4 5 6 7 8 9 10 11 -1e6\n");
+    c = parse_ok(t, "angle 1e6");
+    kin_clip_free(c);
+    free(t);
+    t = replace_all(BASE, "1 2 3 4 5 6 7 8 9 10 11 12\n", "1 2 3 4 5 6 7 8 9 10 11 1e308\n");
+    expect_fail(t, RT_EINVAL, 24, "row 1: value 12 (Yrotation of 'left.knee-1') is 1e+308 degrees", "angle 1e308");
+    free(t);
+    t = replace_all(BASE, "1 2 3 4 5 6 7 8 9 10 11 12\n", "1 2 3 4 5 6 1000000.5 8 9 10 11 12\n");
+    expect_fail(t, RT_EINVAL, 24, "the limit is 1e+06", "angle 1e6 + 0.5");
+    free(t);
+    /* Two joints of one name make the mapping ambiguous. */
+    t = replace_all(BASE, "JOINT left.knee-1", "JOINT Bip01 L Thigh");
+    expect_fail(t, RT_EINVAL, 10, "a second joint named 'Bip01 L Thigh'", "duplicate joint");
+    free(t);
+    t = replace_all(BASE, "JOINT left.knee-1", "JOINT mixamorig:Hips");
+    expect_fail(t, RT_EINVAL, 10, "a second joint named 'mixamorig:Hips'", "duplicate of the root");
+    free(t);
+    /* Names that differ only in case or by folded blanks are distinct or equal as read. */
+    t = replace_all(BASE, "JOINT left.knee-1", "JOINT bip01 l thigh");
+    c = parse_ok(t, "case differs");
+    kin_clip_free(c);
+    free(t);
+    t = replace_all(BASE, "JOINT left.knee-1", "JOINT Bip01  L\tThigh");
+    expect_fail(t, RT_EINVAL, 10, "a second joint named 'Bip01 L Thigh'", "folded blanks");
+    free(t);
+}
+
 int main(void)
 {
     test_known_poses();
     test_variants();
     test_malformed();
     test_limits();
+    test_bounds();
     int have_data = test_real_clips();
     int rc = test_report("test_bvh");
     if (rc == 0 && !have_data) TEST_SKIP("shared/data/clips not found (set RT_SHARED_DATA)");

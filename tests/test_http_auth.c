@@ -318,14 +318,16 @@ int main(void)
     /* A port in use: srv_start fails, and the log names the address and
      * port asked for (not "port 0"). */
     {
-        char listen[64], logpath[128], want[96];
+        char listen[64], logpath[128], want[96], db2[128];
         struct srv_config c2;
         struct srv *s2 = NULL;
         srv_config_default(&c2);
         snprintf(listen, sizeof listen, "127.0.0.1:%u", srv_port(s));
         snprintf(logpath, sizeof logpath, "%s/bind.log", dir);
         c2.listen = listen;
-        c2.db_path = db;
+        /* Another database: one daemon per database is a check of its own. */
+        snprintf(db2, sizeof db2, "%s/other.db", dir);
+        c2.db_path = db2;
         c2.backend = "cpu";
         c2.quiet = 1;
         fflush(stderr);

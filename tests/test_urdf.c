@@ -1094,6 +1094,42 @@ static void test_bundled(void)
     kin_robot_free(NULL);
 }
 
+/* <origin> bounds (robot.h): |xyz| <= KIN_URDF_MAX_ORIGIN m and |rpy| <=
+ * KIN_URDF_MAX_RPY rad accepted at N, refused past N naming the line. */
+static void test_origin_bounds(void)
+{
+    const char *ok[] = {"xyz=\"1000 -1000 0\"", "xyz=\"0 0 1e3\" rpy=\"1000 -1000 0\"", NULL};
+    for (int i = 0; ok[i]; i++) {
+        char text[512];
+        struct kin_robot *r = NULL;
+        struct rt_err err = {0};
+        snprintf(text, sizeof text,
+                 "<robot name=\"t\">\n" LINK3
+                 "  <joint name=\"j1\" type=\"fixed\"><parent link=\"a\"/><child link=\"b\"/>\n"
+                 "    <origin %s/>\n  </joint>\n"
+                 "  <joint name=\"j2\" type=\"fixed\"><parent link=\"b\"/><child link=\"c\"/></joint>\n</robot>\n",
+                 ok[i]);
+        CHECK_EQ_INT(kin_robot_parse_urdf(text, strlen(text), "t.urdf", &r, &err), RT_OK);
+        if (err.code) fprintf(stderr, "  origin %s: %s: %s\n", ok[i], err.where, err.msg);
+        kin_robot_free(r);
+    }
+    expect_fail("origin 1e308",
+                "<robot name=\"t\">\n" LINK3
+                "  <joint name=\"j1\" type=\"fixed\"><parent link=\"a\"/><child link=\"b\"/>\n"
+                "    <origin xyz=\"1e308 0 0\"/>\n  </joint>\n</robot>\n",
+                RT_EINVAL, "t.urdf:6", "joint 'j1': <origin> xyz value 1 is 1e+308", "the limit is 1000 m");
+    expect_fail("origin past 1e3",
+                "<robot name=\"t\">\n" LINK3
+                "  <joint name=\"j1\" type=\"fixed\"><parent link=\"a\"/><child link=\"b\"/>\n"
+                "    <origin xyz=\"0 0 -1000.5\"/>\n  </joint>\n</robot>\n",
+                RT_EINVAL, "t.urdf:6", "<origin> xyz value 3 is -1000.5", NULL);
+    expect_fail("rpy 1e300",
+                "<robot name=\"t\">\n" LINK3
+                "  <joint name=\"j1\" type=\"fixed\"><parent link=\"a\"/><child link=\"b\"/>\n"
+                "    <origin xyz=\"0 0 0\" rpy=\"0 1e300 0\"/>\n  </joint>\n</robot>\n",
+                RT_EINVAL, "t.urdf:6", "<origin> rpy value 2 is 1e+300", "the limit is 1000 rad");
+}
+
 int main(void)
 {
     check_table("g1_29dof_rev_1_0.urdf", rows_g1_29dof_rev_1_0,
@@ -1109,6 +1145,7 @@ int main(void)
     test_inspect_json();
     test_tiny();
     test_malformed();
+    test_origin_bounds();
     test_truncated();
     test_limits();
     test_bundled();

@@ -1,0 +1,154 @@
+/* fuzz_http.c -- libFuzzer target for what the daemon reads out of a
+ * request before anything else touches it (server/parse.h): the route of a
+ * URL, the query parameters, strict JSON, a job submission in either body
+ * form, job names and idempotency keys. An input is three parts split at
+ * its first two newlines -- the URL path, the query string (split at '&'
+ * and '=' and %-decoded as libmicrohttpd does), the body. The checks: never
+ * a crash, a sanitizer report or a leak; every failure says where and
+ * what; a body that passes strict JSON prints back to text that passes it
+ * again and is UTF-8; a submission that passes has a robot and a source; a
+ * stored job name is UTF-8 of at most 120 characters and 480 bytes, with no
+ * separator, quote or control character and no leading '.'.
+ * Built and run by `make fuzz`. */
+#include <cjson/cJSON.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/utf8.h"
+#include "../server/parse.h"
+#include "../server/state.h"
+#include "../storage/store.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+/* In-place %-decoding and '+' to ' ', as MHD does for arguments. */
+static void unescape(char *s)
+{
+    char *w = s;
+    for (char *r = s; *r; r++) {
+        if (*r == '+') *w++ = ' ';
+        else if (*r == '%' && hexval(r[1]) >= 0 && hexval(r[2]) >= 0) {
+            *w++ = (char)(hexval(r[1]) * 16 + hexval(r[2]));
+            r += 2;
+        } else *w++ = *r;
+    }
+    *w = 0;
+}
+
+static void check_err(const struct rt_err *err)
+{
+    if (err->code >= 0 || !err->where[0] || !err->msg[0]) abort();
+}
+
+static void check_name(const char *given)
+{
+    char out[SRV_JOB_NAME_BYTES + 1];
+    struct rt_err err = {0};
+    if (srv_job_name(given, "body.name", out, &err) != RT_OK) {
+        check_err(&err);
+        return;
+    }
+    size_t n = strlen(out);
+    if (!n || n > SRV_JOB_NAME_BYTES || !rt_utf8_valid(out, n, NULL) || out[0] == '.') abort();
+    if (rt_utf8_prefix(out, n, SRV_JOB_MAX_NAME) != n) abort(); /* at most 120 characters */
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)out[i];
+        if (c < 0x20 || c == 0x7f || c == '/' || c == '\\' || c == '"') abort();
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    const char *p = (const char *)data, *end = p + size;
+    const char *nl1 = memchr(p, '\n', size);
+    const char *nl2 = nl1 ? memchr(nl1 + 1, '\n', (size_t)(end - nl1 - 1)) : NULL;
+    size_t ul = nl1 ? (size_t)(nl1 - p) : size;
+    const char *qs = nl1 ? nl1 + 1 : end;
+    size_t ql = nl2 ? (size_t)(nl2 - qs) : (size_t)(end - qs);
+    const char *body = nl2 ? nl2 + 1 : end;
+    size_t bl = (size_t)(end - body);
+
+    /* The URL, as MHD passes it: a C string. */
+    char *url = malloc(ul + 1);
+    memcpy(url, p, ul);
+    url[ul] = 0;
+    struct srv_req r;
+    memset(&r, 0, sizeof r);
+    int route = srv_route_parse(url, &r);
+    if (route < 0 || route > SRV_R_RESULT_CSV || (route && route != r.route)) abort();
+    if ((route == SRV_R_ROBOT || route == SRV_R_PROFILE) && strlen(r.name) > STORE_MAX_NAME) abort();
+    if ((route == SRV_R_JOB || route == SRV_R_RESULT || route == SRV_R_RESULT_CSV) && r.id <= 0) abort();
+    free(url);
+
+    /* The query: key=value pairs, at most SRV_QUERY_MAX kept. */
+    char *qbuf = malloc(ql + 1);
+    memcpy(qbuf, qs, ql);
+    qbuf[ql] = 0;
+    struct srv_query q;
+    memset(&q, 0, sizeof q);
+    for (char *s = qbuf, *next; ql && s; s = next) {
+        next = strchr(s, '&');
+        if (next) *next++ = 0;
+        char *eq = strchr(s, '=');
+        if (eq) *eq++ = 0;
+        unescape(s);
+        if (eq) unescape(eq);
+        if (q.n == SRV_QUERY_MAX) {
+            q.overflow = 1;
+            break;
+        }
+        q.key[q.n] = s;
+        q.val[q.n++] = eq ? eq : "";
+    }
+    static const char *const known[] = {"robot", "profile", "name", NULL};
+    struct rt_err err = {0};
+    if (srv_query_check(&q, known, &err) != RT_OK) check_err(&err);
+    const char *key = NULL;
+    memset(&err, 0, sizeof err);
+    if (q.n && srv_idem_key(q.val[0], &key, &err) != RT_OK) check_err(&err);
+    if (key && (strlen(key) > SRV_MAX_KEY || !rt_utf8_valid(key, strlen(key), NULL))) abort();
+    if (q.n) check_name(q.val[0]);
+
+    /* The body as strict JSON: what passes prints back to what passes. */
+    cJSON *root = NULL;
+    memset(&err, 0, sizeof err);
+    if (srv_json_parse(body, bl, "body", 1, &root, &err) == RT_OK) {
+        char *text = cJSON_PrintUnformatted(root);
+        cJSON *again = NULL;
+        struct rt_err e2 = {0};
+        if (!text || !rt_utf8_valid(text, strlen(text), NULL) ||
+            srv_json_parse(text, strlen(text), "again", 1, &again, &e2) != RT_OK)
+            abort();
+        cJSON_Delete(again);
+        cJSON_free(text);
+        cJSON_Delete(root);
+    } else {
+        check_err(&err);
+        if (root) abort();
+    }
+
+    /* The submission: with a query the raw BVH form, else the JSON form. */
+    struct srv_submit sub;
+    memset(&err, 0, sizeof err);
+    root = NULL;
+    if (srv_submit_parse(body, bl, q.n || q.overflow ? &q : NULL, &sub, &root, &err) == RT_OK) {
+        if (!sub.robot || !sub.source || !sub.where_robot) abort();
+        if (!sub.raw && sub.source_len != strlen(sub.source)) abort();
+        if (sub.kind == STORE_SRC_CSV && !sub.source_robot) abort();
+        check_name(sub.name);
+    } else {
+        check_err(&err);
+    }
+    cJSON_Delete(root);
+    free(qbuf);
+    return 0;
+}
