@@ -4,7 +4,8 @@
 # retargetd, tests/test_cuda, bench/bench_gpu, bench_corpus, bench_load),
 # the shared data it needs in .gpudata, libcjson1 and libmicrohttpd12 from
 # .debs. check: gpu_check.sh (GPU == CPU bits, sanitizers); e2e: `make
-# bench-e2e` (N=${N:-512} windows, K=${K:-16} clients) on the CUDA backend.
+# bench-e2e` (N=${N:-512} windows, K=${K:-16} clients) on the CUDA backend;
+# cpu: the CPU backend at 1, 4 and 16 threads on 16 windows.
 # Logs under $OUT; the tables last.
 set -u
 mkdir -p /tmp/debs
@@ -17,16 +18,30 @@ what=${1:-all}
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader > "$OUT/nvidia-smi.txt" 2>&1
 nproc >> "$OUT/nvidia-smi.txt"
 ldd $B/retargetd | grep "not found" >> "$OUT/nvidia-smi.txt"
-if [ "$what" != e2e ]; then
+if [ "$what" = check ] || [ "$what" = all ]; then
     t0=$(date +%s)
     TEST_TIMEOUT=${TEST_TIMEOUT:-200} SAN_TIMEOUT=${SAN_TIMEOUT:-120} sh bench/gpu_check.sh $B > "$OUT/check_summary.txt" 2>&1
     echo "gpu_check exit $? ($(( $(date +%s) - t0 )) s)" >> "$OUT/check_summary.txt"
 fi
-if [ "$what" != check ]; then
+if [ "$what" = all ] || [ "$what" = cpu ]; then
+    # The CPU backend's scaling on this host: the same 16 windows at 1, 4
+    # and 16 threads, end to end (retarget solve --batch --backend cpu).
+    mkdir -p /tmp/cpuscale
+    $B/bench/bench_corpus .gpudata/reference/g1/dance1_subject1.csv /tmp/cpuscale/c 16 11 > /dev/null
+    for t in 1 4 16; do
+        s0=$(date +%s.%N)
+        $B/retarget solve /tmp/cpuscale/c/*.csv --source-robot g1 --robot g1 --batch --backend cpu \
+            --threads $t --quiet -o /tmp/cpuscale/o$t --stats /tmp/cpuscale/st$t.json
+        s1=$(date +%s.%N)
+        echo "cpu threads $t: wall $(echo "$s1 - $s0" | bc) s; $(cat /tmp/cpuscale/st$t.json)" >> "$OUT/cpu_scale.txt"
+    done
+    for t in 4 16; do cmp -s /tmp/cpuscale/o1/w0003.csv /tmp/cpuscale/o$t/w0003.csv && echo "threads $t == 1: same bytes" >> "$OUT/cpu_scale.txt"; done
+fi
+if [ "$what" != check ] && [ "$what" != cpu ]; then
     t0=$(date +%s)
     E2E_BACKEND=cuda E2E_COMMIT=${E2E_COMMIT:-unknown} TMPDIR=${TMPDIR:-/tmp} \
         timeout ${E2E_TIMEOUT:-400} sh bench/e2e.sh $B ${N:-512} ${K:-16} > "$OUT/e2e.txt" 2>&1
     echo "e2e exit $? ($(( $(date +%s) - t0 )) s)" >> "$OUT/e2e.txt"
 fi
-cat "$OUT/nvidia-smi.txt" "$OUT/check_summary.txt" 2>/dev/null
+cat "$OUT/nvidia-smi.txt" "$OUT/check_summary.txt" "$OUT/cpu_scale.txt" 2>/dev/null
 tail -n 40 "$OUT/e2e.txt" 2>/dev/null
