@@ -26,14 +26,14 @@ fi
 if [ "$what" = all ] || [ "$what" = cpu ]; then
     # The CPU backend's scaling on this host: the same 16 windows at 1, 4
     # and 16 threads, end to end (retarget solve --batch --backend cpu).
-    mkdir -p /tmp/cpuscale
+    mkdir -p /tmp/cpuscale/c
     $B/bench/bench_corpus .gpudata/reference/g1/dance1_subject1.csv /tmp/cpuscale/c 16 11 > /dev/null
     for t in 1 4 16; do
-        s0=$(date +%s.%N)
+        s0=$(date +%s%N)
         $B/retarget solve /tmp/cpuscale/c/*.csv --source-robot g1 --robot g1 --batch --backend cpu \
             --threads $t --quiet -o /tmp/cpuscale/o$t --stats /tmp/cpuscale/st$t.json
-        s1=$(date +%s.%N)
-        echo "cpu threads $t: wall $(echo "$s1 - $s0" | bc) s; $(cat /tmp/cpuscale/st$t.json)" >> "$OUT/cpu_scale.txt"
+        s1=$(date +%s%N)
+        echo "cpu threads $t: wall $(( (s1 - s0) / 1000000 )) ms; $(cat /tmp/cpuscale/st$t.json)" >> "$OUT/cpu_scale.txt"
     done
     for t in 4 16; do cmp -s /tmp/cpuscale/o1/w0003.csv /tmp/cpuscale/o$t/w0003.csv && echo "threads $t == 1: same bytes" >> "$OUT/cpu_scale.txt"; done
 fi

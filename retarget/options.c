@@ -121,7 +121,7 @@ static const struct rtg_option table[] = {
      "connections served at once"},
     {NULL, "--max-per-ip", "N", RTG_OPT_INT, 0, 65536, 0, 0, NULL, RTG_SCOPE_DAEMON, "64",
      "connections from one IP address (0: no limit)"},
-    {NULL, "--plan-threads", "N", RTG_OPT_INT, 0, 256, 0, 0, NULL, RTG_SCOPE_DAEMON, "2",
+    {NULL, "--plan-threads", "N", RTG_OPT_INT, 0, 256, 0, 0, NULL, RTG_SCOPE_DAEMON, "half the cores, 2 to 32",
      "threads that validate and plan submissions off the HTTP threads (0: on the HTTP thread)"},
     {NULL, "--plan-queue", "N", RTG_OPT_INT, 1, 65536, 0, 0, NULL, RTG_SCOPE_DAEMON, "64",
      "submissions waiting for a validation thread (more: 503)"},

@@ -83,7 +83,8 @@ void srv_config_default(struct srv_config *c)
     c->max_connections = 1024;
     c->max_per_ip = 64;
     c->sync_full = 1;
-    c->plan_threads = 2;
+    /* Validation threads: half the cores (2 to 32), the rest serve polls. */
+    c->plan_threads = ncpu / 2 > 2 ? (ncpu / 2 < 32 ? (int)(ncpu / 2) : 32) : 2;
     c->plan_queue = 64;
 }
 
