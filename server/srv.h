@@ -22,8 +22,9 @@
 /* Fills `c` with the defaults (listen 127.0.0.1:8080, db var/retargetd.db,
  * one HTTP thread per core (4 to 64), backend auto, SRV_MAX_BODY_DEFAULT, 100000 frames,
  * 512 joints, 1000 active jobs, batch frames and wait by backend, 30 s idle and
- * 60 s request timeouts, 1024 connections and 64 per IP address, 2
- * validation threads with a queue of 64, synchronous FULL). */
+ * 60 s request timeouts, 1024 connections and 64 per IP address,
+ * validation threads on half the cores (2 to 32) with a queue of 64,
+ * synchronous FULL). */
 void srv_config_default(struct srv_config *c);
 
 struct srv;
