@@ -143,10 +143,12 @@ static void test_npz(const struct kin_robot *r, const char *dir)
     }
     free(back);
     /* Inputs refused. */
+    free(z2);
     CHECK_EQ_INT(rtg_npz_format(r, state, T, 0, &z2, &len2, &err), RT_EINVAL);
     CHECK_EQ_INT(rtg_npz_format(r, state, 0, FPS, &z2, &len2, &err), RT_EINVAL);
     CHECK(z2 == NULL);
     free(z);
+    free(z2);
     free(state);
 }
 
