@@ -84,9 +84,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct srv_req r;
     memset(&r, 0, sizeof r);
     int route = srv_route_parse(url, &r);
-    if (route < 0 || route > SRV_R_RESULT_CSV || (route && route != r.route)) abort();
-    if ((route == SRV_R_ROBOT || route == SRV_R_PROFILE) && strlen(r.name) > STORE_MAX_NAME) abort();
-    if ((route == SRV_R_JOB || route == SRV_R_RESULT || route == SRV_R_RESULT_CSV) && r.id <= 0) abort();
+    if (route < 0 || route > SRV_R_OPENAPI || (route && route != r.route)) abort();
+    if ((route == SRV_R_ROBOT || route == SRV_R_PROFILE || route == SRV_R_ROBOT_URDF) &&
+        strlen(r.name) > STORE_MAX_NAME)
+        abort();
+    if ((route == SRV_R_JOB || route == SRV_R_RESULT || route == SRV_R_RESULT_CSV || route == SRV_R_RESULT_NPZ ||
+         route == SRV_R_SOURCE) &&
+        r.id <= 0)
+        abort();
     free(url);
 
     /* The query: key=value pairs, at most SRV_QUERY_MAX kept. */
