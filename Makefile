@@ -140,7 +140,7 @@ test: all
 	@sh tests/run.sh $(B) $(TESTS) $(SH_TESTS)
 
 run: all
-	@sh deploy/run.sh $(B)
+	@PORT=$(or $(PORT),8080) sh deploy/run.sh $(B)
 
 bench: all
 	@sh bench/run.sh $(B)

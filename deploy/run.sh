@@ -8,6 +8,23 @@
 set -eu
 b=${1:-build}
 out=out
+# The daemon's port: PORT=N (make run PORT=N), 8080 by default. A port
+# already taken stops the run at once, before any work.
+port=${PORT:-8080}
+case $port in
+    ''|*[!0-9]*) echo "make run: PORT='$port' is not a port number" >&2; exit 2 ;;
+esac
+if [ -x "$b/retargetd" ] && ! python3 -c "
+import socket, sys
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+try: s.bind(('127.0.0.1', $port))
+except OSError as e: sys.exit(1)
+" 2>/dev/null; then
+    echo "make run: port $port on 127.0.0.1 is taken (another retargetd, or another program): stop it, or run make run PORT=N" >&2
+    exit 1
+fi
+echo "== make run: the daemon will listen on 127.0.0.1:$port (make run PORT=N for another port)"
 mkdir -p "$out"
 echo "== retarget inspect g1"
 "$b/retarget" inspect g1 | cut -c1-300; echo "..."
@@ -27,9 +44,9 @@ if [ -x "$b/retargetd" ]; then
     # 4. the daemon on loopback (auth off there, and it says so), the bundled
     #    G1 and LAFAN1-style profile checked, the sample clip end to end.
     mkdir -p var
-    url=http://127.0.0.1:8080
-    echo "== retargetd --listen 127.0.0.1:8080 --db var/retargetd.db --no-auth (background)"
-    "$b/retargetd" --listen 127.0.0.1:8080 --db var/retargetd.db --no-auth &
+    url=http://127.0.0.1:$port
+    echo "== retargetd --listen 127.0.0.1:$port --db var/retargetd.db --no-auth (background)"
+    "$b/retargetd" --listen "127.0.0.1:$port" --db var/retargetd.db --no-auth &
     pid=$!
     trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null' INT TERM
     up=0
@@ -38,6 +55,10 @@ if [ -x "$b/retargetd" ]; then
         kill -0 $pid 2>/dev/null || break
         sleep 0.1
     done
+    if [ $up != 1 ]; then
+        echo "make run: retargetd did not come up on $url (its error is above)" >&2
+        exit 1
+    fi
     if [ $up = 1 ]; then
         echo "== GET /v1/robots, /v1/profiles (bundled g1 and lafan1_g1 are built in)"
         python3 - "$url" <<'PY'
