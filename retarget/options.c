@@ -127,6 +127,8 @@ static const struct rtg_option table[] = {
      "submissions waiting for a validation thread (more: 503)"},
     {NULL, "--sync", "full|normal", RTG_OPT_CHOICE, 0, 0, 0, 0, sync_choices, RTG_SCOPE_DAEMON, "full",
      "SQLite synchronous: full syncs every commit (power-loss safe), normal only checkpoints"},
+    {NULL, "--metrics-public", NULL, RTG_OPT_FLAG, 0, 0, 0, 0, NULL, RTG_SCOPE_DAEMON, NULL,
+     "GET /v1/metrics without a token (for a scraper on a trusted network); otherwise any token"},
     {NULL, "--no-auth", NULL, RTG_OPT_FLAG, 0, 0, 0, 0, NULL, RTG_SCOPE_DAEMON, NULL,
      "no tokens (refused unless listening on loopback)"},
     {NULL, "--static-dir", "DIR", RTG_OPT_TEXT, 0, 0, 0, 0, NULL, RTG_SCOPE_DAEMON, "the embedded page",

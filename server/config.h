@@ -26,6 +26,7 @@ struct srv_config {
     int batch_frames;        /* frame budget of one solver batch (0: by backend, server/sched.c) */
     int batch_wait_ms;       /* how long the oldest job of a class waits for company (-1: by backend) */
     int no_auth;             /* 1: no tokens (refused unless listening on loopback) */
+    int metrics_public;      /* 1: GET /v1/metrics needs no token (--metrics-public) */
     int quiet;               /* 1: log warnings and errors only */
     const char *static_dir;  /* NULL: the embedded web page; else serve / and /ui/ from here */
     unsigned int idle_timeout_s;    /* a connection idle this long is closed (MHD_OPTION_CONNECTION_TIMEOUT) */

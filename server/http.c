@@ -305,10 +305,10 @@ static enum MHD_Result first_call(struct srv *s, struct MHD_Connection *c, struc
         snprintf(where, sizeof where, "query.%.40s", rep);
         return srv_reply_err_http(s, c, MHD_HTTP_BAD_REQUEST, rt_status_str(RT_EINVAL), where, "given twice");
     }
-    /* The page's files and the API's description need no token: the page
-     * asks for one. */
-    if (r->route != SRV_R_HEALTH && r->route != SRV_R_METRICS && r->route != SRV_R_UI &&
-        r->route != SRV_R_OPENAPI) {
+    /* Health, the page's files and the API's description need no token
+     * (the page asks for one); the metrics only with --metrics-public. */
+    if (r->route != SRV_R_HEALTH && !(r->route == SRV_R_METRICS && s->cfg.metrics_public) &&
+        r->route != SRV_R_UI && r->route != SRV_R_OPENAPI) {
         const char *why = NULL;
         unsigned int code = srv_auth(s, c, r, &why);
         if (code)

@@ -106,6 +106,7 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(o, "--no-auth")) { cfg.no_auth = 1; continue; }
+        if (!strcmp(o, "--metrics-public")) { cfg.metrics_public = 1; continue; }
         if (!strcmp(o, "--quiet")) { cfg.quiet = 1; continue; }
         if (!strcmp(o, "-h") || !strcmp(o, "--help")) { usage(stdout); return 0; }
         if (!val) {

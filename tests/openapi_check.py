@@ -181,7 +181,8 @@ with open(f"{data}/robots/h1.urdf", encoding="utf-8") as f:
     h1 = f.read()
 
 call("GET", "/v1/health", want=200)
-call("GET", "/v1/metrics", want=200)
+call("GET", "/v1/metrics", want=401)
+call("GET", "/v1/metrics", user, want=200)
 call("GET", "/v1/openapi.json", want=200)
 call("GET", "/v1/token", user, want=200)
 call("GET", "/v1/token", want=401)

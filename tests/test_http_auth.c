@@ -110,9 +110,10 @@ int main(void)
     CHECK(s != NULL);
     if (!s) return test_report("test_http_auth");
 
-    /* Public: health, metrics. Everything else needs a token. */
+    /* Public: health. Everything else needs a token, the metrics too
+     * (unless --metrics-public, below). */
     CHECK_EQ_INT(http(NULL, "GET", "/v1/health", NULL, 0, NULL, NULL), 200);
-    CHECK_EQ_INT(http(NULL, "GET", "/v1/metrics", NULL, 0, NULL, NULL), 200);
+    CHECK_EQ_INT(http(NULL, "GET", "/v1/metrics", NULL, 0, NULL, NULL), 401);
     code = http(NULL, "GET", "/v1/jobs", NULL, 0, NULL, &resp);
     CHECK_EQ_INT(code, 401);
     CHECK_EQ_STR(err_field(resp, "code", buf, sizeof buf), "unauthorized");
@@ -287,8 +288,8 @@ int main(void)
         free(body);
         free(arm);
     }
-    code = http(NULL, "GET", "/v1/metrics", NULL, 0, NULL, &resp);
-    CHECK(resp && strstr(resp, "retargetd_http_requests_total{code=\"401\"} 4"));
+    code = http(user, "GET", "/v1/metrics", NULL, 0, NULL, &resp);
+    CHECK(resp && strstr(resp, "retargetd_http_requests_total{code=\"401\"} 5"));
     CHECK(resp && strstr(resp, "retargetd_http_requests_total{code=\"403\"} 2"));
     free(resp);
     /* token list: names, admin flag, creation time, never the hash;
@@ -348,6 +349,23 @@ int main(void)
         free(log);
     }
     srv_stop(s);
+    /* --metrics-public: the metrics without a token, nothing else. */
+    {
+        char db2[96];
+        struct srv_config c2;
+        snprintf(db2, sizeof db2, "%s/public.db", dir);
+        srv_config_default(&c2);
+        c2.db_path = db2;
+        c2.metrics_public = 1;
+        c2.solver_threads = 2;
+        s = http_start(&c2);
+        CHECK(s != NULL);
+        if (s) {
+            CHECK_EQ_INT(http(NULL, "GET", "/v1/metrics", NULL, 0, NULL, NULL), 200);
+            CHECK_EQ_INT(http(NULL, "GET", "/v1/jobs", NULL, 0, NULL, NULL), 401);
+            srv_stop(s);
+        }
+    }
     free(clip);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
