@@ -60,8 +60,9 @@ enum rt_status srv_token_list(const char *db_path, FILE *out, struct rt_err *err
 
 /* `retargetd token revoke`: deletes token `name`, so that requests with it
  * are 401 from then on (a running daemon reads tokens per request). The
- * jobs it submitted stay, owned by its name. RT_ENOTFOUND when there is
- * no such token. */
+ * jobs it submitted stay, owned by its name, and the name is never
+ * issued again (srv_token_add() of it is RT_ECONFLICT). RT_ENOTFOUND when
+ * there is no such token. */
 enum rt_status srv_token_revoke(const char *db_path, const char *name, struct rt_err *err);
 
 #endif

@@ -51,6 +51,13 @@ static const char *migration_sql(int version)
                ");\n"
                "INSERT INTO job_clips (job_id, clip) SELECT id, clip FROM jobs;\n"
                "UPDATE jobs SET clip = '';\n";
+    case 6: /* the names of revoked tokens, never issued again: a job's
+             * owner is a token's name, so a reissued name would see the
+             * revoked token's jobs */
+        return "CREATE TABLE revoked_tokens (\n"
+               "    name    TEXT PRIMARY KEY,\n"
+               "    revoked REAL NOT NULL\n"
+               ");\n";
     default: return NULL;
     }
 }
@@ -298,7 +305,28 @@ enum rt_status store_token_add(struct store *s, const char *name,
                           "expected 1..%d characters of A-Z a-z 0-9 _ . -", STORE_MAX_NAME);
     enum rt_status st = RT_OK;
     LOCK(s);
-    sqlite3_stmt *q = prep(s->db, "INSERT INTO tokens (name, hash, admin, created) VALUES (?,?,?,?)");
+    sqlite3_stmt *q = NULL;
+    if (s->version >= 6) {
+        /* A revoked name is never issued again (migration 6). */
+        q = prep(s->db, "SELECT 1 FROM revoked_tokens WHERE name = ?");
+        if (!q) {
+            st = db_err(s->db, err, "token");
+            goto done;
+        }
+        sqlite3_bind_text(q, 1, name, -1, SQLITE_STATIC);
+        int rc = sqlite3_step(q);
+        if (rc == SQLITE_ROW) {
+            st = rt_err_set(err, RT_ECONFLICT, "token.name",
+                            "'%s' named a revoked token: a name is never issued again (its jobs keep it)", name);
+            goto done;
+        }
+        if (rc != SQLITE_DONE) {
+            st = db_err(s->db, err, "token");
+            goto done;
+        }
+        sqlite3_finalize(q);
+    }
+    q = prep(s->db, "INSERT INTO tokens (name, hash, admin, created) VALUES (?,?,?,?)");
     if (!q) {
         st = db_err(s->db, err, "token");
         goto done;
@@ -367,18 +395,34 @@ done:
 enum rt_status store_token_revoke(struct store *s, const char *name, struct rt_err *err)
 {
     enum rt_status st = RT_OK;
+    sqlite3_stmt *q = NULL;
     LOCK(s);
-    sqlite3_stmt *q = prep(s->db, "DELETE FROM tokens WHERE name = ?");
-    if (!q) {
-        st = db_err(s->db, err, "token");
-        goto done;
-    }
+    /* One transaction: the token goes and its name is remembered. */
+    if ((st = exec(s, "BEGIN IMMEDIATE", err, "token")) != RT_OK) goto unlock;
+    q = prep(s->db, "DELETE FROM tokens WHERE name = ?");
+    if (!q) goto dberr;
     sqlite3_bind_text(q, 1, name, -1, SQLITE_STATIC);
-    if (sqlite3_step(q) != SQLITE_DONE) st = db_err(s->db, err, "token");
-    else if (sqlite3_changes(s->db) == 0)
+    if (sqlite3_step(q) != SQLITE_DONE) goto dberr;
+    if (sqlite3_changes(s->db) == 0) {
         st = rt_err_set(err, RT_ENOTFOUND, "token.name", "no token named '%.64s'", name);
-done:
+        goto end;
+    }
+    if (s->version >= 6) {
+        /* Remembered, so that the name is never issued again. */
+        sqlite3_finalize(q);
+        q = prep(s->db, "INSERT OR REPLACE INTO revoked_tokens (name, revoked) VALUES (?,?)");
+        if (!q) goto dberr;
+        sqlite3_bind_text(q, 1, name, -1, SQLITE_STATIC);
+        sqlite3_bind_double(q, 2, now_s());
+        if (sqlite3_step(q) != SQLITE_DONE) goto dberr;
+    }
+    goto end;
+dberr:
+    st = db_err(s->db, err, "token");
+end:
     sqlite3_finalize(q);
+    st = tx_end(s, st, err, "token");
+unlock:
     UNLOCK(s);
     return st;
 }

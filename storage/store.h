@@ -29,7 +29,7 @@
 #include "../base/status.h"
 #include "../base/sha256.h"
 
-#define STORE_VERSION 5
+#define STORE_VERSION 6
 #define STORE_MAX_NAME 64          /* robot, profile, token, owner names (bytes) */
 #define STORE_MAX_KEY 128          /* Idempotency-Key (bytes) */
 #define STORE_MAX_JOB_NAME 480     /* a job name (bytes: 120 UTF-8 characters) */

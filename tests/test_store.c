@@ -218,6 +218,13 @@ static void test_tokens(struct store *s)
     seen.names[0] = 0;
     CHECK_EQ_INT(store_token_list(s, seen_token, &seen, &err), RT_OK);
     CHECK(strstr(seen.names, "bob;") == NULL);
+    /* A revoked name is never issued again: its jobs keep the name. */
+    unsigned char h4[RT_SHA256_LEN];
+    rt_sha256("new-bob", 7, h4);
+    CHECK_EQ_INT(store_token_add(s, "bob", h4, 0, &err), RT_ECONFLICT);
+    CHECK_EQ_STR(err.where, "token.name");
+    CHECK(strstr(err.msg, "revoked") != NULL);
+    CHECK_EQ_INT(store_token_find(s, h4, name, &admin, &err), RT_ENOTFOUND);
 }
 
 static void test_idempotency(struct store *s)
