@@ -788,8 +788,12 @@ enum rt_status store_job_each_queued(struct store *s,
 {
     enum rt_status st = RT_OK;
     RLOCK(s);
-    sqlite3_stmt *q = prep(s->rdb, "SELECT id, frames, class_key FROM jobs "
-                              "WHERE state = 'queued' ORDER BY id");
+    /* A job a crash interrupted (attempts > 0) comes back alone: its own
+     * class key, so that a clip that kills the solver fails on its own,
+     * and its old batch mates succeed without it. */
+    sqlite3_stmt *q = prep(s->rdb, "SELECT id, frames, CASE WHEN attempts > 0 "
+                                   "THEN class_key || '|alone:' || id ELSE class_key END FROM jobs "
+                                   "WHERE state = 'queued' ORDER BY id");
     if (!q) {
         st = db_err(s->rdb, err, "jobs");
         goto done;

@@ -185,7 +185,9 @@ enum rt_status store_job_list(struct store *s, const char *owner, int64_t before
                               struct store_job **out, int *n, struct rt_err *err);
 
 /* Calls fn for every queued job in id order (the scheduler's start-up
- * load). fn gets the id, frame count and class key. */
+ * load). fn gets the id, frame count and class key -- for a job a crash
+ * interrupted (attempts > 0) a key of its own, "KEY|alone:ID", so that it
+ * is retried in a batch by itself. */
 enum rt_status store_job_each_queued(struct store *s,
                                      void (*fn)(void *user, int64_t id, int frames,
                                                 const char *class_key),
