@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "../base/clock.h"
+#include "../base/num.h"
 #include "cli.h"
 
 struct buf {
@@ -338,10 +339,8 @@ static int parse_client_args(int argc, char **argv, struct client_args *a, int w
                     return -1;
                 }
             } else if (!strcmp(o, "--limit") || !strcmp(o, "--timeout")) {
-                char *end;
-                errno = 0;
-                long x = strtol(v, &end, 10);
-                if (v[0] < '0' || v[0] > '9' || *end || errno || x > 1000000) {
+                long long x;
+                if (v[0] < '0' || v[0] > '9' || !rt_parse_int(v, 0, 1000000, &x)) {
                     fprintf(stderr, "retarget: %s: expected a non-negative integer, got '%.20s'\n", o, v);
                     return -1;
                 }

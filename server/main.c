@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/num.h"
 #include "../retarget/options.h"
 #include "srv.h"
 
@@ -35,17 +36,15 @@ static void usage(FILE *f)
 }
 
 /* Strict unsigned integer in [lo, hi]: digits only. */
+/* Strict unsigned integer in [lo, hi] (base/num.h: digits only). */
 static int parse_num(const char *opt, const char *v, unsigned long long lo, unsigned long long hi,
                      unsigned long long *out)
 {
-    char *end;
-    if (!v || v[0] < '0' || v[0] > '9') goto bad;
-    errno = 0;
-    unsigned long long x = strtoull(v, &end, 10);
-    if (*end || errno || x < lo || x > hi) goto bad;
-    *out = x;
-    return 0;
-bad:
+    long long x;
+    if (v && v[0] >= '0' && v[0] <= '9' && rt_parse_int(v, (long long)lo, (long long)hi, &x)) {
+        *out = (unsigned long long)x;
+        return 0;
+    }
     fprintf(stderr, "retargetd: %s: expected an integer in [%llu, %llu], got '%.20s'\n", opt, lo, hi,
             v ? v : "");
     return -1;

@@ -60,11 +60,12 @@ static void write_text(const char *path, const char *text)
     }
 }
 
-/* `retarget solve SRC --robot g1 -o DIR/OUT --quiet [--max-lm N]` */
-static int solve_cli(const char *src, const char *out, const char *max_lm)
+/* `retarget solve SRC --robot g1 -o DIR/OUT --quiet` and the NULL-ended
+ * `extra` arguments. */
+static int solve_cli_with(const char *src, const char *out, const char *const *extra)
 {
     char outdir[256];
-    char *argv[12];
+    char *argv[16];
     int argc = 0;
     snprintf(outdir, sizeof outdir, "%s/%s", dir, out);
     argv[argc++] = (char *)src;
@@ -73,29 +74,23 @@ static int solve_cli(const char *src, const char *out, const char *max_lm)
     argv[argc++] = "-o";
     argv[argc++] = outdir;
     argv[argc++] = "--quiet";
-    if (max_lm) argv[argc++] = "--max-lm", argv[argc++] = (char *)max_lm;
+    for (int i = 0; extra && extra[i] && argc < 15; i++) argv[argc++] = (char *)extra[i];
     argv[argc] = NULL;
     return cli_solve(argc, argv);
+}
+
+/* `retarget solve SRC --robot g1 -o DIR/OUT --quiet [--max-lm N]` */
+static int solve_cli(const char *src, const char *out, const char *max_lm)
+{
+    const char *extra[] = {max_lm ? "--max-lm" : NULL, max_lm, NULL};
+    return solve_cli_with(src, out, extra);
 }
 
 /* `retarget solve SRC --robot g1 --format npz [--out-fps F]` into DIR/OUT. */
 static int solve_cli_npz(const char *src, const char *out, const char *out_fps)
 {
-    char outdir[256];
-    char *argv[12];
-    int argc = 0;
-    snprintf(outdir, sizeof outdir, "%s/%s", dir, out);
-    argv[argc++] = (char *)src;
-    argv[argc++] = "--robot";
-    argv[argc++] = "g1";
-    argv[argc++] = "-o";
-    argv[argc++] = outdir;
-    argv[argc++] = "--quiet";
-    argv[argc++] = "--format";
-    argv[argc++] = "npz";
-    if (out_fps) argv[argc++] = "--out-fps", argv[argc++] = (char *)out_fps;
-    argv[argc] = NULL;
-    return cli_solve(argc, argv);
+    const char *extra[] = {"--format", "npz", out_fps ? "--out-fps" : NULL, out_fps, NULL};
+    return solve_cli_with(src, out, extra);
 }
 
 /* GET URL equals file DIR/OUT/NAME.npz byte for byte. */
