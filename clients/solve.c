@@ -66,6 +66,7 @@ struct clip {
     struct rt_err err;
     char **warnings;   /* the report's warnings, printed in order */
     int n_warnings;
+    char filters[160]; /* "pass" or "fail: NAME ..." (quality.filters) */
     double t[ST_COUNT];
 };
 
@@ -296,6 +297,14 @@ static void finish(void *arg)
     if (nw > 0 && (c->warnings = calloc((size_t)nw, sizeof *c->warnings)))
         cJSON_ArrayForEach(w, warn)
             if (cJSON_IsString(w) && (c->warnings[c->n_warnings] = strdup(w->valuestring))) c->n_warnings++;
+    const cJSON *quality = cJSON_GetObjectItemCaseSensitive(rep, "quality");
+    const cJSON *filters = cJSON_GetObjectItemCaseSensitive(quality, "filters"), *fl;
+    snprintf(c->filters, sizeof c->filters, "%s", cJSON_GetArraySize(filters) > 0 ? "fail:" : "pass");
+    cJSON_ArrayForEach(fl, filters)
+        if (cJSON_IsString(fl) && strlen(c->filters) + strlen(fl->valuestring) + 2 < sizeof c->filters) {
+            strcat(c->filters, " ");
+            strcat(c->filters, fl->valuestring);
+        }
     const char **names = malloc((size_t)rt_state_cols(&robot->tree) * sizeof *names);
     int cols = names ? rtg_columns(robot, names) : 0;
     text = rep ? cJSON_Print(rep) : NULL;
@@ -534,6 +543,7 @@ int cli_solve_run(const struct cli_solve_args *a, struct rt_err *err)
             fprintf(stderr, "retarget: %s: %d frames, %d LM / %d CG iterations, cost %.6g, %s, %.3f s\n", c->name,
                     c->t_frames, c->res.lm_iters, c->res.cg_iters, (double)c->res.final_cost,
                     solver_termination_str(c->res.termination), c->res.seconds);
+        if (!a->quiet) fprintf(stderr, "retarget: %s: filters: %s\n", c->name, c->filters);
     }
     if (failed >= 0) {
         *err = clips[failed].err;

@@ -18,7 +18,12 @@ int rtg_targets_same_weights(const struct kin_robot *robot, const struct rtg_tar
            !memcmp(x->w_vel, y->w_vel, (size_t)nt * sizeof(float)) &&
            !memcmp(x->w_acc, y->w_acc, (size_t)nt * sizeof(float)) &&
            !memcmp(x->rest, y->rest, (size_t)nq * sizeof(float)) &&
-           !memcmp(x->w_rest, y->w_rest, (size_t)nq * sizeof(float)) && (!x->init) == (!y->init);
+           !memcmp(x->w_rest, y->w_rest, (size_t)nq * sizeof(float)) && (!x->init) == (!y->init) &&
+           x->n_capsules == y->n_capsules && x->n_pairs == y->n_pairs && x->w_collide == y->w_collide &&
+           x->collide_margin == y->collide_margin &&
+           (!x->n_capsules || (!memcmp(x->capsule_link, y->capsule_link, (size_t)x->n_capsules * sizeof(int)) &&
+                               !memcmp(x->capsule_seg, y->capsule_seg, (size_t)x->n_capsules * 7 * sizeof(float)))) &&
+           (!x->n_pairs || !memcmp(x->pair, y->pair, (size_t)x->n_pairs * 2 * sizeof(int)));
 }
 
 enum rt_status rtg_batch_solve(struct solver_backend *be, const struct kin_robot *robot,

@@ -2,6 +2,8 @@
  * job.h). */
 #include "job.h"
 
+#include "collide.h"
+
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,6 +106,10 @@ static void resolve_options(const struct rtg_job_spec *spec, struct rtg_job_plan
     solver_options_default(&plan->opt);
     if (plan->profile) rtg_profile_solver_options(plan->profile, &plan->opt);
     rtg_job_options_apply(&spec->opts, &plan->opt);
+    plan->collide_weight =
+        spec->opts.set & (1u << RTG_JOB_COLLIDE_WEIGHT) ? spec->opts.collide_weight : RTG_COLLIDE_WEIGHT;
+    plan->collide_margin =
+        spec->opts.set & (1u << RTG_JOB_COLLIDE_MARGIN) ? spec->opts.collide_margin : RTG_COLLIDE_MARGIN;
 }
 
 /* The number of identity-mapping links two robots share. */
@@ -251,15 +257,21 @@ fail:
 enum rt_status rtg_job_build(const struct kin_robot *robot, const struct rtg_job_plan *plan,
                              struct rtg_targets *t, struct rt_err *err)
 {
+    enum rt_status st;
     atomic_fetch_add(&n_builds, 1);
-    if (plan->source_kind == RTG_SRC_BVH) return rtg_targets_from_clip(robot, plan->clip, plan->profile, t, err);
-    if (plan->source_kind == RTG_SRC_JOINTS)
-        return rtg_targets_from_joints(robot, plan->joints, plan->clip, plan->frame_time, plan->profile, t, err);
-    if (plan->profile)
-        return rtg_targets_from_robot_traj(robot, plan->source_robot, plan->states, plan->n_frames,
-                                           plan->frame_time, plan->profile, t, err);
-    return rtg_targets_from_traj(plan->source_robot, plan->states, plan->n_frames, plan->frame_time, robot, t,
-                                 err);
+    if (plan->source_kind == RTG_SRC_BVH)
+        st = rtg_targets_from_clip(robot, plan->clip, plan->profile, t, err);
+    else if (plan->source_kind == RTG_SRC_JOINTS)
+        st = rtg_targets_from_joints(robot, plan->joints, plan->clip, plan->frame_time, plan->profile, t, err);
+    else if (plan->profile)
+        st = rtg_targets_from_robot_traj(robot, plan->source_robot, plan->states, plan->n_frames,
+                                         plan->frame_time, plan->profile, t, err);
+    else
+        st = rtg_targets_from_traj(plan->source_robot, plan->states, plan->n_frames, plan->frame_time, robot, t,
+                                   err);
+    if (st == RT_OK && (st = rtg_targets_collide(t, robot, plan->collide_margin, plan->collide_weight, err)) != RT_OK)
+        rtg_targets_free(t);
+    return st;
 }
 
 enum rt_status rtg_job_finish(const struct kin_robot *robot, const struct rtg_targets *t,

@@ -83,6 +83,7 @@ struct rtg_job_plan {
     int profile_auto;                 /* 1: an automatic mapping ("auto:TEMPLATE") */
     char profile_name[RTG_PROFILE_MAX_NAME]; /* "" for the identity mapping */
     struct solver_options opt;        /* defaults, then the profile's, then the job options */
+    double collide_weight, collide_margin; /* the self-collision term: defaults or the job options */
     char warning[160];                /* the reader's non-fatal note, "" if none */
 };
 

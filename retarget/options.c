@@ -41,6 +41,12 @@ static const struct rtg_option table[] = {
     {"fps", "--fps", "F", RTG_OPT_REAL, 0, 10000, 1, 0, NULL,
      RTG_SCOPE_JOB | S_SOLVE | S_SUBMIT | S_BATCH, "30",
      "frame rate of a trajectory CSV or joint-position source (a BVH clip carries its own; an .npz's fps is replaced)"},
+    {"collide_weight", "--collide-weight", "W", RTG_OPT_REAL, 0, 1000, 0, 0, NULL,
+     RTG_SCOPE_JOB | S_SOLVE | S_SUBMIT | S_BATCH, "20",
+     "weight of the self-collision term (0: off)"},
+    {"collide_margin", "--collide-margin", "M", RTG_OPT_REAL, 0, 0.2, 0, 0, NULL,
+     RTG_SCOPE_JOB | S_SOLVE | S_SUBMIT | S_BATCH, "0.01",
+     "clearance (m) below which two of the robot's capsules are pushed apart"},
     /* retarget solve */
     {NULL, "--robot", "NAME|FILE", RTG_OPT_TEXT, 0, 0, 0, 0, NULL, S_SOLVE | S_SUBMIT | S_BATCH | RTG_SCOPE_RENDER,
      NULL, "the robot: a bundled name (g1, h1), an uploaded name (daemon) or a URDF or MJCF file (required)"},
@@ -192,6 +198,8 @@ static void job_store(struct rtg_job_options *o, enum rtg_job_opt which, double 
     case RTG_JOB_CG_TOL: o->cg_tol = v; break;
     case RTG_JOB_LINEAR: o->linear = (int)v; break;
     case RTG_JOB_FPS: o->fps = v; break;
+    case RTG_JOB_COLLIDE_WEIGHT: o->collide_weight = v; break;
+    case RTG_JOB_COLLIDE_MARGIN: o->collide_margin = v; break;
     default: return;
     }
     o->set |= 1u << which;
@@ -274,6 +282,8 @@ char *rtg_job_options_json(const struct rtg_job_options *o)
         case RTG_JOB_CG_TOL: cJSON_AddNumberToObject(j, table[i].key, o->cg_tol); break;
         case RTG_JOB_LINEAR: cJSON_AddStringToObject(j, table[i].key, linear_choices[o->linear]); break;
         case RTG_JOB_FPS: cJSON_AddNumberToObject(j, table[i].key, o->fps); break;
+        case RTG_JOB_COLLIDE_WEIGHT: cJSON_AddNumberToObject(j, table[i].key, o->collide_weight); break;
+        case RTG_JOB_COLLIDE_MARGIN: cJSON_AddNumberToObject(j, table[i].key, o->collide_margin); break;
         default: break;
         }
     }

@@ -49,6 +49,8 @@ enum rtg_job_opt {
     RTG_JOB_CG_TOL,
     RTG_JOB_LINEAR,
     RTG_JOB_FPS,
+    RTG_JOB_COLLIDE_WEIGHT,
+    RTG_JOB_COLLIDE_MARGIN,
     RTG_JOB_OPT_COUNT
 };
 
@@ -79,6 +81,7 @@ struct rtg_job_options {
     unsigned set;
     int max_lm_iters, max_cg_iters, init_iters, linear; /* linear: enum solver_linear */
     double cg_tol, fps;
+    double collide_weight, collide_margin; /* the self-collision term (retarget/collide.h) */
 };
 
 /* Checks and stores `text` as the value of job option `which`; `where`

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../kinematics/rot.h"
+#include "collide.h"
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -109,9 +110,17 @@ static void lift_of(const double *pen, int n, double frame_time, double *mx, dou
 /* What one frame's forward kinematics gives the figures: the tracking
  * errors of the frame (ep/er at [k * n + f], NAN where the target has no
  * weight), its feet and its penetration. */
+/* Per-frame figures beyond the tracking errors (NULL where not wanted):
+ * the deepest self-penetration and its pair, the lowest body point, and
+ * every link's position (for body speeds). */
+struct frame_extra {
+    double *self_pen, *low, *bodies, *scratch;
+    int *self_pair;
+};
+
 static void frame_figures(const struct kin_robot *r, const struct rtg_targets *t, const float *row, int f,
                           int n, const double sole[2], double *x, double *lp, double *lr, double *ep, double *er,
-                          double *foot, double *pen)
+                          double *foot, double *pen, const struct frame_extra *ex)
 {
     int nt = t->n_targets, cols = RT_ROOT_COLS + r->n_dof;
     for (int c = 0; c < cols; c++) x[c] = row[c];
@@ -143,6 +152,146 @@ static void frame_figures(const struct kin_robot *r, const struct rtg_targets *t
         double d = sole[side] - lp[3 * l + 2];
         if (d > pen[f]) pen[f] = d;
     }
+    if (!ex) return;
+    double low;
+    ex->self_pen[f] = rtg_collide_depth(t, lp, lr, ex->scratch, &ex->self_pair[f], &low);
+    for (int side = 0; side < 2; side++)
+        if (t->foot_link[side] >= 0 && t->foot_link[side] < r->n_links && -pen[f] < low) low = -pen[f];
+    if (!(low < INFINITY))
+        for (int l = 0; l < r->n_links; l++)
+            if (lp[3 * l + 2] < low) low = lp[3 * l + 2];
+    ex->low[f] = low;
+    memcpy(ex->bodies + (size_t)f * 3 * r->n_links, lp, (size_t)r->n_links * 3 * sizeof *lp);
+}
+
+/* The plausibility figures (quality.h) from the per-frame figures: self
+ * and ground penetration, foot slide speeds, contacts kept, body and joint
+ * speeds, normalized jerk, and the dataset filters they fail. *spd is
+ * scratch the caller frees. */
+static enum rt_status plausibility(const struct kin_robot *r, const struct rtg_targets *t, const float *state,
+                                   int n, double dt, const double sole[2], const double *foot,
+                                   const struct frame_extra *ex, double **spd, struct rtg_quality *q)
+{
+    int nd = r->n_dof, cols = RT_ROOT_COLS + nd, nl = r->n_links;
+    int deep3 = 0, run = 0, longest = 0, src_contacts = 0, kept = 0, ns = 0;
+    q->self_pair = -1;
+    q->self_frame = q->slide_frame = -1;
+    q->lowest_body_z_m = INFINITY;
+    for (int f = 0; f < n; f++) {
+        if (ex->self_pen[f] > q->self_penetration_m) {
+            q->self_penetration_m = ex->self_pen[f];
+            q->self_pair = ex->self_pair[f];
+            q->self_frame = f;
+        }
+        if (ex->self_pen[f] > RTG_PEN_TOL) q->self_penetration_frames++;
+        if (ex->self_pen[f] > RTG_FILTER_SELF_FRAMES_DEPTH) deep3++;
+        if (ex->low[f] < q->lowest_body_z_m) q->lowest_body_z_m = ex->low[f];
+        run = ex->low[f] > RTG_FILTER_FLOAT_HEIGHT ? run + 1 : 0;
+        if (run > longest) longest = run;
+        for (int side = 0; side < 2; side++) {
+            int l = t->foot_link[side];
+            if (l < 0 || l >= nl) continue;
+            double h = foot[6 * (size_t)f + 3 * side + 2] - sole[side];
+            if (-h > RTG_PEN_TOL) {
+                q->ground_penetration_frames++;
+                break;
+            }
+        }
+    }
+    if (!(q->lowest_body_z_m < INFINITY)) q->lowest_body_z_m = 0.0;
+    /* Feet in contact: speed between consecutive contact frames, and the
+     * source's contact frames the robot's sole reproduces (within 2 cm). */
+    if (!(*spd = malloc((size_t)(2 * n + 1) * sizeof **spd))) return RT_ENOMEM;
+    double smax = 0;
+    for (int side = 0; side < 2 && t->contact; side++) {
+        int l = t->foot_link[side];
+        if (l < 0 || l >= nl) continue;
+        for (int f = 0; f < n; f++) {
+            if (!t->contact[2 * (size_t)f + side]) continue;
+            src_contacts++;
+            if (foot[6 * (size_t)f + 3 * side + 2] - sole[side] <= RTG_CONTACT_KEPT_M) kept++;
+            if (f == 0 || !t->contact[2 * (size_t)(f - 1) + side]) continue;
+            const double *a = foot + 6 * (size_t)(f - 1) + 3 * side, *b = foot + 6 * (size_t)f + 3 * side;
+            double v = hypot(b[0] - a[0], b[1] - a[1]) / dt;
+            (*spd)[ns++] = v;
+            if (v > RTG_SLIDE_SPEED_TOL) q->foot_slide_frames++;
+            if (v > smax) {
+                smax = v;
+                q->slide_frame = f;
+            }
+        }
+    }
+    struct rtg_quality_stat ss = stat_of(*spd, ns);
+    q->foot_slide_speed_p95 = ss.p95;
+    q->foot_slide_speed_max = ss.max;
+    q->contacts_kept = src_contacts ? (double)kept / src_contacts : 1.0;
+    /* Body speeds (link origins) and joint speeds against the robot's limits. */
+    for (int f = 0; f + 1 < n; f++) {
+        const double *a = ex->bodies + (size_t)f * 3 * nl, *b = a + 3 * nl;
+        for (int l = 0; l < nl; l++) {
+            double dx = b[3 * l] - a[3 * l], dy = b[3 * l + 1] - a[3 * l + 1], dz = b[3 * l + 2] - a[3 * l + 2];
+            double v = sqrt(dx * dx + dy * dy + dz * dz) / dt;
+            if (v > q->max_body_speed_m_s) q->max_body_speed_m_s = v;
+        }
+        const float *s0 = state + (size_t)f * cols + RT_ROOT_COLS, *s1 = s0 + cols;
+        int over = 0;
+        for (int j = 0; j < nd; j++) {
+            double vmax = r->joints[r->coord_joint[j]].velocity;
+            double v = fabs((double)s1[j] - (double)s0[j]) / dt;
+            if (vmax > 0 && v > vmax) {
+                over = 1;
+                if (v / vmax > q->joint_velocity_over_limit_ratio) q->joint_velocity_over_limit_ratio = v / vmax;
+            }
+        }
+        q->joint_velocity_over_limit_frames += over;
+    }
+    /* Normalized jerk (dimensionless): per joint and per window of
+     * RTG_JERK_WINDOW_S, sqrt(0.5 sum_t jerk_t^2 dt T^5 / A^2), T the
+     * window's duration and A the joint's path length in it (sum |dq|),
+     * over the windows where the joint moves (A > 1e-3 rad); the mean. */
+    {
+        int w = (int)floor(RTG_JERK_WINDOW_S / dt + 0.5), m = 0;
+        double sum = 0;
+        if (w < 4) w = 4;
+        for (int j = 0; j < nd; j++)
+            for (int f0 = 0; f0 + w <= n; f0 += w) {
+                double A = 0, J = 0, T = (w - 1) * dt;
+                for (int f = f0; f + 1 < f0 + w; f++) {
+                    const float *a = state + (size_t)f * cols + RT_ROOT_COLS + j;
+                    A += fabs((double)a[cols] - (double)a[0]);
+                    if (f + 3 < f0 + w) {
+                        double d3 = ((double)a[3 * cols] - 3.0 * (double)a[2 * cols] + 3.0 * (double)a[cols] -
+                                     (double)a[0]) / (dt * dt * dt);
+                        J += d3 * d3 * dt;
+                    }
+                }
+                if (A > 1e-3) {
+                    sum += sqrt(0.5 * J * pow(T, 5) / (A * A));
+                    m++;
+                }
+            }
+        q->normalized_jerk = m ? sum / m : 0.0;
+    }
+    if (q->lowest_body_z_m < -RTG_FILTER_BELOW_GROUND) q->filters |= RTG_FILTER_BELOW;
+    if (q->max_body_speed_m_s > RTG_FILTER_BODY_SPEED) q->filters |= RTG_FILTER_BODY_FAST;
+    if (q->max_joint_velocity > RTG_FILTER_JOINT_SPEED) q->filters |= RTG_FILTER_JOINT_FAST;
+    if (longest * dt > RTG_FILTER_FLOAT_SECONDS) q->filters |= RTG_FILTER_FLOATING;
+    if (q->self_penetration_m > RTG_FILTER_SELF_DEPTH) q->filters |= RTG_FILTER_SELF_DEEP;
+    if (deep3 > RTG_FILTER_SELF_FRAMES) q->filters |= RTG_FILTER_SELF_LONG;
+    return RT_OK;
+}
+
+const char *rtg_quality_filter_name(int bit)
+{
+    switch (bit) {
+    case RTG_FILTER_BELOW: return "body_below_ground";
+    case RTG_FILTER_BODY_FAST: return "body_speed";
+    case RTG_FILTER_JOINT_FAST: return "joint_speed";
+    case RTG_FILTER_FLOATING: return "floating";
+    case RTG_FILTER_SELF_DEEP: return "self_penetration_depth";
+    case RTG_FILTER_SELF_LONG: return "self_penetration_frames";
+    default: return "?";
+    }
 }
 
 /* The figures, with the ground lift first when `lift`: one FK pass gives
@@ -155,7 +304,9 @@ static enum rt_status figures(const struct kin_robot *r, const struct rtg_target
 {
     int nt = t->n_targets, nd = r->n_dof, cols = RT_ROOT_COLS + nd;
     double *x = NULL, *lp = NULL, *lr = NULL, *ep = NULL, *er = NULL, *buf = NULL;
-    double *foot = NULL, *pen = NULL, *mx = NULL, *lf = NULL;
+    double *foot = NULL, *pen = NULL, *mx = NULL, *lf = NULL, *spd = NULL;
+    struct frame_extra ex = {NULL, NULL, NULL, NULL, NULL};
+    size_t nb = 0;
     double foot_prev[6], sole[2] = {0.0, 0.0}; /* per side: last contact position, sole offset */
     size_t nft;
     enum rt_status st = RT_OK;
@@ -177,7 +328,14 @@ static enum rt_status figures(const struct kin_robot *r, const struct rtg_target
         mx = malloc((size_t)n_frames * sizeof *mx);
         lf = malloc((size_t)n_frames * sizeof *lf);
     }
-    if (!x || !lp || !lr || !ep || !er || !buf || !foot || !pen || (lift && (!mx || !lf))) {
+    ex.self_pen = malloc((size_t)n_frames * sizeof *ex.self_pen);
+    ex.low = malloc((size_t)n_frames * sizeof *ex.low);
+    ex.self_pair = malloc((size_t)n_frames * sizeof *ex.self_pair);
+    ex.scratch = malloc((size_t)(t->n_capsules ? t->n_capsules : 1) * 6 * sizeof *ex.scratch);
+    if (rt_mul_size((size_t)n_frames, (size_t)r->n_links * 3 * sizeof(double), &nb))
+        ex.bodies = malloc(nb);
+    if (!x || !lp || !lr || !ep || !er || !buf || !foot || !pen || (lift && (!mx || !lf)) || !ex.self_pen ||
+        !ex.low || !ex.self_pair || !ex.scratch || !ex.bodies) {
         st = RT_ENOMEM;
         goto fail;
     }
@@ -188,7 +346,7 @@ static enum rt_status figures(const struct kin_robot *r, const struct rtg_target
     }
     double top = 0;
     for (int f = 0; f < n_frames; f++) {
-        frame_figures(r, t, state + (size_t)f * cols, f, n_frames, sole, x, lp, lr, ep, er, foot, pen);
+        frame_figures(r, t, state + (size_t)f * cols, f, n_frames, sole, x, lp, lr, ep, er, foot, pen, &ex);
         if (pen[f] > top) top = pen[f];
     }
     /* The lift needs both feet. */
@@ -200,7 +358,7 @@ static enum rt_status figures(const struct kin_robot *r, const struct rtg_target
             if (!(lf[f] > 0)) continue;
             float *row = state + (size_t)f * cols;
             row[2] += (float)(lf[f] + 1e-5);
-            frame_figures(r, t, row, f, n_frames, sole, x, lp, lr, ep, er, foot, pen);
+            frame_figures(r, t, row, f, n_frames, sole, x, lp, lr, ep, er, foot, pen, &ex);
         }
     }
     for (int f = 0; f < n_frames; f++) {
@@ -248,6 +406,7 @@ static enum rt_status figures(const struct kin_robot *r, const struct rtg_target
             }
         q->mean_jerk = jn ? jsum / (double)jn / (dt * dt * dt) : 0.0;
     }
+    if ((st = plausibility(r, t, state, n_frames, dt, sole, foot, &ex, &spd, q)) != RT_OK) goto fail;
     /* Statistics: overall from all samples in frame order, then per link. */
     q->pos_m = errors_stats(ep, nt, n_frames, buf, per_link_pos);
     q->rot_deg = errors_stats(er, nt, n_frames, buf, per_link_rot);
@@ -262,6 +421,12 @@ fail:
     free(pen);
     free(mx);
     free(lf);
+    free(spd);
+    free(ex.self_pen);
+    free(ex.low);
+    free(ex.self_pair);
+    free(ex.scratch);
+    free(ex.bodies);
     return st;
 }
 
@@ -302,6 +467,43 @@ static int add(cJSON *o, const char *key, cJSON *item)
     return 1;
 }
 
+/* ["link_a", "link_b"] of pair p of t, or null. */
+static cJSON *pair_json(const struct kin_robot *r, const struct rtg_targets *t, int p)
+{
+    if (p < 0 || p >= t->n_pairs) return cJSON_CreateNull();
+    const char *names[2] = {r->links[t->capsules[t->pair[2 * p]].link].name,
+                            r->links[t->capsules[t->pair[2 * p + 1]].link].name};
+    return cJSON_CreateStringArray(names, 2);
+}
+
+static cJSON *slide_json(const struct rtg_quality *q)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o) return NULL;
+    if (!cJSON_AddNumberToObject(o, "p95", q->foot_slide_speed_p95) ||
+        !cJSON_AddNumberToObject(o, "max", q->foot_slide_speed_max)) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
+/* The names of the failed filters, in bit order. */
+static cJSON *filters_json(unsigned filters)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (unsigned bit = 1; a && bit <= RTG_FILTER_LAST; bit <<= 1) {
+        if (!(filters & bit)) continue;
+        cJSON *x = cJSON_CreateString(rtg_quality_filter_name((int)bit));
+        if (!x) {
+            cJSON_Delete(a);
+            return NULL;
+        }
+        cJSON_AddItemToArray(a, x);
+    }
+    return a;
+}
+
 cJSON *rtg_quality_json(const struct kin_robot *r, const struct rtg_targets *t,
                         const float *state, int n_frames)
 {
@@ -335,7 +537,22 @@ cJSON *rtg_quality_to_json(const struct kin_robot *r, const struct rtg_targets *
         !cJSON_AddNumberToObject(o, "mean_jerk", q.mean_jerk) ||
         !cJSON_AddNumberToObject(o, "foot_slide_m", q.foot_slide_m) ||
         !cJSON_AddNumberToObject(o, "ground_penetration_m", q.ground_penetration_m) ||
-        !cJSON_AddNumberToObject(o, "contact_frames", q.contact_frames))
+        !cJSON_AddNumberToObject(o, "contact_frames", q.contact_frames) ||
+        !cJSON_AddNumberToObject(o, "self_penetration_m", q.self_penetration_m) ||
+        !cJSON_AddNumberToObject(o, "self_penetration_frames", q.self_penetration_frames) ||
+        !add(o, "self_penetration_pair", pair_json(r, t, q.self_pair)) ||
+        !add(o, "self_penetration_worst_frame", q.self_frame >= 0 ? cJSON_CreateNumber(q.self_frame) : cJSON_CreateNull()) ||
+        !cJSON_AddNumberToObject(o, "ground_penetration_frames", q.ground_penetration_frames) ||
+        !cJSON_AddNumberToObject(o, "lowest_body_z_m", q.lowest_body_z_m) ||
+        !add(o, "foot_slide_speed_m_s", slide_json(&q)) ||
+        !cJSON_AddNumberToObject(o, "foot_slide_frames", q.foot_slide_frames) ||
+        !add(o, "foot_slide_worst_frame", q.slide_frame >= 0 ? cJSON_CreateNumber(q.slide_frame) : cJSON_CreateNull()) ||
+        !cJSON_AddNumberToObject(o, "contacts_kept", q.contacts_kept) ||
+        !cJSON_AddNumberToObject(o, "normalized_jerk", q.normalized_jerk) ||
+        !cJSON_AddNumberToObject(o, "max_body_speed_m_s", q.max_body_speed_m_s) ||
+        !cJSON_AddNumberToObject(o, "joint_velocity_over_limit_frames", q.joint_velocity_over_limit_frames) ||
+        !cJSON_AddNumberToObject(o, "joint_velocity_over_limit_ratio", q.joint_velocity_over_limit_ratio) ||
+        !add(o, "filters", filters_json(q.filters)))
         goto fail;
     links = cJSON_AddArrayToObject(o, "links");
     if (!links) goto fail;
@@ -404,7 +621,7 @@ cJSON *rtg_quality_series_json(const struct kin_robot *r, const struct rtg_targe
             sole[side] = t->sole_offset >= 0 ? t->sole_offset : kin_robot_sole_offset(r, l);
     }
     for (int f = 0; f < n_frames; f++)
-        frame_figures(r, t, state + (size_t)f * cols, f, n_frames, sole, x, lp, lr, ep, er, foot, pen);
+        frame_figures(r, t, state + (size_t)f * cols, f, n_frames, sole, x, lp, lr, ep, er, foot, pen, NULL);
     if (!(o = cJSON_CreateObject()) || !(links = cJSON_AddArrayToObject(o, "links")) ||
         !(feet = cJSON_AddArrayToObject(o, "feet")))
         goto fail;

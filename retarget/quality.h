@@ -20,6 +20,26 @@
  *   clip, as max(0, -(z_foot - sole_offset)), z_foot the foot link origin's
  *   height and sole_offset the distance from that origin down to the sole
  *   (kin_robot_sole_offset()). 0 when no foot is known.
+ * Plausibility (docs/profiles.md "Quality figures"; the capsules and pairs
+ * of retarget/collide.h):
+ * - self_penetration_m: the deepest max(0, -d) of any checked capsule pair
+ *   over the clip, with its pair of links and frame; self_penetration_frames:
+ *   frames deeper than RTG_PEN_TOL.
+ * - ground_penetration_frames: frames with a sole more than RTG_PEN_TOL
+ *   below z = 0; lowest_body_z_m: the lowest capsule point or sole.
+ * - foot_slide_speed_m_s {p95, max}: a foot's horizontal speed between two
+ *   consecutive contact frames; foot_slide_frames: those faster than
+ *   RTG_SLIDE_SPEED_TOL, with the worst frame.
+ * - contacts_kept: the share of the source's (frame, foot) contacts in
+ *   which the robot's sole is at most RTG_CONTACT_KEPT_M above the ground
+ *   (1 when there are none).
+ * - normalized_jerk: per joint and per RTG_JERK_WINDOW_S window,
+ *   sqrt(0.5 sum_t jerk_t^2 dt T^5 / A^2) (T the window's duration, A the
+ *   joint's path length in it), averaged over the windows where it moves.
+ * - max_body_speed_m_s: the fastest link origin; joint_velocity_over_limit_frames
+ *   and _ratio: frames with a joint faster than its description's velocity
+ *   limit, and the largest speed / limit.
+ * - filters: the dataset filters (ProtoMotions' rules) the clip fails.
  *
  * Memory: rtg_quality_json() returns a cJSON object the caller deletes
  * (or attaches to a tree that it deletes). */
@@ -51,7 +71,45 @@ struct rtg_quality {
     double foot_slide_m;
     double ground_penetration_m;
     int contact_frames;           /* (frame, foot) pairs in contact */
+    double self_penetration_m;
+    int self_penetration_frames, self_pair, self_frame; /* pair: index into t->pair, -1 */
+    int ground_penetration_frames;
+    double lowest_body_z_m;
+    double foot_slide_speed_p95, foot_slide_speed_max;
+    int foot_slide_frames, slide_frame;
+    double contacts_kept;
+    double normalized_jerk;
+    double max_body_speed_m_s;
+    int joint_velocity_over_limit_frames;
+    double joint_velocity_over_limit_ratio;
+    unsigned filters;             /* RTG_FILTER_* bits */
 };
+
+#define RTG_JERK_WINDOW_S 1.0    /* s: the normalized jerk's window */
+#define RTG_PEN_TOL 0.01          /* m: a penetration frame is deeper than this */
+#define RTG_SLIDE_SPEED_TOL 0.01  /* m/s: a sliding contact frame */
+#define RTG_CONTACT_KEPT_M 0.02   /* m: a sole this close to the ground keeps a contact */
+/* The dataset filters (ProtoMotions' motion filters). */
+#define RTG_FILTER_BELOW_GROUND 0.05       /* any body below z = -0.05 m */
+#define RTG_FILTER_BODY_SPEED 15.0         /* a body faster than 15 m/s */
+#define RTG_FILTER_JOINT_SPEED 40.0        /* a joint faster than 40 rad/s */
+#define RTG_FILTER_FLOAT_HEIGHT 0.2        /* every body above 0.2 m ... */
+#define RTG_FILTER_FLOAT_SECONDS 1.0       /* ... for more than 1 s */
+#define RTG_FILTER_SELF_DEPTH 0.05         /* self-penetration deeper than 5 cm */
+#define RTG_FILTER_SELF_FRAMES_DEPTH 0.03  /* more than 10 frames deeper than 3 cm */
+#define RTG_FILTER_SELF_FRAMES 10
+enum {
+    RTG_FILTER_BELOW = 1,
+    RTG_FILTER_BODY_FAST = 2,
+    RTG_FILTER_JOINT_FAST = 4,
+    RTG_FILTER_FLOATING = 8,
+    RTG_FILTER_SELF_DEEP = 16,
+    RTG_FILTER_SELF_LONG = 32,
+    RTG_FILTER_LAST = 32
+};
+
+/* The name of filter bit `bit` in the report ("joint_speed"), never NULL. */
+const char *rtg_quality_filter_name(int bit);
 
 /* Computes the figures above for `n_frames` rows of `state` (robot state
  * layout, the frames of `t`). Per-link statistics go to `per_link_pos` /

@@ -1223,6 +1223,13 @@ void rtg_targets_batch(const struct kin_robot *robot, const struct rtg_targets *
     b->rest = t->rest;
     b->w_rest = t->w_rest;
     b->init = t->init;
+    b->n_capsules = t->n_capsules;
+    b->capsule_link = t->capsule_link;
+    b->capsule_seg = t->capsule_seg;
+    b->n_pairs = t->w_collide > 0.0f ? t->n_pairs : 0;
+    b->pair = t->pair;
+    b->w_collide = t->w_collide;
+    b->collide_margin = t->collide_margin;
     b->opt = *opt;
 }
 

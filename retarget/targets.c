@@ -72,6 +72,10 @@ void rtg_targets_free(struct rtg_targets *t)
     free(t->w_rest);
     free(t->init);
     free(t->contact);
+    free(t->capsules);
+    free(t->capsule_link);
+    free(t->capsule_seg);
+    free(t->pair);
     memset(t, 0, sizeof *t);
     t->foot_link[0] = t->foot_link[1] = -1;
     t->sole_offset = -1.0;

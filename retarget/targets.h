@@ -7,6 +7,7 @@
 #ifndef RT_RTG_TARGETS_H
 #define RT_RTG_TARGETS_H
 
+#include "../kinematics/capsule.h"
 #include "../kinematics/robot.h"
 #include "../base/status.h"
 
@@ -37,6 +38,15 @@ struct rtg_targets {
     int foot_link[2];
     unsigned char *contact; /* [n_frames * 2] */
     double sole_offset;     /* m from a foot link origin down to its sole; < 0: the robot's */
+    /* Self-collision (retarget/collide.h; solver.h): the robot's capsules
+     * (double, for the report; float copy for the solver), the pairs that
+     * can touch, the hinge's weight and margin. n_pairs 0: none. */
+    int n_capsules, n_pairs;
+    struct kin_capsule *capsules;
+    int *capsule_link;
+    float *capsule_seg;
+    int *pair;
+    float w_collide, collide_margin;
 };
 
 /* Allocates arrays for n_frames x n_targets (weights zeroed) and the

@@ -446,6 +446,107 @@ RT_HD void frame_jac_joint(const struct rt_tree *tr, const float *lk, const floa
 }
 
 /* ------------------------------------------------------------------ */
+/* Self-collision: capsule pairs (solver.h, docs/solver.md). */
+
+/* World end points of capsule c from the link records. */
+RT_HD void frame_capsule_world(const struct solver_batch *b, const float *lk, int c, float *p0, float *p1)
+{
+    const float *sg = b->capsule_seg + 7 * c;
+    const float *L = lk + (size_t)b->capsule_link[c] * FRAME_LINK_STRIDE;
+    float o[3];
+    m3_mulv(L + 3, sg, o);
+    p0[0] = L[0] + o[0]; p0[1] = L[1] + o[1]; p0[2] = L[2] + o[2];
+    m3_mulv(L + 3, sg + 3, o);
+    p1[0] = L[0] + o[0]; p1[1] = L[1] + o[1]; p1[2] = L[2] + o[2];
+}
+
+/* Closest points pa on segment [p0, p1] and pb on [q0, q1] (the clamped
+ * parametric solution; Ericson, Real-Time Collision Detection, 5.1.9). */
+RT_HD void frame_seg_closest(const float *p0, const float *p1, const float *q0, const float *q1, float *pa,
+                             float *pb)
+{
+    float d1[3] = {p1[0] - p0[0], p1[1] - p0[1], p1[2] - p0[2]};
+    float d2[3] = {q1[0] - q0[0], q1[1] - q0[1], q1[2] - q0[2]};
+    float r[3] = {p0[0] - q0[0], p0[1] - q0[1], p0[2] - q0[2]};
+    float a = v3_dot(d1, d1), e = v3_dot(d2, d2), f = v3_dot(d2, r);
+    float s = 0.0f, t = 0.0f;
+    const float eps = 1e-12f;
+    if (a <= eps && e > eps) {
+        t = rt_clampf(f / e, 0.0f, 1.0f);
+    } else if (a > eps) {
+        float c = v3_dot(d1, r);
+        if (e <= eps) {
+            s = rt_clampf(-c / a, 0.0f, 1.0f);
+        } else {
+            float bb = v3_dot(d1, d2), den = a * e - bb * bb;
+            s = den > 0.0f ? rt_clampf((bb * f - c * e) / den, 0.0f, 1.0f) : 0.0f;
+            t = (bb * s + f) / e;
+            if (t < 0.0f) { t = 0.0f; s = rt_clampf(-c / a, 0.0f, 1.0f); }
+            else if (t > 1.0f) { t = 1.0f; s = rt_clampf((bb - c) / a, 0.0f, 1.0f); }
+        }
+    }
+    pa[0] = p0[0] + d1[0] * s; pa[1] = p0[1] + d1[1] * s; pa[2] = p0[2] + d1[2] * s;
+    pb[0] = q0[0] + d2[0] * t; pb[1] = q0[1] + d2[1] * t; pb[2] = q0[2] + d2[2] * t;
+}
+
+/* Signed distance of capsule pair p at the link records: |pa - pb| minus
+ * both radii, with pa, pb the closest points of the two segments and nrm
+ * the unit vector from pb to pa (+z where they meet: a crossing, whose
+ * distance still has the right value). */
+RT_HD float frame_pair_eval(const struct solver_batch *b, const float *lk, int p, float *pa, float *pb, float *nrm)
+{
+    int ca = b->pair[2 * p], cb = b->pair[2 * p + 1];
+    float a0[3], a1[3], b0[3], b1[3];
+    frame_capsule_world(b, lk, ca, a0, a1);
+    frame_capsule_world(b, lk, cb, b0, b1);
+    frame_seg_closest(a0, a1, b0, b1, pa, pb);
+    float v[3] = {pa[0] - pb[0], pa[1] - pb[1], pa[2] - pb[2]};
+    float len = sqrtf(v3_dot(v, v));
+    if (len > 1e-9f) {
+        float inv = 1.0f / len;
+        nrm[0] = v[0] * inv; nrm[1] = v[1] * inv; nrm[2] = v[2] * inv;
+    } else {
+        nrm[0] = 0.0f; nrm[1] = 0.0f; nrm[2] = 1.0f;
+    }
+    return len - (b->capsule_seg[7 * ca + 6] + b->capsule_seg[7 * cb + 6]);
+}
+
+/* The Jacobian row of pair p's distance: nrm . (d pa/dq - d pb/dq), the
+ * closest points held fixed to their links. Only the joints below the two
+ * links' common ancestor have a column: the base and the shared joints move
+ * both points alike. Columns compact in walk order (capsule a's link to the
+ * ancestor, then b's), a mimic joint adding into its leader's; returns
+ * their number. */
+RT_HD int frame_pair_jac(const struct solver_batch *b, const float *lk, int p, const float *pa, const float *pb,
+                         const float *nrm, int *cols, float *jr)
+{
+    const struct rt_tree *tr = b->tree;
+    const int ro = tr->floating_base ? 6 : 0;
+    const int la = b->capsule_link[b->pair[2 * p]], lb = b->capsule_link[b->pair[2 * p + 1]];
+    int nc = 0;
+    for (int side = 0; side < 2; side++) {
+        const int other = side ? la : lb;
+        const float *P = side ? pb : pa;
+        for (int i = side ? lb : la; i > 0; i = tr->parent[i]) {
+            int shared = 0;
+            for (int k = other; k >= 0 && !shared; k = tr->parent[k]) shared = k == i;
+            if (shared) break;
+            int ji = tr->joint_index[i];
+            if (ji < 0 || tr->joint_type[i] == RT_JOINT_FIXED) continue;
+            float cp[3], co[3];
+            frame_jac_joint(tr, lk, P, i, cp, co);
+            float v = v3_dot(nrm, cp);
+            if (side) v = -v;
+            int col = ro + ji, e = 0;
+            while (e < nc && cols[e] != col) e++;
+            if (e == nc) { cols[nc] = col; jr[nc] = v; nc++; }
+            else jr[e] = jr[e] + v;
+        }
+    }
+    return nc;
+}
+
+/* ------------------------------------------------------------------ */
 /* Residuals, Jacobian rows, block and gradient of one frame. */
 
 /* Residuals of target slot ti (frame f, target k: ti = f n_targets + k)
@@ -483,7 +584,10 @@ RT_HD void frame_target_residual(const struct solver_batch *b, size_t ti, const 
  * With B non-NULL also writes the block B (dim x dim, symmetric, tracking
  * and rest rows only) and g = J^T r (all residuals, smoothness included).
  * Block accumulation order: entry (i, j) sums its per-target contribution
- * w_p^2 (Jp_i . Jp_j) + w_o^2 (Jo_i . Jo_j) over k ascending, then rest. */
+ * w_p^2 (Jp_i . Jp_j) + w_o^2 (Jo_i . Jo_j) over k ascending, then the
+ * active collision pairs' w_c^2 (j_i j_j) over p ascending, then rest.
+ * The cost's track term sums the targets, then w_c^2 (margin - d)^2 of the
+ * active pairs in order, then rest. */
 RT_HD float frame_eval(const struct solver_batch *b, int f, const float *x, const float *dq, int t,
                        int T, float *lk, float *B, float *g)
 {
@@ -551,6 +655,26 @@ RT_HD float frame_eval(const struct solver_batch *b, int f, const float *x, cons
                 if (ho) h = h + wo2 * v3_dot(jo[a], jo[c2]);
                 float *e = B + (size_t)cols[a] * n + cols[c2];
                 *e = *e + h;
+            }
+        }
+    }
+    for (int p = 0; p < b->n_pairs; p++) {
+        float pa[3], pb[3], nrm[3];
+        float d = frame_pair_eval(b, lk, p, pa, pb, nrm);
+        if (!(d < b->collide_margin)) continue;
+        float e = b->collide_margin - d, w2 = b->w_collide * b->w_collide;
+        track = track + w2 * (e * e);
+        if (!B) continue;
+        int cols[FRAME_MAX_DIM];
+        float jr[FRAME_MAX_DIM];
+        int nc = frame_pair_jac(b, lk, p, pa, pb, nrm, cols, jr);
+        float ge = w2 * e;
+        for (int a = 0; a < nc; a++) {
+            g[cols[a]] = g[cols[a]] - ge * jr[a];
+            for (int c2 = 0; c2 < nc; c2++) {
+                if (cols[c2] < cols[a]) continue;
+                float *h = B + (size_t)cols[a] * n + cols[c2];
+                *h = *h + w2 * (jr[a] * jr[c2]);
             }
         }
     }

@@ -133,6 +133,29 @@ enum rt_status solver_batch_check(const struct solver_batch *b, struct rt_err *e
         return rt_err_set(err, RT_EINVAL, "batch.w_acc", "weight %ld must be finite and >= 0", bad);
     if ((bad = bad_weight(b->w_rest, (size_t)t->n_joints)) >= 0)
         return rt_err_set(err, RT_EINVAL, "batch.w_rest", "weight %ld must be finite and >= 0", bad);
+    if (b->n_capsules < 0 || b->n_capsules > SOLVER_MAX_CAPSULES || b->n_pairs < 0 ||
+        b->n_pairs > SOLVER_MAX_PAIRS || (b->n_capsules && (!b->capsule_link || !b->capsule_seg)) ||
+        (b->n_pairs && !b->pair))
+        return rt_err_set(err, RT_EINVAL, "batch.n_pairs", "%d capsules, %d pairs (want 0..%d, 0..%d, with arrays)",
+                          b->n_capsules, b->n_pairs, SOLVER_MAX_CAPSULES, SOLVER_MAX_PAIRS);
+    for (int c = 0; c < b->n_capsules; c++) {
+        snprintf(where, sizeof where, "batch.capsule[%d]", c);
+        if (b->capsule_link[c] < 0 || b->capsule_link[c] >= t->n_links)
+            return rt_err_set(err, RT_EINVAL, where, "link %d out of range", b->capsule_link[c]);
+        for (int k = 0; k < 7; k++)
+            if (!isfinite(b->capsule_seg[7 * c + k]) || fabsf(b->capsule_seg[7 * c + k]) > 100.0f)
+                return rt_err_set(err, RT_EINVAL, where, "segment and radius must be finite, |v| <= 100 m");
+        if (!(b->capsule_seg[7 * c + 6] >= 0.0f))
+            return rt_err_set(err, RT_EINVAL, where, "radius must be >= 0");
+    }
+    for (int p = 0; p < b->n_pairs; p++)
+        for (int k = 0; k < 2; k++)
+            if (b->pair[2 * p + k] < 0 || b->pair[2 * p + k] >= b->n_capsules) {
+                snprintf(where, sizeof where, "batch.pair[%d]", p);
+                return rt_err_set(err, RT_EINVAL, where, "capsule %d out of range", b->pair[2 * p + k]);
+            }
+    if (!finite_nonneg(b->w_collide) || !finite_nonneg(b->collide_margin) || b->collide_margin > 1.0f)
+        return rt_err_set(err, RT_EINVAL, "batch.w_collide", "weight and margin must be finite, >= 0 (margin <= 1 m)");
     const struct solver_options *o = &b->opt;
     if (o->max_lm_iters < 0 || o->max_lm_iters > SOLVER_MAX_LM_ITERS)
         return rt_err_set(err, RT_EINVAL, "opt.max_lm_iters", "%d (want 0..%d)", o->max_lm_iters, SOLVER_MAX_LM_ITERS);

@@ -62,6 +62,8 @@ struct solver_options {
 #define SOLVER_MAX_LM_ITERS 10000
 #define SOLVER_MAX_CG_ITERS 10000
 #define SOLVER_MAX_INIT_ITERS 10000
+#define SOLVER_MAX_CAPSULES 1024
+#define SOLVER_MAX_PAIRS 8192
 
 /* Fills `o` with the defaults documented in docs/solver.md. */
 void solver_options_default(struct solver_options *o);
@@ -86,7 +88,14 @@ void solver_options_default(struct solver_options *o);
  *
  * init: optional initial state [n_frames_total * state_cols]; NULL starts
  * every frame at the rest pose with the base placed at the root target if
- * one exists (else the origin). */
+ * one exists (else the origin).
+ *
+ * Self-collision (docs/solver.md "Self-collision"): n_capsules capsules,
+ * capsule c fixed to link capsule_link[c] with capsule_seg[7c..7c+6] =
+ * segment end a[3], end b[3] (link frame, m), radius; n_pairs pairs of
+ * capsule indices pair[2p], pair[2p+1]. A pair whose signed distance d
+ * (segment distance minus both radii) is below collide_margin adds the
+ * within-frame residual w_collide (collide_margin - d). n_pairs = 0: none. */
 struct solver_batch {
     const struct rt_tree *tree;
     int n_clips;
@@ -102,6 +111,13 @@ struct solver_batch {
     const float *rest;
     const float *w_rest;
     const float *init;
+    int n_capsules;
+    const int *capsule_link;  /* [n_capsules] */
+    const float *capsule_seg; /* [n_capsules * 7] */
+    int n_pairs;
+    const int *pair;          /* [n_pairs * 2] */
+    float w_collide;
+    float collide_margin;
     struct solver_options opt;
     /* Optional progress callback, called from the solving thread after each
      * LM iteration of the batch: (user, lm_iteration, clips_done). */

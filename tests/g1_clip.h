@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../kinematics/capsule.h"
 #include "../kinematics/robot.h"
 #include "../solver/backend.h"
 #include "../solver/solver.h"
@@ -211,6 +212,56 @@ static void g1_batch_fill(const struct g1_clip *c, int n_clips, const int *frame
     b->rest = c->rest;
     b->w_rest = c->w_rest;
     solver_options_default(&b->opt);
+}
+
+/* The robot's self-collision capsules and pairs (kinematics/capsule.h) in
+ * the solver's layout, owned here; g1_collide_set points a batch at them. */
+struct g1_collide {
+    int n_caps, n_pairs;
+    int *link, *pair;
+    float *seg;
+};
+
+static inline int g1_collide_make(struct g1_collide *cd, const struct kin_robot *r, double clear)
+{
+    struct kin_capsule *caps = NULL;
+    memset(cd, 0, sizeof *cd);
+    if (kin_robot_capsules(r, &caps, &cd->n_caps, NULL) != RT_OK) return -1;
+    if (kin_capsule_pairs(r, caps, cd->n_caps, clear, &cd->pair, &cd->n_pairs, NULL) != RT_OK) {
+        free(caps);
+        return -1;
+    }
+    cd->link = (int *)malloc((size_t)(cd->n_caps ? cd->n_caps : 1) * sizeof(int));
+    cd->seg = (float *)malloc((size_t)(cd->n_caps ? cd->n_caps : 1) * 7 * sizeof(float));
+    for (int c = 0; c < cd->n_caps; c++) {
+        cd->link[c] = caps[c].link;
+        for (int k = 0; k < 3; k++) {
+            cd->seg[7 * c + k] = (float)caps[c].a[k];
+            cd->seg[7 * c + 3 + k] = (float)caps[c].b[k];
+        }
+        cd->seg[7 * c + 6] = (float)caps[c].radius;
+    }
+    free(caps);
+    return 0;
+}
+
+static inline void g1_collide_set(const struct g1_collide *cd, float weight, float margin, struct solver_batch *b)
+{
+    b->n_capsules = cd->n_caps;
+    b->capsule_link = cd->link;
+    b->capsule_seg = cd->seg;
+    b->n_pairs = cd->n_pairs;
+    b->pair = cd->pair;
+    b->w_collide = weight;
+    b->collide_margin = margin;
+}
+
+static inline void g1_collide_free(struct g1_collide *cd)
+{
+    free(cd->link);
+    free(cd->pair);
+    free(cd->seg);
+    memset(cd, 0, sizeof *cd);
 }
 
 static void g1_clip_batch(const struct g1_clip *c, int n_clips, const int *first, const int *len,

@@ -271,15 +271,30 @@ out:
 /* GPU == CPU bit for bit on a batch of cuts (first[k], len[k]) of another
  * robot's clip `c` (tag names it in the output); `loaded` is the status of
  * loading c (nonzero: a failed check). Frees c. */
-static void robot_checks(const char *tag, int loaded, struct g1_clip *c, const int *first, const int *len, int nc)
+/* GPU == CPU bits of a robot's clips; with margin > 0 the self-collision
+ * term on (the robot's capsules; a margin wide enough that many pairs are
+ * active), checked to change the result. The clip is freed unless `keep`. */
+static void robot_checks_collide(const char *tag, int loaded, struct g1_clip *c, const int *first, const int *len,
+                                 int nc, float margin, int keep)
 {
     struct g1_tiled bt;
+    struct g1_collide cd;
     struct solver_clip_result rg[4], rc[4];
+    memset(&cd, 0, sizeof cd);
     if (loaded != 0) fprintf(stderr, "%s unavailable: %s checks not run\n", tag, tag);
     if (loaded != 0 || nc > 4 || g1_tiled_make(&bt, c, nc, first, len)) {
         CHECK(0);
-        g1_clip_free(c);
+        if (!keep) g1_clip_free(c);
         return;
+    }
+    float *s0 = NULL;
+    if (margin > 0.0f) {
+        struct solver_clip_result r0[4];
+        s0 = solve(&bt, c->cols, 2, r0, NULL);
+        CHECK(g1_collide_make(&cd, c->robot, 0.01) == 0);
+        CHECK(cd.n_pairs > 0);
+        g1_collide_set(&cd, 20.0f, margin, &bt.b);
+        printf("%s: %d capsules, %d pairs, margin %g\n", tag, cd.n_caps, cd.n_pairs, (double)margin);
     }
     float *sg = solve(&bt, c->cols, 0, rg, NULL);
     float *sc = solve(&bt, c->cols, 2, rc, NULL);
@@ -297,10 +312,22 @@ static void robot_checks(const char *tag, int loaded, struct g1_clip *c, const i
             off += (size_t)len[k] * c->cols;
         }
     }
+    if (s0 && sc) { /* the term is active: the result moved */
+        int moved = memcmp(s0, sc, (size_t)bt.nf * c->cols * sizeof(float)) != 0;
+        printf("%s: collision term %s the result\n", tag, moved ? "changes" : "does NOT change");
+        CHECK(moved);
+    }
+    free(s0);
     free(sg);
     free(sc);
+    g1_collide_free(&cd);
     g1_tiled_free(&bt);
-    g1_clip_free(c);
+    if (!keep) g1_clip_free(c);
+}
+
+static void robot_checks(const char *tag, int loaded, struct g1_clip *c, const int *first, const int *len, int nc)
+{
+    robot_checks_collide(tag, loaded, c, first, len, nc, 0.0f, 0);
 }
 
 /* Other robots: H1 on its real reference trajectory (25 coordinates: the
@@ -316,10 +343,12 @@ static void other_robot_checks(void)
     static const char *const panda_names[] = {"panda_link0", "panda_link3", "panda_link5", "panda_link7",
                                               "panda_hand", "panda_leftfinger"};
     const int h1_first[3] = {0, 300, 700}, h1_len[3] = {1, 33, 777};
+    const int hc_first[2] = {100, 900}, hc_len[2] = {40, 600};
     const int pa_first[3] = {0, 100, 50}, pa_len[3] = {1, 64, 500};
     struct g1_clip c;
     int st = robot_clip_load(&c, test_data_dir(), 1500, "h1", h1_names, (int)(sizeof h1_names / sizeof h1_names[0]));
-    robot_checks("h1", st, &c, h1_first, h1_len, 3);
+    robot_checks_collide("h1", st, &c, h1_first, h1_len, 3, 0.0f, 1);
+    robot_checks_collide("h1+collide", st, &c, hc_first, hc_len, 2, 0.06f, 0);
     char path[512];
     snprintf(path, sizeof path, "%s/robots/panda.urdf", test_data_dir());
     st = robot_clip_synth(&c, path, 600, panda_names, (int)(sizeof panda_names / sizeof panda_names[0]));
@@ -384,6 +413,10 @@ int main(void)
                 TEST_SKIP("diagnostic run (RT_CUDA_DIAG=1), no checks");
             }
             solver_checks(&c, quick);
+            {
+                const int cf[4] = {0, 10, 500, 1200}, cl[4] = {1, 40, 777, 2500};
+                robot_checks_collide("g1+collide", 0, &c, cf, cl, quick ? 3 : 4, 0.06f, 1);
+            }
             g1_clip_free(&c);
             other_robot_checks();
         }

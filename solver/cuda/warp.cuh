@@ -278,6 +278,53 @@ static __device__ float warp_eval(const struct solver_batch *b, const struct war
         }
         __syncwarp();
     }
+    /* Self-collision pairs (frame_eval's loop): lanes find the active pairs
+     * 32 at a time; those are then taken in pair order, every lane
+     * computing the pair again (the same floats) and adding its cost term,
+     * lane 0 its Jacobian row (frame_pair_jac) into ws.jp (values) and
+     * ws.jo (columns), the lanes the gradient and the block entries (each
+     * entry once per pair). */
+    for (int p0 = 0; p0 < b->n_pairs; p0 += 32) {
+        int act = 0;
+        if (p0 + (int)lane < b->n_pairs) {
+            float pa[3], pb[3], nrm[3];
+            act = frame_pair_eval(b, lk, p0 + (int)lane, pa, pb, nrm) < b->collide_margin;
+        }
+        unsigned m = __ballot_sync(0xffffffffu, act);
+        while (m) {
+            const int p = p0 + __ffs(m) - 1;
+            m &= m - 1;
+            float pa[3], pb[3], nrm[3];
+            float d = frame_pair_eval(b, lk, p, pa, pb, nrm);
+            float e = b->collide_margin - d, w2 = b->w_collide * b->w_collide;
+            track = track + w2 * (e * e);
+            if (!B) continue;
+            int nc = 0;
+            if (lane == 0) {
+                int cols[FRAME_MAX_DIM];
+                float jr[FRAME_MAX_DIM];
+                nc = frame_pair_jac(b, lk, p, pa, pb, nrm, cols, jr);
+                for (int a = 0; a < nc; a++) { ws.jp[a] = jr[a]; ws.jo[a] = __int_as_float(cols[a]); }
+            }
+            nc = __shfl_sync(0xffffffffu, nc, 0);
+            __syncwarp();
+            const float ge = w2 * e;
+            for (int a = (int)lane; a < nc; a += 32) {
+                int ca = __float_as_int(ws.jo[a]);
+                g[ca] = g[ca] - ge * ws.jp[a];
+            }
+            for (int a = 0; a < nc; a++) {
+                const int ca = __float_as_int(ws.jo[a]);
+                for (int c2 = (int)lane; c2 < nc; c2 += 32) {
+                    const int cc = __float_as_int(ws.jo[c2]);
+                    if (cc < ca) continue;
+                    const int at = pk_idx(cc, ca);
+                    B[at] = B[at] + w2 * (ws.jp[a] * ws.jp[c2]);
+                }
+            }
+            __syncwarp();
+        }
+    }
     if (b->w_rest) {
         for (int j = 0; j < tr->n_joints; j++) {
             float w2 = b->w_rest[j] * b->w_rest[j];

@@ -1,0 +1,101 @@
+/* collide.c -- a job's self-collision pairs and their penetration depths
+ * (collide.h). */
+#include "collide.h"
+
+#include "../kinematics/rot.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum rt_status rtg_targets_collide(struct rtg_targets *t, const struct kin_robot *r, double margin, double weight,
+                                   struct rt_err *err)
+{
+    struct kin_capsule *caps = NULL;
+    int n = 0, np = 0, *pairs = NULL;
+    enum rt_status st;
+    t->n_capsules = t->n_pairs = 0;
+    t->w_collide = (float)weight;
+    t->collide_margin = (float)margin;
+    if ((st = kin_robot_capsules(r, &caps, &n, err)) != RT_OK) return st;
+    if (n >= 2 && (st = kin_capsule_pairs(r, caps, n, margin, &pairs, &np, err)) != RT_OK) {
+        free(caps);
+        return st;
+    }
+    if (np == 0) {
+        free(caps);
+        free(pairs);
+        return RT_OK;
+    }
+    t->capsule_link = malloc((size_t)n * sizeof(int));
+    t->capsule_seg = malloc((size_t)n * 7 * sizeof(float));
+    if (!t->capsule_link || !t->capsule_seg) {
+        free(caps);
+        free(pairs);
+        free(t->capsule_link);
+        free(t->capsule_seg);
+        t->capsule_link = NULL;
+        t->capsule_seg = NULL;
+        return rt_err_set(err, RT_ENOMEM, "capsules", "out of memory");
+    }
+    for (int c = 0; c < n; c++) {
+        float *sg = t->capsule_seg + 7 * c;
+        t->capsule_link[c] = caps[c].link;
+        for (int k = 0; k < 3; k++) {
+            sg[k] = (float)caps[c].a[k];
+            sg[3 + k] = (float)caps[c].b[k];
+        }
+        sg[6] = (float)caps[c].radius;
+    }
+    t->capsules = caps;
+    t->n_capsules = n;
+    t->pair = pairs;
+    t->n_pairs = np;
+    return RT_OK;
+}
+
+double rtg_collide_depth(const struct rtg_targets *t, const double *link_pos, const double *link_rot,
+                         double *scratch, int *pair, double *low)
+{
+    double deepest = 0.0, lowest = INFINITY;
+    *pair = -1;
+    /* World end points of every capsule once, then each pair: a bounding
+     * sphere test first (most pairs are far apart), the segments after. */
+    for (int c = 0; c < t->n_capsules; c++) {
+        const struct kin_capsule *k = &t->capsules[c];
+        const double *p = link_pos + 3 * k->link, *m = link_rot + 9 * k->link;
+        double *w = scratch + 6 * c;
+        kin_mat_vec(m, k->a, w);
+        kin_mat_vec(m, k->b, w + 3);
+        for (int i = 0; i < 3; i++) {
+            w[i] += p[i];
+            w[3 + i] += p[i];
+        }
+        double z = (w[2] < w[5] ? w[2] : w[5]) - k->radius;
+        if (z < lowest) lowest = z;
+    }
+    for (int p = 0; p < t->n_pairs; p++) {
+        int ia = t->pair[2 * p], ib = t->pair[2 * p + 1];
+        const double *a = scratch + 6 * ia, *b = scratch + 6 * ib;
+        double ca[3], cb[3], ha = 0, hb = 0, dc = 0;
+        for (int i = 0; i < 3; i++) {
+            ca[i] = 0.5 * (a[i] + a[3 + i]);
+            cb[i] = 0.5 * (b[i] + b[3 + i]);
+            ha += (a[3 + i] - a[i]) * (a[3 + i] - a[i]);
+            hb += (b[3 + i] - b[i]) * (b[3 + i] - b[i]);
+            dc += (ca[i] - cb[i]) * (ca[i] - cb[i]);
+        }
+        double reach = 0.5 * sqrt(ha) + 0.5 * sqrt(hb) + t->capsules[ia].radius + t->capsules[ib].radius;
+        if (dc >= reach * reach) continue;
+        double pa[3], pb[3], e = 0;
+        kin_segment_closest(a, a + 3, b, b + 3, pa, pb);
+        for (int i = 0; i < 3; i++) e += (pa[i] - pb[i]) * (pa[i] - pb[i]);
+        double d = sqrt(e) - t->capsules[ia].radius - t->capsules[ib].radius;
+        if (-d > deepest) {
+            deepest = -d;
+            *pair = p;
+        }
+    }
+    *low = lowest;
+    return deepest;
+}

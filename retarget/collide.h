@@ -1,0 +1,40 @@
+/* collide.h -- the self-collision term of a job: which of the robot's
+ * capsules (kinematics/capsule.h) are checked against which, with what
+ * margin and weight, copied into the job's targets for the solver; and the
+ * self-penetration figures of a solved trajectory for the report
+ * (docs/solver.md "Self-collision", docs/profiles.md "Quality figures"). */
+#ifndef RT_RTG_COLLIDE_H
+#define RT_RTG_COLLIDE_H
+
+#include "../kinematics/robot.h"
+#include "targets.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Defaults: the hinge w (margin - d) is active below RTG_COLLIDE_MARGIN of
+ * clearance, with weight RTG_COLLIDE_WEIGHT (a position target has weight
+ * 1: a capsule 1 cm inside its margin costs as much as a target 20 cm
+ * away). Pairs closer than the margin at the zero pose are not checked. */
+#define RTG_COLLIDE_MARGIN 0.01
+#define RTG_COLLIDE_WEIGHT 20.0
+
+/* Fills t's capsules, pairs, weight and margin for robot r: the robot's
+ * capsules and the pairs that can touch (kin_capsule_pairs with the margin
+ * as clearance). Weight 0 turns the term off in the solve
+ * (rtg_targets_batch passes no pairs); the report still measures them. */
+enum rt_status rtg_targets_collide(struct rtg_targets *t, const struct kin_robot *r, double margin, double weight,
+                                   struct rt_err *err);
+
+/* The deepest self-penetration of one frame (world link poses from kin_fk):
+ * max(0, -d) over t's pairs, and the pair it is in (-1 when none
+ * penetrates); *low gets the lowest point of any capsule (world z; +inf
+ * without capsules). `scratch` holds 6 * t->n_capsules doubles. */
+double rtg_collide_depth(const struct rtg_targets *t, const double *link_pos, const double *link_rot,
+                         double *scratch, int *pair, double *low);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
