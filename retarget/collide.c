@@ -72,7 +72,7 @@ double rtg_collide_depth(const struct rtg_targets *t, const double *link_pos, co
             w[3 + i] += p[i];
         }
         double z = (w[2] < w[5] ? w[2] : w[5]) - k->radius;
-        if (z < lowest) lowest = z;
+        if (z < lowest && k->link != t->foot_link[0] && k->link != t->foot_link[1]) lowest = z;
     }
     for (int p = 0; p < t->n_pairs; p++) {
         int ia = t->pair[2 * p], ib = t->pair[2 * p + 1];

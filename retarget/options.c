@@ -47,6 +47,9 @@ static const struct rtg_option table[] = {
     {"collide_margin", "--collide-margin", "M", RTG_OPT_REAL, 0, 0.2, 0, 0, NULL,
      RTG_SCOPE_JOB | S_SOLVE | S_SUBMIT | S_BATCH, "0.01",
      "clearance (m) below which two of the robot's capsules are pushed apart"},
+    {"velocity_weight", "--velocity-weight", "S", RTG_OPT_REAL, 0, 100, 0, 0, NULL,
+     RTG_SCOPE_JOB | S_SOLVE | S_SUBMIT | S_BATCH, "1",
+     "scale of the soft bound on the robot's joint velocity limits (0: off)"},
     /* retarget solve */
     {NULL, "--robot", "NAME|FILE", RTG_OPT_TEXT, 0, 0, 0, 0, NULL, S_SOLVE | S_SUBMIT | S_BATCH | RTG_SCOPE_RENDER,
      NULL, "the robot: a bundled name (g1, h1), an uploaded name (daemon) or a URDF or MJCF file (required)"},
@@ -200,6 +203,7 @@ static void job_store(struct rtg_job_options *o, enum rtg_job_opt which, double 
     case RTG_JOB_FPS: o->fps = v; break;
     case RTG_JOB_COLLIDE_WEIGHT: o->collide_weight = v; break;
     case RTG_JOB_COLLIDE_MARGIN: o->collide_margin = v; break;
+    case RTG_JOB_VELOCITY_WEIGHT: o->velocity_weight = v; break;
     default: return;
     }
     o->set |= 1u << which;
@@ -284,6 +288,7 @@ char *rtg_job_options_json(const struct rtg_job_options *o)
         case RTG_JOB_FPS: cJSON_AddNumberToObject(j, table[i].key, o->fps); break;
         case RTG_JOB_COLLIDE_WEIGHT: cJSON_AddNumberToObject(j, table[i].key, o->collide_weight); break;
         case RTG_JOB_COLLIDE_MARGIN: cJSON_AddNumberToObject(j, table[i].key, o->collide_margin); break;
+        case RTG_JOB_VELOCITY_WEIGHT: cJSON_AddNumberToObject(j, table[i].key, o->velocity_weight); break;
         default: break;
         }
     }

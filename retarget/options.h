@@ -51,6 +51,7 @@ enum rtg_job_opt {
     RTG_JOB_FPS,
     RTG_JOB_COLLIDE_WEIGHT,
     RTG_JOB_COLLIDE_MARGIN,
+    RTG_JOB_VELOCITY_WEIGHT,
     RTG_JOB_OPT_COUNT
 };
 
@@ -82,6 +83,7 @@ struct rtg_job_options {
     int max_lm_iters, max_cg_iters, init_iters, linear; /* linear: enum solver_linear */
     double cg_tol, fps;
     double collide_weight, collide_margin; /* the self-collision term (retarget/collide.h) */
+    double velocity_weight;                /* the velocity limits (retarget/targets.h) */
 };
 
 /* Checks and stores `text` as the value of job option `which`; `where`

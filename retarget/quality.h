@@ -26,7 +26,7 @@
  *   over the clip, with its pair of links and frame; self_penetration_frames:
  *   frames deeper than RTG_PEN_TOL.
  * - ground_penetration_frames: frames with a sole more than RTG_PEN_TOL
- *   below z = 0; lowest_body_z_m: the lowest capsule point or sole.
+ *   below z = 0; lowest_body_z_m: the lowest sole or capsule point of another link.
  * - foot_slide_speed_m_s {p95, max}: a foot's horizontal speed between two
  *   consecutive contact frames; foot_slide_frames: those faster than
  *   RTG_SLIDE_SPEED_TOL, with the worst frame.

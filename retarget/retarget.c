@@ -1230,6 +1230,8 @@ void rtg_targets_batch(const struct kin_robot *robot, const struct rtg_targets *
     b->pair = t->pair;
     b->w_collide = t->w_collide;
     b->collide_margin = t->collide_margin;
+    b->v_limit = t->w_vlim > 0.0f ? t->v_limit : NULL;
+    b->w_vlim = t->w_vlim;
     b->opt = *opt;
 }
 

@@ -3,6 +3,7 @@
  * another of the same model. */
 #include "targets.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,6 +77,7 @@ void rtg_targets_free(struct rtg_targets *t)
     free(t->capsule_link);
     free(t->capsule_seg);
     free(t->pair);
+    free(t->v_limit);
     memset(t, 0, sizeof *t);
     t->foot_link[0] = t->foot_link[1] = -1;
     t->sole_offset = -1.0;
@@ -101,6 +103,26 @@ void rtg_targets_default_weights(struct rtg_targets *t, const struct kin_robot *
         t->rest[j] = (float)rest;
         t->w_rest[j] = RTG_W_REST;
     }
+}
+
+enum rt_status rtg_targets_velocity_limits(struct rtg_targets *t, const struct kin_robot *r, double scale,
+                                           struct rt_err *err)
+{
+    int nb = r->tree.floating_base ? 6 : 0, nt = rt_tangent_dim(&r->tree), any = 0;
+    double dt = t->frame_time > 0 ? t->frame_time : RTG_REF_DT;
+    free(t->v_limit);
+    t->v_limit = NULL;
+    t->w_vlim = 0.0f;
+    for (int j = 0; j < r->n_dof; j++) any |= r->joints[r->coord_joint[j]].velocity > 0.0;
+    if (!(scale > 0.0) || !any) return RT_OK;
+    if (!(t->v_limit = calloc((size_t)nt, sizeof *t->v_limit)))
+        return rt_err_set(err, RT_ENOMEM, "targets", "out of memory");
+    for (int j = 0; j < r->n_dof; j++) {
+        double v = r->joints[r->coord_joint[j]].velocity;
+        if (v > 0.0 && isfinite(v)) t->v_limit[nb + j] = (float)(v * dt);
+    }
+    t->w_vlim = (float)(RTG_W_VLIM_REF * scale * (RTG_REF_DT / dt));
+    return RT_OK;
 }
 
 /* Weights of the identity mapping relative to rtg_targets_default_weights(). */

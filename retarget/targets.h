@@ -47,6 +47,10 @@ struct rtg_targets {
     float *capsule_seg;
     int *pair;
     float w_collide, collide_margin;
+    /* Velocity limits (solver.h): per tangent coordinate the largest change
+     * per frame, from the robot's joint velocity limits (NULL: none). */
+    float *v_limit;
+    float w_vlim;
 };
 
 /* Allocates arrays for n_frames x n_targets (weights zeroed) and the
@@ -56,6 +60,15 @@ enum rt_status rtg_targets_alloc(struct rtg_targets *t, const struct kin_robot *
                                  int n_targets, struct rt_err *err);
 
 void rtg_targets_free(struct rtg_targets *t);
+
+/* The velocity-limit term of robot r for t's frame time: v_limit of every
+ * joint with a velocity limit in its description (URDF `velocity`), limit
+ * x frame time; weight RTG_W_VLIM_REF x `scale` for 30 fps, scaled with the
+ * frame rate like the smoothness weights. scale 0, or a robot without
+ * limits: none (v_limit NULL). RT_ENOMEM. */
+#define RTG_W_VLIM_REF 2.0
+enum rt_status rtg_targets_velocity_limits(struct rtg_targets *t, const struct kin_robot *r, double scale,
+                                           struct rt_err *err);
 
 /* Default per-coordinate weights (smoothness, rest) for robot `r`; see
  * docs/solver.md. Fills t->w_vel, w_acc, rest, w_rest. */

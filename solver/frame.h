@@ -407,6 +407,56 @@ RT_HD float frame_stencil_at(const struct solver_batch *b, const float *x, int n
     return wv * gv + wa * ga;
 }
 
+/* Velocity limits (solver.h): the excess of a forward difference v of
+ * coordinate c beyond its limit (0 inside it, or without a limit). */
+RT_HD float frame_vlim_excess(const struct solver_batch *b, float v, int c)
+{
+    float L = b->v_limit[c];
+    if (!(L > 0.0f)) return 0.0f;
+    return v > L ? v - L : (v < -L ? v + L : 0.0f);
+}
+
+/* The coordinates whose forward difference dq_t is beyond its limit (bit c),
+ * at frame t of T: the active set the linearization fixes for the PCG. */
+RT_HD unsigned long long frame_vlim_mask(const struct solver_batch *b, const float *dq, int n, int t, int T)
+{
+    unsigned long long m = 0;
+    if (t > T - 2) return 0;
+    for (int c = 0; c < n; c++)
+        if (frame_vlim_excess(b, dq[(size_t)t * n + c], c) != 0.0f) m |= 1ull << c;
+    return m;
+}
+
+/* Gradient of the velocity-limit residuals at frame t, coordinate c:
+ * w^2 (e_{t-1} - e_t), e the excess of the forward differences dq. */
+RT_HD float frame_vlim_adj(const struct solver_batch *b, const float *dq, int n, int c, int t, int T)
+{
+    float w2 = b->w_vlim * b->w_vlim, gv = 0.0f;
+    if (t >= 1) gv = gv + frame_vlim_excess(b, dq[(size_t)(t - 1) * n + c], c);
+    if (t <= T - 2) gv = gv - frame_vlim_excess(b, dq[(size_t)t * n + c], c);
+    return w2 * gv;
+}
+
+/* Their Gauss-Newton product with a clip direction x at frame t (act: the
+ * clip's masks, frame_vlim_mask at the linearization point):
+ * w^2 (a_{t-1} (x_t - x_{t-1}) - a_t (x_{t+1} - x_t)). */
+RT_HD float frame_vlim_stencil(const struct solver_batch *b, const unsigned long long *act, const float *x, int n,
+                               int c, int t, int T)
+{
+    float w2 = b->w_vlim * b->w_vlim, gv = 0.0f;
+    if (t >= 1 && ((act[t - 1] >> c) & 1ull)) gv = gv + (x[(size_t)t * n + c] - x[(size_t)(t - 1) * n + c]);
+    if (t <= T - 2 && ((act[t] >> c) & 1ull)) gv = gv - (x[(size_t)(t + 1) * n + c] - x[(size_t)t * n + c]);
+    return w2 * gv;
+}
+
+/* And its diagonal: w^2 (a_{t-1} + a_t). */
+RT_HD float frame_vlim_diag(const struct solver_batch *b, const unsigned long long *act, int c, int t, int T)
+{
+    float w2 = b->w_vlim * b->w_vlim;
+    float d = (float)((t >= 1 && ((act[t - 1] >> c) & 1ull)) + (t <= T - 2 && ((act[t] >> c) & 1ull)));
+    return w2 * d;
+}
+
 /* Jacobian column c < 6 of the floating base for a target on link entry L
  * (position rows jp, orientation rows jo): translation e_c, rotation
  * e_c x (x_L - p). */
@@ -693,8 +743,13 @@ RT_HD float frame_eval(const struct solver_batch *b, int f, const float *x, cons
     if (dq) {
         for (int c = 0; c < n; c++) {
             if (t <= T - 2) { float v = dq[(size_t)t * n + c]; vel = vel + frame_w(b->w_vel, c) * (v * v); }
+            if (t <= T - 2 && b->v_limit) {
+                float e = frame_vlim_excess(b, dq[(size_t)t * n + c], c);
+                vel = vel + (b->w_vlim * b->w_vlim) * (e * e);
+            }
             if (t >= 1 && t <= T - 2) { float a = frame_acc_at(dq, n, c, t); acc = acc + frame_w(b->w_acc, c) * (a * a); }
             if (B) g[c] = g[c] + frame_smooth_adj(b, dq, n, c, t, T);
+            if (B && b->v_limit) g[c] = g[c] + frame_vlim_adj(b, dq, n, c, t, T);
         }
     }
     if (B) /* mirror the upper triangle */
@@ -813,15 +868,18 @@ RT_HD void frame_chol_solve(const float *F, const float *r, float *z, int n)
 /* Marquardt scaling of frame t: D_c = max(B_cc + sdiag_c, FRAME_DMIN)
  * (1 for frozen coordinates), written as lam * D into lamd; also builds the
  * preconditioner block M = B + diag(lam D + sdiag) (frozen: sdiag 0) and
- * factors it into F. lam = lambda_clip * mu_frame. M is scratch (n*n). */
+ * factors it into F. lam = lambda_clip * mu_frame. M is scratch (n*n).
+ * act: the clip's velocity-limit masks (NULL: no limits), whose diagonal
+ * joins sdiag. */
 RT_HD void frame_precond(const struct solver_batch *b, const float *B, unsigned long long frozen, float lam,
-                         int t, int T, int smooth, float *lamd, float *M, float *F)
+                         int t, int T, int smooth, const unsigned long long *act, float *lamd, float *M, float *F)
 {
     const int n = rt_tangent_dim(b->tree);
     for (int i = 0; i < n * n; i++) M[i] = B[i];
     for (int c = 0; c < n; c++) {
         int fz = (int)((frozen >> c) & 1ull);
         float sd = (smooth && !fz) ? frame_smooth_diag(b, c, t, T) : 0.0f;
+        if (smooth && !fz && act) sd = sd + frame_vlim_diag(b, act, c, t, T);
         float D = fz ? 1.0f : B[(size_t)c * n + c] + sd;
         if (!(D > FRAME_DMIN)) D = FRAME_DMIN;
         lamd[c] = lam * D;
@@ -832,9 +890,11 @@ RT_HD void frame_precond(const struct solver_batch *b, const float *B, unsigned 
 
 /* (H + lam D) x at frame t, for the clip direction xc (T rows of n,
  * clip-local): y = B x_t + lamd (.) x_t + S x (stencil), frozen outputs 0.
- * lamd NULL: undamped H. Per coordinate: ((Bx)_c + lamd_c x_c) + (Sx)_c. */
+ * lamd NULL: undamped H. Per coordinate: ((Bx)_c + lamd_c x_c) + (Sx)_c,
+ * plus the velocity limits' product when act (the clip's masks) is given. */
 RT_HD void frame_matvec(const struct solver_batch *b, const float *B, const float *lamd,
-                        unsigned long long frozen, const float *xc, int t, int T, int smooth, float *y)
+                        unsigned long long frozen, const float *xc, int t, int T, int smooth,
+                        const unsigned long long *act, float *y)
 {
     const int n = rt_tangent_dim(b->tree);
     const float *x = xc + (size_t)t * n;
@@ -844,6 +904,7 @@ RT_HD void frame_matvec(const struct solver_batch *b, const float *B, const floa
         float v = y[c];
         if (lamd) v = v + lamd[c] * x[c];
         if (smooth) v = v + frame_stencil_at(b, xc, n, c, t, T);
+        if (smooth && act) v = v + frame_vlim_stencil(b, act, xc, n, c, t, T);
         y[c] = v;
     }
 }
@@ -918,7 +979,7 @@ RT_HD float frame_init_solve(const struct solver_batch *b, int f, float *x, int 
     float cost = frame_eval(b, f, x, NULL, 0, 1, lk, B, g);
     unsigned long long fz = frame_freeze(tr, x, B, g);
     for (int it = 0; it < iters; it++) {
-        frame_precond(b, B, fz, lam, 0, 1, 0, lamd, M, F);
+        frame_precond(b, B, fz, lam, 0, 1, 0, NULL, lamd, M, F);
         frame_chol_solve(F, g, d, n);
         for (int c = 0; c < n; c++) d[c] = -d[c];
         frame_block_mul(B, d, Bd, n);

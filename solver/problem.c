@@ -156,6 +156,10 @@ enum rt_status solver_batch_check(const struct solver_batch *b, struct rt_err *e
             }
     if (!finite_nonneg(b->w_collide) || !finite_nonneg(b->collide_margin) || b->collide_margin > 1.0f)
         return rt_err_set(err, RT_EINVAL, "batch.w_collide", "weight and margin must be finite, >= 0 (margin <= 1 m)");
+    if ((bad = bad_weight(b->v_limit, (size_t)dim)) >= 0)
+        return rt_err_set(err, RT_EINVAL, "batch.v_limit", "limit %ld must be finite and >= 0", bad);
+    if (!finite_nonneg(b->w_vlim))
+        return rt_err_set(err, RT_EINVAL, "batch.w_vlim", "weight must be finite and >= 0");
     const struct solver_options *o = &b->opt;
     if (o->max_lm_iters < 0 || o->max_lm_iters > SOLVER_MAX_LM_ITERS)
         return rt_err_set(err, RT_EINVAL, "opt.max_lm_iters", "%d (want 0..%d)", o->max_lm_iters, SOLVER_MAX_LM_ITERS);

@@ -118,6 +118,13 @@ struct solver_batch {
     const int *pair;          /* [n_pairs * 2] */
     float w_collide;
     float collide_margin;
+    /* Velocity limits (docs/solver.md "Velocity limits"): v_limit[c] > 0 is
+     * the largest |dq_t| of tangent coordinate c per frame (the limit in
+     * units per second times the frame time); a forward difference beyond
+     * it adds the residual w_vlim (dq_t - clamp(dq_t, -v_limit, v_limit)).
+     * NULL: none. */
+    const float *v_limit; /* [tangent_dim] */
+    float w_vlim;
     struct solver_options opt;
     /* Optional progress callback, called from the solving thread after each
      * LM iteration of the batch: (user, lm_iteration, clips_done). */

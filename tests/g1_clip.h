@@ -256,6 +256,22 @@ static inline void g1_collide_set(const struct g1_collide *cd, float weight, flo
     b->collide_margin = margin;
 }
 
+/* Velocity limits of robot r for frames dt apart, scaled by `frac` (below 1:
+ * tighter than the robot's, so that many differences are beyond them), into
+ * vl[tangent_dim]; points the batch at them with weight w. */
+static inline void g1_vlimit_set(const struct kin_robot *r, double dt, double frac, float w, float *vl,
+                                 struct solver_batch *b)
+{
+    int nb = r->tree.floating_base ? 6 : 0;
+    for (int c = 0; c < rt_tangent_dim(&r->tree); c++) vl[c] = 0.0f;
+    for (int j = 0; j < r->n_dof; j++) {
+        double v = r->joints[r->coord_joint[j]].velocity;
+        vl[nb + j] = v > 0 ? (float)(v * frac * dt) : 0.0f;
+    }
+    b->v_limit = vl;
+    b->w_vlim = w;
+}
+
 static inline void g1_collide_free(struct g1_collide *cd)
 {
     free(cd->link);

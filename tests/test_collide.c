@@ -1,10 +1,11 @@
-/* test_collide.c -- the self-collision term: the robots' capsules and pairs
- * (kinematics/capsule.h), the float distance and Jacobian row of the solver
+/* test_collide.c -- the plausibility terms of the solve. The self-collision
+ * term: the robots' capsules and pairs (kinematics/capsule.h), the float distance and Jacobian row of the solver
  * (solver/frame.h) against the double distance and its finite differences,
  * the same bits for any thread count with the term on, and a solve that
- * pulls the robot apart where its targets would make it penetrate itself;
- * then the report's self-penetration figures of a whole job
- * (retarget solve of a real clip with and without the term). */
+ * pulls the robot apart where its targets would make it penetrate itself.
+ * The velocity limits: a clip played too fast for limits at a third of
+ * the robot's, slowed where it exceeds them, on the PCG and the direct
+ * solver. */
 #include "test.h"
 
 #include "../kinematics/capsule.h"
@@ -166,6 +167,59 @@ static void solve_checks(const struct g1_clip *c, const struct g1_collide *cd)
     free(s3);
 }
 
+/* Velocity limits: the G1 clip played three times as fast (every third
+ * frame's targets) exceeds a third of the robot's joint velocity limits; with the
+ * bound the frames over a limit fall, the same bits at 1 and 3 threads,
+ * and --linear direct solves with the same term. */
+static void vlimit_checks(const struct g1_clip *c)
+{
+    int len = 200, first[1] = {0}, lens[1] = {200}, off[2];
+    float *owned = NULL, vl[FRAME_MAX_DIM];
+    struct solver_batch b;
+    g1_clip_batch(c, 1, first, lens, off, &owned, &b);
+    int nt = c->nt;
+    for (int f = 0; f < len; f++) /* frame f takes the targets of frame 3f */
+        for (int k = 0; k < nt; k++) {
+            size_t d = (size_t)f * nt + k, s = (size_t)(3 * f) * nt + k;
+            memcpy((float *)b.target_pos + 3 * d, c->tpos + 3 * s, 3 * sizeof(float));
+            memcpy((float *)b.target_rot + 4 * d, c->trot + 4 * s, 4 * sizeof(float));
+        }
+    size_t bytes = (size_t)len * c->cols * sizeof(float);
+    float *s0 = malloc(bytes), *s1 = malloc(bytes), *s3 = malloc(bytes), *sd = malloc(bytes);
+    struct solver_clip_result rr[1];
+    struct solver_result r0 = {s0, rr}, r1 = {s1, rr}, r3 = {s3, rr}, rd = {sd, rr};
+    CHECK_EQ_INT(g1_cpu_solve(&b, 2, &r0, NULL), RT_OK);
+    g1_vlimit_set(c->robot, 1.0 / 30.0, 1.0 / 3.0, 4.0f, vl, &b);
+    CHECK_EQ_INT(g1_cpu_solve(&b, 1, &r1, NULL), RT_OK);
+    CHECK_EQ_INT(g1_cpu_solve(&b, 3, &r3, NULL), RT_OK);
+    CHECK(memcmp(s1, s3, bytes) == 0);
+    b.opt.linear = SOLVER_LINEAR_DIRECT;
+    CHECK_EQ_INT(g1_cpu_solve(&b, 2, &rd, NULL), RT_OK);
+    int over[3] = {0, 0, 0};
+    double excess[3] = {0, 0, 0}; /* rad/s beyond the limits, summed */
+    const float *st[3] = {s0, s1, sd};
+    for (int k = 0; k < 3; k++)
+        for (int f = 0; f + 1 < len; f++)
+            for (int j = 0; j < c->robot->n_dof; j++) {
+                double v = fabs((double)st[k][(size_t)(f + 1) * c->cols + RT_ROOT_COLS + j] -
+                                (double)st[k][(size_t)f * c->cols + RT_ROOT_COLS + j]) * 30.0;
+                double lim = c->robot->joints[c->robot->coord_joint[j]].velocity / 3.0;
+                over[k] += v > lim * 1.001;
+                if (v > lim) excess[k] += v - lim;
+            }
+    printf("3x speed: (frame, joint) over the velocity limit: %d without the bound, %d with it (pcg), %d (direct); "
+           "excess summed %.1f, %.1f, %.1f rad/s\n", over[0], over[1], over[2], excess[0], excess[1], excess[2]);
+    CHECK(over[0] > 20);
+    CHECK(over[1] < over[0] && over[2] < over[0]);
+    CHECK(excess[1] < 0.5 * excess[0]);
+    CHECK(excess[2] < 0.5 * excess[0]);
+    free(owned);
+    free(s0);
+    free(s1);
+    free(s3);
+    free(sd);
+}
+
 int main(void)
 {
     (void)g1_clip_errors;
@@ -183,6 +237,7 @@ int main(void)
     CHECK(g1_collide_make(&cd, c.robot, RTG_COLLIDE_MARGIN) == 0);
     jacobian_checks(&c, &cd);
     solve_checks(&c, &cd);
+    vlimit_checks(&c);
     g1_collide_free(&cd);
     g1_clip_free(&c);
     return test_report("test_collide");

@@ -280,6 +280,7 @@ static void robot_checks_collide(const char *tag, int loaded, struct g1_clip *c,
     struct g1_tiled bt;
     struct g1_collide cd;
     struct solver_clip_result rg[4], rc[4];
+    float vlim[64];
     memset(&cd, 0, sizeof cd);
     if (loaded != 0) fprintf(stderr, "%s unavailable: %s checks not run\n", tag, tag);
     if (loaded != 0 || nc > 4 || g1_tiled_make(&bt, c, nc, first, len)) {
@@ -294,7 +295,10 @@ static void robot_checks_collide(const char *tag, int loaded, struct g1_clip *c,
         CHECK(g1_collide_make(&cd, c->robot, 0.01) == 0);
         CHECK(cd.n_pairs > 0);
         g1_collide_set(&cd, 20.0f, margin, &bt.b);
-        printf("%s: %d capsules, %d pairs, margin %g\n", tag, cd.n_caps, cd.n_pairs, (double)margin);
+        /* and velocity limits at a tenth of the robot's (many active) */
+        g1_vlimit_set(c->robot, 1.0 / 30.0, 0.1, 4.0f, vlim, &bt.b);
+        printf("%s: %d capsules, %d pairs, margin %g, velocity limits at 0.1x\n", tag, cd.n_caps, cd.n_pairs,
+               (double)margin);
     }
     float *sg = solve(&bt, c->cols, 0, rg, NULL);
     float *sc = solve(&bt, c->cols, 2, rc, NULL);
@@ -314,7 +318,7 @@ static void robot_checks_collide(const char *tag, int loaded, struct g1_clip *c,
     }
     if (s0 && sc) { /* the term is active: the result moved */
         int moved = memcmp(s0, sc, (size_t)bt.nf * c->cols * sizeof(float)) != 0;
-        printf("%s: collision term %s the result\n", tag, moved ? "changes" : "does NOT change");
+        printf("%s: collision and velocity terms %s the result\n", tag, moved ? "change" : "do NOT change");
         CHECK(moved);
     }
     free(s0);

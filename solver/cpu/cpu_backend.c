@@ -71,6 +71,7 @@ static void lay_out(struct cpu_ctx *c, struct carver *a)
     float **vecs[7] = {&c->g, &c->lamd, &c->d, &c->r, &c->z, &c->p, &c->q};
     for (int k = 0; k < 7; k++) *vecs[k] = (float *)carve(a, nf, n, sizeof(float));
     c->frozen = (unsigned long long *)carve(a, nf, 1, sizeof(unsigned long long));
+    c->vact = (unsigned long long *)carve(a, nf, 1, sizeof(unsigned long long));
     c->mu = (float *)carve(a, nf, 1, sizeof(float));
     c->part = (float *)carve(a, nf, 1, sizeof(float));
     c->part_t = (float *)carve(a, nf, 1, sizeof(float));

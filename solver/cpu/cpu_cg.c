@@ -97,6 +97,7 @@ static void ph_lin(void *vctx, int tid, size_t begin, size_t end)
         c->part[f] = frame_eval(c->b, (int)f, x, c->dq + (size_t)cl->off * c->n, t, cl->T, lk,
                                 c->B + f * nn, c->g + f * c->n);
         c->frozen[f] = frame_freeze(c->tr, x, c->B + f * nn, c->g + f * c->n);
+        if (c->b->v_limit) c->vact[f] = frame_vlim_mask(c->b, c->dq + (size_t)cl->off * c->n, c->n, t, cl->T);
     }
 }
 
@@ -143,7 +144,7 @@ static void ph_precond(void *vctx, int tid, size_t begin, size_t end)
         if (!cl->sel) continue;
         float lam = cl->lambda * c->mu[f];
         frame_precond(c->b, c->B + f * nn, c->frozen[f], lam, (int)f - cl->off, cl->T, 1,
-                      c->lamd + f * c->n, M, c->F + f * nn);
+                      c->b->v_limit ? c->vact + cl->off : NULL, c->lamd + f * c->n, M, c->F + f * nn);
     }
 }
 
@@ -179,15 +180,16 @@ static void ph_matvec(void *vctx, int tid, size_t begin, size_t end)
         const struct cpu_clip *cl = &c->clip[c->clip_of[f]];
         if (!cl->sel) continue;
         int t = (int)f - cl->off;
+        const unsigned long long *act = c->b->v_limit ? c->vact + cl->off : NULL;
         if (c->ph_undamped) {
             float *q = c->q + f * n;
             const float *d = c->d + f * n;
-            frame_matvec(c->b, c->B + f * nn, NULL, c->frozen[f], c->d + (size_t)cl->off * n, t, cl->T, 1, q);
+            frame_matvec(c->b, c->B + f * nn, NULL, c->frozen[f], c->d + (size_t)cl->off * n, t, cl->T, 1, act, q);
             c->pred_f[f] = -frame_dot(c->g + f * n, d, (int)n) - 0.5f * frame_dot(d, q, (int)n);
             frame_retract(c->tr, c->x + f * c->cols, d, c->xt + f * c->cols);
         } else {
             frame_matvec(c->b, c->B + f * nn, c->lamd + f * n, c->frozen[f], c->p + (size_t)cl->off * n, t, cl->T,
-                         1, c->q + f * n);
+                         1, act, c->q + f * n);
         }
     }
 }

@@ -27,7 +27,7 @@ enum rt_status cpu_direct(struct cpu_ctx *c, struct rt_err *err)
         if (b->w_acc && b->w_acc[k] > 0.0f) has_acc = 1;
         if (b->w_vel && b->w_vel[k] > 0.0f) has_vel = 1;
     }
-    int kd = has_acc ? 2 * n : (has_vel ? n : n - 1);
+    int kd = has_acc ? 2 * n : ((has_vel || b->v_limit) ? n : n - 1);
     if (kd < 0) kd = 0;
     for (int ci = 0; ci < c->nc; ci++) {
         const struct cpu_clip *cl = &c->clip[ci];
@@ -67,6 +67,18 @@ enum rt_status cpu_direct(struct cpu_ctx *c, struct rt_err *err)
                     for (int w = u; w < 2; w++) {
                         if (is_frozen(c, cl->off + idx[u], k) || is_frozen(c, cl->off + idx[w], k)) continue;
                         band_add(ab, kd, (size_t)idx[u] * n + k, (size_t)idx[w] * n + k, wv * cf[u] * cf[w]);
+                    }
+            }
+            /* Velocity limits: the active differences' rows, as velocity rows. */
+            double wl = b->v_limit ? (double)b->w_vlim * b->w_vlim : 0.0;
+            for (int s = 0; s + 1 < cl->T && wl > 0.0; s++) {
+                if (!((c->vact[cl->off + s] >> k) & 1ull)) continue;
+                int idx[2] = {s, s + 1};
+                double cf[2] = {-1.0, 1.0};
+                for (int u = 0; u < 2; u++)
+                    for (int w = u; w < 2; w++) {
+                        if (is_frozen(c, cl->off + idx[u], k) || is_frozen(c, cl->off + idx[w], k)) continue;
+                        band_add(ab, kd, (size_t)idx[u] * n + k, (size_t)idx[w] * n + k, wl * cf[u] * cf[w]);
                     }
             }
             for (int s = 1; s + 1 < cl->T && wa > 0.0; s++) {

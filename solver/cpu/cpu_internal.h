@@ -94,6 +94,7 @@ struct cpu_ctx {
     float *B, *F;                 /* [nf*n*n] blocks, factors */
     float *g, *lamd, *d, *r, *z, *p, *q; /* [nf*n] */
     unsigned long long *frozen;   /* [nf] */
+    unsigned long long *vact;     /* [nf] velocity-limit masks at the linearization point */
     float *mu;                    /* [nf] per-frame damping factor */
     float *part, *part_t, *pred_f;/* [nf] per-frame cost at x, at xt, predicted decrease */
     float *tscratch;              /* per thread: links + one n*n block + init scratch */

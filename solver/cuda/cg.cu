@@ -46,7 +46,7 @@ static struct cg_args cg_args_of(const struct cuda_lm *L)
  * frame, lane l computes outputs l and l + 32 (warp_block_rows: frame_block_mul's order). */
 static __global__ void __launch_bounds__(WARP_FRAMES_PER_BLOCK * 32)
 matvec_kernel(struct cg_args a, const int *gate, const float *__restrict__ B, const float *lamd,
-              const unsigned long long *frozen, const float *p, float *q)
+              const unsigned long long *frozen, const unsigned long long *vact, const float *p, float *q)
 {
     extern __shared__ float4 smem4[];
     int w = threadIdx.x >> 5, f = blockIdx.x * WARP_FRAMES_PER_BLOCK + w;
@@ -73,6 +73,7 @@ matvec_kernel(struct cg_args a, const int *gate, const float *__restrict__ B, co
             float v = y;
             if (lamd) v = v + lamd[(size_t)f * n + c] * xs[c];
             v = v + frame_stencil_at(&a.bd, p + (size_t)a.off[k] * n, n, c, t, T);
+            if (a.bd.v_limit) v = v + frame_vlim_stencil(&a.bd, vact + a.off[k], p + (size_t)a.off[k] * n, n, c, t, T);
             y = v;
         }
         q[(size_t)f * n + c] = y;
@@ -297,7 +298,7 @@ static enum rt_status pcg_enqueue_iter(struct cuda_lm *L, cudaStream_t s, struct
     int lpf = L->n <= 48 && !L->cg_up ? 16 : 32;
     unsigned gn = cuda_blocks((size_t)L->nf, (unsigned)(CGN_THREADS / lpf));
     size_t smn = (size_t)(CGN_THREADS / lpf) * CGN_SLOT(CUDA_PK_STRIDE(L->n), (size_t)lpf) * sizeof(float);
-    matvec_kernel<<<gw, 32 * WARP_FRAMES_PER_BLOCK, sm, s>>>(a, L->cg_on, L->B, L->lamd, L->frozen, L->p, L->q);
+    matvec_kernel<<<gw, 32 * WARP_FRAMES_PER_BLOCK, sm, s>>>(a, L->cg_on, L->B, L->lamd, L->frozen, L->vact, L->p, L->q);
     CUDA_TRY_LAUNCH(err);
     {
         cuda_reduce_src<1> src = {{L->p}, {L->q}};
@@ -422,7 +423,7 @@ enum rt_status cuda_predict(struct cuda_lm *L, cudaStream_t s, struct rt_err *er
 {
     struct cg_args a = cg_args_of(L);
     matvec_kernel<<<cuda_blocks((size_t)L->nf, WARP_FRAMES_PER_BLOCK), 32 * WARP_FRAMES_PER_BLOCK, warp_smem(L), s>>>(
-        a, L->sel, L->B, NULL, L->frozen, L->d, L->q);
+        a, L->sel, L->B, NULL, L->frozen, L->vact, L->d, L->q);
     CUDA_TRY_LAUNCH(err);
     predict_kernel<<<cuda_blocks((size_t)L->nf, CUDA_FRAME_THREADS), CUDA_FRAME_THREADS, 0, s>>>(
         a, L->cols, L->sel, L->g, L->d, L->q, L->x, L->xt, L->pred_f);

@@ -71,10 +71,11 @@ static __global__ void diff_kernel(struct lin_args a, const float *state, float 
     }
 }
 
-/* ph_lin: frame_eval with the block, frame_freeze; B (packed) and g out. */
+/* ph_lin: frame_eval with the block, frame_freeze; B (packed), g and the
+ * velocity-limit masks out. */
 static __global__ void __launch_bounds__(LIN_WARPS * 32, LIN_MIN_BLOCKS)
 lin_kernel(struct lin_args a, const float *state, const float *dq, const int *gate, float *B, float *g, float *part,
-           unsigned long long *frozen)
+           unsigned long long *frozen, unsigned long long *vact)
 {
     WARP_FRAME(a)
     int k = a.clip_of[f];
@@ -88,6 +89,7 @@ lin_kernel(struct lin_args a, const float *state, const float *dq, const int *ga
     if (lane == 0) {
         part[f] = c;
         frozen[f] = fz;
+        if (a.bd.v_limit) vact[f] = frame_vlim_mask(&a.bd, dq + (size_t)a.off[k] * a.n, a.n, t, T);
     }
 }
 
@@ -107,7 +109,7 @@ cost_kernel(struct lin_args a, const float *state, const float *dq, const int *g
 /* ph_precond: lamd and the packed factor F of the frame's M. */
 static __global__ void __launch_bounds__(LIN_WARPS * 32, LIN_MIN_BLOCKS)
 precond_kernel(struct lin_args a, const int *gate, const float *B, const unsigned long long *frozen,
-               const float *lambda, const float *mu, float *lamd, float *F)
+               const unsigned long long *vact, const float *lambda, const float *mu, float *lamd, float *F)
 {
     WARP_FRAME(a)
     int k = a.clip_of[f];
@@ -116,7 +118,8 @@ precond_kernel(struct lin_args a, const int *gate, const float *B, const unsigne
     warp_copy4(ws.B, B + (size_t)f * a.pks, pk4, lane);
     __syncwarp();
     float lam = lambda[k] * mu[f];
-    warp_precond(&a.bd, ws.B, frozen[f], lam, f - a.off[k], a.off[k + 1] - a.off[k], 1, ws.lamd, ws.F, ws.dM, lane);
+    warp_precond(&a.bd, ws.B, frozen[f], lam, f - a.off[k], a.off[k + 1] - a.off[k], 1,
+                 a.bd.v_limit ? vact + a.off[k] : NULL, ws.lamd, ws.F, ws.dM, lane);
     warp_copy4(F + (size_t)f * a.pks, ws.F, pk4, lane);
     warp_copy(lamd + (size_t)f * a.n, ws.lamd, a.n, lane);
 }
@@ -321,7 +324,7 @@ enum rt_status cuda_linearize(struct cuda_lm *L, const float *state, const int *
     diff_kernel<<<frame_grid(L), CUDA_FRAME_THREADS, 0, s>>>(a, state, L->dq, gate);
     CUDA_TRY_LAUNCH(err);
     lin_kernel<<<warp_grid(L), LIN_WARPS * 32, warp_smem_bytes(L), s>>>(a, state, L->dq, gate, L->B, L->g, L->part,
-                                                                         L->frozen);
+                                                                         L->frozen, L->vact);
     CUDA_TRY_LAUNCH(err);
     return RT_OK;
 }
@@ -340,7 +343,7 @@ enum rt_status cuda_costs(struct cuda_lm *L, const float *state, float *out, con
 enum rt_status cuda_precondition(struct cuda_lm *L, const int *gate, cudaStream_t s, struct rt_err *err)
 {
     struct lin_args a = lin_args_of(L);
-    precond_kernel<<<warp_grid(L), LIN_WARPS * 32, warp_smem_bytes(L), s>>>(a, gate, L->B, L->frozen, L->lambda,
+    precond_kernel<<<warp_grid(L), LIN_WARPS * 32, warp_smem_bytes(L), s>>>(a, gate, L->B, L->frozen, L->vact, L->lambda,
                                                                              L->mu, L->lamd, L->F);
     CUDA_TRY_LAUNCH(err);
     return RT_OK;

@@ -63,6 +63,7 @@ static size_t lay_out(struct cuda_lm *L, char *base)
     float **vec[7] = {&L->g, &L->lamd, &L->d, &L->r, &L->z, &L->p, &L->q};
     for (int k = 0; k < 7; k++) *vec[k] = (float *)carve(&c, nf * n * sizeof(float));
     L->frozen = (unsigned long long *)carve(&c, nf * sizeof(unsigned long long));
+    L->vact = (unsigned long long *)carve(&c, nf * sizeof(unsigned long long));
     float **pf[4] = {&L->mu, &L->part, &L->part_t, &L->pred_f};
     for (int k = 0; k < 4; k++) *pf[k] = (float *)carve(&c, nf * sizeof(float));
     L->off = (int *)carve(&c, (nc + 1) * sizeof(int));
@@ -208,7 +209,7 @@ static enum rt_status upload_batch(struct cuda_lm *L, const struct solver_batch 
     size_t nl = (size_t)t->n_links, nj = (size_t)t->n_joints, nt = (size_t)b->n_targets;
     size_t nft = (size_t)L->nf * nt, n = (size_t)L->n;
     struct up_item { const void *src; size_t bytes; const void **dst; };
-    enum { NIT = 23 };
+    enum { NIT = 24 };
     const struct up_item it[NIT] = {
         {t->parent, nl * sizeof(int), (const void **)&L->bd.tree},
         {t->joint_type, nl * sizeof(int), NULL},
@@ -233,6 +234,7 @@ static enum rt_status upload_batch(struct cuda_lm *L, const struct solver_batch 
         {b->capsule_link, (size_t)b->n_capsules * sizeof(int), (const void **)&L->bd.capsule_link},
         {b->capsule_seg, (size_t)b->n_capsules * 7 * sizeof(float), (const void **)&L->bd.capsule_seg},
         {b->pair, (size_t)b->n_pairs * 2 * sizeof(int), (const void **)&L->bd.pair},
+        {b->v_limit, n * sizeof(float), (const void **)&L->bd.v_limit},
     };
     struct carver c = {NULL, 0};
     size_t at[NIT];

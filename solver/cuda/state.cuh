@@ -39,6 +39,7 @@ struct cuda_lm {
     float *B, *F; /* packed lower triangles, CUDA_PK_STRIDE(n) floats per frame (warp.cuh) */
     float *g, *lamd, *d, *r, *z, *p, *q;
     unsigned long long *frozen;
+    unsigned long long *vact; /* velocity-limit masks at the linearization point (frame_vlim_mask) */
     float *mu, *part, *part_t, *pred_f;
     /* per clip */
     int *off; /* [nc + 1] frame offsets */

@@ -344,11 +344,18 @@ static __device__ float warp_eval(const struct solver_batch *b, const struct war
     if (dq) {
         for (int c = 0; c < n; c++) {
             if (t <= T - 2) { float v = dq[(size_t)t * n + c]; vel = vel + frame_w(b->w_vel, c) * (v * v); }
+            if (t <= T - 2 && b->v_limit) {
+                float e = frame_vlim_excess(b, dq[(size_t)t * n + c], c);
+                vel = vel + (b->w_vlim * b->w_vlim) * (e * e);
+            }
             if (t >= 1 && t <= T - 2) { float a = frame_acc_at(dq, n, c, t); acc = acc + frame_w(b->w_acc, c) * (a * a); }
         }
         if (B) {
             __syncwarp(); /* the rest terms above wrote g from other lanes */
-            for (int c = (int)lane; c < n; c += 32) g[c] = g[c] + frame_smooth_adj(b, dq, n, c, t, T);
+            for (int c = (int)lane; c < n; c += 32) {
+                g[c] = g[c] + frame_smooth_adj(b, dq, n, c, t, T);
+                if (b->v_limit) g[c] = g[c] + frame_vlim_adj(b, dq, n, c, t, T);
+            }
         }
     }
     __syncwarp();
@@ -445,7 +452,8 @@ static __device__ void warp_chol(float *A, const float *dM, int n, unsigned lane
 /* frame_precond on one warp: lamd (shared), F = chol(B + diag(...))
  * (packed, shared; dM scratch). */
 static __device__ void warp_precond(const struct solver_batch *b, const float *B, unsigned long long frozen, float lam,
-                                    int t, int T, int smooth, float *lamd, float *F, float *dM, unsigned lane)
+                                    int t, int T, int smooth, const unsigned long long *act, float *lamd, float *F,
+                                    float *dM, unsigned lane)
 {
     const int n = rt_tangent_dim(b->tree), pk = n * (n + 1) / 2;
     for (int i = (int)lane; i < pk; i += 32) F[i] = B[i];
@@ -454,6 +462,7 @@ static __device__ void warp_precond(const struct solver_batch *b, const float *B
         int fz = (int)((frozen >> c) & 1ull);
         float bcc = B[pk_idx(c, c)];
         float sd = (smooth && !fz) ? frame_smooth_diag(b, c, t, T) : 0.0f;
+        if (smooth && !fz && act) sd = sd + frame_vlim_diag(b, act, c, t, T);
         float D = fz ? 1.0f : bcc + sd;
         if (!(D > FRAME_DMIN)) D = FRAME_DMIN;
         lamd[c] = lam * D;
@@ -611,7 +620,7 @@ static __device__ float warp_init_solve(const struct solver_batch *b, const stru
     float cost = warp_eval(b, tb, f, x, NULL, 0, 1, ws, ws.B, ws.g, lane);
     unsigned long long fz = warp_freeze(tr, x, ws.B, ws.g, lane);
     for (int it = 0; it < iters; it++) {
-        warp_precond(b, ws.B, fz, lam, 0, 1, 0, ws.lamd, ws.F, ws.dM, lane);
+        warp_precond(b, ws.B, fz, lam, 0, 1, 0, NULL, ws.lamd, ws.F, ws.dM, lane);
         float z0 = (int)lane < n ? ws.g[lane] : 0.0f, z1 = (int)lane + 32 < n ? ws.g[lane + 32] : 0.0f;
         warp_chol_solve_pk(ws.F, n, lane, &z0, &z1);
         if ((int)lane < n) ws.d[lane] = -z0;
