@@ -132,14 +132,13 @@ static int parse_args(int argc, char **argv, struct cli_solve_args *a, struct rt
         else if (!strcmp(row->flag, "--stats")) a->stats = v;
         else if (!strcmp(row->flag, "--joint-names")) a->joint_names = v;
         else if (!strcmp(row->flag, "--units") || !strcmp(row->flag, "--up")) {
-            static const double metres[] = {1.0, 0.01, 0.001, 0.0254, KIN_BVH_CMU_SCALE};
             int k = 0;
             while (row->choices[k] && strcmp(row->choices[k], v)) k++;
             if (!row->choices[k]) {
                 char range[64];
                 return rt_err_set(err, RT_EINVAL, o, "expected %s, got '%.20s'", rtg_option_range(row, range, sizeof range), v);
             }
-            if (row->flag[2] == 'u' && row->flag[3] == 'n') a->units = metres[k];
+            if (row->flag[2] == 'u' && row->flag[3] == 'n') rtg_units_metres(v, &a->units);
             else a->up = v[0];
         }
         else if (!strcmp(row->flag, "--format")) {
