@@ -270,7 +270,7 @@ static enum rt_status run_one(struct batch *b, int i, long long *job, struct rt_
     cJSON_Delete(j);
     if (*job <= 0) return rt_err_set(err, RT_EPARSE, "server", "no job id in the reply");
     if ((st = cli_wait_job(&b->srv, *job, 0, 0, state, err)) != RT_OK) return st;
-    return cli_fetch_job(&b->srv, *job, dir, name, err);
+    return cli_fetch_job(&b->srv, *job, dir, name, 0, err);
 }
 
 static void *worker(void *arg)

@@ -30,7 +30,7 @@ static const struct verb {
     {"submit", "retarget submit CLIP --robot R [options]   (prints the job id)", RTG_SCOPE_SUBMIT},
     {"status", "retarget status ID", RTG_SCOPE_CLIENT},
     {"wait", "retarget wait ID   (a progress bar on stderr)", RTG_SCOPE_CLIENT},
-    {"fetch", "retarget fetch ID -o DIR", RTG_SCOPE_CLIENT},
+    {"fetch", "retarget fetch ID -o DIR [--format csv|npz]", RTG_SCOPE_CLIENT},
     {"cancel", "retarget cancel ID", RTG_SCOPE_CLIENT},
     {"list", "retarget list", RTG_SCOPE_CLIENT},
     {"options", "retarget options   (the job options as the Markdown table of docs/api.md)", 0},

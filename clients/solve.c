@@ -172,10 +172,8 @@ void cli_solve_usage(FILE *f)
  * triples joint positions, any other CSV a robot trajectory. */
 static int source_kind(const char *path, const char *text, size_t len)
 {
-    size_t n = strlen(path);
     if (cli_is_bvh(path)) return RTG_SRC_BVH;
-    if (n > 4 && (!strcasecmp(path + n - 4, ".npz") || !strcasecmp(path + n - 4, ".npy"))) return RTG_SRC_JOINTS;
-    return kin_joints_is_csv(text, len) ? RTG_SRC_JOINTS : RTG_SRC_TRAJ;
+    return cli_joints_format(path, text, len) ? RTG_SRC_JOINTS : RTG_SRC_TRAJ;
 }
 
 /* Stage 1 for clip i: read, plan and build (retarget/job.h). */
