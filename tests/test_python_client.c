@@ -1,7 +1,8 @@
 /* test_python_client.c -- the Python client (clients/python/retarget_client.py,
  * standard library only) against the real daemon started in-process on
  * 127.0.0.1:0: submit a real clip, wait, fetch, and compare the CSV byte for
- * byte with what `retarget solve` writes; server errors come back as one
+ * byte with what `retarget solve` writes, for joint positions (.npz, .npy,
+ * CSV) as for a BVH clip; server errors come back as one
  * line with the HTTP status, and a non-zero exit. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include <sys/wait.h>
 
 #include "http_util.h"
+#include "joints_util.h"
 
 static char dir[64];
 
@@ -98,6 +100,48 @@ int main(void)
     CHECK(a && b && la == lb && la > 0 && !memcmp(a, b, la));
     free(a);
     free(b);
+
+    /* Joint positions (the first 40 frames of the clip as .npz, .npy with
+     * its names beside it, CSV): submitted, solved, fetched, the bytes of
+     * `retarget solve` of the same file. */
+    {
+        struct kin_clip *c = NULL;
+        struct rt_err err;
+        CHECK_EQ_INT(kin_bvh_load(clip, &c, &err), RT_OK);
+        CHECK_EQ_INT(c ? test_write_joint_files(c, 40, dir, "rfj") : 0, 40);
+        kin_clip_free(c);
+        static const char *const files[] = {"rfj_npz.npz", "rfj_npy.npy", "rfj.csv"};
+        for (int k = 0; k < 3; k++) {
+            char src[256], name[64];
+            snprintf(src, sizeof src, "%s/%s", dir, files[k]);
+            snprintf(name, sizeof name, "%.*s", (int)(strlen(files[k]) - 4), files[k]);
+            snprintf(args, sizeof args, "submit %s --robot g1", src);
+            CHECK_EQ_INT(py(args, out, sizeof out), 0);
+            long jid = strtol(out, NULL, 10);
+            CHECK(jid > 0);
+            snprintf(args, sizeof args, "wait %ld", jid);
+            CHECK_EQ_INT(py(args, out, sizeof out), 0);
+            snprintf(args, sizeof args, "fetch %ld -o %s/pyj", jid, dir);
+            CHECK_EQ_INT(py(args, out, sizeof out), 0);
+            char *jargv[] = {src, "--robot", "g1", "-o", odir, "--quiet", NULL};
+            snprintf(odir, sizeof odir, "%s/clij", dir);
+            CHECK_EQ_INT(cli_solve(6, jargv), 0);
+            snprintf(pa, sizeof pa, "%s/pyj/%s.csv", dir, name);
+            snprintf(pb, sizeof pb, "%s/clij/%s.csv", dir, name);
+            a = b = NULL;
+            CHECK(rt_read_file(pa, 1 << 24, &a, &la, NULL) == RT_OK);
+            CHECK(rt_read_file(pb, 1 << 24, &b, &lb, NULL) == RT_OK);
+            CHECK(a && b && la == lb && la > 0 && !memcmp(a, b, la));
+            free(a);
+            free(b);
+        }
+        /* An .npy whose names file is missing: said so, exit 1. */
+        snprintf(pa, sizeof pa, "%s/rfj_npy.txt", dir);
+        remove(pa);
+        snprintf(args, sizeof args, "submit %s/rfj_npy.npy --robot g1", dir);
+        CHECK_EQ_INT(py(args, out, sizeof out), 1);
+        CHECK(strstr(out, "rfj_npy.txt") != NULL);
+    }
 
     /* Errors: unknown job (404), malformed BVH (400 with the line). */
     CHECK_EQ_INT(py("status 999999", out, sizeof out), 1);
