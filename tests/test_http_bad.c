@@ -645,33 +645,37 @@ static void joint_rows(const char *run_forward, const char *dir)
     size_t len = 0, csv_len = 0;
     struct kin_clip *c = NULL;
     struct rt_err err;
-    /* The shape of the request. */
-    post_json("joints not object", "{\"robot\":\"g1\",\"joints\":\"x\"}", 400, INV, "body.joints", "expected an object");
-    post_json("joints and clip", "{\"robot\":\"g1\",\"clip\":\"x\",\"joints\":{}}", 400, INV, "body.clip",
-              "give one of");
-    post_json("joints source_robot", "{\"robot\":\"g1\",\"source_robot\":\"g1\",\"joints\":{}}", 400, INV,
-              "body.source_robot", "only with \"trajectory\"");
-    post_json("joints unknown key", "{\"robot\":\"g1\",\"joints\":{\"format\":\"csv\",\"data\":\"x\"}}", 400, INV,
-              "body.joints.data", "unknown field (known: format, data_base64, text, joint_names, units, up)");
-    post_json("joints no format", "{\"robot\":\"g1\",\"joints\":{\"text\":\"a_x,a_y,a_z\\n0,0,0\"}}", 400, INV,
-              "body.joints.format", "required");
-    post_json("joints format npx", "{\"robot\":\"g1\",\"joints\":{\"format\":\"npx\",\"text\":\"x\"}}", 400, INV,
-              "body.joints.format", "expected npz, npy or csv");
-    post_json("joints format number", "{\"robot\":\"g1\",\"joints\":{\"format\":1}}", 400, INV,
-              "body.joints.format", "expected a string");
-    post_json("joints no data", "{\"robot\":\"g1\",\"joints\":{\"format\":\"csv\"}}", 400, INV,
-              "body.joints.data_base64", "give either");
-    post_json("joints both data", "{\"robot\":\"g1\",\"joints\":{\"format\":\"csv\",\"text\":\"x\",\"data_base64\":\"\"}}",
-              400, INV, "body.joints.data_base64", "give either");
-    post_json("joints npz as text", "{\"robot\":\"g1\",\"joints\":{\"format\":\"npz\",\"text\":\"x\"}}", 400, INV,
-              "body.joints.text", "give an .npz as data_base64");
-    /* Base64. */
-    post_json("joints bad base64", "{\"robot\":\"g1\",\"joints\":{\"format\":\"npz\",\"data_base64\":\"UEsD~AAA\"}}", 400,
-              PARSE, "body.joints.data_base64", "character 5 ('~') is not base64");
-    post_json("joints cut base64", "{\"robot\":\"g1\",\"joints\":{\"format\":\"npz\",\"data_base64\":\"UEsDBA\"}}", 400,
-              PARSE, "body.joints.data_base64", "not a multiple of 4");
-    post_json("joints base64 pad", "{\"robot\":\"g1\",\"joints\":{\"format\":\"npz\",\"data_base64\":\"UE==UEsD\"}}", 400,
-              PARSE, "body.joints.data_base64", "after the '=' padding");
+    /* The shape of the request, and the base64 (all 400). */
+    static const struct {
+        const char *label, *body, *code, *where, *msg;
+    } shape_rows[] = {
+        {"joints not object", "{\"robot\":\"g1\",\"joints\":\"x\"}", INV, "body.joints", "expected an object"},
+        {"joints and clip", "{\"robot\":\"g1\",\"clip\":\"x\",\"joints\":{}}", INV, "body.clip", "give one of"},
+        {"joints source_robot", "{\"robot\":\"g1\",\"source_robot\":\"g1\",\"joints\":{}}",
+         INV, "body.source_robot", "only with \"trajectory\""},
+        {"joints unknown key", "{\"robot\":\"g1\",\"joints\":{\"format\":\"csv\",\"data\":\"x\"}}",
+         INV, "body.joints.data", "unknown field (known: format, data_base64, text, joint_names, units, up)"},
+        {"joints no format", "{\"robot\":\"g1\",\"joints\":{\"text\":\"a_x,a_y,a_z\\n0,0,0\"}}",
+         INV, "body.joints.format", "required"},
+        {"joints format npx", "{\"robot\":\"g1\",\"joints\":{\"format\":\"npx\",\"text\":\"x\"}}",
+         INV, "body.joints.format", "expected npz, npy or csv"},
+        {"joints format number", "{\"robot\":\"g1\",\"joints\":{\"format\":1}}",
+         INV, "body.joints.format", "expected a string"},
+        {"joints no data", "{\"robot\":\"g1\",\"joints\":{\"format\":\"csv\"}}",
+         INV, "body.joints.data_base64", "give either"},
+        {"joints both data", "{\"robot\":\"g1\",\"joints\":{\"format\":\"csv\",\"text\":\"x\",\"data_base64\":\"\"}}",
+         INV, "body.joints.data_base64", "give either"},
+        {"joints npz as text", "{\"robot\":\"g1\",\"joints\":{\"format\":\"npz\",\"text\":\"x\"}}",
+         INV, "body.joints.text", "give an .npz as data_base64"},
+        {"joints bad base64", "{\"robot\":\"g1\",\"joints\":{\"format\":\"npz\",\"data_base64\":\"UEsD~AAA\"}}",
+         PARSE, "body.joints.data_base64", "character 5 ('~') is not base64"},
+        {"joints cut base64", "{\"robot\":\"g1\",\"joints\":{\"format\":\"npz\",\"data_base64\":\"UEsDBA\"}}",
+         PARSE, "body.joints.data_base64", "not a multiple of 4"},
+        {"joints base64 pad", "{\"robot\":\"g1\",\"joints\":{\"format\":\"npz\",\"data_base64\":\"UE==UEsD\"}}",
+         PARSE, "body.joints.data_base64", "after the '=' padding"},
+    };
+    for (size_t i = 0; i < sizeof shape_rows / sizeof shape_rows[0]; i++)
+        post_json(shape_rows[i].label, shape_rows[i].body, 400, shape_rows[i].code, shape_rows[i].where, shape_rows[i].msg);
     /* Bytes of another format than the one named. */
     post_joints_b64("joints npz not zip", "npz", "hello, world", 12, "", 400, PARSE, "body.joints.data_base64",
                     "not an .npz archive");
@@ -683,48 +687,54 @@ static void joint_rows(const char *run_forward, const char *dir)
               400, PARSE, "body.joints.text", "no joint-position CSV header");
     post_joints_b64("joints damaged zip", "npz", "PK\x03\x04\x00\x00\x00\x00", 8, "", 400, PARSE, "joints.npz",
                     "not an .npz archive");
-    /* .npy contents: dtype, shape, names. */
-    int sh3[3] = {2, 2, 3}, sh2[2] = {2, 6};
-    char *npy = npy_zeros("<i4", sh3, 3, 4, &len);
-    post_joints_b64("joints npy int32", "npy", npy, len, ",\"joint_names\":[\"a\",\"b\"]", 400, PARSE, "joints.npy",
-                    "float32 or float64");
-    free(npy);
-    npy = npy_zeros("<U8", sh3, 3, 32, &len);
-    post_joints_b64("joints npy strings", "npy", npy, len, ",\"joint_names\":[\"a\",\"b\"]", 400, PARSE, "joints.npy",
-                    "float32 or float64");
-    free(npy);
-    npy = npy_zeros(">f8", sh3, 3, 8, &len);
-    post_joints_b64("joints npy big-endian", "npy", npy, len, ",\"joint_names\":[\"a\",\"b\"]", 400, PARSE, "joints.npy",
-                    "big-endian");
-    free(npy);
-    npy = npy_zeros("<f8", sh2, 2, 8, &len);
-    post_joints_b64("joints npy 2-d", "npy", npy, len, ",\"joint_names\":[\"a\",\"b\"]", 400, PARSE, "joints.npy",
-                    "shape (2, 6) is not (T, J, 3)");
-    free(npy);
+    /* .npy contents: dtype and shape. */
+    static const struct {
+        const char *label, *descr;
+        int nd, shape[3];
+        size_t item;
+        const char *msg;
+    } dtype_rows[] = {
+        {"joints npy int32", "<i4", 3, {2, 2, 3}, 4, "float32 or float64"},
+        {"joints npy strings", "<U8", 3, {2, 2, 3}, 32, "float32 or float64"},
+        {"joints npy big-endian", ">f8", 3, {2, 2, 3}, 8, "big-endian"},
+        {"joints npy 2-d", "<f8", 2, {2, 6, 0}, 8, "shape (2, 6) is not (T, J, 3)"},
+    };
+    char *npy = NULL;
+    for (size_t i = 0; i < sizeof dtype_rows / sizeof dtype_rows[0]; i++) {
+        npy = npy_zeros(dtype_rows[i].descr, dtype_rows[i].shape, dtype_rows[i].nd, dtype_rows[i].item, &len);
+        post_joints_b64(dtype_rows[i].label, "npy", npy, len, ",\"joint_names\":[\"a\",\"b\"]", 400, PARSE, "joints.npy",
+                        dtype_rows[i].msg);
+        free(npy);
+    }
+    int sh3[3] = {2, 2, 3};
     npy = npy_zeros("<f8", sh3, 3, 8, &len);
-    post_joints_b64("joints npy no names", "npy", npy, len, "", 400, INV, "body.joints.joint_names", "required for format npy");
-    post_joints_b64("joints npy 1 name", "npy", npy, len, ",\"joint_names\":[\"a\"]", 400, INV, "joints.npy:names",
-                    "1 names for the 2 joints");
-    post_joints_b64("joints npy names repeated", "npy", npy, len, ",\"joint_names\":[\"a\",\"a\"]", 400, INV, "joints.npy:names",
-                    "repeated");
-    post_joints_b64("joints npy names object", "npy", npy, len, ",\"joint_names\":{\"a\":1}", 400, INV,
-                    "body.joints.joint_names", "expected an array of strings");
-    post_joints_b64("joints npy name number", "npy", npy, len, ",\"joint_names\":[\"a\",2]", 400, INV,
-                    "body.joints.joint_names[1]", "expected a string");
-    post_joints_b64("joints npy empty name", "npy", npy, len, ",\"joint_names\":[\"\",\"b\"]", 400, INV,
-                    "body.joints.joint_names[0]", "empty joint name");
-    post_joints_b64("joints npy name newline", "npy", npy, len, ",\"joint_names\":[\"a\\nb\",\"c\"]", 400, INV,
-                    "body.joints.joint_names[0]", "control character");
-    post_joints_b64("joints npy no names list", "npy", npy, len, ",\"joint_names\":[]", 400, INV,
-                    "body.joints.joint_names", "no joint names");
-    /* Names no profile and no recognizer maps: refused as a BVH skeleton
-     * that maps onto nothing, naming the joints. */
-    post_joints_b64("joints unknown names", "npy", npy, len, ",\"joint_names\":[\"foo\",\"bar\"]", 400, INV,
-                    "skeleton", "not a human skeleton, no joint is named Left/Right or L/R (2 joints: foo, bar)");
-    post_joints_b64("joints units km", "npy", npy, len, ",\"joint_names\":[\"a\",\"b\"],\"units\":\"km\"", 400, INV,
-                    "body.joints.units", "expected m, cm, mm, in or cmu");
-    post_joints_b64("joints up x", "npy", npy, len, ",\"joint_names\":[\"a\",\"b\"],\"up\":\"x\"", 400, INV,
-                    "body.joints.up", "expected y or z");
+    /* A (2, 2, 3) float64 array with each of these joint_names, units, up. */
+    static const struct {
+        const char *label, *more, *code, *where, *msg;
+    } npy_rows[] = {
+        {"joints npy no names", "", INV, "body.joints.joint_names", "required for format npy"},
+        {"joints npy 1 name", ",\"joint_names\":[\"a\"]", INV, "joints.npy:names", "1 names for the 2 joints"},
+        {"joints npy names repeated", ",\"joint_names\":[\"a\",\"a\"]", INV, "joints.npy:names", "repeated"},
+        {"joints npy names object", ",\"joint_names\":{\"a\":1}", INV, "body.joints.joint_names",
+         "expected an array of strings"},
+        {"joints npy name number", ",\"joint_names\":[\"a\",2]",
+         INV, "body.joints.joint_names[1]", "expected a string"},
+        {"joints npy empty name", ",\"joint_names\":[\"\",\"b\"]",
+         INV, "body.joints.joint_names[0]", "empty joint name"},
+        {"joints npy name newline", ",\"joint_names\":[\"a\\nb\",\"c\"]", INV, "body.joints.joint_names[0]",
+         "control character"},
+        {"joints npy no names list", ",\"joint_names\":[]", INV, "body.joints.joint_names", "no joint names"},
+        /* Names no profile and no recognizer maps: refused as a BVH
+         * skeleton that maps onto nothing, naming the joints. */
+        {"joints unknown names", ",\"joint_names\":[\"foo\",\"bar\"]", INV, "skeleton",
+         "not a human skeleton, no joint is named Left/Right or L/R (2 joints: foo, bar)"},
+        {"joints units km", ",\"joint_names\":[\"a\",\"b\"],\"units\":\"km\"", INV, "body.joints.units",
+         "expected m, cm, mm, in or cmu"},
+        {"joints up x", ",\"joint_names\":[\"a\",\"b\"],\"up\":\"x\"", INV, "body.joints.up", "expected y or z"},
+    };
+    for (size_t i = 0; i < sizeof npy_rows / sizeof npy_rows[0]; i++)
+        post_joints_b64(npy_rows[i].label, "npy", npy, len, npy_rows[i].more, 400, npy_rows[i].code, npy_rows[i].where,
+                        npy_rows[i].msg);
     post_as("raw npy no names", "robot=g1", "application/x-npy", npy, len, 400, INV, "query.joint_names",
             "required for application/x-npy");
     post_as("raw npy empty name", "robot=g1&joint_names=a,,b", "application/x-npy", npy, len, 400, INV,

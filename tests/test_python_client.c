@@ -14,6 +14,19 @@
 
 static char dir[64];
 
+/* 1 when files `pa` and `pb` hold the same bytes (and are not empty). */
+static int same_files(const char *pa, const char *pb)
+{
+    size_t la = 0, lb = 0;
+    char *a = NULL, *b = NULL;
+    int same = rt_read_file(pa, 1 << 24, &a, &la, NULL) == RT_OK && rt_read_file(pb, 1 << 24, &b, &lb, NULL) == RT_OK &&
+               la == lb && la > 0 && !memcmp(a, b, la);
+    if (!same) fprintf(stderr, "%s and %s differ\n", pa, pb);
+    free(a);
+    free(b);
+    return same;
+}
+
 /* Runs the client with `args`; returns its exit status, output in out[cap]. */
 static int py(const char *args, char *out, size_t cap)
 {
@@ -26,6 +39,18 @@ static int py(const char *args, char *out, size_t cap)
     out[n] = 0;
     int rc = pclose(p);
     return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+/* `submit SRC --robot g1` then `wait ID`: the job id, 0 on failure. */
+static long submit_wait(const char *src, char *out, size_t cap)
+{
+    char args[1024];
+    snprintf(args, sizeof args, "submit %s --robot g1", src);
+    if (py(args, out, cap)) return 0;
+    long id = strtol(out, NULL, 10);
+    snprintf(args, sizeof args, "wait %ld", id);
+    if (id <= 0 || py(args, out, cap) || !strstr(out, "\"succeeded\"")) return 0;
+    return id;
 }
 
 int main(void)
@@ -77,13 +102,9 @@ int main(void)
     char pa[256], pb[256];
     snprintf(pa, sizeof pa, "%s/py/run_forward.csv", dir);
     snprintf(pb, sizeof pb, "%s/cli/run_forward.csv", dir);
-    size_t la = 0, lb = 0;
-    char *a = NULL, *b = NULL;
-    CHECK(rt_read_file(pa, 1 << 24, &a, &la, NULL) == RT_OK);
-    CHECK(rt_read_file(pb, 1 << 24, &b, &lb, NULL) == RT_OK);
-    CHECK(a && b && la == lb && la > 0 && !memcmp(a, b, la));
-    free(a);
-    free(b);
+    CHECK(same_files(pa, pb));
+    size_t la = 0;
+    char *a = NULL;
     snprintf(pa, sizeof pa, "%s/py/run_forward.report.json", dir);
     CHECK(rt_read_file(pa, 1 << 24, &a, &la, NULL) == RT_OK && a && strstr(a, "\"quality\""));
     free(a);
@@ -95,11 +116,7 @@ int main(void)
     CHECK_EQ_INT(cli_solve(10, zargv), 0);
     snprintf(pa, sizeof pa, "%s/pyz/run_forward.npz", dir);
     snprintf(pb, sizeof pb, "%s/cliz/run_forward.npz", dir);
-    CHECK(rt_read_file(pa, 1 << 24, &a, &la, NULL) == RT_OK);
-    CHECK(rt_read_file(pb, 1 << 24, &b, &lb, NULL) == RT_OK);
-    CHECK(a && b && la == lb && la > 0 && !memcmp(a, b, la));
-    free(a);
-    free(b);
+    CHECK(same_files(pa, pb));
 
     /* Joint positions (the first 40 frames of the clip as .npz, .npy with
      * its names beside it, CSV): submitted, solved, fetched, the bytes of
@@ -115,12 +132,8 @@ int main(void)
             char src[256], name[64];
             snprintf(src, sizeof src, "%s/%s", dir, files[k]);
             snprintf(name, sizeof name, "%.*s", (int)(strlen(files[k]) - 4), files[k]);
-            snprintf(args, sizeof args, "submit %s --robot g1", src);
-            CHECK_EQ_INT(py(args, out, sizeof out), 0);
-            long jid = strtol(out, NULL, 10);
+            long jid = submit_wait(src, out, sizeof out);
             CHECK(jid > 0);
-            snprintf(args, sizeof args, "wait %ld", jid);
-            CHECK_EQ_INT(py(args, out, sizeof out), 0);
             snprintf(args, sizeof args, "fetch %ld -o %s/pyj", jid, dir);
             CHECK_EQ_INT(py(args, out, sizeof out), 0);
             char *jargv[] = {src, "--robot", "g1", "-o", odir, "--quiet", NULL};
@@ -128,12 +141,7 @@ int main(void)
             CHECK_EQ_INT(cli_solve(6, jargv), 0);
             snprintf(pa, sizeof pa, "%s/pyj/%s.csv", dir, name);
             snprintf(pb, sizeof pb, "%s/clij/%s.csv", dir, name);
-            a = b = NULL;
-            CHECK(rt_read_file(pa, 1 << 24, &a, &la, NULL) == RT_OK);
-            CHECK(rt_read_file(pb, 1 << 24, &b, &lb, NULL) == RT_OK);
-            CHECK(a && b && la == lb && la > 0 && !memcmp(a, b, la));
-            free(a);
-            free(b);
+            CHECK(same_files(pa, pb));
         }
         /* An .npy whose names file is missing: said so, exit 1. */
         snprintf(pa, sizeof pa, "%s/rfj_npy.txt", dir);
