@@ -27,7 +27,7 @@ static const struct verb {
     {"solve", "retarget solve SOURCE... --robot NAME|FILE [options]   (offline, no server)", RTG_SCOPE_SOLVE},
     {"render", "retarget render CLIP.bvh RESULT.csv --robot NAME -o FILE.svg", RTG_SCOPE_RENDER},
     {"batch", "retarget batch CORPUS_DIR --robot R --out DIR [options]   (locally, or --server)", RTG_SCOPE_BATCH},
-    {"submit", "retarget submit CLIP --robot R [options]   (prints the job id)", RTG_SCOPE_SUBMIT},
+    {"submit", "retarget submit SOURCE --robot R [options]   (a BVH clip, joint positions or, with --source-robot, a trajectory; prints the job id)", RTG_SCOPE_SUBMIT},
     {"status", "retarget status ID", RTG_SCOPE_CLIENT},
     {"wait", "retarget wait ID   (a progress bar on stderr)", RTG_SCOPE_CLIENT},
     {"fetch", "retarget fetch ID -o DIR [--format csv|npz]", RTG_SCOPE_CLIENT},

@@ -6,7 +6,9 @@
  * and '=' and %-decoded as libmicrohttpd does), the body. The checks: never
  * a crash, a sanitizer report or a leak; every failure says where and
  * what; a body that passes strict JSON prints back to text that passes it
- * again and is UTF-8; a submission that passes has a robot and a source; a
+ * again and is UTF-8; a submission that passes has a robot and a source
+ * (joint positions with their format, a base64 one decoded, the .npy
+ * names one a line), with the body's length picking its Content-Type; a
  * stored job name is UTF-8 of at most 120 characters and 480 bytes, with no
  * separator, quote or control character and no leading '.'.
  * Built and run by `make fuzz`. */
