@@ -5,8 +5,10 @@
  *                  [--profile P] [--source-robot S] [--shard I/N] [--jobs N]
  *                  [--threads N] [job options: --max-lm N ...]
  *
- * Every .bvh under CORPUS_DIR (and every .csv with --source-robot), sorted
- * by relative path; with --shard I/N only those whose index i has
+ * Every source under CORPUS_DIR -- .bvh clips, joint positions (.npz, .npy
+ * with its names in NAME.txt beside it, CSVs of NAME_x,NAME_y,NAME_z
+ * columns) and, with --source-robot, every other .csv (a trajectory) --
+ * sorted by relative path; with --shard I/N only those whose index i has
  * i % N == I (a Slurm array: --shard $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT).
  * Each clip's NAME.csv and NAME.report.json go to DIR/<its relative folder>/.
  *
@@ -29,12 +31,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "../base/clock.h"
 #include "../base/num.h"
 #include "../base/sha256.h"
+#include "../kinematics/joints.h"
 #include "../retarget/options.h"
 #include "cli.h"
 
@@ -58,11 +62,29 @@ struct batch {
 
 #define BATCH_MAX_DEPTH 64
 
+/* 1 when the file at `path` starts with a joint-position CSV header
+ * (kin_joints_is_csv() of its first MiB: a header of the most joints
+ * fits). */
+static int joint_csv(const char *path)
+{
+    char *buf = malloc(1u << 20);
+    FILE *f = buf ? fopen(path, "rb") : NULL;
+    size_t n = f ? fread(buf, 1, 1u << 20, f) : 0;
+    if (f) fclose(f);
+    int yes = buf && n && kin_joints_is_csv(buf, n);
+    free(buf);
+    return yes;
+}
+
+/* The sources of a corpus, as `retarget solve` reads them: .bvh clips,
+ * .npz and .npy joint positions, joint-position CSVs, and with
+ * --source-robot every other .csv (a trajectory). */
 static int want_file(const struct batch *b, const char *path)
 {
     size_t n = strlen(path);
-    if (cli_is_bvh(path)) return 1;
-    return b->source_robot && n > 4 && !strcasecmp(path + n - 4, ".csv");
+    if (cli_is_bvh(path) || cli_joints_format(path, NULL, 0)) return 1;
+    if (n <= 4 || strcasecmp(path + n - 4, ".csv")) return 0;
+    return b->source_robot || joint_csv(path);
 }
 
 /* Adds `path` (below the corpus) to b->clips by its relative path. */
@@ -141,6 +163,18 @@ static enum rt_status input_hash(const struct batch *b, const char *path, char h
     rt_sha256_update(&h, opts, strlen(opts) + 1);
     free(opts);
     rt_sha256_update(&h, text, len);
+    /* An .npy's names (PATH with .txt for .npy) are part of its input. */
+    size_t n = strlen(path);
+    if (n > 4 && !strcasecmp(path + n - 4, ".npy")) {
+        char np[4096], *names = NULL;
+        size_t names_len = 0;
+        snprintf(np, sizeof np, "%.*s.txt", (int)(n - 4), path);
+        if (rt_read_file(np, 1u << 20, &names, &names_len, NULL) == RT_OK) {
+            rt_sha256_update(&h, "\0names\0", 7);
+            rt_sha256_update(&h, names, names_len);
+        }
+        free(names);
+    }
     rt_sha256_final(&h, d);
     rt_sha256_hex(d, hex);
     free(text);
@@ -256,7 +290,8 @@ static enum rt_status run_one(struct batch *b, int i, long long *job, struct rt_
     if (st != RT_OK) return st;
     if (code != 200 && code != 201) {
         st = cli_http_error(code, resp, err);
-        if (!strncmp(err->where, "clip", 4) || !strncmp(err->where, "trajectory", 10)) {
+        if (!strncmp(err->where, "clip", 4) || !strncmp(err->where, "trajectory", 10) ||
+            !strncmp(err->where, "joints.", 7)) {
             char w[96];
             snprintf(w, sizeof w, "%s", err->where);
             snprintf(err->where, sizeof err->where, "%.40s%s", b->clips[i], strchr(w, ':') ? strchr(w, ':') : "");
@@ -270,7 +305,7 @@ static enum rt_status run_one(struct batch *b, int i, long long *job, struct rt_
     cJSON_Delete(j);
     if (*job <= 0) return rt_err_set(err, RT_EPARSE, "server", "no job id in the reply");
     if ((st = cli_wait_job(&b->srv, *job, 0, 0, state, err)) != RT_OK) return st;
-    return cli_fetch_job(&b->srv, *job, dir, name, err);
+    return cli_fetch_job(&b->srv, *job, dir, name, 0, err);
 }
 
 static void *worker(void *arg)

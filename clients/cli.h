@@ -69,15 +69,19 @@ enum rt_status cli_http(const struct cli_server *srv, const char *method, const 
 enum rt_status cli_http_error(long code, const char *resp, struct rt_err *err);
 
 /* The submission body for a source file: {"robot","profile","name",
- * "clip"|"trajectory"+"source_robot","options"}; malloc'd JSON text. */
+ * "clip"|"trajectory"+"source_robot"|"joints","options"}; malloc'd JSON
+ * text. Joint positions (cli_joints_format()) go as a "joints" object:
+ * .npz and .npy bytes in base64 (an .npy's names from PATH with .txt for
+ * .npy), a CSV as text. */
 enum rt_status cli_job_body(const char *path, const char *robot, const char *profile,
                             const char *source_robot, const struct rtg_job_options *opts, char **body,
                             struct rt_err *err);
 
-/* Writes job `id`'s NAME.csv and NAME.report.json into `dir` (as `retarget
- * solve` does). `name` (may be NULL) overrides the job's name. */
+/* Writes job `id`'s NAME.csv (with `npz`: NAME.npz, from result.npz) and
+ * NAME.report.json into `dir` (as `retarget solve` does, --format npz).
+ * `name` (may be NULL) overrides the job's name. */
 enum rt_status cli_fetch_job(const struct cli_server *srv, long long id, const char *dir,
-                             const char *name, struct rt_err *err);
+                             const char *name, int npz, struct rt_err *err);
 
 /* Polls job `id` until it is finished; its final state name into state[16].
  * With `progress`, draws a bar on stderr. */
@@ -107,6 +111,12 @@ enum rt_status cli_write_file(const char *path, const char *data, size_t len, in
 /* NAME of a path into out[cap]: its file name without folders and without
  * its last extension ("a/b.c.bvh" -> "b.c", ".x" -> ".x"). */
 void cli_base_name(const char *path, char *out, size_t cap);
+
+/* The joint-position format of source file `path` with bytes
+ * text[0..len): "npz" or "npy" by extension, "csv" for a file (not .bvh)
+ * whose first line is NAME_x,NAME_y,NAME_z triples; NULL for any other
+ * source. As `retarget solve` tells them apart. */
+const char *cli_joints_format(const char *path, const char *text, size_t len);
 
 /* 1 when `path` names a BVH file (by extension). */
 int cli_is_bvh(const char *path);

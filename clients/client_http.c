@@ -1,11 +1,11 @@
 /* client_http.c -- `retarget submit|status|wait|fetch|cancel|list`: the
  * command-line client of retargetd, over libcurl.
  *
- *   retarget submit CLIP --robot R [--profile P] [--source-robot S] [--max-lm N]
+ *   retarget submit SOURCE --robot R [--profile P] [--source-robot S] [--max-lm N]
  *                   [--idempotency-key K]                 prints the job id
  *   retarget status ID                                    the job as JSON
  *   retarget wait ID [--timeout S]                        progress bar on stderr
- *   retarget fetch ID -o DIR                              DIR/NAME.csv, DIR/NAME.report.json
+ *   retarget fetch ID -o DIR [--format csv|npz]           DIR/NAME.csv (or .npz), DIR/NAME.report.json
  *   retarget cancel ID
  *   retarget list [--limit N]
  *
@@ -20,11 +20,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../base/base64.h"
 #include "../base/clock.h"
 #include "../base/num.h"
+#include "../kinematics/joints.h"
 #include "cli.h"
 
 struct buf {
@@ -134,6 +137,49 @@ enum rt_status cli_http_error(long code, const char *resp, struct rt_err *err)
     return st;
 }
 
+/* The "joints" field of a submission (docs/api.md): the file's bytes as
+ * base64 (.npz, .npy) or its text (CSV); an .npy's names from PATH with
+ * .txt for .npy, one a line. */
+static enum rt_status joints_field(cJSON *j, const char *path, const char *fmt, const char *text, size_t len,
+                                   struct rt_err *err)
+{
+    cJSON *o = cJSON_AddObjectToObject(j, "joints");
+    cJSON_AddStringToObject(o, "format", fmt);
+    if (!strcmp(fmt, "csv")) {
+        cJSON_AddStringToObject(o, "text", text);
+        return RT_OK;
+    }
+    char *b64 = rt_base64_encode(text, len, NULL);
+    if (!b64) return rt_err_set(err, RT_ENOMEM, path, "out of memory");
+    cJSON_AddStringToObject(o, "data_base64", b64);
+    free(b64);
+    if (strcmp(fmt, "npy")) return RT_OK;
+    char np[4096], *names = NULL;
+    size_t n = strlen(path), names_len = 0;
+    snprintf(np, sizeof np, "%.*s.txt", (int)(n - 4), path);
+    if (rt_read_file(np, 1u << 20, &names, &names_len, NULL) != RT_OK)
+        return rt_err_set(err, RT_EINVAL, path, "an .npy needs its joint names, one a line, in %.60s", np);
+    cJSON *arr = cJSON_AddArrayToObject(o, "joint_names");
+    for (char *p = names, *nl; p && *p; p = nl ? nl + 1 : NULL) {
+        nl = strchr(p, '\n');
+        if (nl) *nl = 0;
+        size_t k = strlen(p);
+        if (k && p[k - 1] == '\r') p[--k] = 0;
+        if (k) cJSON_AddItemToArray(arr, cJSON_CreateString(p));
+    }
+    free(names);
+    return RT_OK;
+}
+
+const char *cli_joints_format(const char *path, const char *text, size_t len)
+{
+    size_t n = strlen(path);
+    if (n > 4 && !strcasecmp(path + n - 4, ".npz")) return "npz";
+    if (n > 4 && !strcasecmp(path + n - 4, ".npy")) return "npy";
+    if (!cli_is_bvh(path) && text && kin_joints_is_csv(text, len)) return "csv";
+    return NULL;
+}
+
 enum rt_status cli_job_body(const char *path, const char *robot, const char *profile,
                             const char *source_robot, const struct rtg_job_options *opts, char **body,
                             struct rt_err *err)
@@ -143,7 +189,7 @@ enum rt_status cli_job_body(const char *path, const char *robot, const char *pro
     enum rt_status st = rt_read_file(path, 1u << 30, &text, &len, err);
     *body = NULL;
     if (st != RT_OK) return st;
-    if (strlen(text) != len) {
+    if (strlen(text) != len && !cli_joints_format(path, text, len)) {
         free(text);
         return rt_err_set(err, RT_EPARSE, path, "the file holds a NUL byte");
     }
@@ -152,7 +198,14 @@ enum rt_status cli_job_body(const char *path, const char *robot, const char *pro
     cJSON_AddStringToObject(j, "robot", robot);
     if (profile) cJSON_AddStringToObject(j, "profile", profile);
     cJSON_AddStringToObject(j, "name", name);
-    if (cli_is_bvh(path)) {
+    const char *fmt = cli_joints_format(path, text, len);
+    if (fmt) {
+        if ((st = joints_field(j, path, fmt, text, len, err)) != RT_OK) {
+            free(text);
+            cJSON_Delete(j);
+            return st;
+        }
+    } else if (cli_is_bvh(path)) {
         cJSON_AddStringToObject(j, "clip", text);
     } else {
         if (!source_robot) {
@@ -211,7 +264,7 @@ long long cli_json_int(const cJSON *o, const char *k, long long def)
 }
 
 enum rt_status cli_fetch_job(const struct cli_server *srv, long long id, const char *dir,
-                             const char *name, struct rt_err *err)
+                             const char *name, int npz, struct rt_err *err)
 {
     char path[4096], url[128], jname[256];
     cJSON *job = NULL, *res = NULL;
@@ -223,7 +276,7 @@ enum rt_status cli_fetch_job(const struct cli_server *srv, long long id, const c
     if ((st = get_json(srv, "GET", url, &job, err)) != RT_OK) goto done;
     snprintf(jname, sizeof jname, "%s", name ? name : jstr(job, "name"));
     if (!jname[0] || strchr(jname, '/')) snprintf(jname, sizeof jname, "job%lld", id);
-    snprintf(url, sizeof url, "/v1/jobs/%lld/result.csv", id);
+    snprintf(url, sizeof url, "/v1/jobs/%lld/result.%s", id, npz ? "npz" : "csv");
     if ((st = cli_http(srv, "GET", url, NULL, NULL, 0, NULL, &code, &csv, &csv_len, err)) != RT_OK) goto done;
     if (code != 200) {
         st = cli_http_error(code, csv, err);
@@ -237,7 +290,7 @@ enum rt_status cli_fetch_job(const struct cli_server *srv, long long id, const c
         goto done;
     }
     if ((st = cli_mkdirs(dir, err)) != RT_OK) goto done;
-    snprintf(path, sizeof path, "%s/%s.csv", dir, jname);
+    snprintf(path, sizeof path, "%s/%s.%s", dir, jname, npz ? "npz" : "csv");
     if ((st = cli_write_file(path, csv, csv_len, 0, err)) != RT_OK) goto done;
     snprintf(path, sizeof path, "%s/%s.report.json", dir, jname);
     st = cli_write_file(path, rep, strlen(rep), 1, err);
@@ -301,7 +354,7 @@ enum rt_status cli_wait_job(const struct cli_server *srv, long long id, double t
 struct client_args {
     struct cli_server srv;
     const char *robot, *profile, *source_robot, *out, *idem;
-    int limit;
+    int limit, npz; /* npz: fetch --format npz */
     struct rtg_job_options opts;
     double timeout;
     const char *pos[4];
@@ -330,6 +383,13 @@ static int parse_client_args(int argc, char **argv, struct client_args *a, int w
             else if (!strcmp(o, "--source-robot")) a->source_robot = v;
             else if (!strcmp(o, "-o") || !strcmp(o, "--out")) a->out = v;
             else if (!strcmp(o, "--idempotency-key")) a->idem = v;
+            else if (!strcmp(o, "--format")) {
+                if (strcmp(v, "csv") && strcmp(v, "npz")) {
+                    fprintf(stderr, "retarget: --format: expected csv or npz, got '%.20s'\n", v);
+                    return -1;
+                }
+                a->npz = !strcmp(v, "npz");
+            }
             else if (rtg_option_by_flag(o, RTG_SCOPE_SUBMIT) && rtg_option_by_flag(o, RTG_SCOPE_SUBMIT)->key) {
                 /* A job option: the table reads it. */
                 struct rt_err e;
@@ -457,7 +517,7 @@ int cli_fetch(int argc, char **argv)
     long long id;
     if (parse_client_args(argc, argv, &a, 1) || parse_id(a.pos[0], &id)) return 2;
     rt_err_clear(&err);
-    if (cli_fetch_job(&a.srv, id, a.out ? a.out : ".", NULL, &err) != RT_OK) return cli_fail(&err);
+    if (cli_fetch_job(&a.srv, id, a.out ? a.out : ".", NULL, a.npz, &err) != RT_OK) return cli_fail(&err);
     return 0;
 }
 

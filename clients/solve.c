@@ -133,14 +133,13 @@ static int parse_args(int argc, char **argv, struct cli_solve_args *a, struct rt
         else if (!strcmp(row->flag, "--stats")) a->stats = v;
         else if (!strcmp(row->flag, "--joint-names")) a->joint_names = v;
         else if (!strcmp(row->flag, "--units") || !strcmp(row->flag, "--up")) {
-            static const double metres[] = {1.0, 0.01, 0.001, 0.0254, KIN_BVH_CMU_SCALE};
             int k = 0;
             while (row->choices[k] && strcmp(row->choices[k], v)) k++;
             if (!row->choices[k]) {
                 char range[64];
                 return rt_err_set(err, RT_EINVAL, o, "expected %s, got '%.20s'", rtg_option_range(row, range, sizeof range), v);
             }
-            if (row->flag[2] == 'u' && row->flag[3] == 'n') a->units = metres[k];
+            if (row->flag[2] == 'u' && row->flag[3] == 'n') rtg_units_metres(v, &a->units);
             else a->up = v[0];
         }
         else if (!strcmp(row->flag, "--format")) {
@@ -174,10 +173,8 @@ void cli_solve_usage(FILE *f)
  * triples joint positions, any other CSV a robot trajectory. */
 static int source_kind(const char *path, const char *text, size_t len)
 {
-    size_t n = strlen(path);
     if (cli_is_bvh(path)) return RTG_SRC_BVH;
-    if (n > 4 && (!strcasecmp(path + n - 4, ".npz") || !strcasecmp(path + n - 4, ".npy"))) return RTG_SRC_JOINTS;
-    return kin_joints_is_csv(text, len) ? RTG_SRC_JOINTS : RTG_SRC_TRAJ;
+    return cli_joints_format(path, text, len) ? RTG_SRC_JOINTS : RTG_SRC_TRAJ;
 }
 
 /* Stage 1 for clip i: read, plan and build (retarget/job.h). */

@@ -7,12 +7,17 @@
 #include <string.h>
 
 #include "../base/num.h"
+#include "../kinematics/bvh.h"
 
 static const char *const linear_choices[] = {"pcg", "direct", NULL};
 static const char *const backend_choices[] = {"cpu", "cuda", "auto", NULL};
 static const char *const format_choices[] = {"csv", "npz", NULL};
 static const char *const units_choices[] = {"m", "cm", "mm", "in", "cmu", NULL};
 static const char *const up_choices[] = {"y", "z", NULL};
+/* Metres per unit of each units_choices entry, in its order. */
+static const double units_metres[] = {1.0, 0.01, 0.001, 0.0254, KIN_BVH_CMU_SCALE};
+_Static_assert(sizeof units_metres / sizeof units_metres[0] + 1 == sizeof units_choices / sizeof units_choices[0],
+               "one scale per units choice");
 static const char *const sync_choices[] = {"full", "normal", NULL};
 
 #define S_SOLVE RTG_SCOPE_SOLVE
@@ -77,8 +82,8 @@ static const struct rtg_option table[] = {
      "the per-frame IK baseline instead of the trajectory solve"},
     {NULL, "--stats", "FILE", RTG_OPT_TEXT, 0, 0, 0, 0, NULL, S_SOLVE, NULL,
      "write the host seconds per stage (read, plan, targets, solve, quality, format, write) as JSON"},
-    {NULL, "--format", "csv|npz", RTG_OPT_CHOICE, 0, 0, 0, 0, format_choices, S_SOLVE, "csv",
-     "trajectory file: NAME.csv, or NAME.npz in the BeyondMimic/mjlab motion layout (docs/api.md \"NPZ\")"},
+    {NULL, "--format", "csv|npz", RTG_OPT_CHOICE, 0, 0, 0, 0, format_choices, S_SOLVE | S_CLIENT, "csv",
+     "trajectory file: NAME.csv, or NAME.npz in the BeyondMimic/mjlab motion layout (docs/api.md \"NPZ\"; fetch: result.npz)"},
     {NULL, "--out-fps", "F", RTG_OPT_REAL, 0, 10000, 1, 0, NULL, S_SOLVE, "the source's",
      "resample the written trajectory to F frames per second (linear; slerp for the root rotation)"},
     {NULL, "--no-header", NULL, RTG_OPT_FLAG, 0, 0, 0, 0, NULL, S_SOLVE, NULL,
@@ -336,4 +341,14 @@ void rtg_options_markdown(FILE *f)
         }
         fprintf(f, " (CLI `%s`) |\n", r->flag);
     }
+}
+
+int rtg_units_metres(const char *name, double *metres)
+{
+    for (int k = 0; name && units_choices[k]; k++)
+        if (!strcmp(units_choices[k], name)) {
+            *metres = units_metres[k];
+            return 1;
+        }
+    return 0;
 }

@@ -116,6 +116,12 @@ void rtg_options_usage(FILE *f, unsigned scope);
  * it is the table's. */
 void rtg_options_markdown(FILE *f);
 
+/* The metres per unit of a --units choice ("m" 1, "cm" 0.01, "mm" 0.001,
+ * "in" 0.0254, "cmu" the CMU scale of kinematics/bvh.h) into *metres:
+ * returns 1, or 0 (*metres untouched) for any other text. The CLI's
+ * --units and a daemon job's joint-position "units" read it. */
+int rtg_units_metres(const char *name, double *metres);
+
 /* The range of a row in words: "an integer in [0, 10000]", "a number in
  * (0, 10000]", "pcg or direct", into buf. */
 const char *rtg_option_range(const struct rtg_option *r, char *buf, size_t cap);

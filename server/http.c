@@ -341,6 +341,9 @@ static enum MHD_Result first_call(struct srv *s, struct MHD_Connection *c, struc
     if (r->route == SRV_R_JOBS && has_body) {
         const char *k = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Idempotency-Key");
         if (k && !(r->idem = strdup(k))) return MHD_NO;
+        /* The raw form's joint-position bodies are told apart by their type. */
+        const char *t = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
+        if (t && !(r->ctype = strdup(t))) return MHD_NO;
     }
     return MHD_YES;
 }
@@ -450,6 +453,7 @@ void srv_http_completed(void *cls, struct MHD_Connection *c, void **req_cls,
     if (r->resp) MHD_destroy_response(r->resp);
     free(r->query_buf);
     free(r->idem);
+    free(r->ctype);
     free(r->body);
     free(r);
     *req_cls = NULL;

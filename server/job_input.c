@@ -22,6 +22,13 @@ void srv_job_input_free(struct srv_job_input *in)
     memset(in, 0, sizeof *in);
 }
 
+const char *srv_joints_label(const char *data, size_t len)
+{
+    if (len >= 4 && !memcmp(data, "PK\x03\x04", 4)) return "joints.npz";
+    if (len >= 6 && !memcmp(data, "\x93NUMPY", 6)) return "joints.npy";
+    return "joints.csv";
+}
+
 void srv_job_spec(struct srv *s, const char *robot_name, const struct kin_robot *robot,
                      const struct rtg_profile *prof, int kind, const char *text, size_t len,
                      const char *source_robot_name, const struct kin_robot *src,
@@ -31,10 +38,10 @@ void srv_job_spec(struct srv *s, const char *robot_name, const struct kin_robot 
     spec->robot = robot;
     spec->robot_name = robot_name;
     spec->profile = prof;
-    spec->source_kind = kind == STORE_SRC_CSV ? RTG_SRC_TRAJ : RTG_SRC_BVH;
+    spec->source_kind = kind == STORE_SRC_CSV ? RTG_SRC_TRAJ : kind == STORE_SRC_JOINTS ? RTG_SRC_JOINTS : RTG_SRC_BVH;
     spec->source = text;
     spec->source_len = len;
-    spec->source_label = kind == STORE_SRC_CSV ? "trajectory" : "clip";
+    spec->source_label = kind == STORE_SRC_CSV ? "trajectory" : kind == STORE_SRC_JOINTS ? srv_joints_label(text, len) : "clip";
     spec->source_robot = src;
     spec->source_robot_name = source_robot_name;
     spec->opts = *o;
@@ -64,6 +71,10 @@ enum rt_status srv_job_build(struct srv *s, const struct store_job *j,
     if (j->source_kind == STORE_SRC_CSV && (st = srv_robot_load(s, j->source_robot, &src, err)) != RT_OK)
         goto done;
     srv_job_spec(s, j->robot, robot, prof, j->source_kind, j->clip, j->clip_len, j->source_robot, src, &o, &spec);
+    spec.joint_names = j->joint_names;
+    spec.joint_names_len = j->joint_names_len;
+    spec.joint_units = j->joint_units;
+    spec.joint_up = j->joint_up;
     /* The plan stored at submission: no mapping is detected again. A job
      * stored before plans were (schema version 4) is planned here. */
     st = j->plan ? rtg_job_plan_load(&spec, j->plan, &plan, err) : rtg_job_plan(&spec, &plan, err);

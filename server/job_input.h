@@ -23,8 +23,10 @@ struct srv;
  * by the client) with profile `prof` (NULL: none named), a source of `kind`
  * (enum store_source) in `text`, the source robot for a trajectory, the
  * options given and the daemon's limits. Errors of the plan then name the
- * request's fields ("clip", "trajectory", "body.profile"). Everything is
- * borrowed. */
+ * request's fields ("clip", "trajectory", "body.profile") or, for joint
+ * positions, the source as srv_joints_label() calls it. A joint-position
+ * source's names, units and up axis are the caller's to set in `spec`
+ * afterwards. Everything is borrowed. */
 struct rtg_profile;
 struct rtg_job_spec;
 struct rtg_job_options;
@@ -32,6 +34,12 @@ void srv_job_spec(struct srv *s, const char *robot_name, const struct kin_robot 
                   const struct rtg_profile *prof, int kind, const char *text, size_t len,
                   const char *source_robot_name, const struct kin_robot *src,
                   const struct rtg_job_options *o, struct rtg_job_spec *spec);
+
+/* How errors name a job's joint-position source, by its bytes (the marks
+ * kin_joints_parse() reads it by): "joints.npz", "joints.npy" or
+ * "joints.csv", so that they read "joints.npz:joints: shape (100, 66) is
+ * not (T, J, 3)", "joints.csv:7: row has 65 values, expected 66". Static. */
+const char *srv_joints_label(const char *data, size_t len);
 
 /* What a job solves: its targets and options, built from the stored plan. */
 struct srv_job_input {

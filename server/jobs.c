@@ -1,4 +1,5 @@
-/* jobs.c -- the job resources: POST /v1/jobs (a clip for a robot), GET
+/* jobs.c -- the job resources: POST /v1/jobs (a clip, trajectory or
+ * joint positions for a robot), GET
  * /v1/jobs (the token's jobs, paged), GET and DELETE /v1/jobs/ID, GET
  * /v1/jobs/ID/result (report and trajectory as JSON; with ?series=1 also
  * per-frame series for plotting), .../result.csv, .../result.npz (the
@@ -72,7 +73,7 @@ static cJSON *job_json(const struct store_job *j)
     cJSON_AddStringToObject(o, "robot", j->robot);
     if (j->profile[0]) cJSON_AddStringToObject(o, "profile", j->profile);
     else cJSON_AddNullToObject(o, "profile");
-    cJSON_AddStringToObject(o, "source", j->source_kind == STORE_SRC_CSV ? "csv" : "bvh");
+    cJSON_AddStringToObject(o, "source", store_source_str(j->source_kind));
     if (j->source_robot[0]) cJSON_AddStringToObject(o, "source_robot", j->source_robot);
     cJSON_AddNumberToObject(o, "frames", j->frames);
     cJSON *opts = j->options ? cJSON_Parse(j->options) : NULL;
@@ -152,10 +153,11 @@ void srv_jobs_submit(struct srv *s, struct srv_req *r, struct srv_resp *out)
     const char *idem = NULL;
     enum rt_status st;
     memset(&plan, 0, sizeof plan);
+    memset(&sub, 0, sizeof sub);
     rt_err_clear(&err);
     /* What the request says, strictly (parse.h): form, fields, names, key. */
     if ((st = srv_idem_key(r->idem, &idem, &err)) != RT_OK ||
-        (st = srv_submit_parse(r->body, r->len, &r->query, &sub, &root, &err)) != RT_OK)
+        (st = srv_submit_parse(r->body, r->len, &r->query, r->ctype, &sub, &root, &err)) != RT_OK)
         goto fail;
     const char *robot_name = sub.robot, *profile = sub.profile, *source_robot = sub.source_robot;
     if ((st = srv_name_check(robot_name, "robot", sub.where_robot, &err)) != RT_OK ||
@@ -191,6 +193,10 @@ void srv_jobs_submit(struct srv *s, struct srv_req *r, struct srv_resp *out)
     }
     srv_job_spec(s, robot_name, robot, prof, sub.kind, sub.source, sub.source_len, source_robot, src, &sub.opts,
                  &spec);
+    spec.joint_names = sub.joint_names;
+    spec.joint_names_len = sub.joint_names_len;
+    spec.joint_units = sub.joint_units;
+    spec.joint_up = sub.joint_up;
     double t_plan = rt_now();
     st = rtg_job_plan(&spec, &plan, &err);
     srv_metrics_stage(&s->metrics, SRV_STAGE_PLAN, rt_now() - t_plan);
@@ -209,8 +215,8 @@ void srv_jobs_submit(struct srv *s, struct srv_req *r, struct srv_resp *out)
     }
     /* A named profile goes by the name the client gave it. */
     const char *used = profile ? profile : plan.profile_name;
-    snprintf(class_key, sizeof class_key, "%s|%s|%s|%s|%s", robot_name, used,
-             sub.kind == STORE_SRC_CSV ? "csv" : "bvh", source_robot ? source_robot : "", opts);
+    snprintf(class_key, sizeof class_key, "%s|%s|%s|%s|%s", robot_name, used, store_source_str(sub.kind),
+             source_robot ? source_robot : "", opts);
     struct store_job_new nj = {
         .owner = r->owner,
         .idem_key = idem,
@@ -226,6 +232,9 @@ void srv_jobs_submit(struct srv *s, struct srv_req *r, struct srv_resp *out)
         .source_kind = sub.kind,
         .clip = sub.source,
         .clip_len = sub.source_len,
+        .joint_names = sub.joint_names,
+        .joint_units = sub.joint_units,
+        .joint_up = sub.joint_up,
         .frames = plan.n_frames,
         .max_active = s->cfg.max_active,
     };
@@ -236,6 +245,14 @@ void srv_jobs_submit(struct srv *s, struct srv_req *r, struct srv_resp *out)
     hash_field(&h, source_robot);
     hash_field(&h, opts);
     hash_field(&h, name);
+    /* A joint-position source also by what reads it (hashed only for that
+     * kind, so that the hashes of other jobs, and their keys, stay). */
+    if (sub.kind == STORE_SRC_JOINTS) {
+        hash_field(&h, "joints");
+        hash_field(&h, sub.joint_names);
+        rt_sha256_update(&h, &sub.joint_units, sizeof sub.joint_units);
+        rt_sha256_update(&h, &sub.joint_up, 1);
+    }
     rt_sha256_update(&h, &nj.clip_len, sizeof nj.clip_len);
     rt_sha256_update(&h, nj.clip, nj.clip_len);
     rt_sha256_final(&h, nj.input_hash);
@@ -245,6 +262,7 @@ void srv_jobs_submit(struct srv *s, struct srv_req *r, struct srv_resp *out)
     release(s, &held);
     if (st != RT_OK) goto fail;
     if (!existed) sched_add(s->sched, id, nj.frames, class_key);
+    srv_submit_free(&sub);
     rtg_job_plan_free(&plan);
     rtg_profile_free(prof);
     kin_robot_free(robot);
@@ -267,6 +285,7 @@ void srv_jobs_submit(struct srv *s, struct srv_req *r, struct srv_resp *out)
     return;
 fail:
     release(s, &held);
+    srv_submit_free(&sub);
     rtg_job_plan_free(&plan);
     rtg_profile_free(prof);
     kin_robot_free(robot);
@@ -517,8 +536,10 @@ done:
     return srv_reply(s, c, MHD_HTTP_OK, "application/octet-stream", npz, len);
 }
 
-/* GET /v1/jobs/ID/source: the clip (BVH, text/plain) or trajectory (CSV,
- * text/csv) exactly as submitted, to the job's owner; in any state. */
+/* GET /v1/jobs/ID/source: the clip (BVH, text/plain), trajectory (CSV,
+ * text/csv) or joint positions (application/zip for an .npz,
+ * application/x-npy, text/csv) exactly as submitted (base64 decoded), to
+ * the job's owner; in any state. */
 static enum MHD_Result get_source(struct srv *s, struct MHD_Connection *c, struct srv_req *r)
 {
     struct rt_err err;
@@ -527,7 +548,12 @@ static enum MHD_Result get_source(struct srv *s, struct MHD_Connection *c, struc
     if (store_job_get(s->store, r->id, r->owner, 1, &j, &err) != RT_OK) return srv_reply_err(s, c, &err);
     char *text = j.clip;
     size_t len = j.clip_len;
-    const char *type = j.source_kind == STORE_SRC_CSV ? "text/csv" : "text/plain; charset=utf-8";
+    const char *label = j.source_kind == STORE_SRC_JOINTS ? srv_joints_label(j.clip ? j.clip : "", len) : "";
+    const char *type = j.source_kind == STORE_SRC_CSV     ? "text/csv"
+                       : !strcmp(label, "joints.npz")     ? "application/zip"
+                       : !strcmp(label, "joints.npy")     ? "application/x-npy"
+                       : j.source_kind == STORE_SRC_JOINTS ? "text/csv"
+                                                           : "text/plain; charset=utf-8";
     j.clip = NULL;
     store_job_release(&j);
     if (!text && !(text = calloc(1, 1))) {

@@ -17,8 +17,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
+#include "../base/base64.h"
 #include "../base/utf8.h"
+#include "../kinematics/joints.h"
 #include "../storage/store.h"
 #include "state.h"
 
@@ -293,16 +296,225 @@ static enum rt_status query_text(const char *v, const char *where, struct rt_err
     return RT_OK;
 }
 
-static enum rt_status submit_query(const char *body, size_t len, const struct srv_query *q,
+/* --- joint positions -------------------------------------------------------- */
+
+/* The joint-position format a raw body's Content-Type names ("npy", "npz",
+ * "csv"), or NULL: a BVH clip (no type, text/plain, anything else). The
+ * media type is compared without case and without its parameters. */
+static const char *ctype_joints(const char *ctype)
+{
+    static const char *const types[][2] = {{"application/x-npy", "npy"}, {"application/zip", "npz"},
+                                           {"application/x-npz", "npz"}, {"text/csv", "csv"}};
+    if (!ctype) return NULL;
+    while (*ctype == ' ' || *ctype == '\t') ctype++;
+    size_t n = strcspn(ctype, ";");
+    while (n > 0 && (ctype[n - 1] == ' ' || ctype[n - 1] == '\t')) n--;
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+        if (strlen(types[i][0]) == n && !strncasecmp(ctype, types[i][0], n)) return types[i][1];
+    return NULL;
+}
+
+/* RT_EPARSE at `where` unless data[0..len) starts as format `fmt` says:
+ * an .npz's zip signature, an .npy's magic, a CSV's NAME_x,NAME_y,NAME_z
+ * header (kin_joints_parse() tells them apart by the same marks, so bytes
+ * of another format would be read as what they are, not as what was
+ * named). */
+static enum rt_status joints_bytes_check(const char *fmt, const char *data, size_t len, const char *where,
+                                         struct rt_err *err)
+{
+    if (!strcmp(fmt, "npz")) {
+        if (len < 4 || memcmp(data, "PK\x03\x04", 4))
+            return rt_err_set(err, RT_EPARSE, where, "not an .npz archive (a zip file begins with 'PK\\x03\\x04')");
+    } else if (!strcmp(fmt, "npy")) {
+        if (len < 6 || memcmp(data, "\x93NUMPY", 6))
+            return rt_err_set(err, RT_EPARSE, where, "not an .npy array (it begins with '\\x93NUMPY')");
+    } else if (!kin_joints_is_csv(data, len)) {
+        return rt_err_set(err, RT_EPARSE, where,
+                          "no joint-position CSV header: the first line must be NAME_x,NAME_y,NAME_z column triples");
+    }
+    return RT_OK;
+}
+
+/* The units and up axis given (either may be NULL) into out. */
+static enum rt_status joints_units_up(const char *units, const char *up, const char *where_units,
+                                      const char *where_up, struct srv_submit *out, struct rt_err *err)
+{
+    if (units && !rtg_units_metres(units, &out->joint_units))
+        return rt_err_set(err, RT_EINVAL, where_units, "expected m, cm, mm, in or cmu, got '%.20s'", units);
+    if (up && strcmp(up, "y") && strcmp(up, "z"))
+        return rt_err_set(err, RT_EINVAL, where_up, "expected y or z, got '%.20s'", up);
+    out->joint_up = up ? up[0] : 0;
+    return RT_OK;
+}
+
+/* Appends name `v` (n bytes) and a line break to out->names_buf, whose
+ * room the caller has sized. A name that is empty or holds a control
+ * character (which would split it or vanish as a blank line) is RT_EINVAL
+ * at `where`. */
+static enum rt_status names_add(struct srv_submit *out, const char *v, size_t n, const char *where,
+                                struct rt_err *err)
+{
+    if (!n) return rt_err_set(err, RT_EINVAL, where, "empty joint name");
+    if (n > KIN_JOINTS_MAX_NAME) return rt_err_set(err, RT_ELIMIT, where, "name longer than %d bytes", KIN_JOINTS_MAX_NAME);
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)v[i] < 0x20 || v[i] == 0x7f)
+            return rt_err_set(err, RT_EINVAL, where, "control character in a joint name");
+    memcpy(out->names_buf + out->joint_names_len, v, n);
+    out->joint_names_len += n;
+    out->names_buf[out->joint_names_len++] = '\n';
+    out->names_buf[out->joint_names_len] = 0;
+    out->joint_names = out->names_buf;
+    return RT_OK;
+}
+
+/* Room for `bytes` of names and their line breaks in out->names_buf. */
+static enum rt_status names_alloc(struct srv_submit *out, size_t bytes, const char *where, struct rt_err *err)
+{
+    if (bytes > (size_t)KIN_JOINTS_MAX_JOINTS * (KIN_JOINTS_MAX_NAME + 2))
+        return rt_err_set(err, RT_ELIMIT, where, "more than %d joint names", KIN_JOINTS_MAX_JOINTS);
+    if (!(out->names_buf = malloc(bytes + 1))) return rt_err_set(err, RT_ENOMEM, where, "out of memory");
+    out->names_buf[0] = 0;
+    return RT_OK;
+}
+
+/* The raw form's `joint_names=A,B,C` as names one a line. */
+static enum rt_status names_from_query(const char *v, struct srv_submit *out, struct rt_err *err)
+{
+    size_t n = strlen(v);
+    enum rt_status st = names_alloc(out, n + 1, "query.joint_names", err);
+    for (const char *p = v; st == RT_OK;) {
+        size_t k = strcspn(p, ",");
+        if ((st = names_add(out, p, k, "query.joint_names", err)) != RT_OK || !p[k]) break;
+        p += k + 1;
+    }
+    return st;
+}
+
+/* The JSON "joint_names" array as names one a line. */
+static enum rt_status names_from_json(const cJSON *arr, struct srv_submit *out, struct rt_err *err)
+{
+    const char *where = "body.joints.joint_names";
+    char w[64];
+    size_t bytes = 0;
+    int n = 0;
+    if (!cJSON_IsArray(arr)) return rt_err_set(err, RT_EINVAL, where, "expected an array of strings");
+    for (const cJSON *e = arr->child; e; e = e->next, n++) {
+        snprintf(w, sizeof w, "%s[%d]", where, n);
+        if (!cJSON_IsString(e)) return rt_err_set(err, RT_EINVAL, w, "expected a string");
+        if (n >= KIN_JOINTS_MAX_JOINTS) return rt_err_set(err, RT_ELIMIT, where, "more than %d joint names", KIN_JOINTS_MAX_JOINTS);
+        bytes += strlen(e->valuestring) + 1;
+    }
+    if (!n) return rt_err_set(err, RT_EINVAL, where, "no joint names");
+    enum rt_status st = names_alloc(out, bytes, where, err);
+    n = 0;
+    for (const cJSON *e = arr->child; e && st == RT_OK; e = e->next, n++) {
+        snprintf(w, sizeof w, "%s[%d]", where, n);
+        st = names_add(out, e->valuestring, strlen(e->valuestring), w, err);
+    }
+    return st;
+}
+
+/* The JSON body's "joints" object (see srv_submit_parse()). */
+static enum rt_status submit_joints_json(cJSON *jo, struct srv_submit *out, struct rt_err *err)
+{
+    static const char *const keys[] = {"format", "data_base64", "text", "joint_names", "units", "up", NULL};
+    enum rt_status st;
+    char where[96];
+    if (!cJSON_IsObject(jo))
+        return rt_err_set(err, RT_EINVAL, "body.joints",
+                          "expected an object {\"format\": \"npz\"|\"npy\"|\"csv\", \"data_base64\"|\"text\", ...}");
+    for (const cJSON *v = jo->child; v; v = v->next) {
+        int ok = 0;
+        for (int i = 0; keys[i] && !ok; i++) ok = !strcmp(v->string, keys[i]);
+        snprintf(where, sizeof where, "body.joints.%.60s", v->string);
+        if (!ok)
+            return rt_err_set(err, RT_EINVAL, where, "unknown field (known: format, data_base64, text, joint_names, units, up)");
+        if (strcmp(v->string, "joint_names") && !cJSON_IsString(v))
+            return rt_err_set(err, RT_EINVAL, where, "expected a string");
+    }
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(jo, "format");
+    cJSON *b64 = cJSON_GetObjectItemCaseSensitive(jo, "data_base64");
+    const cJSON *text = cJSON_GetObjectItemCaseSensitive(jo, "text");
+    const cJSON *names = cJSON_GetObjectItemCaseSensitive(jo, "joint_names");
+    const cJSON *units = cJSON_GetObjectItemCaseSensitive(jo, "units"), *up = cJSON_GetObjectItemCaseSensitive(jo, "up");
+    if (!f) return rt_err_set(err, RT_EINVAL, "body.joints.format", "required: npz, npy or csv");
+    const char *fmt = !strcmp(f->valuestring, "npz") ? "npz" : !strcmp(f->valuestring, "npy") ? "npy"
+                      : !strcmp(f->valuestring, "csv") ? "csv" : NULL;
+    if (!fmt) return rt_err_set(err, RT_EINVAL, "body.joints.format", "expected npz, npy or csv, got '%.20s'", f->valuestring);
+    if ((b64 != NULL) == (text != NULL))
+        return rt_err_set(err, RT_EINVAL, "body.joints.data_base64",
+                          "give either \"data_base64\" (the file's bytes) or \"text\" (CSV text)");
+    if (text && strcmp(fmt, "csv"))
+        return rt_err_set(err, RT_EINVAL, "body.joints.text", "text is for format csv: give an .%s as data_base64", fmt);
+    if (b64) {
+        size_t n = 0;
+        out->where_source = "body.joints.data_base64";
+        if ((st = rt_base64_decode(b64->valuestring, strlen(b64->valuestring), &n, out->where_source, err)) != RT_OK)
+            return st;
+        out->source = b64->valuestring;
+        out->source_len = n;
+    } else {
+        out->where_source = "body.joints.text";
+        out->source = text->valuestring;
+        out->source_len = strlen(text->valuestring);
+    }
+    if ((st = joints_bytes_check(fmt, out->source, out->source_len, out->where_source, err)) != RT_OK) return st;
+    if (!strcmp(fmt, "npy") && !names)
+        return rt_err_set(err, RT_EINVAL, "body.joints.joint_names", "required for format npy: an .npy holds no names");
+    if (strcmp(fmt, "npy") && names)
+        return rt_err_set(err, RT_EINVAL, "body.joints.joint_names",
+                          "only for format npy: an .npz and a CSV name their joints themselves");
+    if (names && (st = names_from_json(names, out, err)) != RT_OK) return st;
+    out->kind = STORE_SRC_JOINTS;
+    out->joint_format = fmt;
+    return joints_units_up(units ? units->valuestring : NULL, up ? up->valuestring : NULL, "body.joints.units",
+                           "body.joints.up", out, err);
+}
+
+/* The raw form's joint-position body of format `fmt` and its parameters. */
+static enum rt_status submit_query_joints(const char *body, size_t len, const struct srv_query *q, const char *fmt,
+                                          struct srv_submit *out, struct rt_err *err)
+{
+    enum rt_status st;
+    const char *fps = srv_query_get(q, "fps"), *names = srv_query_get(q, "joint_names");
+    out->kind = STORE_SRC_JOINTS;
+    out->joint_format = fmt;
+    out->where_source = "body";
+    out->source = body;
+    out->source_len = len;
+    if ((st = joints_bytes_check(fmt, body, len, "body", err)) != RT_OK) return st;
+    if (!strcmp(fmt, "npy") && !names)
+        return rt_err_set(err, RT_EINVAL, "query.joint_names",
+                          "required for application/x-npy: an .npy holds no names (joint_names=A,B,...)");
+    if (strcmp(fmt, "npy") && names)
+        return rt_err_set(err, RT_EINVAL, "query.joint_names",
+                          "only for application/x-npy: an .npz and a CSV name their joints themselves");
+    if (names && (st = names_from_query(names, out, err)) != RT_OK) return st;
+    if (fps && (st = rtg_job_options_set_text(&out->opts, RTG_JOB_FPS, fps, "query.fps", err)) != RT_OK) return st;
+    return joints_units_up(srv_query_get(q, "units"), srv_query_get(q, "up"), "query.units", "query.up", out, err);
+}
+
+void srv_submit_free(struct srv_submit *sub)
+{
+    if (!sub) return;
+    free(sub->names_buf);
+    sub->names_buf = NULL;
+    sub->joint_names = NULL;
+    sub->joint_names_len = 0;
+}
+
+static enum rt_status submit_query(const char *body, size_t len, const struct srv_query *q, const char *ctype,
                                    struct srv_submit *out, struct rt_err *err)
 {
     static const char *const known[] = {"robot", "profile", "name", NULL};
+    static const char *const known_joints[] = {"robot", "profile", "name", "fps", "units", "up", "joint_names", NULL};
+    const char *fmt = ctype_joints(ctype);
     enum rt_status st;
     out->raw = 1;
     out->where_robot = "query.robot";
     out->where_profile = "query.profile";
     out->where_name = "query.name";
-    if ((st = srv_query_check(q, known, err)) != RT_OK) return st;
+    if ((st = srv_query_check(q, fmt ? known_joints : known, err)) != RT_OK) return st;
     out->robot = srv_query_get(q, "robot");
     out->profile = srv_query_get(q, "profile");
     out->name = srv_query_get(q, "name");
@@ -313,6 +525,7 @@ static enum rt_status submit_query(const char *body, size_t len, const struct sr
         (st = query_text(out->profile, "query.profile", err)) != RT_OK ||
         (st = query_text(out->name, "query.name", err)) != RT_OK)
         return st;
+    if (fmt) return submit_query_joints(body, len, q, fmt, out, err);
     out->kind = STORE_SRC_BVH;
     out->source = body;
     out->source_len = len;
@@ -322,8 +535,8 @@ static enum rt_status submit_query(const char *body, size_t len, const struct sr
 static enum rt_status submit_json(const char *body, size_t len, struct srv_submit *out, cJSON **rootp,
                                   struct rt_err *err)
 {
-    static const char *const fields[] = {"robot", "profile", "clip", "source_robot", "trajectory", "options",
-                                         "name", NULL};
+    static const char *const fields[] = {"robot",   "profile", "clip", "source_robot", "trajectory", "joints",
+                                         "options", "name",    NULL};
     enum rt_status st;
     cJSON *root = NULL;
     out->where_robot = "body.robot";
@@ -339,7 +552,8 @@ static enum rt_status submit_json(const char *body, size_t len, struct srv_submi
             char where[96];
             snprintf(where, sizeof where, "body.%.60s", v->string);
             return rt_err_set(err, RT_EINVAL, where,
-                              "unknown field (known: robot, profile, clip, source_robot, trajectory, options, name)");
+                              "unknown field (known: robot, profile, clip, source_robot, trajectory, joints, options, "
+                              "name)");
         }
     }
     const char *clip = NULL, *traj = NULL;
@@ -350,16 +564,25 @@ static enum rt_status submit_json(const char *body, size_t len, struct srv_submi
         (st = get_str(root, "trajectory", 0, &traj, err)) != RT_OK ||
         (st = get_str(root, "name", 0, &out->name, err)) != RT_OK)
         return st;
-    if ((clip != NULL) == (traj != NULL))
-        return rt_err_set(err, RT_EINVAL, "body.clip", "give either \"clip\" (BVH text) or \"trajectory\" (CSV text)");
+    cJSON *joints = cJSON_GetObjectItemCaseSensitive(root, "joints");
+    if (joints && cJSON_IsNull(joints)) joints = NULL;
+    if ((clip != NULL) + (traj != NULL) + (joints != NULL) != 1)
+        return rt_err_set(err, RT_EINVAL, "body.clip",
+                          "give one of \"clip\" (BVH text), \"trajectory\" (CSV text) or \"joints\" (joint positions)");
     out->kind = STORE_SRC_BVH;
-    if (traj) {
+    if (joints) {
+        if (out->source_robot)
+            return rt_err_set(err, RT_EINVAL, "body.source_robot", "only with \"trajectory\"");
+        if ((st = submit_joints_json(joints, out, err)) != RT_OK) return st;
+    } else if (traj) {
         if (!out->source_robot) return rt_err_set(err, RT_EINVAL, "body.source_robot", "required with \"trajectory\"");
         out->kind = STORE_SRC_CSV;
         clip = traj;
     }
-    out->source = clip;
-    out->source_len = strlen(clip);
+    if (!joints) {
+        out->source = clip;
+        out->source_len = strlen(clip);
+    }
     st = rtg_job_options_from_json(cJSON_GetObjectItemCaseSensitive(root, "options"), "body.options", &out->opts,
                                    err);
     if (st != RT_OK) return st;
@@ -371,12 +594,16 @@ static enum rt_status submit_json(const char *body, size_t len, struct srv_submi
     return RT_OK;
 }
 
-enum rt_status srv_submit_parse(const char *body, size_t len, const struct srv_query *q,
+enum rt_status srv_submit_parse(const char *body, size_t len, const struct srv_query *q, const char *ctype,
                                 struct srv_submit *out, cJSON **root, struct rt_err *err)
 {
     memset(out, 0, sizeof *out);
     *root = NULL;
-    if (q && (q->n > 0 || q->overflow)) return submit_query(body, len, q, out, err);
+    /* A joint-position content type is the raw form even without a query
+     * (which then lacks its robot), never JSON. */
+    static const struct srv_query none = {0, 0, {0}, {0}};
+    if ((q && (q->n > 0 || q->overflow)) || ctype_joints(ctype))
+        return submit_query(body, len, q ? q : &none, ctype, out, err);
     return submit_json(body, len, out, root, err);
 }
 

@@ -56,25 +56,55 @@ const char *srv_query_get(const struct srv_query *q, const char *key);
  * the source text and the options. `where_*` name the request part that
  * carried each name ("body.robot" or "query.robot"), for later errors. */
 struct srv_submit {
-    int raw;                  /* 1: the raw BVH body form (?robot=...) */
-    int kind;                 /* enum store_source (STORE_SRC_BVH, STORE_SRC_CSV) */
+    int raw;                  /* 1: the raw body form (?robot=...) */
+    int kind;                 /* enum store_source */
     const char *robot, *profile, *source_robot, *name; /* NULL when absent */
-    const char *source;       /* the clip or trajectory text, source_len bytes */
+    const char *source;       /* the clip, trajectory or joint-position bytes, source_len bytes */
     size_t source_len;
     struct rtg_job_options opts;
     const char *where_robot, *where_profile, *where_name;
+    /* STORE_SRC_JOINTS: the format given ("npz", "npy", "csv"), the .npy's
+     * joint names (one a line, in names_buf; NULL otherwise), metres per
+     * unit (0: detected) and the up axis ('y', 'z', 0: detected), and
+     * where the bytes came from ("body.joints.data_base64", "body"). */
+    const char *joint_format;
+    const char *joint_names;
+    size_t joint_names_len;
+    double joint_units;
+    char joint_up;
+    const char *where_source;
+    char *names_buf;          /* owned; srv_submit_free() */
 };
 
-/* Reads POST /v1/jobs: with any query parameter the raw BVH form (`q` may
- * hold robot (required), profile and name; `body` is the clip), else a
+/* Reads POST /v1/jobs: with any query parameter the raw body form, else a
  * strict JSON body (srv_json_parse(), label "body") whose fields are
- * robot, profile, clip | trajectory + source_robot, options, name. *root
- * gets the JSON tree the strings point into (NULL for the raw form); the
- * caller deletes it, also on failure. Errors name the field: "body.FIELD",
- * "body.options.KEY", "query.KEY", "body:LINE:COL". Names are checked for
+ * robot, profile, clip | trajectory + source_robot | joints, options, name.
+ *
+ * The raw form's `q` holds robot (required), profile and name; the body is
+ * a BVH clip, or, by `ctype` (the Content-Type, may be NULL; parameters
+ * after ';' ignored), joint positions: application/x-npy (an .npy; then
+ * `joint_names=A,B,...` is required), application/zip or
+ * application/x-npz (an .npz), text/csv (NAME_x,NAME_y,NAME_z columns),
+ * which also take fps, units (m|cm|mm|in|cmu) and up (y|z). Unknown and
+ * repeated parameters are refused (srv_query_check()).
+ *
+ * The JSON "joints" object is {"format": "npz"|"npy"|"csv",
+ * "data_base64": TEXT | "text": CSV TEXT, "joint_names": [..] (npy only,
+ * required), "units", "up"}; the base64 is decoded in place, in the tree.
+ * The bytes are checked to be of the format named (an .npz's zip
+ * signature, an .npy's magic, a CSV's header); reading them is the job
+ * recipe's.
+ *
+ * *root gets the JSON tree the strings point into (NULL for the raw
+ * form); the caller deletes it, and calls srv_submit_free(out), also on
+ * failure. Errors name the field: "body.FIELD", "body.options.KEY",
+ * "body.joints.KEY", "query.KEY", "body:LINE:COL". Names are checked for
  * UTF-8 only (the name rules of robots and profiles are assets.c's). */
-enum rt_status srv_submit_parse(const char *body, size_t len, const struct srv_query *q,
+enum rt_status srv_submit_parse(const char *body, size_t len, const struct srv_query *q, const char *ctype,
                                 struct srv_submit *out, struct cJSON **root, struct rt_err *err);
+
+/* Frees what srv_submit_parse() allocated in `sub` (NULL-safe, idempotent). */
+void srv_submit_free(struct srv_submit *sub);
 
 /* The stored form of job name `given` (NULL or "": "clip"): valid UTF-8
  * (else RT_EINVAL at `where`), cut after SRV_JOB_MAX_NAME characters

@@ -101,6 +101,7 @@ struct srv_req {
     struct srv_query query; /* the query parameters, copied into query_buf */
     char *query_buf;
     char *idem;             /* the Idempotency-Key header, copied; NULL when absent */
+    char *ctype;            /* POST /v1/jobs: the Content-Type header, copied; NULL when absent */
     int queued, done;       /* handed to the validation pool; its reply is in `resp` */
     unsigned int resp_code;
     struct MHD_Response *resp;

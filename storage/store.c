@@ -24,6 +24,12 @@ __asm__(".pushsection .rodata\n"
         ".popsection\n");
 extern const char store_schema_text[] __asm__("store_schema_text");
 
+/* The columns of jobs at version 6, which migration 7 copies. */
+#define MIGRATE7_COLS                                                                                      \
+    "id, owner, idem_key, input_hash, name, robot, profile, options, source_kind, source_robot, clip, "    \
+    "frames, class_key, state, lm_iter, cost, error, created, started, finished, attempts, solve_seconds, " \
+    "batch_clips, plan"
+
 /* Migration i (1-based) brings a file from version i-1 to version i.
  * Never edit a released entry: add one. */
 static const char *migration_sql(int version)
@@ -58,6 +64,58 @@ static const char *migration_sql(int version)
                "    name    TEXT PRIMARY KEY,\n"
                "    revoked REAL NOT NULL\n"
                ");\n";
+    case 7: /* joint-position sources (kinematics/joints.h): a third source
+             * kind, and with the source its .npy joint names (one a line),
+             * units (metres per unit) and up axis when given. SQLite cannot
+             * alter a CHECK constraint, so jobs is rebuilt: a new table,
+             * the rows copied with their ids, the old one dropped, the new
+             * one renamed, its indexes made again (SQLite's "making other
+             * kinds of table schema changes"). migrate() runs this with
+             * foreign keys off, so that the DROP does not cascade into
+             * results and job_clips, whose references name the table and
+             * bind to the renamed one, and checks them before the commit.
+             * The AUTOINCREMENT counter is carried over, so that an id is
+             * never given twice. */
+        return "CREATE TABLE jobs_new (\n"
+               "    id           INTEGER PRIMARY KEY AUTOINCREMENT,\n"
+               "    owner        TEXT NOT NULL,\n"
+               "    idem_key     TEXT,\n"
+               "    input_hash   BLOB NOT NULL CHECK (length(input_hash) = 32),\n"
+               "    name         TEXT NOT NULL,\n"
+               "    robot        TEXT NOT NULL,\n"
+               "    profile      TEXT,\n"
+               "    options      TEXT NOT NULL DEFAULT '{}',\n"
+               "    source_kind  TEXT NOT NULL CHECK (source_kind IN ('bvh', 'csv', 'joints')),\n"
+               "    source_robot TEXT,\n"
+               "    clip         TEXT NOT NULL,\n"
+               "    frames       INTEGER NOT NULL CHECK (frames > 0),\n"
+               "    class_key    TEXT NOT NULL,\n"
+               "    state        TEXT NOT NULL DEFAULT 'queued'\n"
+               "                 CHECK (state IN ('queued', 'running', 'succeeded', 'failed', 'cancelled')),\n"
+               "    lm_iter      INTEGER NOT NULL DEFAULT 0,\n"
+               "    cost         REAL,\n"
+               "    error        TEXT,\n"
+               "    created      REAL NOT NULL,\n"
+               "    started      REAL,\n"
+               "    finished     REAL,\n"
+               "    attempts     INTEGER NOT NULL DEFAULT 0,\n"
+               "    solve_seconds REAL,\n"
+               "    batch_clips  INTEGER,\n"
+               "    plan         TEXT,\n"
+               "    UNIQUE (owner, idem_key)\n"
+               ");\n"
+               "INSERT INTO jobs_new (" MIGRATE7_COLS ") SELECT " MIGRATE7_COLS " FROM jobs;\n"
+               "INSERT INTO sqlite_sequence (name, seq) SELECT 'jobs_new', 0 WHERE NOT EXISTS\n"
+               "    (SELECT 1 FROM sqlite_sequence WHERE name = 'jobs_new');\n"
+               "UPDATE sqlite_sequence SET seq = max(seq, coalesce((SELECT seq FROM sqlite_sequence\n"
+               "    WHERE name = 'jobs'), 0)) WHERE name = 'jobs_new';\n"
+               "DROP TABLE jobs;\n"
+               "ALTER TABLE jobs_new RENAME TO jobs;\n"
+               "CREATE INDEX jobs_by_state ON jobs (state, id);\n"
+               "CREATE INDEX jobs_by_owner ON jobs (owner, id);\n"
+               "ALTER TABLE job_clips ADD COLUMN joint_names TEXT;\n"
+               "ALTER TABLE job_clips ADD COLUMN joint_units REAL;\n"
+               "ALTER TABLE job_clips ADD COLUMN joint_up TEXT;\n";
     default: return NULL;
     }
 }
@@ -81,6 +139,11 @@ static const char *const state_names[STORE_N_STATES] = {"queued", "running", "su
 const char *store_state_str(int state)
 {
     return state >= 0 && state < STORE_N_STATES ? state_names[state] : "unknown";
+}
+
+const char *store_source_str(int kind)
+{
+    return kind == STORE_SRC_CSV ? "csv" : kind == STORE_SRC_JOINTS ? "joints" : "bvh";
 }
 
 static int state_from_str(const char *s)
@@ -143,17 +206,42 @@ static int user_version(struct store *s)
     return v;
 }
 
+/* RT_OK when no row of the open transaction breaks a foreign key (PRAGMA
+ * foreign_key_check returns no row), else RT_EIO at `where` naming the
+ * first table that does. */
+static enum rt_status fk_check(struct store *s, const char *where, struct rt_err *err)
+{
+    sqlite3_stmt *q = prep(s->db, "PRAGMA foreign_key_check");
+    enum rt_status st = RT_OK;
+    if (!q) return db_err(s->db, err, where);
+    int rc = sqlite3_step(q);
+    if (rc == SQLITE_ROW)
+        st = rt_err_set(err, RT_EIO, where, "a row of table '%s' breaks a foreign key",
+                        (const char *)sqlite3_column_text(q, 0));
+    else if (rc != SQLITE_DONE) st = db_err(s->db, err, where);
+    sqlite3_finalize(q);
+    return st;
+}
+
+/* Brings the file from its version up to `target`, one transaction per
+ * step. Foreign keys are off while the steps run (PRAGMA foreign_keys
+ * cannot change inside a transaction, and a table rebuild's DROP TABLE
+ * would otherwise delete the rows that reference it); each step checks
+ * them before its commit, and they are on again when this returns,
+ * whatever the outcome. */
 static enum rt_status migrate(struct store *s, int target, struct rt_err *err)
 {
+    enum rt_status st = RT_OK;
     int v = user_version(s);
     if (v < 0) return db_err(s->db, err, "db");
     if (v > STORE_VERSION)
         return rt_err_set(err, RT_ESTATE, "db",
                           "database version %d is newer than this build's %d", v, STORE_VERSION);
+    if (v >= target) return RT_OK;
+    if ((st = exec(s, "PRAGMA foreign_keys = OFF", err, "db:migrate")) != RT_OK) return st;
     for (; v < target; v++) {
         char pragma[64];
-        enum rt_status st;
-        if ((st = exec(s, "BEGIN IMMEDIATE", err, "db:migrate")) != RT_OK) return st;
+        if ((st = exec(s, "BEGIN IMMEDIATE", err, "db:migrate")) != RT_OK) break;
         /* Re-read inside the write lock: another process may have migrated. */
         int cur = user_version(s);
         if (cur > v) {
@@ -165,13 +253,15 @@ static enum rt_status migrate(struct store *s, int target, struct rt_err *err)
         char where[32];
         snprintf(where, sizeof where, "db:migration %d", v + 1);
         if ((st = exec(s, migration_sql(v + 1), err, where)) != RT_OK ||
+            (st = fk_check(s, where, err)) != RT_OK ||
             (st = exec(s, pragma, err, where)) != RT_OK ||
             (st = exec(s, "COMMIT", err, where)) != RT_OK) {
             rollback(s);
-            return st;
+            break;
         }
     }
-    return RT_OK;
+    enum rt_status on = exec(s, "PRAGMA foreign_keys = ON", st == RT_OK ? err : NULL, "db:migrate");
+    return st != RT_OK ? st : on;
 }
 
 enum rt_status store_open_at(const char *path, int version, struct store **out, struct rt_err *err)
@@ -554,7 +644,8 @@ void store_job_release(struct store_job *j)
     free(j->error);
     free(j->clip);
     free(j->plan);
-    j->options = j->error = j->clip = j->plan = NULL;
+    free(j->joint_names);
+    j->options = j->error = j->clip = j->plan = j->joint_names = NULL;
 }
 
 #define JOB_COLS                                                                             \
@@ -575,7 +666,10 @@ static enum rt_status job_from_row(sqlite3_stmt *q, int with_clip, struct store_
     copy_col(j->source_robot, sizeof j->source_robot, q, 6);
     copy_col(j->class_key, sizeof j->class_key, q, 7);
     const char *kind = (const char *)sqlite3_column_text(q, 8);
-    j->source_kind = kind && !strcmp(kind, "csv") ? STORE_SRC_CSV : STORE_SRC_BVH;
+    j->source_kind = !kind ? STORE_SRC_BVH
+                     : !strcmp(kind, "csv") ? STORE_SRC_CSV
+                     : !strcmp(kind, "joints") ? STORE_SRC_JOINTS
+                                               : STORE_SRC_BVH;
     j->state = state_from_str((const char *)sqlite3_column_text(q, 9));
     j->frames = sqlite3_column_int(q, 10);
     j->lm_iter = sqlite3_column_int(q, 11);
@@ -590,9 +684,17 @@ static enum rt_status job_from_row(sqlite3_stmt *q, int with_clip, struct store_
     j->batch_clips = sqlite3_column_int(q, 20);
     j->plan = dup_col(q, 21, NULL);
     if (with_clip) j->clip = dup_col(q, 22, &j->clip_len);
+    /* From version 7 the joint-position fields follow the clip. */
+    if (with_clip && sqlite3_column_count(q) > 25) {
+        j->joint_names = dup_col(q, 23, &j->joint_names_len);
+        j->joint_units = sqlite3_column_double(q, 24);
+        const char *up = (const char *)sqlite3_column_text(q, 25);
+        j->joint_up = up && (up[0] == 'y' || up[0] == 'z') && !up[1] ? up[0] : 0;
+    }
     if ((sqlite3_column_type(q, 17) != SQLITE_NULL && !j->options) ||
         (sqlite3_column_type(q, 21) != SQLITE_NULL && !j->plan) ||
-        (sqlite3_column_type(q, 18) != SQLITE_NULL && !j->error) || (with_clip && !j->clip)) {
+        (sqlite3_column_type(q, 18) != SQLITE_NULL && !j->error) || (with_clip && !j->clip) ||
+        (with_clip && sqlite3_column_count(q) > 25 && sqlite3_column_type(q, 23) != SQLITE_NULL && !j->joint_names)) {
         store_job_release(j);
         return RT_ENOMEM;
     }
@@ -618,6 +720,11 @@ enum rt_status store_job_insert(struct store *s, const struct store_job_new *in,
         strlen(in->class_key) >= sizeof ((struct store_job *)0)->class_key)
         return rt_err_set(err, RT_ELIMIT, "name", "job name or class too long");
     if (in->frames <= 0) return rt_err_set(err, RT_EINVAL, "clip", "no frames");
+    if (in->source_kind == STORE_SRC_JOINTS && s->version < 7)
+        return rt_err_set(err, RT_ESTATE, "db", "joint-position jobs need schema version 7 (this file is at %d)",
+                          s->version);
+    if (in->joint_up && in->joint_up != 'y' && in->joint_up != 'z')
+        return rt_err_set(err, RT_EINVAL, "joint_up", "expected 'y' or 'z'");
     LOCK(s);
     if ((st = exec(s, "BEGIN IMMEDIATE", err, "jobs")) != RT_OK) goto unlock;
     if (in->idem_key) {
@@ -670,7 +777,7 @@ enum rt_status store_job_insert(struct store *s, const struct store_job_new *in,
     sqlite3_bind_text(q, 5, in->robot, -1, SQLITE_STATIC);
     if (in->profile) sqlite3_bind_text(q, 6, in->profile, -1, SQLITE_STATIC);
     sqlite3_bind_text(q, 7, in->options ? in->options : "{}", -1, SQLITE_STATIC);
-    sqlite3_bind_text(q, 8, in->source_kind == STORE_SRC_CSV ? "csv" : "bvh", -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 8, store_source_str(in->source_kind), -1, SQLITE_STATIC);
     if (in->source_robot) sqlite3_bind_text(q, 9, in->source_robot, -1, SQLITE_STATIC);
     /* From version 5 the clip lives in job_clips (migration 5). */
     if (s->version >= 5) sqlite3_bind_text(q, 10, "", 0, SQLITE_STATIC);
@@ -683,10 +790,21 @@ enum rt_status store_job_insert(struct store *s, const struct store_job_new *in,
     *id = sqlite3_last_insert_rowid(s->db);
     if (s->version >= 5) {
         sqlite3_finalize(q);
-        q = prep(s->db, "INSERT INTO job_clips (job_id, clip) VALUES (?,?)");
+        q = prep(s->db, s->version >= 7 ? "INSERT INTO job_clips (job_id, clip, joint_names, joint_units, joint_up) "
+                                          "VALUES (?,?,?,?,?)"
+                                        : "INSERT INTO job_clips (job_id, clip) VALUES (?,?)");
         if (!q) goto dberr;
         sqlite3_bind_int64(q, 1, *id);
-        sqlite3_bind_text(q, 2, in->clip, (int)in->clip_len, SQLITE_STATIC);
+        /* Joint positions may be binary (.npz, .npy): a BLOB, read back
+         * byte for byte. */
+        if (in->source_kind == STORE_SRC_JOINTS) sqlite3_bind_blob(q, 2, in->clip, (int)in->clip_len, SQLITE_STATIC);
+        else sqlite3_bind_text(q, 2, in->clip, (int)in->clip_len, SQLITE_STATIC);
+        if (s->version >= 7) {
+            char up[2] = {in->joint_up, 0};
+            if (in->joint_names) sqlite3_bind_text(q, 3, in->joint_names, -1, SQLITE_STATIC);
+            if (in->joint_units > 0) sqlite3_bind_double(q, 4, in->joint_units);
+            if (in->joint_up) sqlite3_bind_text(q, 5, up, 1, SQLITE_TRANSIENT);
+        }
         if (sqlite3_step(q) != SQLITE_DONE) goto dberr;
     }
     goto end;
@@ -722,6 +840,9 @@ enum rt_status store_job_get(struct store *s, int64_t id, const char *owner, int
     memset(out, 0, sizeof *out);
     RLOCK(s);
     sqlite3_stmt *q = prep(s->rdb, !with_clip     ? "SELECT " JOB_COLS " FROM jobs WHERE id = ?"
+                                   : s->version >= 7 ? "SELECT " JOB_COLS ", c.clip, c.joint_names, c.joint_units, "
+                                                       "c.joint_up FROM jobs LEFT JOIN job_clips c ON "
+                                                       "c.job_id = jobs.id WHERE jobs.id = ?"
                                    : s->version >= 5 ? "SELECT " JOB_COLS ", (SELECT clip FROM job_clips "
                                                        "WHERE job_id = jobs.id) FROM jobs WHERE id = ?"
                                                      : "SELECT " JOB_COLS ", clip FROM jobs WHERE id = ?");

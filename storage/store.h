@@ -29,7 +29,7 @@
 #include "../base/status.h"
 #include "../base/sha256.h"
 
-#define STORE_VERSION 6
+#define STORE_VERSION 7
 #define STORE_MAX_NAME 64          /* robot, profile, token, owner names (bytes) */
 #define STORE_MAX_KEY 128          /* Idempotency-Key (bytes) */
 #define STORE_MAX_JOB_NAME 480     /* a job name (bytes: 120 UTF-8 characters) */
@@ -46,7 +46,12 @@ enum store_state {
 };
 #define STORE_N_STATES 5
 
-enum store_source { STORE_SRC_BVH = 0, STORE_SRC_CSV = 1 };
+/* A job's source: a BVH clip, a robot trajectory CSV, or joint positions
+ * (.npz, .npy or CSV bytes, kinematics/joints.h; from schema version 7). */
+enum store_source { STORE_SRC_BVH = 0, STORE_SRC_CSV = 1, STORE_SRC_JOINTS = 2 };
+
+/* The stored name of a source kind ("bvh", "csv", "joints"). */
+const char *store_source_str(int kind);
 
 struct store;
 
@@ -135,8 +140,13 @@ struct store_job_new {
     const char *owner, *idem_key, *name, *robot, *profile, *options, *source_robot, *class_key;
     const char *plan; /* the job's plan (retarget/job.h, rtg_job_plan_json()), or NULL */
     int source_kind; /* enum store_source */
-    const char *clip;
+    const char *clip; /* the source's bytes (binary for .npz and .npy joint positions) */
     size_t clip_len;
+    /* STORE_SRC_JOINTS: the .npy's joint names (one a line, NULL for none),
+     * metres per unit (0: detected) and up axis ('y', 'z', 0: detected). */
+    const char *joint_names;
+    double joint_units;
+    char joint_up;
     int frames;
     unsigned char input_hash[RT_SHA256_LEN];
     int max_active; /* refuse when the owner has this many queued+running jobs (0: no limit) */
@@ -157,6 +167,12 @@ struct store_job {
     char *options, *error, *clip;
     char *plan;       /* the stored plan, NULL for a job stored before version 4 */
     size_t clip_len;
+    /* Read with the clip (STORE_SRC_JOINTS): as struct store_job_new's;
+     * joint_names malloc'd or NULL. */
+    char *joint_names;
+    size_t joint_names_len;
+    double joint_units;
+    char joint_up;
 };
 
 /* Frees the malloc'd fields of `j` and NULLs them (NULL-safe). */

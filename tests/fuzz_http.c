@@ -6,7 +6,9 @@
  * and '=' and %-decoded as libmicrohttpd does), the body. The checks: never
  * a crash, a sanitizer report or a leak; every failure says where and
  * what; a body that passes strict JSON prints back to text that passes it
- * again and is UTF-8; a submission that passes has a robot and a source; a
+ * again and is UTF-8; a submission that passes has a robot and a source
+ * (joint positions with their format, a base64 one decoded, the .npy
+ * names one a line), with the body's length picking its Content-Type; a
  * stored job name is UTF-8 of at most 120 characters and 480 bytes, with no
  * separator, quote or control character and no leading '.'.
  * Built and run by `make fuzz`. */
@@ -141,18 +143,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (root) abort();
     }
 
-    /* The submission: with a query the raw BVH form, else the JSON form. */
+    /* The submission: with a query (or a joint-position content type,
+     * picked by the body's length) the raw form, else the JSON form. */
+    static const char *const types[] = {NULL, NULL, "application/x-npy", "application/zip; x=1", "TEXT/CSV"};
     struct srv_submit sub;
     memset(&err, 0, sizeof err);
     root = NULL;
-    if (srv_submit_parse(body, bl, q.n || q.overflow ? &q : NULL, &sub, &root, &err) == RT_OK) {
+    if (srv_submit_parse(body, bl, q.n || q.overflow ? &q : NULL, types[bl % 5], &sub, &root, &err) == RT_OK) {
         if (!sub.robot || !sub.source || !sub.where_robot) abort();
-        if (!sub.raw && sub.source_len != strlen(sub.source)) abort();
+        /* Only a joint-position source may be binary (base64-decoded). */
+        if (!sub.raw && sub.kind != STORE_SRC_JOINTS && sub.source_len != strlen(sub.source)) abort();
         if (sub.kind == STORE_SRC_CSV && !sub.source_robot) abort();
+        if (sub.kind == STORE_SRC_JOINTS && (!sub.joint_format || !sub.where_source)) abort();
+        if (sub.joint_names && sub.joint_names_len != strlen(sub.joint_names)) abort();
         check_name(sub.name);
     } else {
         check_err(&err);
     }
+    srv_submit_free(&sub);
     cJSON_Delete(root);
     free(qbuf);
     return 0;

@@ -210,6 +210,45 @@ call("POST", "/v1/jobs", user, json.dumps({"robot": "g1", "name": "rf", "clip": 
      headers={"Idempotency-Key": "oa-1"})
 call("POST", "/v1/jobs?robot=g1&name=raw", user, clip, want=201)
 call("POST", "/v1/jobs", user, '{"robot":"g1",', want=400)
+
+
+def rest_csv(bvh, frames=3):
+    """The rest pose of a BVH clip's joints (their offsets summed) as joint
+    positions: a NAME_x,NAME_y,NAME_z CSV of `frames` equal rows."""
+    names, pos, stack, pending = [], [], [], None
+    for line in bvh.split("MOTION")[0].splitlines():
+        w = line.split()
+        if not w:
+            continue
+        if w[0] in ("ROOT", "JOINT"):
+            pending = w[1]
+        elif w[0] == "End":
+            pending = ""
+        elif w[0] == "{":
+            stack.append([pending, None])
+        elif w[0] == "}":
+            stack.pop()
+        elif w[0] == "OFFSET":
+            base = stack[-2][1] if len(stack) > 1 else [0.0, 0.0, 0.0]
+            stack[-1][1] = [base[i] + float(w[1 + i]) for i in range(3)]
+            if stack[-1][0]:
+                names.append(stack[-1][0])
+                pos.append(stack[-1][1])
+    head = ",".join(f"{n}_x,{n}_y,{n}_z" for n in names)
+    row = ",".join(f"{x:.6f}" for p in pos for x in p)
+    return head + "\n" + "\n".join([row] * frames) + "\n"
+
+
+joints_csv = rest_csv(clip)
+status, jj = call("POST", "/v1/jobs", user, json.dumps({"robot": "g1", "name": "jp", "joints": {
+    "format": "csv", "text": joints_csv}}), want=201)
+check(bool(jj) and jj.get("source") == "joints", "a joint-position job says source joints", str(jj)[:80])
+call("POST", "/v1/jobs?robot=g1&name=jp_raw&fps=30", user, joints_csv, want=201, headers={"Content-Type": "text/csv"})
+call("POST", "/v1/jobs", user, json.dumps({"robot": "g1", "joints": {"format": "npz", "data_base64": "UEs~"}}),
+     want=400)
+call("POST", "/v1/jobs?robot=g1&joint_names=a", user, joints_csv, want=400, headers={"Content-Type": "text/csv"})
+if jj:
+    call("GET", f"/v1/jobs/{jj['id']}/source", user, want=200)
 call("POST", "/v1/jobs", user, json.dumps({"robot": "g2", "clip": clip}), want=404)
 call("POST", "/v1/jobs", user, json.dumps({"robot": "g1", "clip": clip}), want=409, headers={"Idempotency-Key": "oa-1"})
 call("GET", f"/v1/jobs/{jid}/result", user, want=None)  # queued or done: 409 or 200, both listed

@@ -1,13 +1,15 @@
 /* test_batch_cli.c -- `retarget batch` solving locally: every clip of a
  * corpus gets the bytes `retarget solve` writes for it with the same job
  * options (the local batch runs the same recipe, without an argv), the
- * manifest records each clip, and a second run skips what is done. */
+ * manifest records each clip, and a second run skips what is done; joint
+ * positions (.npy with its names, .npz, joint CSV) likewise. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "../clients/cli.h"
+#include "joints_util.h"
 #include "test.h"
 
 static int same_files(const char *a, const char *b)
@@ -72,6 +74,50 @@ int main(void)
     char *bargv2[] = {corpus, "--robot", "g1", "--out", out, "--max-lm", "4", "--threads", "2", "--quiet", NULL};
     CHECK_EQ_INT(cli_batch(10, bargv2), 0);
     CHECK_EQ_INT(count_lines(a), 4);
+    /* Joint positions (the first 40 frames of run_forward as CSV, .npy
+     * with its names beside it, .npz) are sources too, each given the bytes
+     * `retarget solve` writes for it; a CSV of another layout (no
+     * NAME_x,NAME_y,NAME_z header) is no source without --source-robot. */
+    {
+        char jdir[160], jout[160], jref[160], jcorpus[160];
+        struct kin_clip *c = NULL;
+        struct rt_err err;
+        snprintf(jdir, sizeof jdir, "%s/jcorpus/j", dir);
+        snprintf(jout, sizeof jout, "%s/jout", dir);
+        snprintf(jref, sizeof jref, "%s/jref", dir);
+        snprintf(cmd, sizeof cmd, "mkdir -p %s && printf 'a,b\\n1,2\\n' > %s/notes.csv", jdir, jdir);
+        CHECK_EQ_INT(system(cmd), 0);
+        snprintf(a, sizeof a, "%s/clips/run_forward.bvh", test_data_dir());
+        CHECK_EQ_INT(kin_bvh_load(a, &c, &err), RT_OK);
+        CHECK_EQ_INT(c ? test_write_joint_files(c, 40, jdir, "rf") : 0, 40);
+        kin_clip_free(c);
+        snprintf(jcorpus, sizeof jcorpus, "%s/jcorpus", dir);
+        char *jargv[] = {jcorpus, "--robot", "g1", "--out", jout, "--max-lm", "3", "--threads", "2", "--quiet", NULL};
+        CHECK_EQ_INT(cli_batch(10, jargv), 0);
+        static const char *const files[] = {"rf.csv", "rf_npy.npy", "rf_npz.npz"};
+        for (int k = 0; k < 3; k++) {
+            char src[256], name[64];
+            snprintf(src, sizeof src, "%s/%s", jdir, files[k]);
+            char *sargv[] = {src, "--robot", "g1", "-o", jref, "--max-lm", "3", "--threads", "2", "--quiet", NULL};
+            CHECK_EQ_INT(cli_solve(10, sargv), 0);
+            snprintf(name, sizeof name, "%.*s", (int)(strlen(files[k]) - 4), files[k]);
+            snprintf(a, sizeof a, "%s/j/%s.csv", jout, name);
+            snprintf(b, sizeof b, "%s/%s.csv", jref, name);
+            CHECK(same_files(a, b));
+            snprintf(a, sizeof a, "%s/j/%s.report.json", jout, name);
+            CHECK(access(a, R_OK) == 0);
+        }
+        snprintf(a, sizeof a, "%s/manifest.jsonl", jout);
+        CHECK_EQ_INT(count_lines(a), 3);
+        m = test_slurp(a, NULL);
+        CHECK(m && strstr(m, "\"clip\":\"j/rf_npy.npy\"") && !strstr(m, "notes.csv"));
+        free(m);
+        /* The names of an .npy are part of its input: changed, solved again. */
+        snprintf(cmd, sizeof cmd, "printf '\\n' >> %s/rf_npy.txt", jdir);
+        CHECK_EQ_INT(system(cmd), 0);
+        CHECK_EQ_INT(cli_batch(10, jargv), 0);
+        CHECK_EQ_INT(count_lines(a), 4);
+    }
     /* A bad job option is refused with the table's range. */
     char *bad[] = {corpus, "--robot", "g1", "--out", out, "--max-cg", "0", NULL};
     CHECK_EQ_INT(cli_batch(7, bad), 2);

@@ -14,16 +14,20 @@
  * Rows are grouped by what they exercise: routes and methods; tokens; URL
  * names and %00; strict JSON; submission fields and options; the raw BVH
  * form's query; headers; BVH, trajectory, URDF and profile contents with
- * their value bounds; listing and result queries; job names and keys. */
+ * their value bounds; listing and result queries; job names and keys;
+ * joint positions (the "joints" object, base64, the raw form by
+ * Content-Type, dtypes, shapes, names, limits at N and N+1). */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/base64.h"
 #include "../base/utf8.h"
 #include "../server/parse.h"
 #include "../server/srv.h"
 #include "http_raw.h"
+#include "joints_util.h"
 #include "test.h"
 
 static unsigned int port;
@@ -331,9 +335,9 @@ static const struct row rows[] = {
     {"profile unknown", "POST", "/v1/jobs", 1, NULL, "{\"robot\":\"g1\",\"profile\":\"nosuch\",\"clip\":\"x\"}", 404, NF,
      "body.profile", "no profile named 'nosuch'"},
     {"clip and trajectory", "POST", "/v1/jobs", 1, NULL, "{\"robot\":\"g1\",\"clip\":\"x\",\"trajectory\":\"y\"}", 400,
-     INV, "body.clip", "either"},
-    {"neither", "POST", "/v1/jobs", 1, NULL, "{\"robot\":\"g1\"}", 400, INV, "body.clip", "either"},
-    {"clip null", "POST", "/v1/jobs", 1, NULL, "{\"robot\":\"g1\",\"clip\":null}", 400, INV, "body.clip", "either"},
+     INV, "body.clip", "give one of"},
+    {"neither", "POST", "/v1/jobs", 1, NULL, "{\"robot\":\"g1\"}", 400, INV, "body.clip", "give one of"},
+    {"clip null", "POST", "/v1/jobs", 1, NULL, "{\"robot\":\"g1\",\"clip\":null}", 400, INV, "body.clip", "give one of"},
     {"clip number", "POST", "/v1/jobs", 1, NULL, "{\"robot\":\"g1\",\"clip\":5}", 400, INV, "body.clip",
      "expected a string"},
     {"clip object", "POST", "/v1/jobs", 1, NULL, "{\"robot\":\"g1\",\"clip\":{}}", 400, INV, "body.clip", NULL},
@@ -595,6 +599,267 @@ static void traj_rows(void)
               "no frames");
 }
 
+/* --- joint positions (docs/sources.md "Through the daemon") ---------------- */
+
+/* POST /v1/jobs?QUERY (NULL: the JSON form) of `len` bytes of `body` as
+ * Content-Type `ctype`, checked. */
+static void post_as(const char *label, const char *query, const char *ctype, const char *body, size_t len,
+                    long status, const char *code, const char *where, const char *msg)
+{
+    char path[4096], hdr[128];
+    snprintf(path, sizeof path, "/v1/jobs%s%s", query ? "?" : "", query ? query : "");
+    snprintf(hdr, sizeof hdr, "Content-Type: %s\r\n", ctype);
+    struct reply r = request("POST", path, 1, hdr, body, len);
+    check(label, &r, status, code, where, msg);
+    reply_free(&r);
+}
+
+/* {"robot":"g1","joints":{"format":FMT,"data_base64":base64 of data} + `more`
+ * (more JSON members of "joints", may be ""). */
+static void post_joints_b64(const char *label, const char *fmt, const void *data, size_t len, const char *more,
+                            long status, const char *code, const char *where, const char *msg)
+{
+    char *b64 = rt_base64_encode(data, len, NULL);
+    size_t cap = strlen(b64) + strlen(more) + 128;
+    char *body = malloc(cap);
+    snprintf(body, cap, "{\"robot\":\"g1\",\"joints\":{\"format\":\"%s\",\"data_base64\":\"%s\"%s}}", fmt, b64, more);
+    post_json(label, body, status, code, where, msg);
+    free(body);
+    free(b64);
+}
+
+/* A (T, J, 3) float64 .npy of zeros but for a standing height. */
+static char *npy_zeros(const char *descr, const int *shape, int nd, size_t item, size_t *len)
+{
+    size_t n = item;
+    for (int i = 0; i < nd; i++) n *= (size_t)shape[i];
+    char *data = calloc(n ? n : 1, 1);
+    char *out = test_npy(descr, shape, nd, data, n, len);
+    free(data);
+    return out;
+}
+
+static void joint_rows(const char *run_forward, const char *dir)
+{
+    char path[512], *csv = NULL;
+    size_t len = 0, csv_len = 0;
+    struct kin_clip *c = NULL;
+    struct rt_err err;
+    /* The shape of the request, and the base64 (all 400). */
+    static const struct {
+        const char *label, *body, *code, *where, *msg;
+    } shape_rows[] = {
+        {"joints not object", "{\"robot\":\"g1\",\"joints\":\"x\"}", INV, "body.joints", "expected an object"},
+        {"joints and clip", "{\"robot\":\"g1\",\"clip\":\"x\",\"joints\":{}}", INV, "body.clip", "give one of"},
+        {"joints source_robot", "{\"robot\":\"g1\",\"source_robot\":\"g1\",\"joints\":{}}",
+         INV, "body.source_robot", "only with \"trajectory\""},
+        {"joints unknown key", "{\"robot\":\"g1\",\"joints\":{\"format\":\"csv\",\"data\":\"x\"}}",
+         INV, "body.joints.data", "unknown field (known: format, data_base64, text, joint_names, units, up)"},
+        {"joints no format", "{\"robot\":\"g1\",\"joints\":{\"text\":\"a_x,a_y,a_z\\n0,0,0\"}}",
+         INV, "body.joints.format", "required"},
+        {"joints format npx", "{\"robot\":\"g1\",\"joints\":{\"format\":\"npx\",\"text\":\"x\"}}",
+         INV, "body.joints.format", "expected npz, npy or csv"},
+        {"joints format number", "{\"robot\":\"g1\",\"joints\":{\"format\":1}}",
+         INV, "body.joints.format", "expected a string"},
+        {"joints no data", "{\"robot\":\"g1\",\"joints\":{\"format\":\"csv\"}}",
+         INV, "body.joints.data_base64", "give either"},
+        {"joints both data", "{\"robot\":\"g1\",\"joints\":{\"format\":\"csv\",\"text\":\"x\",\"data_base64\":\"\"}}",
+         INV, "body.joints.data_base64", "give either"},
+        {"joints npz as text", "{\"robot\":\"g1\",\"joints\":{\"format\":\"npz\",\"text\":\"x\"}}",
+         INV, "body.joints.text", "give an .npz as data_base64"},
+        {"joints bad base64", "{\"robot\":\"g1\",\"joints\":{\"format\":\"npz\",\"data_base64\":\"UEsD~AAA\"}}",
+         PARSE, "body.joints.data_base64", "character 5 ('~') is not base64"},
+        {"joints cut base64", "{\"robot\":\"g1\",\"joints\":{\"format\":\"npz\",\"data_base64\":\"UEsDBA\"}}",
+         PARSE, "body.joints.data_base64", "not a multiple of 4"},
+        {"joints base64 pad", "{\"robot\":\"g1\",\"joints\":{\"format\":\"npz\",\"data_base64\":\"UE==UEsD\"}}",
+         PARSE, "body.joints.data_base64", "after the '=' padding"},
+    };
+    for (size_t i = 0; i < sizeof shape_rows / sizeof shape_rows[0]; i++)
+        post_json(shape_rows[i].label, shape_rows[i].body, 400, shape_rows[i].code, shape_rows[i].where, shape_rows[i].msg);
+    /* Bytes of another format than the one named. */
+    post_joints_b64("joints npz not zip", "npz", "hello, world", 12, "", 400, PARSE, "body.joints.data_base64",
+                    "not an .npz archive");
+    post_joints_b64("joints npy not npy", "npy", "PK\x03\x04zip", 7, ",\"joint_names\":[\"a\"]", 400, PARSE,
+                    "body.joints.data_base64", "not an .npy array");
+    post_joints_b64("joints csv no header", "csv", "1,2,3\n", 6, "", 400, PARSE, "body.joints.data_base64",
+                    "no joint-position CSV header");
+    post_json("joints csv text no header", "{\"robot\":\"g1\",\"joints\":{\"format\":\"csv\",\"text\":\"x,y,z\\n1,2,3\"}}",
+              400, PARSE, "body.joints.text", "no joint-position CSV header");
+    post_joints_b64("joints damaged zip", "npz", "PK\x03\x04\x00\x00\x00\x00", 8, "", 400, PARSE, "joints.npz",
+                    "not an .npz archive");
+    /* .npy contents: dtype and shape. */
+    static const struct {
+        const char *label, *descr;
+        int nd, shape[3];
+        size_t item;
+        const char *msg;
+    } dtype_rows[] = {
+        {"joints npy int32", "<i4", 3, {2, 2, 3}, 4, "float32 or float64"},
+        {"joints npy strings", "<U8", 3, {2, 2, 3}, 32, "float32 or float64"},
+        {"joints npy big-endian", ">f8", 3, {2, 2, 3}, 8, "big-endian"},
+        {"joints npy 2-d", "<f8", 2, {2, 6, 0}, 8, "shape (2, 6) is not (T, J, 3)"},
+    };
+    char *npy = NULL;
+    for (size_t i = 0; i < sizeof dtype_rows / sizeof dtype_rows[0]; i++) {
+        npy = npy_zeros(dtype_rows[i].descr, dtype_rows[i].shape, dtype_rows[i].nd, dtype_rows[i].item, &len);
+        post_joints_b64(dtype_rows[i].label, "npy", npy, len, ",\"joint_names\":[\"a\",\"b\"]", 400, PARSE, "joints.npy",
+                        dtype_rows[i].msg);
+        free(npy);
+    }
+    int sh3[3] = {2, 2, 3};
+    npy = npy_zeros("<f8", sh3, 3, 8, &len);
+    /* A (2, 2, 3) float64 array with each of these joint_names, units, up. */
+    static const struct {
+        const char *label, *more, *code, *where, *msg;
+    } npy_rows[] = {
+        {"joints npy no names", "", INV, "body.joints.joint_names", "required for format npy"},
+        {"joints npy 1 name", ",\"joint_names\":[\"a\"]", INV, "joints.npy:names", "1 names for the 2 joints"},
+        {"joints npy names repeated", ",\"joint_names\":[\"a\",\"a\"]", INV, "joints.npy:names", "repeated"},
+        {"joints npy names object", ",\"joint_names\":{\"a\":1}", INV, "body.joints.joint_names",
+         "expected an array of strings"},
+        {"joints npy name number", ",\"joint_names\":[\"a\",2]",
+         INV, "body.joints.joint_names[1]", "expected a string"},
+        {"joints npy empty name", ",\"joint_names\":[\"\",\"b\"]",
+         INV, "body.joints.joint_names[0]", "empty joint name"},
+        {"joints npy name newline", ",\"joint_names\":[\"a\\nb\",\"c\"]", INV, "body.joints.joint_names[0]",
+         "control character"},
+        {"joints npy no names list", ",\"joint_names\":[]", INV, "body.joints.joint_names", "no joint names"},
+        /* Names no profile and no recognizer maps: refused as a BVH
+         * skeleton that maps onto nothing, naming the joints. */
+        {"joints unknown names", ",\"joint_names\":[\"foo\",\"bar\"]", INV, "skeleton",
+         "not a human skeleton, no joint is named Left/Right or L/R (2 joints: foo, bar)"},
+        {"joints units km", ",\"joint_names\":[\"a\",\"b\"],\"units\":\"km\"", INV, "body.joints.units",
+         "expected m, cm, mm, in or cmu"},
+        {"joints up x", ",\"joint_names\":[\"a\",\"b\"],\"up\":\"x\"", INV, "body.joints.up", "expected y or z"},
+    };
+    for (size_t i = 0; i < sizeof npy_rows / sizeof npy_rows[0]; i++)
+        post_joints_b64(npy_rows[i].label, "npy", npy, len, npy_rows[i].more, 400, npy_rows[i].code, npy_rows[i].where,
+                        npy_rows[i].msg);
+    post_as("raw npy no names", "robot=g1", "application/x-npy", npy, len, 400, INV, "query.joint_names",
+            "required for application/x-npy");
+    post_as("raw npy empty name", "robot=g1&joint_names=a,,b", "application/x-npy", npy, len, 400, INV,
+            "query.joint_names", "empty joint name");
+    post_as("raw npy unknown names", "robot=g1&joint_names=foo,bar", "application/x-npy", npy, len, 400, INV,
+            "skeleton", "(2 joints: foo, bar)");
+    post_as("raw npy 3 names", "robot=g1&joint_names=a,b,c", "application/x-npy", npy, len, 400, INV, "joints.npy:names",
+            "more names than the 2 joints");
+    post_as("raw npy no query", NULL, "application/x-npy", npy, len, 400, INV, "query.robot", "required");
+    post_as("raw zip of npy", "robot=g1", "application/zip", npy, len, 400, PARSE, "body", "not an .npz archive");
+    free(npy);
+    post_joints_b64("joints csv as npy", "npy", "a_x,a_y,a_z\n", 12, ",\"joint_names\":[\"a\"]", 400, PARSE,
+                    "body.joints.data_base64", "not an .npy array");
+    /* CSV contents, in the JSON and the raw form. */
+    static const struct {
+        const char *label, *text, *code, *where, *msg;
+        long status;
+    } csv_rows[] = {
+        {"csv short row", "a_x,a_y,a_z,b_x,b_y,b_z\n0,0,1,0,0,0\n0,0,1\n", PARSE, "joints.csv:3", "row has 3 values, expected 6", 400},
+        {"csv nan", "a_x,a_y,a_z\n0,nan,1\n", PARSE, "joints.csv:2", NULL, 400},
+        {"csv word", "a_x,a_y,a_z\n0,x,1\n", PARSE, "joints.csv:2", NULL, 400},
+        {"csv 1e999", "a_x,a_y,a_z\n0,1e999,1\n", PARSE, "joints.csv:2", NULL, 400},
+        {"csv axis order", "a_x,a_z,a_y\n0,0,1\n", PARSE, NULL, NULL, 400},
+        {"csv header only", "a_x,a_y,a_z\n", NULL, NULL, "no frames", 400},
+    };
+    for (size_t i = 0; i < sizeof csv_rows / sizeof csv_rows[0]; i++) {
+        char label[96];
+        cJSON *j = cJSON_CreateObject(), *o = cJSON_AddObjectToObject(j, "joints");
+        cJSON_AddStringToObject(j, "robot", "g1");
+        cJSON_AddStringToObject(o, "format", "csv");
+        cJSON_AddStringToObject(o, "text", csv_rows[i].text);
+        char *body = cJSON_PrintUnformatted(j);
+        cJSON_Delete(j);
+        post_json(csv_rows[i].label, body, csv_rows[i].status, csv_rows[i].code, csv_rows[i].where, csv_rows[i].msg);
+        free(body);
+        snprintf(label, sizeof label, "raw %s", csv_rows[i].label);
+        post_as(label, "robot=g1", "text/csv", csv_rows[i].text, strlen(csv_rows[i].text), csv_rows[i].status,
+                csv_rows[i].code, csv_rows[i].where, csv_rows[i].msg);
+    }
+    /* The limits of the daemon (1000 frames, 40 joints) at N and N+1, and
+     * a real clip's positions accepted in both forms. */
+    CHECK_EQ_INT(kin_bvh_parse(run_forward, strlen(run_forward), "run_forward.bvh", &c, &err), RT_OK);
+    if (!c) return;
+    double *pos = NULL;
+    int J = 0, T = test_clip_positions(c, 5, &pos, &J);
+    csv = test_joints_csv(c, pos, T, J, &csv_len);
+    printf("test_http_bad: run_forward has %d joints and End Sites\n", J);
+    post_as("raw csv accepted", "robot=g1&name=jp&fps=30&units=cmu&up=y", "text/csv; charset=utf-8", csv, csv_len, 201,
+            NULL, NULL, NULL);
+    post_as("raw csv unknown param", "robot=g1&fsp=30", "text/csv", csv, csv_len, 400, INV, "query.fsp",
+            "unknown parameter (known: robot, profile, name, fps, units, up, joint_names)");
+    post_as("raw csv fps twice", "robot=g1&fps=30&fps=60", "text/csv", csv, csv_len, 400, INV, "query.fps", "given twice");
+    post_as("raw csv fps 0", "robot=g1&fps=0", "text/csv", csv, csv_len, 400, INV, "query.fps", "(0, 10000]");
+    post_as("raw csv units km", "robot=g1&units=km", "text/csv", csv, csv_len, 400, INV, "query.units", NULL);
+    post_as("raw csv up x", "robot=g1&up=x", "text/csv", csv, csv_len, 400, INV, "query.up", "expected y or z");
+    post_as("raw csv names", "robot=g1&joint_names=a", "text/csv", csv, csv_len, 400, INV, "query.joint_names",
+            "only for application/x-npy");
+    post_as("raw bvh param on bvh", "robot=g1&fps=30", "text/plain", csv, csv_len, 400, INV, "query.fps",
+            "unknown parameter (known: robot, profile, name)");
+    {
+        cJSON *j = cJSON_CreateObject(), *o = cJSON_AddObjectToObject(j, "joints");
+        cJSON_AddStringToObject(j, "robot", "g1");
+        cJSON_AddStringToObject(o, "format", "csv");
+        cJSON_AddStringToObject(o, "text", csv);
+        cJSON_AddNumberToObject(cJSON_AddObjectToObject(j, "options"), "fps", 30);
+        char *body = cJSON_PrintUnformatted(j);
+        post_json("joints csv accepted", body, 201, NULL, NULL, NULL);
+        free(body);
+        cJSON_AddStringToObject(o, "joint_names", "a");
+        body = cJSON_PrintUnformatted(j);
+        post_json("joints csv with names", body, 400, INV, "body.joints.joint_names", "only for format npy");
+        free(body);
+        cJSON_Delete(j);
+    }
+    free(csv);
+    free(pos);
+    /* Frames: 1000 accepted, 1001 refused; a clip of J joints padded with
+     * copies of its last joint to 40 (accepted) and 41 (refused). */
+    static const int frames[2] = {1000, 1001}, joints[2] = {40, 41};
+    for (int k = 0; k < 2; k++) {
+        T = test_clip_positions(c, 1, &pos, &J);
+        size_t cap = (size_t)frames[k] * 64 * 3 * 24 + 8192, n = 0;
+        char *t = malloc(cap);
+        for (int i = 0; i < J; i++) n += (size_t)snprintf(t + n, cap - n, "%s%s_x,%s_y,%s_z", i ? "," : "", c->joints[i].name, c->joints[i].name, c->joints[i].name);
+        t[n++] = '\n';
+        for (int f = 0; f < frames[k]; f++)
+            for (int i = 0; i < 3 * J; i++) n += (size_t)snprintf(t + n, cap - n, "%.6g%c", pos[i], i + 1 < 3 * J ? ',' : '\n');
+        char label[64];
+        snprintf(label, sizeof label, "raw csv %d frames", frames[k]);
+        post_as(label, "robot=g1", "text/csv", t, n, k ? 413 : 201, k ? LIM : NULL, k ? "joints.csv" : NULL,
+                k ? "1001 frames: the limit is 1000" : NULL);
+        n = 0;
+        for (int i = 0; i < joints[k]; i++) {
+            const char *nm = i < J ? c->joints[i].name : "pad";
+            n += (size_t)snprintf(t + n, cap - n, "%s%s%.0d_x,%s%.0d_y,%s%.0d_z", i ? "," : "", nm, i < J ? 0 : i, nm, i < J ? 0 : i, nm, i < J ? 0 : i);
+        }
+        t[n++] = '\n';
+        for (int i = 0; i < 3 * joints[k]; i++)
+            n += (size_t)snprintf(t + n, cap - n, "%.6g%c", pos[i < 3 * J ? i : 3 * (J - 1) + i % 3], i + 1 < 3 * joints[k] ? ',' : '\n');
+        snprintf(label, sizeof label, "raw csv %d joints", joints[k]);
+        post_as(label, "robot=g1", "text/csv", t, n, k ? 413 : 201, k ? LIM : NULL, k ? "joints.csv" : NULL,
+                k ? "41 joints: the limit is 40" : NULL);
+        free(t);
+        free(pos);
+    }
+    kin_clip_free(c);
+    /* An .npz member of the wrong shape, named by its key. */
+    int bad[2] = {2, 6}, one[1] = {2};
+    size_t l0 = 0, l1 = 0;
+    char *m0 = npy_zeros("<f8", bad, 2, 8, &l0), *m1 = test_npy("<U1", one, 1, "a\0\0\0b\0\0\0", 8, &l1);
+    static const char *const members[] = {"joints.npy", "joint_names.npy"};
+    char *data[2] = {m0, m1};
+    size_t lens[2] = {l0, l1};
+    snprintf(path, sizeof path, "%s/bad_shape.npz", dir);
+    CHECK_EQ_INT(test_write_npz(path, 2, members, data, lens), 0);
+    char *npz = test_slurp(path, &len);
+    if (npz) {
+        post_joints_b64("joints npz 2-d", "npz", npz, len, "", 400, PARSE, "joints.npz:joints", "shape (2, 6) is not (T, J, 3)");
+        post_as("raw npz 2-d", "robot=g1", "application/zip", npz, len, 400, PARSE, "joints.npz:joints", "is not (T, J, 3)");
+    }
+    free(npz);
+    free(m0);
+    free(m1);
+}
+
 /* --- uploads: URDF and profile contents ------------------------------------ */
 
 static void put(const char *label, const char *what, const char *name, const char *body, long status,
@@ -807,6 +1072,7 @@ int main(void)
     upload_rows();
     nesting_rows();
     name_rows(run_forward);
+    joint_rows(run_forward, dir);
     printf("test_http_bad: %d requests\n", n_rows);
     CHECK(n_rows >= 200);
     srv_stop(s);

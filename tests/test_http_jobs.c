@@ -4,6 +4,9 @@
  * compared byte for byte with what `retarget solve` (cli_solve) writes for
  * the same clip; two clips batched together give the bytes each gives
  * solo; `retarget fetch` (cli_fetch_job) writes the same NAME.csv;
+ * joint positions (CSV, .npy, .npz) in the JSON and the raw form give the
+ * CSV and NPZ bytes of `retarget solve` of the same file, and `retarget
+ * fetch --format npz` the local NPZ's;
  * Idempotency-Key; malformed BVH (400 naming the line) and JSON (400
  * naming the offset); the body limit at N and N+1 (413, before the body is
  * read when Content-Length says so); the frame limit at N and N+1;
@@ -15,10 +18,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../base/base64.h"
 #include "../retarget/job.h"
 #include "../retarget/profile.h"
 #include "../storage/store.h"
 #include "http_util.h"
+#include "joints_util.h"
 
 static char dir[64];
 
@@ -136,6 +141,171 @@ static int result_equals(long long id, const char *out, const char *name)
     return same;
 }
 
+/* POST /v1/jobs of `body` (len bytes) as Content-Type `ctype` to `path`;
+ * the job id (-1 without one), the status in *code, the reply in *reply
+ * when reply is not NULL (caller frees). */
+static long long submit_as(const char *path, const char *ctype, const char *body, size_t len, long *code,
+                           char **reply)
+{
+    struct cli_server srv = {http_url, NULL};
+    char *resp = NULL;
+    *code = 0;
+    if (cli_http(&srv, "POST", path, ctype, body, len, NULL, code, &resp, NULL, NULL) != RT_OK) *code = 0;
+    long long id = resp ? (long long)json_num(resp, "id") : -1;
+    if (reply) *reply = resp;
+    else free(resp);
+    return id;
+}
+
+/* GET URL gives exactly the `len` bytes of `want` with Content-Type `type`. */
+static int get_bytes_equal(const char *url, const char *want, size_t len, const char *type)
+{
+    char *got = NULL;
+    size_t got_len = 0;
+    char cmd[512];
+    struct cli_server srv = {http_url, NULL};
+    long code = 0;
+    int same = cli_http(&srv, "GET", url, NULL, NULL, 0, NULL, &code, &got, &got_len, NULL) == RT_OK && code == 200 &&
+               got_len == len && !memcmp(got, want, len);
+    free(got);
+    /* The type, from the headers (cli_http keeps only the body). */
+    snprintf(cmd, sizeof cmd, "curl -s -o /dev/null -w '%%{content_type}' '%s%s' | grep -qx '%s'", http_url, url, type);
+    if (same && system(cmd)) {
+        fprintf(stderr, "%s: Content-Type is not %s\n", url, type);
+        same = 0;
+    }
+    if (!same) fprintf(stderr, "%s (HTTP %ld, %zu bytes) differs from the %zu bytes submitted\n", url, code, got_len, len);
+    return same;
+}
+
+/* Joint positions through the daemon (docs/sources.md "Through the
+ * daemon"): the world positions of the first 60 frames of jumping_jacks
+ * as CSV, .npy (+ names) and .npz, each submitted in the JSON form (CSV
+ * text, base64 bytes) and in the raw form (the file as the body, by its
+ * Content-Type), give the result.csv and result.npz bytes `retarget
+ * solve` writes for the same file; the job says "source": "joints", its
+ * source reads back as sent, and `retarget fetch --format npz` writes the
+ * local NPZ's bytes. */
+static void test_joint_jobs(const char *bvh)
+{
+    struct kin_clip *c = NULL;
+    struct rt_err err;
+    char path[256], *csv = NULL, *npy = NULL, *npz = NULL, *names = NULL, state[16];
+    size_t csv_len = 0, npy_len = 0, npz_len = 0, names_len = 0;
+    long code = 0;
+    CHECK_EQ_INT(kin_bvh_parse(bvh, strlen(bvh), "jj.bvh", &c, &err), RT_OK);
+    if (!c) return;
+    CHECK_EQ_INT(test_write_joint_files(c, 60, dir, "jjp"), 60);
+    kin_clip_free(c);
+    snprintf(path, sizeof path, "%s/jjp.csv", dir);
+    csv = test_slurp(path, &csv_len);
+    CHECK_EQ_INT(solve_cli(path, "refj", NULL), 0);
+    CHECK_EQ_INT(solve_cli_npz(path, "refjnpz", NULL), 0);
+    snprintf(path, sizeof path, "%s/jjp_npy.npy", dir);
+    npy = test_slurp(path, &npy_len);
+    CHECK_EQ_INT(solve_cli(path, "refj", NULL), 0);
+    snprintf(path, sizeof path, "%s/jjp_npy.txt", dir);
+    names = test_slurp(path, &names_len);
+    snprintf(path, sizeof path, "%s/jjp_npz.npz", dir);
+    npz = test_slurp(path, &npz_len);
+    CHECK_EQ_INT(solve_cli(path, "refj", NULL), 0);
+    CHECK(csv && npy && npz && names);
+    if (!csv || !npy || !npz || !names) goto done;
+    /* The JSON form: CSV as text, .npz and .npy as base64. */
+    long long ids[6];
+    const char *job_names[6] = {"jjp", "jjp_npz", "jjp_npy", "jjp", "jjp_npz", "jjp_npy"};
+    for (int k = 0; k < 3; k++) {
+        cJSON *j = cJSON_CreateObject(), *o = cJSON_AddObjectToObject(j, "joints");
+        cJSON_AddStringToObject(j, "robot", "g1");
+        cJSON_AddStringToObject(j, "name", job_names[k]);
+        cJSON_AddStringToObject(o, "format", k == 0 ? "csv" : k == 1 ? "npz" : "npy");
+        if (k == 0) {
+            cJSON_AddStringToObject(o, "text", csv);
+        } else {
+            char *b64 = rt_base64_encode(k == 1 ? npz : npy, k == 1 ? npz_len : npy_len, NULL);
+            cJSON_AddStringToObject(o, "data_base64", b64);
+            free(b64);
+        }
+        if (k == 2) {
+            cJSON *arr = cJSON_AddArrayToObject(o, "joint_names");
+            for (char *p = names, *nl; *p; p = nl + 1) {
+                nl = strchr(p, '\n');
+                *nl = 0;
+                cJSON_AddItemToArray(arr, cJSON_CreateString(p));
+                *nl = '\n';
+            }
+        }
+        char *body = cJSON_PrintUnformatted(j);
+        cJSON_Delete(j);
+        ids[k] = submit_as("/v1/jobs", "application/json", body, strlen(body), &code, NULL);
+        CHECK_EQ_INT(code, 201);
+        free(body);
+    }
+    /* The raw form: the file itself, told apart by its Content-Type. */
+    {
+        char q[4096] = "/v1/jobs?robot=g1&name=jjp_npy&joint_names=";
+        size_t k = strlen(q);
+        for (const char *p = names; *p && k + 2 < sizeof q; p++) q[k++] = *p == '\n' ? (p[1] ? ',' : 0) : *p;
+        q[k] = 0;
+        ids[3] = submit_as("/v1/jobs?robot=g1&name=jjp", "text/csv", csv, csv_len, &code, NULL);
+        CHECK_EQ_INT(code, 201);
+        ids[4] = submit_as("/v1/jobs?robot=g1&name=jjp_npz", "application/zip", npz, npz_len, &code, NULL);
+        CHECK_EQ_INT(code, 201);
+        ids[5] = submit_as(q, "application/x-npy", npy, npy_len, &code, NULL);
+        CHECK_EQ_INT(code, 201);
+    }
+    for (int k = 0; k < 6; k++) {
+        char url[96], *job = NULL;
+        http_wait(NULL, ids[k], state);
+        CHECK_EQ_STR(state, "succeeded");
+        CHECK(result_equals(ids[k], "refj", job_names[k]));
+        snprintf(url, sizeof url, "/v1/jobs/%lld", ids[k]);
+        http(NULL, "GET", url, NULL, 0, NULL, &job);
+        CHECK(job && strstr(job, "\"source\":\"joints\""));
+        free(job);
+    }
+    {
+        char url[96];
+        snprintf(url, sizeof url, "/v1/jobs/%lld/result.npz", ids[0]);
+        CHECK(npz_equals(url, "refjnpz", "jjp"));
+        snprintf(url, sizeof url, "/v1/jobs/%lld/source", ids[1]);
+        CHECK(get_bytes_equal(url, npz, npz_len, "application/zip"));
+        snprintf(url, sizeof url, "/v1/jobs/%lld/source", ids[5]);
+        CHECK(get_bytes_equal(url, npy, npy_len, "application/x-npy"));
+        snprintf(url, sizeof url, "/v1/jobs/%lld/source", ids[3]);
+        CHECK(get_bytes_equal(url, csv, csv_len, "text/csv"));
+    }
+    /* retarget fetch --format npz: the local NPZ's bytes. */
+    {
+        struct cli_server srv = {http_url, NULL};
+        char fdir[128], p1[256], p2[256];
+        size_t l1 = 0, l2 = 0;
+        snprintf(fdir, sizeof fdir, "%s/fetched_npz", dir);
+        CHECK_EQ_INT(cli_fetch_job(&srv, ids[0], fdir, NULL, 1, &err), RT_OK);
+        snprintf(p1, sizeof p1, "%s/jjp.npz", fdir);
+        snprintf(p2, sizeof p2, "%s/refjnpz/jjp.npz", dir);
+        char *a = test_slurp(p1, &l1), *b = test_slurp(p2, &l2);
+        CHECK(a && b && l1 == l2 && !memcmp(a, b, l1));
+        free(a);
+        free(b);
+        char *argv[] = {"0", "--server", http_url, "-o", fdir, "--format", "npz", NULL};
+        char idtext[32];
+        snprintf(idtext, sizeof idtext, "%lld", ids[4]);
+        argv[0] = idtext;
+        CHECK_EQ_INT(cli_fetch(7, argv), 0);
+        snprintf(p1, sizeof p1, "%s/jjp_npz.npz", fdir);
+        snprintf(p2, sizeof p2, "%s/jjp_npz.report.json", fdir);
+        CHECK(access(p1, R_OK) == 0 && access(p2, R_OK) == 0);
+        char *bad[] = {idtext, "--server", http_url, "-o", fdir, "--format", "bvh", NULL};
+        CHECK_EQ_INT(cli_fetch(7, bad), 2);
+    }
+done:
+    free(csv);
+    free(npy);
+    free(npz);
+    free(names);
+}
+
 static int job_int(long long id, const char *field)
 {
     char url[64], *body = NULL;
@@ -206,6 +376,7 @@ int main(void)
         snprintf(nurl, sizeof nurl, "/v1/jobs/%lld/result.npz?fps=0", id1);
         http_expect_error(NULL, "GET", nurl, NULL, 0, 400, "query.fps", "expected a frame rate");
     }
+    test_joint_jobs(jj);
     /* One job, built once (retarget/job.h): the submission plans it (one
      * parse of the clip) and stores the plan; the worker reads the plan (one
      * more parse of the clip) and builds the targets once. Bundled profiles
@@ -303,7 +474,7 @@ int main(void)
         struct rt_err err;
         char fdir[128], p1[256], p2[256];
         snprintf(fdir, sizeof fdir, "%s/fetched", dir);
-        CHECK_EQ_INT(cli_fetch_job(&srv, id1, fdir, NULL, &err), RT_OK);
+        CHECK_EQ_INT(cli_fetch_job(&srv, id1, fdir, NULL, 0, &err), RT_OK);
         snprintf(p1, sizeof p1, "%s/run_forward.csv", fdir);
         snprintf(p2, sizeof p2, "%s/ref/run_forward.csv", dir);
         size_t l1 = 0, l2 = 0;
@@ -401,7 +572,8 @@ int main(void)
     /* Metrics. */
     code = http(NULL, "GET", "/v1/metrics", NULL, 0, NULL, &resp);
     CHECK_EQ_INT(code, 200);
-    CHECK(resp && strstr(resp, "retargetd_jobs{state=\"succeeded\"} 6"));
+    /* Six of them the joint-position jobs of test_joint_jobs(). */
+    CHECK(resp && strstr(resp, "retargetd_jobs{state=\"succeeded\"} 12"));
     CHECK(resp && strstr(resp, "retargetd_http_requests_total{code=\"413\"} 1"));
     free(resp);
     /* A clip no bundled profile fits is mapped automatically ("auto:NAME",

@@ -1,5 +1,6 @@
 /* test_store.c -- storage/: SHA-256 against the FIPS vectors, the schema and
- * its migration from version 1, tokens, idempotency keys, crash recovery
+ * its migration from version 1 (and migration 7's rebuild of the jobs
+ * table from a version-6 file with rows), tokens, idempotency keys, crash recovery
  * (running -> queued), a result written only with the state change that
  * makes its job succeeded (and never for a cancelled job), limits at N and
  * N+1, paging. */
@@ -161,6 +162,137 @@ static void test_schema_and_migration(void)
     CHECK(sqlite3_step(q) == SQLITE_ROW && !strcmp((const char *)sqlite3_column_text(q, 0), "wal"));
     sqlite3_finalize(q);
     sqlite3_close(db);
+}
+
+/* Migration 7 rebuilds the jobs table (its source_kind CHECK gains
+ * 'joints'): a version-6 file with a finished job (its result and clip
+ * rows reference it), a queued one with an idempotency key and a deleted
+ * top id keeps every row, field, reference and index, keeps counting ids
+ * from where it was, still cascades a deletion, and takes joint-position
+ * jobs, which version 6 refused. */
+static void test_migration_7(void)
+{
+    char path[128];
+    struct store *s = NULL;
+    struct rt_err err;
+    int64_t id1 = 0, id2 = 0, id3 = 0, id4 = 0;
+    int existed = 0, stored = 0;
+    db_path(path, sizeof path, "mig7.db");
+    CHECK_EQ_INT(store_open_at(path, 6, &s, &err), RT_OK);
+    CHECK_EQ_INT(store_version(s), 6);
+    struct store_job_new n = new_job("alice", NULL, "CLIP-A");
+    n.plan = "{\"profile\":\"cmu_g1\"}";
+    CHECK_EQ_INT(store_job_insert(s, &n, &id1, &existed, &err), RT_OK);
+    int claimed = 0;
+    CHECK_EQ_INT(store_job_claim(s, id1, &claimed, &err), RT_OK);
+    float traj[2 * 3] = {1, 2, 3, 4, 5, 6.5f};
+    CHECK_EQ_INT(store_job_finish(s, id1, 2, 3, "[\"a\",\"b\",\"c\"]", traj, "{\"ok\":1}", 7, 0.25, 1.5, 1,
+                                  &stored, &err), RT_OK);
+    CHECK_EQ_INT(stored, 1);
+    n = new_job("bob", "key-b", "CLIP-B");
+    n.source_kind = STORE_SRC_CSV;
+    n.source_robot = "h1";
+    CHECK_EQ_INT(store_job_insert(s, &n, &id2, &existed, &err), RT_OK);
+    n = new_job("bob", NULL, "CLIP-C");
+    CHECK_EQ_INT(store_job_insert(s, &n, &id3, &existed, &err), RT_OK);
+    /* Version 6 has no joint-position kind. */
+    n = new_job("bob", NULL, "pelvis_x,pelvis_y,pelvis_z\n0,0,1\n");
+    n.source_kind = STORE_SRC_JOINTS;
+    CHECK_EQ_INT(store_job_insert(s, &n, &id4, &existed, &err), RT_ESTATE);
+    store_close(s);
+    {
+        /* The top id deleted (as a purge would): ids must not be reused. */
+        sqlite3 *raw;
+        sqlite3_open(path, &raw);
+        sqlite3_exec(raw, "PRAGMA foreign_keys = ON", NULL, NULL, NULL);
+        char sql[128];
+        snprintf(sql, sizeof sql, "DELETE FROM jobs WHERE id = %lld", (long long)id3);
+        CHECK_EQ_INT(sqlite3_exec(raw, sql, NULL, NULL, NULL), SQLITE_OK);
+        sqlite3_close(raw);
+    }
+    CHECK_EQ_INT(store_open(path, &s, &err), RT_OK);
+    CHECK_EQ_INT(store_version(s), 7);
+    if (!s) return;
+    struct store_job j;
+    CHECK_EQ_INT(store_job_get(s, id1, "alice", 1, &j, &err), RT_OK);
+    CHECK_EQ_STR(j.clip, "CLIP-A");
+    CHECK_EQ_INT(j.state, STORE_SUCCEEDED);
+    CHECK_EQ_STR(j.plan ? j.plan : "", "{\"profile\":\"cmu_g1\"}");
+    CHECK_EQ_INT(j.lm_iter, 7);
+    CHECK_EQ_INT(j.batch_clips, 1);
+    CHECK(j.joint_names == NULL && j.joint_units == 0 && j.joint_up == 0);
+    store_job_release(&j);
+    int frames = 0, cols = 0;
+    float *back = NULL;
+    char *names = NULL, *report = NULL;
+    CHECK_EQ_INT(store_result_get(s, id1, "alice", &frames, &cols, &names, &back, &report, &err), RT_OK);
+    CHECK(frames == 2 && cols == 3 && back && !memcmp(back, traj, sizeof traj));
+    CHECK_EQ_STR(names, "[\"a\",\"b\",\"c\"]");
+    CHECK_EQ_STR(report, "{\"ok\":1}");
+    free(back);
+    free(names);
+    free(report);
+    CHECK_EQ_INT(store_job_get(s, id2, "bob", 1, &j, &err), RT_OK);
+    CHECK_EQ_STR(j.clip, "CLIP-B");
+    CHECK_EQ_INT(j.source_kind, STORE_SRC_CSV);
+    CHECK_EQ_STR(j.source_robot, "h1");
+    CHECK_EQ_STR(j.idem_key, "key-b");
+    store_job_release(&j);
+    /* The idempotency key still binds (the UNIQUE constraint came along). */
+    n = new_job("bob", "key-b", "CLIP-B");
+    n.source_kind = STORE_SRC_CSV;
+    n.source_robot = "h1";
+    int64_t again = 0;
+    CHECK_EQ_INT(store_job_insert(s, &n, &again, &existed, &err), RT_OK);
+    CHECK(again == id2 && existed == 1);
+    /* A joint-position job: binary bytes and the joint fields kept. */
+    static const char npy[] = "\x93NUMPY\x01\x00\x00pos";
+    n = new_job("bob", NULL, "x");
+    n.source_kind = STORE_SRC_JOINTS;
+    n.clip = npy;
+    n.clip_len = sizeof npy - 1;
+    n.joint_names = "pelvis\nleft_hip\n";
+    n.joint_units = 0.01;
+    n.joint_up = 'z';
+    CHECK_EQ_INT(store_job_insert(s, &n, &id4, &existed, &err), RT_OK);
+    CHECK(id4 > id3);
+    CHECK_EQ_INT(store_job_get(s, id4, "bob", 1, &j, &err), RT_OK);
+    CHECK_EQ_INT(j.source_kind, STORE_SRC_JOINTS);
+    CHECK(j.clip_len == sizeof npy - 1 && !memcmp(j.clip, npy, sizeof npy - 1));
+    CHECK_EQ_STR(j.joint_names, "pelvis\nleft_hip\n");
+    CHECK(j.joint_units == 0.01 && j.joint_up == 'z');
+    store_job_release(&j);
+    store_close(s);
+    {
+        sqlite3 *raw;
+        sqlite3_stmt *q;
+        sqlite3_open(path, &raw);
+        sqlite3_exec(raw, "PRAGMA foreign_keys = ON", NULL, NULL, NULL);
+        /* The indexes are back, the CHECK has the new kind, and foreign
+         * keys hold and still cascade. */
+        sqlite3_prepare_v2(raw, "SELECT (SELECT group_concat(name, ',') FROM (SELECT name FROM sqlite_master "
+                                "WHERE type = 'index' AND tbl_name = 'jobs' AND name LIKE 'jobs_by_%' ORDER BY name)), "
+                                "(SELECT count(*) FROM sqlite_master WHERE name = 'jobs_new'), "
+                                "(SELECT sql LIKE '%''joints''%' FROM sqlite_master WHERE name = 'jobs')",
+                           -1, &q, NULL);
+        CHECK_EQ_INT(sqlite3_step(q), SQLITE_ROW);
+        CHECK_EQ_STR((const char *)sqlite3_column_text(q, 0), "jobs_by_owner,jobs_by_state");
+        CHECK_EQ_INT(sqlite3_column_int(q, 1), 0);
+        CHECK_EQ_INT(sqlite3_column_int(q, 2), 1);
+        sqlite3_finalize(q);
+        sqlite3_prepare_v2(raw, "PRAGMA foreign_key_check", -1, &q, NULL);
+        CHECK_EQ_INT(sqlite3_step(q), SQLITE_DONE);
+        sqlite3_finalize(q);
+        char sql[160];
+        snprintf(sql, sizeof sql, "DELETE FROM jobs WHERE id = %lld", (long long)id1);
+        CHECK_EQ_INT(sqlite3_exec(raw, sql, NULL, NULL, NULL), SQLITE_OK);
+        snprintf(sql, sizeof sql, "SELECT (SELECT count(*) FROM results WHERE job_id = %lld) + "
+                                  "(SELECT count(*) FROM job_clips WHERE job_id = %lld)", (long long)id1, (long long)id1);
+        sqlite3_prepare_v2(raw, sql, -1, &q, NULL);
+        CHECK(sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0) == 0);
+        sqlite3_finalize(q);
+        sqlite3_close(raw);
+    }
 }
 
 struct token_seen {
@@ -482,6 +614,7 @@ int main(void)
     if (!mkdtemp(dir)) TEST_SKIP("no temporary folder");
     test_sha256();
     test_schema_and_migration();
+    test_migration_7();
     db_path(path, sizeof path, "main.db");
     CHECK_EQ_INT(store_open(path, &s, &err), RT_OK);
     if (s) {

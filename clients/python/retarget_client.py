@@ -6,13 +6,20 @@ As a library:
     from retarget_client import Client
     c = Client("http://127.0.0.1:8080", token="...")
     job = c.submit_bvh(open("clip.bvh").read(), robot="g1")
+    # or joint positions: .npz / .npy bytes (an .npy with its names) or CSV text
+    job = c.submit_joints(open("walk.npz", "rb").read(), "npz", robot="g1")
     c.wait(job["id"])
     csv_text = c.result_csv(job["id"])
     report = c.result(job["id"], trajectory=False)["report"]
 
 As a command:
 
-    retarget_client.py submit CLIP.bvh --robot g1 [--profile P] [--idempotency-key K]
+    retarget_client.py submit SOURCE --robot g1 [--profile P] [--idempotency-key K]
+                       [--joint-names FILE] [--units m|cm|mm|in|cmu] [--up y|z] [--fps F]
+
+SOURCE is a BVH clip, joint positions (.npz, .npy with its names one a line
+in --joint-names FILE or NAME.txt beside it, a CSV of NAME_x,NAME_y,NAME_z
+columns; docs/sources.md), or with --source-robot a robot trajectory CSV.
     retarget_client.py status ID | wait ID | cancel ID | list
     retarget_client.py fetch ID -o DIR [--format csv|npz] [--fps F]
 
@@ -25,6 +32,7 @@ the server raise RetargetError carrying its HTTP status and the JSON error
 ({"code", "where", "message"}); the command prints them as one line.
 """
 import argparse
+import base64
 import json
 import os
 import sys
@@ -79,6 +87,26 @@ class Client:
                           name=None):
         return self._submit({"robot": robot, "source_robot": source_robot, "trajectory": csv_text},
                             idempotency_key, name, profile, options)
+
+    def submit_joints(self, data, fmt, robot, joint_names=None, units=None, up=None, profile=None, options=None,
+                      idempotency_key=None, name=None):
+        """Submits joint positions: `data` is the bytes of an .npz or .npy
+        (sent as base64) or CSV text (str or bytes) of NAME_x,NAME_y,NAME_z
+        columns; `fmt` is "npz", "npy" or "csv". An .npy needs `joint_names`
+        (a list). `units` (m, cm, mm, in, cmu) and `up` (y, z) replace the
+        detected ones; a frame rate goes in options={"fps": F}."""
+        joints = {"format": fmt}
+        if fmt == "csv":
+            joints["text"] = data.decode("utf-8") if isinstance(data, bytes) else data
+        else:
+            joints["data_base64"] = base64.b64encode(data).decode("ascii")
+        if joint_names is not None:
+            joints["joint_names"] = list(joint_names)
+        if units:
+            joints["units"] = units
+        if up:
+            joints["up"] = up
+        return self._submit({"robot": robot, "joints": joints}, idempotency_key, name, profile, options)
 
     def _submit(self, body, key, name, profile, options):
         """POSTs `body` with the optional name, profile and options appended
@@ -135,6 +163,28 @@ class Client:
             time.sleep(poll)
 
 
+def joints_format(path, text):
+    """The joint-position format of a source file, as `retarget solve` tells
+    them apart: "npz" or "npy" by extension, "csv" for a file whose first
+    line is NAME_x,NAME_y,NAME_z column triples (after an optional frame or
+    time column), None for any other source."""
+    ext = os.path.splitext(path)[1].lower()
+    if ext in (".npz", ".npy"):
+        return ext[1:]
+    if ext == ".bvh":
+        return None
+    cols = [c.strip() for c in text.lstrip("\ufeff").split("\n", 1)[0].strip().split(",")]
+    if cols and cols[0] in ("frame", "time", "t"):
+        cols = cols[1:]
+    if not cols or len(cols) % 3:
+        return None
+    for i in range(0, len(cols), 3):
+        stem = cols[i][:-2]
+        if not stem or [cols[i], cols[i + 1], cols[i + 2]] != [stem + "_x", stem + "_y", stem + "_z"]:
+            return None
+    return "csv"
+
+
 def main(argv=None):
     """The command line; returns the exit status (the `retarget-client` entry point)."""
     prog = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else "retarget_client.py"
@@ -148,6 +198,10 @@ def main(argv=None):
     s.add_argument("--profile")
     s.add_argument("--source-robot")
     s.add_argument("--idempotency-key", help="resubmitting with the same key returns the same job")
+    s.add_argument("--joint-names", help="an .npy's joint names, one a line (default: NAME.txt beside it)")
+    s.add_argument("--units", choices=["m", "cm", "mm", "in", "cmu"], help="length unit of joint positions")
+    s.add_argument("--up", choices=["y", "z"], help="up axis of joint positions")
+    s.add_argument("--fps", type=float, help="frame rate of joint positions or a trajectory")
     for name in ("status", "wait", "cancel"):
         sub.add_parser(name).add_argument("id", type=int)
     f = sub.add_parser("fetch")
@@ -161,11 +215,22 @@ def main(argv=None):
     c = Client(a.server, a.token)
     try:
         if a.cmd == "submit":
-            with open(a.source, encoding="utf-8", errors="replace") as fh:
-                text = fh.read()
+            with open(a.source, "rb") as fh:
+                raw = fh.read()
+            text = raw.decode("utf-8", "replace")
             name = os.path.splitext(os.path.basename(a.source))[0]
-            if a.source_robot:
-                job = c.submit_trajectory(text, a.source_robot, a.robot, a.profile, name=name,
+            fmt = joints_format(a.source, text)
+            options = {"fps": a.fps} if a.fps else None
+            if fmt:
+                names = None
+                if fmt == "npy":
+                    path = a.joint_names or os.path.splitext(a.source)[0] + ".txt"
+                    with open(path, encoding="utf-8") as fh:
+                        names = [n.strip() for n in fh if n.strip()]
+                job = c.submit_joints(text if fmt == "csv" else raw, fmt, a.robot, names, a.units, a.up, a.profile,
+                                      options, a.idempotency_key, name)
+            elif a.source_robot:
+                job = c.submit_trajectory(text, a.source_robot, a.robot, a.profile, options=options, name=name,
                                           idempotency_key=a.idempotency_key)
             else:
                 job = c.submit_bvh(text, a.robot, a.profile, name=name, idempotency_key=a.idempotency_key)

@@ -15,6 +15,10 @@ import { RobotFigure } from './figure.js';
 import { Plots } from './plots.js';
 import { computeCurves } from './series.js';
 
+// The file extension of a job's source download, by its kind ("joints": the
+// bytes as sent, .npz, .npy or CSV, named generically).
+const SOURCE_EXT = { bvh: 'bvh', csv: 'csv', joints: 'joints' };
+
 const ROBOT_COLOR = 0xe8590c, SOURCE_COLOR = 0x1971c2, CONTACT_COLOR = [0x2f9e44, 0x1971c2];
 const SIDE_OFFSET = 1.0;   // m between robot and source, side by side
 const tmp = new THREE.Vector3();
@@ -369,7 +373,7 @@ function renderDownloads(job, report) {
                 saveBlob(new Blob([JSON.stringify(report, null, 1)], { type: 'application/json' }), `${job.name}.report.json`);
             },
         }, 'report'), ' · ',
-        link('source', `${base}/source`, `${job.name}.${job.source === 'csv' ? 'csv' : 'bvh'}`));
+        link('source', `${base}/source`, `${job.name}.${SOURCE_EXT[job.source] ?? 'bvh'}`));
 }
 
 // Opens job `id`: fetches the job, its result with series, the robot's
@@ -388,10 +392,11 @@ export async function openJob(id) {
             v.ui.meta.textContent = `${job.state}: there is no result to show.`;
             return;
         }
+        // Joint positions (.npz, .npy, CSV) have no figure here: only the robot is drawn.
         [result, urdf, source] = await Promise.all([
             api(`/v1/jobs/${id}/result?series=1`),
             api(`/v1/robots/${encodeURIComponent(job.robot)}/urdf`, { as: 'text' }),
-            api(`/v1/jobs/${id}/source`, { as: 'text' }),
+            job.source === 'joints' ? null : api(`/v1/jobs/${id}/source`, { as: 'text' }),
         ]);
         if (job.source === 'csv') srcUrdf = await api(`/v1/robots/${encodeURIComponent(job.source_robot)}/urdf`, { as: 'text' });
     } catch {
@@ -404,7 +409,8 @@ export async function openJob(id) {
     v.n = result.frames;
     v.ft = result.report.frame_time > 0 ? result.report.frame_time : 1 / 30;
     v.ui.title.textContent = `${job.name} (job ${job.id})`;
-    v.ui.meta.textContent = `${job.source === 'csv' ? `${job.source_robot} trajectory` : 'BVH clip'} onto ${job.robot}` +
+    const what = job.source === 'csv' ? `${job.source_robot} trajectory` : job.source === 'joints' ? 'joint positions' : 'BVH clip';
+    v.ui.meta.textContent = `${what} onto ${job.robot}` +
         `, profile ${job.profile ?? result.report.profile ?? 'shared links'}, ${v.n} frames at ${fmt(1 / v.ft)} fps`;
     try {
         v.robot = new RobotFigure(urdf, ROBOT_COLOR);
@@ -418,7 +424,7 @@ export async function openJob(id) {
             v.srcRows = csv.rows;
             v.source.showFrames(false);
             v.source.addTo(v.zUp, v.scene);
-        } else {
+        } else if (job.source !== 'joints') {
             v.bvh = new BVHLoader().parse(source);
             v.srcGroup = new THREE.Group();
             v.srcGroup.add(v.bvh.skeleton.bones[0]);
