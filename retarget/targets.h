@@ -66,7 +66,7 @@ void rtg_targets_free(struct rtg_targets *t);
  * x frame time; weight RTG_W_VLIM_REF x `scale` for 30 fps, scaled with the
  * frame rate like the smoothness weights. scale 0, or a robot without
  * limits: none (v_limit NULL). RT_ENOMEM. */
-#define RTG_W_VLIM_REF 2.0
+#define RTG_W_VLIM_REF 0.2
 enum rt_status rtg_targets_velocity_limits(struct rtg_targets *t, const struct kin_robot *r, double scale,
                                            struct rt_err *err);
 
