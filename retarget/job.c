@@ -106,8 +106,14 @@ static void resolve_options(const struct rtg_job_spec *spec, struct rtg_job_plan
     solver_options_default(&plan->opt);
     if (plan->profile) rtg_profile_solver_options(plan->profile, &plan->opt);
     rtg_job_options_apply(&spec->opts, &plan->opt);
-    plan->collide_weight =
-        spec->opts.set & (1u << RTG_JOB_COLLIDE_WEIGHT) ? spec->opts.collide_weight : RTG_COLLIDE_WEIGHT;
+    /* The identity mapping re-solves a trajectory of the robot's own model:
+     * its contacts are the robot's, and the capsules' approximation would
+     * only move it (Unitree's G1 reference touches them in 10 of its 3945
+     * frames, and the term then doubled the LM iterations). Off unless asked. */
+    int identity = plan->source_kind == RTG_SRC_TRAJ && !plan->profile;
+    plan->collide_weight = spec->opts.set & (1u << RTG_JOB_COLLIDE_WEIGHT) ? spec->opts.collide_weight
+                           : identity                                     ? 0.0
+                                                                          : RTG_COLLIDE_WEIGHT;
     plan->collide_margin =
         spec->opts.set & (1u << RTG_JOB_COLLIDE_MARGIN) ? spec->opts.collide_margin : RTG_COLLIDE_MARGIN;
     plan->velocity_weight = spec->opts.set & (1u << RTG_JOB_VELOCITY_WEIGHT) ? spec->opts.velocity_weight : 1.0;

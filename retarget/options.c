@@ -47,7 +47,7 @@ static const struct rtg_option table[] = {
      RTG_SCOPE_JOB | S_SOLVE | S_SUBMIT | S_BATCH, "30",
      "frame rate of a trajectory CSV or joint-position source (a BVH clip carries its own; an .npz's fps is replaced)"},
     {"collide_weight", "--collide-weight", "W", RTG_OPT_REAL, 0, 1000, 0, 0, NULL,
-     RTG_SCOPE_JOB | S_SOLVE | S_SUBMIT | S_BATCH, "20",
+     RTG_SCOPE_JOB | S_SOLVE | S_SUBMIT | S_BATCH, "20 (0 for a trajectory of the robot's own model)",
      "weight of the self-collision term (0: off)"},
     {"collide_margin", "--collide-margin", "M", RTG_OPT_REAL, 0, 0.2, 0, 0, NULL,
      RTG_SCOPE_JOB | S_SOLVE | S_SUBMIT | S_BATCH, "0.01",
