@@ -133,10 +133,11 @@ $(B)/bench/%: $(O)/bench/%.o $(LIB)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 # What only some tests need (the browser test's Chromium, a venv with pip and
-# setuptools for the Python package): installed where it can be (root, apt),
-# else those tests skip.
+# setuptools for the Python package, slurm-wlm and munge for the Slurm
+# cluster of test_slurm, systemd's systemd-analyze for test_systemd):
+# installed where it can be (root, apt), else those tests skip.
 test: all
-	@sh deploy/deps.sh --optional chromium python3-venv python3-pip python3-setuptools
+	@sh deploy/deps.sh --optional chromium python3-venv python3-pip python3-setuptools slurm-wlm munge systemd
 	@sh tests/run.sh $(B) $(TESTS) $(SH_TESTS)
 
 run: all
