@@ -384,8 +384,19 @@ static void solve_part(struct batch_ctx *bc, const int *idx, int n)
     double t0 = rt_now();
     enum rt_status st = rtg_batch_solve(&q->be, bc->robot, &jobs[idx[0]].in.opt, items, n, on_progress, &prog, &err);
     double dt = rt_now() - t0;
+    if (st != RT_OK && n > 1) {
+        /* One clip may have failed the call for all: each is solved again
+         * alone, so that it fails by itself and its batch mates succeed
+         * (with the bits they would have had in the batch: DESIGN.md "The
+         * numerical contract"). */
+        char line[300];
+        rt_log("warn", "sched", "batch", "a solver call of %d clips failed (%s): solving each alone", n,
+               rt_err_line(&err, line, sizeof line));
+        for (int i = 0; i < n; i++) solve_part(bc, &idx[i], 1);
+        goto done;
+    }
     if (st != RT_OK) {
-        for (int i = 0; i < n; i++) fail_job(q, ids[i], &err);
+        fail_job(q, ids[0], &err);
         goto done;
     }
     srv_metrics_solved(&s->metrics, n, frames, dt);
@@ -547,8 +558,18 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-static void load_queued(void *user, int64_t id, int frames, const char *class_key)
+/* The start-up load. A job a crash interrupted (attempts > 0) comes back
+ * alone: a class key of its own, "KEY|alone:ID", so that a clip that
+ * brings the daemon down is retried by itself -- it alone reaches
+ * STORE_MAX_ATTEMPTS and fails (store_job_requeue_running) while its old
+ * batch mates run and succeed without it. */
+static void load_queued(void *user, int64_t id, int frames, int attempts, const char *class_key)
 {
+    char key[sizeof ((struct sched_entry *)0)->key];
+    if (attempts > 0) {
+        snprintf(key, sizeof key, "%.200s|alone:%lld", class_key, (long long)id);
+        class_key = key;
+    }
     add_locked(user, id, frames, class_key);
 }
 

@@ -782,17 +782,13 @@ done:
 }
 
 enum rt_status store_job_each_queued(struct store *s,
-                                     void (*fn)(void *user, int64_t id, int frames,
+                                     void (*fn)(void *user, int64_t id, int frames, int attempts,
                                                 const char *class_key),
                                      void *user, struct rt_err *err)
 {
     enum rt_status st = RT_OK;
     RLOCK(s);
-    /* A job a crash interrupted (attempts > 0) comes back alone: its own
-     * class key, so that a clip that kills the solver fails on its own,
-     * and its old batch mates succeed without it. */
-    sqlite3_stmt *q = prep(s->rdb, "SELECT id, frames, CASE WHEN attempts > 0 "
-                                   "THEN class_key || '|alone:' || id ELSE class_key END FROM jobs "
+    sqlite3_stmt *q = prep(s->rdb, "SELECT id, frames, attempts, class_key FROM jobs "
                                    "WHERE state = 'queued' ORDER BY id");
     if (!q) {
         st = db_err(s->rdb, err, "jobs");
@@ -800,8 +796,8 @@ enum rt_status store_job_each_queued(struct store *s,
     }
     int rc;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW)
-        fn(user, sqlite3_column_int64(q, 0), sqlite3_column_int(q, 1),
-           (const char *)sqlite3_column_text(q, 2));
+        fn(user, sqlite3_column_int64(q, 0), sqlite3_column_int(q, 1), sqlite3_column_int(q, 2),
+           (const char *)sqlite3_column_text(q, 3));
     if (rc != SQLITE_DONE) st = db_err(s->rdb, err, "jobs");
 done:
     sqlite3_finalize(q);
