@@ -72,8 +72,12 @@ struct srv_submit {
  * gets the JSON tree the strings point into (NULL for the raw form); the
  * caller deletes it, also on failure. Errors name the field: "body.FIELD",
  * "body.options.KEY", "query.KEY", "body:LINE:COL". Names are checked for
- * UTF-8 only (the name rules of robots and profiles are assets.c's). */
-enum rt_status srv_submit_parse(const char *body, size_t len, const struct srv_query *q,
+ * UTF-8 only (the name rules of robots and profiles are assets.c's).
+ * Memory: the JSON form's clip or trajectory string is decoded in place in
+ * `body` (never copied into the tree), so out->source points into `body`
+ * in either form, and `body` is changed: the caller keeps it for as long
+ * as it uses `out` and reads nothing else from it. */
+enum rt_status srv_submit_parse(char *body, size_t len, const struct srv_query *q,
                                 struct srv_submit *out, struct cJSON **root, struct rt_err *err);
 
 /* The stored form of job name `given` (NULL or "": "clip"): valid UTF-8

@@ -683,11 +683,22 @@ enum rt_status store_job_insert(struct store *s, const struct store_job_new *in,
     *id = sqlite3_last_insert_rowid(s->db);
     if (s->version >= 5) {
         sqlite3_finalize(q);
-        q = prep(s->db, "INSERT INTO job_clips (job_id, clip) VALUES (?,?)");
+        /* A zeroblob of the clip's size, then the bytes written into it:
+         * an INSERT of the text would first build the whole row in memory,
+         * a second copy of a clip of many MB. The clip is stored as a
+         * BLOB (read back the same as text). */
+        q = prep(s->db, "INSERT INTO job_clips (job_id, clip) VALUES (?, zeroblob(?))");
         if (!q) goto dberr;
         sqlite3_bind_int64(q, 1, *id);
-        sqlite3_bind_text(q, 2, in->clip, (int)in->clip_len, SQLITE_STATIC);
+        sqlite3_bind_int64(q, 2, (sqlite3_int64)in->clip_len);
         if (sqlite3_step(q) != SQLITE_DONE) goto dberr;
+        sqlite3_blob *blob = NULL;
+        if (sqlite3_blob_open(s->db, "main", "job_clips", "clip", *id, 1, &blob) != SQLITE_OK ||
+            sqlite3_blob_write(blob, in->clip, (int)in->clip_len, 0) != SQLITE_OK) {
+            sqlite3_blob_close(blob);
+            goto dberr;
+        }
+        if (sqlite3_blob_close(blob) != SQLITE_OK) goto dberr;
     }
     goto end;
 dberr:
