@@ -18,65 +18,27 @@
 cd "$(dirname "$0")/.." || exit 1
 [ -x /usr/bin/python3 ] || { echo "test_crash_alone: skipped: no /usr/bin/python3"; exit 77; }
 exec /usr/bin/python3 - "$@" <<'EOF'
-import http.client, json, os, random, shutil, signal, subprocess, sys, tempfile, time
+import json, os, random, shutil, signal, subprocess, sys, time
+sys.path.insert(0, "tests")
+import daemon_util as du
 
-b = sys.argv[1] if len(sys.argv) > 1 else "build"
-data = os.environ.get("RT_SHARED_DATA", "../shared/data")
-clip_path = os.path.join(data, "clips", "cmu_12_01_walk.bvh")
-if not os.path.exists(clip_path):
-    print("test_crash_alone: skipped: no %s" % clip_path)
-    sys.exit(77)
+b, clip_path, tmp, checks = du.begin("test_crash_alone", "clips", "cmu_12_01_walk.bvh")
 clip = open(clip_path, "rb").read()
-tmp = tempfile.mkdtemp(prefix="test_crash_alone.")
 db = os.path.join(tmp, "c.db")
-failed = []
+check, failed = checks.check, checks.failed
 port = [0]
 
-def check(cond, what):
-    if not cond:
-        failed.append(what)
-        print("test_crash_alone: FAILED: " + what, flush=True)
-
-def request(method, path, body=None, timeout=30):
-    c = http.client.HTTPConnection("127.0.0.1", port[0], timeout=timeout)
-    try:
-        c.request(method, path, body=body)
-        r = c.getresponse()
-        return r.status, r.read()
-    finally:
-        c.close()
+def request(method, path, body=None):
+    return du.request(port[0], method, path, body)
 
 log_path = os.path.join(tmp, "daemon.log")
 def start():
-    log = open(log_path, "ab")
-    at = log.tell()
-    p = subprocess.Popen([os.path.join(b, "retargetd"), "--listen", "127.0.0.1:0", "--db", db, "--no-auth",
-                          "--backend", "cpu", "--solver-threads", "2", "--batch-wait-ms", "2000"],
-                         stdout=log, stderr=log)
-    log.close()
-    for _ in range(200):
-        text = open(log_path, errors="replace").read()[at:]
-        i = text.find("listening on port ")
-        if i >= 0:
-            port[0] = int(text[i + 18:].split()[0].rstrip(":,)"))
-            try:
-                if request("GET", "/v1/health", timeout=2)[0] == 200:
-                    return p
-            except OSError:
-                pass
-        if p.poll() is not None:
-            break
-        time.sleep(0.05)
-    print("test_crash_alone: the daemon did not start (exit %s)" % p.poll())
-    sys.stdout.write(open(log_path, errors="replace").read()[-3000:])
-    sys.exit(1)
+    p, port[0] = du.start("test_crash_alone", b, log_path, ["--db", db, "--no-auth", "--backend", "cpu",
+                                                            "--solver-threads", "2", "--batch-wait-ms", "2000"])
+    return p
 
 def jobs():
-    try:
-        st, body = request("GET", "/v1/jobs?limit=100", timeout=5)
-        return json.loads(body)["jobs"] if st == 200 else None
-    except (OSError, http.client.HTTPException, ValueError):
-        return None
+    return du.jobs(port[0], 100)
 
 ref_dir = os.path.join(tmp, "ref")
 subprocess.run([os.path.join(b, "retarget"), "solve", clip_path, "--robot", "g1", "--threads", "2",

@@ -18,36 +18,21 @@
 cd "$(dirname "$0")/.." || exit 1
 [ -x /usr/bin/python3 ] || { echo "test_submit_memory: skipped: no /usr/bin/python3"; exit 77; }
 exec /usr/bin/python3 - "$@" <<'EOF'
-import http.client, json, os, shutil, subprocess, sys, tempfile, time
+import json, os, shutil, sys, tempfile, time
+sys.path.insert(0, "tests")
+import daemon_util as du
 
-b = sys.argv[1] if len(sys.argv) > 1 else "build"
-data = os.environ.get("RT_SHARED_DATA", "../shared/data")
-ref_path = os.path.join(data, "reference", "g1", "dance1_subject1.csv")
-bvh_path = os.path.join(data, "clips", "01_03.bvh")
-if not os.path.exists(ref_path):
-    print("test_submit_memory: skipped: no %s" % ref_path)
-    sys.exit(77)
+b = du.build_dir()
+ref_path = du.shared_file("test_submit_memory", "reference", "g1", "dance1_subject1.csv")
+bvh_path = os.path.join(os.environ.get("RT_SHARED_DATA", "../shared/data"), "clips", "01_03.bvh")
 if not os.path.exists("/proc/self/status"):
     print("test_submit_memory: skipped: no /proc")
     sys.exit(77)
 LIMIT = 2.0
 tmp = tempfile.mkdtemp(prefix="test_submit_memory.")
-log_path = os.path.join(tmp, "daemon.log")
-log = open(log_path, "w")
-p = subprocess.Popen([os.path.join(b, "retargetd"), "--listen", "127.0.0.1:0", "--db", os.path.join(tmp, "m.db"),
-                      "--no-auth", "--backend", "cpu", "--batch-wait-ms", "3600000", "--batch-frames", "10000000"],
-                     stdout=log, stderr=log)
-port = None
-for _ in range(200):
-    text = open(log_path).read()
-    if "listening on port " in text:
-        port = int(text.split("listening on port ")[1].split()[0].rstrip(":,)"))
-        break
-    time.sleep(0.05)
-if port is None:
-    print("test_submit_memory: FAILED: the daemon did not start:\n" + open(log_path).read()[-2000:])
-    p.kill()
-    sys.exit(1)
+p, port = du.start("test_submit_memory", b, os.path.join(tmp, "daemon.log"),
+                   ["--db", os.path.join(tmp, "m.db"), "--no-auth", "--backend", "cpu", "--batch-wait-ms", "3600000",
+                    "--batch-frames", "10000000"])
 
 def status():
     d = {}
@@ -57,12 +42,7 @@ def status():
     return int(d["VmHWM"].split()[0]) * 1024, int(d["VmRSS"].split()[0]) * 1024
 
 def post(path, body):
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
-    c.request("POST", path, body=body, headers={"Content-Type": "application/json"})
-    r = c.getresponse()
-    out = r.status, r.read()
-    c.close()
-    return out
+    return du.request(port, "POST", path, body, {"Content-Type": "application/json"}, timeout=120)
 
 def measure(what, path, body):
     reset = True
@@ -105,7 +85,6 @@ try:
 finally:
     p.terminate()
     p.wait()
-    log.close()
 for f in fail:
     print("test_submit_memory: FAILED: " + f)
 if fail:
