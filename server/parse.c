@@ -245,9 +245,9 @@ enum rt_status srv_json_parse(const char *text, size_t len, const char *label, i
 
 /* The clip or trajectory is nearly all of a submission's body. cJSON would
  * copy it into the tree, and the body and its copy would be held at once
- * (DESIGN.md: a submission costs at most twice its body). So it is cut out
- * of the text cJSON reads and decoded in place in the body instead: a
- * decoded JSON string is never longer than its text. */
+ * (a submission is to cost at most twice its body: docs/api.md "Limits").
+ * So it is cut out of the text cJSON reads and decoded in place in the
+ * body instead: a decoded JSON string is never longer than its text. */
 
 /* The index of the closing quote of the string opening at t[i], or >= len.
  * The scan has passed the text. */
@@ -312,7 +312,10 @@ static int hex4(const char *p, size_t n, unsigned *out)
     if (n < 4) return 0;
     for (int i = 0; i < 4; i++) {
         char c = p[i];
-        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+        int d = c >= '0' && c <= '9'   ? c - '0'
+                : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                       : -1;
         if (d < 0) return 0;
         v = v * 16 + (unsigned)d;
     }
