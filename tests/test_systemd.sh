@@ -79,7 +79,8 @@ words = [w.replace("/var/lib/retargetd", state) for w in words]
 print(" ".join(shlex.quote(w) for w in words))
 PY
 ) || fail "cannot read ExecStart from $unit"
-eval "$cmd" >"$tmp/daemon.log" 2>&1 &
+# exec: $! is the daemon itself, not a shell around it, so the trap stops it.
+eval "exec $cmd" >"$tmp/daemon.log" 2>&1 &
 pid=$!
 port=""
 i=0
