@@ -128,15 +128,19 @@ $(B)/retargetd: $(O)/server/main.o $(SRV_LIB) $(LIB)
 $(B)/tests/%: $(O)/tests/%.o $(SRV_LIB) $(CLI_LIB) $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+# test_http_alone reaches the scheduler's solver calls through a wrapper of
+# rtg_batch_solve (a fault it injects into one clip).
+$(B)/tests/test_http_alone: LDFLAGS += -Wl,--wrap=rtg_batch_solve
 $(B)/bench/%: $(O)/bench/%.o $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 # What only some tests need (the browser test's Chromium, a venv with pip and
-# setuptools for the Python package): installed where it can be (root, apt),
-# else those tests skip.
+# setuptools for the Python package, slurm-wlm and munge for the Slurm
+# cluster of test_slurm, systemd's systemd-analyze for test_systemd):
+# installed where it can be (root, apt), else those tests skip.
 test: all
-	@sh deploy/deps.sh --optional chromium python3-venv python3-pip python3-setuptools
+	@sh deploy/deps.sh --optional chromium python3-venv python3-pip python3-setuptools slurm-wlm munge systemd
 	@sh tests/run.sh $(B) $(TESTS) $(SH_TESTS)
 
 run: all

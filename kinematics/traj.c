@@ -163,7 +163,19 @@ enum rt_status kin_traj_parse(const char *text, size_t len, const char *path, in
             goto fail;
         }
         if (n == cap) {
-            size_t ncap = cap ? cap * 2 : 1024, bytes;
+            /* At the first row, room for every line left (a row of `cols`
+             * numbers takes at least 2 * cols - 1 bytes, so blank lines
+             * cannot inflate it), so that a large trajectory is never
+             * copied as it grows: the old blocks of a growing array can
+             * stay resident beside the new one. */
+            size_t ncap = cap * 2, bytes;
+            if (!cap) {
+                size_t most = (size_t)(end - s) / (2 * (size_t)(cols > 0 ? cols : 1) - 1) + 1;
+                ncap = 1;
+                for (const char *q = s; ncap < most && (q = memchr(q, '\n', (size_t)(end - q))) != NULL; q++)
+                    ncap++;
+                if (ncap > (size_t)KIN_TRAJ_MAX_FRAMES) ncap = (size_t)KIN_TRAJ_MAX_FRAMES;
+            }
             if (!rt_mul_size(ncap, (size_t)cols * sizeof(double), &bytes)) {
                 st = rt_err_set(err, RT_ELIMIT, where, "trajectory too large");
                 goto fail;

@@ -23,12 +23,21 @@ void rtg_job_counts_get(struct rtg_job_counts *c)
     c->finishes = atomic_load(&n_finishes);
 }
 
-void rtg_job_plan_free(struct rtg_job_plan *plan)
+void rtg_job_plan_drop_source(struct rtg_job_plan *plan)
 {
     if (!plan) return;
     kin_clip_free(plan->clip);
     kin_joints_free(plan->joints);
     free(plan->states);
+    plan->clip = NULL;
+    plan->joints = NULL;
+    plan->states = NULL;
+}
+
+void rtg_job_plan_free(struct rtg_job_plan *plan)
+{
+    if (!plan) return;
+    rtg_job_plan_drop_source(plan);
     rtg_profile_free(plan->profile);
     memset(plan, 0, sizeof *plan);
 }

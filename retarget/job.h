@@ -114,6 +114,13 @@ enum rt_status rtg_job_plan_load(const struct rtg_job_spec *spec, const char *pl
 /* NULL-safe; leaves `plan` zeroed. */
 void rtg_job_plan_free(struct rtg_job_plan *plan);
 
+/* Frees the parsed source that `plan` holds (clip, joints, states: about
+ * the size of the source text again) and sets them NULL, keeping the
+ * mapping, frame count, frame time and options. The daemon's submission
+ * calls it once it has rtg_job_plan_json(): from there on it only stores
+ * the job. The plan is not fit for rtg_job_build() after it. NULL-safe. */
+void rtg_job_plan_drop_source(struct rtg_job_plan *plan);
+
 /* Builds the targets of `plan` for `robot` into `t`. After a successful
  * rtg_job_plan() of the same input this fails only when memory runs out.
  * On failure `t` is zeroed. */

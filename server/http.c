@@ -329,6 +329,7 @@ static enum MHD_Result first_call(struct srv *s, struct MHD_Connection *c, struc
                      s->cfg.max_body);
             return srv_reply_err_http(s, c, MHD_HTTP_CONTENT_TOO_LARGE, rt_status_str(RT_ELIMIT), "body", msg);
         }
+        r->body_hint = (size_t)n;
     }
     if (past_deadline(s, r)) return reply_timeout(s, c, r);
     if (has_body && s->cfg.request_timeout_s > 0) {
@@ -393,7 +394,10 @@ enum MHD_Result srv_http_request(void *cls, struct MHD_Connection *c, const char
             return MHD_YES;
         }
         if (r->len + n + 1 > r->cap) {
-            size_t cap = r->cap ? r->cap : 4096;
+            /* The announced length in one allocation, so that a large body
+             * is never copied as it grows (the copy and the old block would
+             * both be resident); doubling past it, or without one. */
+            size_t cap = r->cap ? r->cap : r->body_hint ? r->body_hint + 1 : 4096;
             while (cap < r->len + n + 1) cap = cap > SIZE_MAX / 2 ? r->len + n + 1 : cap * 2;
             char *b = realloc(r->body, cap);
             if (!b) return MHD_NO;

@@ -213,6 +213,9 @@ void srv_jobs_submit(struct srv *s, struct srv_req *r, struct srv_resp *out)
         st = rt_err_set(&err, RT_ENOMEM, "body", "out of memory");
         goto fail;
     }
+    /* The parsed source is as big as the text again: gone before the
+     * store copies the text (a submission costs at most twice its body). */
+    rtg_job_plan_drop_source(&plan);
     /* A named profile goes by the name the client gave it. */
     const char *used = profile ? profile : plan.profile_name;
     snprintf(class_key, sizeof class_key, "%s|%s|%s|%s|%s", robot_name, used, store_source_str(sub.kind),

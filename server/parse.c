@@ -203,23 +203,23 @@ static size_t key_offset(const char *text, size_t len, const char *key, int nth)
     return 0;
 }
 
-enum rt_status srv_json_parse(const char *text, size_t len, const char *label, int line_col,
-                              cJSON **out, struct rt_err *err)
+/* cJSON's reading of `text` and the checks after it. `text` is the scanned
+ * text `orig` with the `gap` bytes at orig[gap_at] cut out (gap 0: the
+ * same text); errors are placed in `orig`. */
+static enum rt_status json_tree(const char *text, size_t len, const char *orig, size_t orig_len, size_t gap_at,
+                                size_t gap, const char *label, int line_col, cJSON **out, struct rt_err *err)
 {
     const char *end = NULL;
     enum rt_status st;
     *out = NULL;
-    if ((st = json_scan(text, len, label, line_col, err)) != RT_OK) return st;
     cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
-    if (!root) {
-        size_t off = end && end >= text && end <= text + len ? (size_t)(end - text) : 0;
-        return json_fail(text, len, off, label, line_col, err, "malformed JSON");
-    }
-    size_t off = end && end >= text && end <= text + len ? (size_t)(end - text) : len;
+    size_t off = end && end >= text && end <= text + len ? (size_t)(end - text) : root ? len : 0;
+    if (!root) return json_fail(orig, orig_len, off < gap_at ? off : off + gap, label, line_col, err, "malformed JSON");
     while (off < len && (text[off] == ' ' || text[off] == '\t' || text[off] == '\n' || text[off] == '\r')) off++;
     if (off < len) {
         cJSON_Delete(root);
-        return json_fail(text, len, off, label, line_col, err, "text after the JSON value");
+        return json_fail(orig, orig_len, off < gap_at ? off : off + gap, label, line_col, err,
+                         "text after the JSON value");
     }
     int oom = 0;
     const char *dup = json_dup_key(root, &oom);
@@ -227,12 +227,172 @@ enum rt_status srv_json_parse(const char *text, size_t len, const char *label, i
         char msg[96];
         snprintf(msg, sizeof msg, "key '%.40s' given twice", dup ? dup : "");
         st = oom ? rt_err_set(err, RT_ENOMEM, label, "out of memory")
-                 : json_fail(text, len, key_offset(text, len, dup, 2), label, line_col, err, msg);
+                 : json_fail(orig, orig_len, key_offset(orig, orig_len, dup, 2), label, line_col, err, msg);
         cJSON_Delete(root);
         return st;
     }
     *out = root;
     return RT_OK;
+}
+
+enum rt_status srv_json_parse(const char *text, size_t len, const char *label, int line_col,
+                              cJSON **out, struct rt_err *err)
+{
+    enum rt_status st;
+    *out = NULL;
+    if ((st = json_scan(text, len, label, line_col, err)) != RT_OK) return st;
+    return json_tree(text, len, text, len, 0, 0, label, line_col, out, err);
+}
+
+/* --- a submission's clip, lifted out of the tree ----------------------------- */
+
+/* The clip or trajectory is nearly all of a submission's body. cJSON would
+ * copy it into the tree, and the body and its copy would be held at once
+ * (a submission is to cost at most twice its body: docs/api.md "Limits").
+ * So it is cut out of the text cJSON reads and decoded in place in the
+ * body instead: a decoded JSON string is never longer than its text. */
+
+/* The index of the closing quote of the string opening at t[i], or >= len.
+ * The scan has passed the text. */
+static size_t str_close(const char *t, size_t len, size_t i)
+{
+    for (i++; i < len && t[i] != '"'; i++)
+        if (t[i] == '\\') i++;
+    return i;
+}
+
+static size_t skip_ws(const char *t, size_t len, size_t i)
+{
+    while (i < len && (t[i] == ' ' || t[i] == '\t' || t[i] == '\n' || t[i] == '\r')) i++;
+    return i;
+}
+
+/* The content t[*a, *b) of the string value of the first member of the
+ * top-level object whose key is keys[k] (plain keys, no escapes); returns
+ * k + 1, or 0 when there is none before the first thing that does not look
+ * as expected (cJSON then reads the whole text and names what is wrong). */
+static int top_string(const char *t, size_t len, const char *const *keys, size_t *a, size_t *b)
+{
+    size_t i = skip_ws(t, len, 0);
+    if (i >= len || t[i] != '{') return 0;
+    for (i++;;) {
+        i = skip_ws(t, len, i);
+        if (i >= len || t[i] != '"') return 0;
+        size_t k0 = i + 1, k1 = str_close(t, len, i);
+        if (k1 >= len) return 0;
+        i = skip_ws(t, len, k1 + 1);
+        if (i >= len || t[i] != ':') return 0;
+        i = skip_ws(t, len, i + 1);
+        if (i < len && t[i] == '"') {
+            size_t v1 = str_close(t, len, i);
+            if (v1 >= len) return 0;
+            for (int k = 0; keys[k]; k++)
+                if (k1 - k0 == strlen(keys[k]) && !memcmp(t + k0, keys[k], k1 - k0)) {
+                    *a = i + 1;
+                    *b = v1;
+                    return k + 1;
+                }
+            i = v1 + 1;
+        } else {
+            /* Another value: up to the ',' or '}' that ends it. */
+            for (int depth = 0; i < len; i++) {
+                char c = t[i];
+                if (c == '"') i = str_close(t, len, i);
+                else if (c == '{' || c == '[') depth++;
+                else if ((c == '}' || c == ']') && depth-- == 0) break;
+                else if (c == ',' && depth == 0) break;
+            }
+        }
+        i = skip_ws(t, len, i);
+        if (i >= len || t[i] != ',') return 0;
+        i++;
+    }
+}
+
+static int hex4(const char *p, size_t n, unsigned *out)
+{
+    unsigned v = 0;
+    if (n < 4) return 0;
+    for (int i = 0; i < 4; i++) {
+        char c = p[i];
+        int d = c >= '0' && c <= '9'   ? c - '0'
+                : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                       : -1;
+        if (d < 0) return 0;
+        v = v * 16 + (unsigned)d;
+    }
+    *out = v;
+    return 1;
+}
+
+/* Decodes the JSON string content t[a, b) as cJSON does (the seven short
+ * escapes, \uXXXX with surrogate pairs, to UTF-8) into t + a when `write`,
+ * NUL-terminated; only checks when not. Returns the decoded length, or
+ * (size_t)-1 with *bad the offset of an escape cJSON refuses. */
+static size_t json_unescape(char *t, size_t a, size_t b, int write, size_t *bad)
+{
+    size_t r = a, w = a;
+    while (r < b) {
+        if (t[r] != '\\') {
+            if (write) t[w] = t[r];
+            w++, r++;
+            continue;
+        }
+        char e = r + 1 < b ? t[r + 1] : 0, one = 0;
+        unsigned cp = 0, lo = 0;
+        switch (e) {
+        case '"': one = '"'; break;
+        case '\\': one = '\\'; break;
+        case '/': one = '/'; break;
+        case 'b': one = '\b'; break;
+        case 'f': one = '\f'; break;
+        case 'n': one = '\n'; break;
+        case 'r': one = '\r'; break;
+        case 't': one = '\t'; break;
+        case 'u': break;
+        default: *bad = r; return (size_t)-1;
+        }
+        if (one) {
+            if (write) t[w] = one;
+            w++, r += 2;
+            continue;
+        }
+        size_t used = 6;
+        if (!hex4(t + r + 2, b - r - 2, &cp) || (cp >= 0xDC00 && cp <= 0xDFFF)) {
+            *bad = r;
+            return (size_t)-1;
+        }
+        if (cp >= 0xD800 && cp <= 0xDBFF) {
+            if (b - r < 12 || t[r + 6] != '\\' || t[r + 7] != 'u' || !hex4(t + r + 8, b - r - 8, &lo) ||
+                lo < 0xDC00 || lo > 0xDFFF) {
+                *bad = r;
+                return (size_t)-1;
+            }
+            cp = 0x10000 + (((cp & 0x3FF) << 10) | (lo & 0x3FF));
+            used = 12;
+        }
+        unsigned char u[4];
+        int n = 0;
+        if (cp < 0x80) u[n++] = (unsigned char)cp;
+        else if (cp < 0x800) {
+            u[n++] = (unsigned char)(0xC0 | (cp >> 6));
+            u[n++] = (unsigned char)(0x80 | (cp & 0x3F));
+        } else if (cp < 0x10000) {
+            u[n++] = (unsigned char)(0xE0 | (cp >> 12));
+            u[n++] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+            u[n++] = (unsigned char)(0x80 | (cp & 0x3F));
+        } else {
+            u[n++] = (unsigned char)(0xF0 | (cp >> 18));
+            u[n++] = (unsigned char)(0x80 | ((cp >> 12) & 0x3F));
+            u[n++] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+            u[n++] = (unsigned char)(0x80 | (cp & 0x3F));
+        }
+        if (write) memcpy(t + w, u, (size_t)n);
+        w += (size_t)n, r += used;
+    }
+    if (write) t[w] = 0;
+    return w - a;
 }
 
 /* --- query parameters ------------------------------------------------------ */
@@ -532,17 +692,34 @@ static enum rt_status submit_query(const char *body, size_t len, const struct sr
     return RT_OK;
 }
 
-static enum rt_status submit_json(const char *body, size_t len, struct srv_submit *out, cJSON **rootp,
+static enum rt_status submit_json(char *body, size_t len, struct srv_submit *out, cJSON **rootp,
                                   struct rt_err *err)
 {
     static const char *const fields[] = {"robot",   "profile", "clip", "source_robot", "trajectory", "joints",
                                          "options", "name",    NULL};
+    static const char *const lifted_keys[] = {"clip", "trajectory", NULL};
     enum rt_status st;
     cJSON *root = NULL;
+    size_t a = 0, b = 0;
     out->where_robot = "body.robot";
     out->where_profile = "body.profile";
     out->where_name = "body.name";
-    if ((st = srv_json_parse(body, len, "body", 1, &root, err)) != RT_OK) return st;
+    if ((st = json_scan(body, len, "body", 1, err)) != RT_OK) return st;
+    /* The clip's text cut out of what cJSON reads (its value there: ""). */
+    int lifted = top_string(body, len, lifted_keys, &a, &b);
+    if (lifted) {
+        size_t n = len - (b - a);
+        char *rest = malloc(n + 1);
+        if (!rest) return rt_err_set(err, RT_ENOMEM, "body", "out of memory");
+        memcpy(rest, body, a);
+        memcpy(rest + a, body + b, len - b);
+        rest[n] = 0;
+        st = json_tree(rest, n, body, len, a, b - a, "body", 1, &root, err);
+        free(rest);
+    } else {
+        st = json_tree(body, len, body, len, 0, 0, "body", 1, &root, err);
+    }
+    if (st != RT_OK) return st;
     *rootp = root;
     if (!cJSON_IsObject(root)) return rt_err_set(err, RT_EINVAL, "body", "expected a JSON object");
     for (const cJSON *v = root->child; v; v = v->next) {
@@ -569,6 +746,16 @@ static enum rt_status submit_json(const char *body, size_t len, struct srv_submi
     if ((clip != NULL) + (traj != NULL) + (joints != NULL) != 1)
         return rt_err_set(err, RT_EINVAL, "body.clip",
                           "give one of \"clip\" (BVH text), \"trajectory\" (CSV text) or \"joints\" (joint positions)");
+    if (lifted) {
+        /* Checked first, so that an error's line and column are read from
+         * the text as it came; then decoded over itself. */
+        size_t bad = 0;
+        if (json_unescape(body, a, b, 0, &bad) == (size_t)-1)
+            return json_fail(body, len, bad, "body", 1, err, "malformed JSON: a bad escape in a string");
+        json_unescape(body, a, b, 1, &bad);
+        if (lifted == 1) clip = body + a;
+        else traj = body + a;
+    }
     out->kind = STORE_SRC_BVH;
     if (joints) {
         if (out->source_robot)
@@ -594,7 +781,7 @@ static enum rt_status submit_json(const char *body, size_t len, struct srv_submi
     return RT_OK;
 }
 
-enum rt_status srv_submit_parse(const char *body, size_t len, const struct srv_query *q, const char *ctype,
+enum rt_status srv_submit_parse(char *body, size_t len, const struct srv_query *q, const char *ctype,
                                 struct srv_submit *out, cJSON **root, struct rt_err *err)
 {
     memset(out, 0, sizeof *out);

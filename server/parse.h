@@ -99,8 +99,12 @@ struct srv_submit {
  * form); the caller deletes it, and calls srv_submit_free(out), also on
  * failure. Errors name the field: "body.FIELD", "body.options.KEY",
  * "body.joints.KEY", "query.KEY", "body:LINE:COL". Names are checked for
- * UTF-8 only (the name rules of robots and profiles are assets.c's). */
-enum rt_status srv_submit_parse(const char *body, size_t len, const struct srv_query *q, const char *ctype,
+ * UTF-8 only (the name rules of robots and profiles are assets.c's).
+ * Memory: the JSON form's clip or trajectory string is decoded in place in
+ * `body` (never copied into the tree), so out->source points into `body`
+ * in either form, and `body` is changed: the caller keeps it for as long
+ * as it uses `out` and reads nothing else from it. */
+enum rt_status srv_submit_parse(char *body, size_t len, const struct srv_query *q, const char *ctype,
                                 struct srv_submit *out, struct cJSON **root, struct rt_err *err);
 
 /* Frees what srv_submit_parse() allocated in `sub` (NULL-safe, idempotent). */

@@ -5,7 +5,8 @@
  * clip never waits on the LM iterations of a long one) and its class key
  * (robot, profile, source, options: what a batch must share). A group --
  * one class and one key -- is dispatched when its frames reach the batch
- * budget (--batch-frames) or its oldest job has waited --batch-wait-ms;
+ * budget (--batch-frames) or its oldest job has waited --batch-wait-ms
+ * (a job retried alone after a crash, load_queued(), at once);
  * the oldest ready group goes first, and a batch takes that group's jobs in
  * order up to the frame budget (at least one job, however long).
  *
@@ -50,6 +51,7 @@
 struct sched_entry {
     int64_t id;
     int frames, hclass;
+    int alone;    /* a job a crash interrupted: a group of its own, dispatched at once */
     double t_enq; /* rt_now() */
     char key[256];
 };
@@ -74,7 +76,7 @@ static int horizon_class(int frames)
     return c;
 }
 
-static void add_locked(struct sched *q, int64_t id, int frames, const char *key)
+static void add_locked(struct sched *q, int64_t id, int frames, const char *key, int alone)
 {
     if (q->n == q->cap) {
         int cap = q->cap ? 2 * q->cap : 64;
@@ -91,6 +93,7 @@ static void add_locked(struct sched *q, int64_t id, int frames, const char *key)
     e->id = id;
     e->frames = frames;
     e->hclass = horizon_class(frames);
+    e->alone = alone;
     e->t_enq = rt_now();
     snprintf(e->key, sizeof e->key, "%s", key);
 }
@@ -98,7 +101,7 @@ static void add_locked(struct sched *q, int64_t id, int frames, const char *key)
 void sched_add(struct sched *q, int64_t id, int frames, const char *class_key)
 {
     pthread_mutex_lock(&q->mu);
-    add_locked(q, id, frames, class_key);
+    add_locked(q, id, frames, class_key, 0);
     pthread_cond_signal(&q->cv);
     pthread_mutex_unlock(&q->mu);
 }
@@ -166,7 +169,7 @@ static int pick_locked(struct sched *q, struct sched_entry *out, double *wait_s)
         long long frames = 0;
         for (int k = i; k < q->n; k++)
             if (same_group(&q->q[k], &q->q[i])) frames += q->q[k].frames;
-        if (frames >= budget || now - q->q[i].t_enq >= wait) lead = i;
+        if (frames >= budget || q->q[i].alone || now - q->q[i].t_enq >= wait) lead = i;
     }
     if (lead < 0) {
         if (q->n) *wait_s = q->q[0].t_enq + wait - now;
@@ -384,8 +387,19 @@ static void solve_part(struct batch_ctx *bc, const int *idx, int n)
     double t0 = rt_now();
     enum rt_status st = rtg_batch_solve(&q->be, bc->robot, &jobs[idx[0]].in.opt, items, n, on_progress, &prog, &err);
     double dt = rt_now() - t0;
+    if (st != RT_OK && n > 1) {
+        /* One clip may have failed the call for all: each is solved again
+         * alone, so that it fails by itself and its batch mates succeed
+         * (with the bits they would have had in the batch: DESIGN.md "The
+         * numerical contract"). */
+        char line[300];
+        rt_log("warn", "sched", "batch", "a solver call of %d clips failed (%s): solving each alone", n,
+               rt_err_line(&err, line, sizeof line));
+        for (int i = 0; i < n; i++) solve_part(bc, &idx[i], 1);
+        goto done;
+    }
     if (st != RT_OK) {
-        for (int i = 0; i < n; i++) fail_job(q, ids[i], &err);
+        fail_job(q, ids[0], &err);
         goto done;
     }
     srv_metrics_solved(&s->metrics, n, frames, dt);
@@ -436,7 +450,7 @@ static struct batch_ctx *run_batch(struct sched *q, const struct sched_entry *e,
     if (!bc || !jobs || !idx) {
         /* Put them back: the jobs are still queued in the database. */
         pthread_mutex_lock(&q->mu);
-        for (int i = 0; i < n; i++) add_locked(q, e[i].id, e[i].frames, e[i].key);
+        for (int i = 0; i < n; i++) add_locked(q, e[i].id, e[i].frames, e[i].key, e[i].alone);
         pthread_mutex_unlock(&q->mu);
         free(bc);
         free(jobs);
@@ -547,9 +561,20 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-static void load_queued(void *user, int64_t id, int frames, const char *class_key)
+/* The start-up load. A job a crash interrupted (attempts > 0) comes back
+ * alone: a class key of its own, "KEY|alone:ID", so that a clip that
+ * brings the daemon down is retried by itself -- it alone reaches
+ * STORE_MAX_ATTEMPTS and fails (store_job_requeue_running) while its old
+ * batch mates run and succeed without it. It waits for no company
+ * (--batch-wait-ms): none can join it. */
+static void load_queued(void *user, int64_t id, int frames, int attempts, const char *class_key)
 {
-    add_locked(user, id, frames, class_key);
+    char key[sizeof ((struct sched_entry *)0)->key];
+    if (attempts > 0) {
+        snprintf(key, sizeof key, "%.200s|alone:%lld", class_key, (long long)id);
+        class_key = key;
+    }
+    add_locked(user, id, frames, class_key, attempts > 0);
 }
 
 enum rt_status sched_start(struct srv *s, struct sched **out, struct rt_err *err)

@@ -91,6 +91,7 @@ struct srv_req {
     int admin;
     char *body;             /* NUL-terminated, len bytes */
     size_t len, cap;
+    size_t body_hint;       /* the Content-Length (<= max_body), 0 if none */
     int too_big;            /* the body passed max_body: 413 at the end */
     int nul_in_url;         /* the raw URL held %00 (MHD would decode it to a NUL) */
     int started;            /* the access handler has seen the request */

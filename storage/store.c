@@ -790,15 +790,17 @@ enum rt_status store_job_insert(struct store *s, const struct store_job_new *in,
     *id = sqlite3_last_insert_rowid(s->db);
     if (s->version >= 5) {
         sqlite3_finalize(q);
+        /* A zeroblob of the clip's size, then the bytes written into it:
+         * an INSERT of the text would first build the whole row in memory,
+         * a second copy of a clip of many MB. The clip is stored as a
+         * BLOB (read back the same as text; joint positions may be binary,
+         * .npz or .npy, and are read back byte for byte). */
         q = prep(s->db, s->version >= 7 ? "INSERT INTO job_clips (job_id, clip, joint_names, joint_units, joint_up) "
-                                          "VALUES (?,?,?,?,?)"
-                                        : "INSERT INTO job_clips (job_id, clip) VALUES (?,?)");
+                                          "VALUES (?, zeroblob(?), ?, ?, ?)"
+                                        : "INSERT INTO job_clips (job_id, clip) VALUES (?, zeroblob(?))");
         if (!q) goto dberr;
         sqlite3_bind_int64(q, 1, *id);
-        /* Joint positions may be binary (.npz, .npy): a BLOB, read back
-         * byte for byte. */
-        if (in->source_kind == STORE_SRC_JOINTS) sqlite3_bind_blob(q, 2, in->clip, (int)in->clip_len, SQLITE_STATIC);
-        else sqlite3_bind_text(q, 2, in->clip, (int)in->clip_len, SQLITE_STATIC);
+        sqlite3_bind_int64(q, 2, (sqlite3_int64)in->clip_len);
         if (s->version >= 7) {
             char up[2] = {in->joint_up, 0};
             if (in->joint_names) sqlite3_bind_text(q, 3, in->joint_names, -1, SQLITE_STATIC);
@@ -806,6 +808,13 @@ enum rt_status store_job_insert(struct store *s, const struct store_job_new *in,
             if (in->joint_up) sqlite3_bind_text(q, 5, up, 1, SQLITE_TRANSIENT);
         }
         if (sqlite3_step(q) != SQLITE_DONE) goto dberr;
+        sqlite3_blob *blob = NULL;
+        if (sqlite3_blob_open(s->db, "main", "job_clips", "clip", *id, 1, &blob) != SQLITE_OK ||
+            sqlite3_blob_write(blob, in->clip, (int)in->clip_len, 0) != SQLITE_OK) {
+            sqlite3_blob_close(blob);
+            goto dberr;
+        }
+        if (sqlite3_blob_close(blob) != SQLITE_OK) goto dberr;
     }
     goto end;
 dberr:
@@ -903,17 +912,13 @@ done:
 }
 
 enum rt_status store_job_each_queued(struct store *s,
-                                     void (*fn)(void *user, int64_t id, int frames,
+                                     void (*fn)(void *user, int64_t id, int frames, int attempts,
                                                 const char *class_key),
                                      void *user, struct rt_err *err)
 {
     enum rt_status st = RT_OK;
     RLOCK(s);
-    /* A job a crash interrupted (attempts > 0) comes back alone: its own
-     * class key, so that a clip that kills the solver fails on its own,
-     * and its old batch mates succeed without it. */
-    sqlite3_stmt *q = prep(s->rdb, "SELECT id, frames, CASE WHEN attempts > 0 "
-                                   "THEN class_key || '|alone:' || id ELSE class_key END FROM jobs "
+    sqlite3_stmt *q = prep(s->rdb, "SELECT id, frames, attempts, class_key FROM jobs "
                                    "WHERE state = 'queued' ORDER BY id");
     if (!q) {
         st = db_err(s->rdb, err, "jobs");
@@ -921,8 +926,8 @@ enum rt_status store_job_each_queued(struct store *s,
     }
     int rc;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW)
-        fn(user, sqlite3_column_int64(q, 0), sqlite3_column_int(q, 1),
-           (const char *)sqlite3_column_text(q, 2));
+        fn(user, sqlite3_column_int64(q, 0), sqlite3_column_int(q, 1), sqlite3_column_int(q, 2),
+           (const char *)sqlite3_column_text(q, 3));
     if (rc != SQLITE_DONE) st = db_err(s->rdb, err, "jobs");
 done:
     sqlite3_finalize(q);

@@ -201,11 +201,11 @@ enum rt_status store_job_list(struct store *s, const char *owner, int64_t before
                               struct store_job **out, int *n, struct rt_err *err);
 
 /* Calls fn for every queued job in id order (the scheduler's start-up
- * load). fn gets the id, frame count and class key -- for a job a crash
- * interrupted (attempts > 0) a key of its own, "KEY|alone:ID", so that it
- * is retried in a batch by itself. */
+ * load). fn gets the id, frame count, the runs a crash interrupted
+ * (attempts: 0 for a job never taken) and the class key the job was stored
+ * with; what to make of the attempts is the scheduler's decision. */
 enum rt_status store_job_each_queued(struct store *s,
-                                     void (*fn)(void *user, int64_t id, int frames,
+                                     void (*fn)(void *user, int64_t id, int frames, int attempts,
                                                 const char *class_key),
                                      void *user, struct rt_err *err);
 

@@ -149,7 +149,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct srv_submit sub;
     memset(&err, 0, sizeof err);
     root = NULL;
-    if (srv_submit_parse(body, bl, q.n || q.overflow ? &q : NULL, types[bl % 5], &sub, &root, &err) == RT_OK) {
+    /* srv_submit_parse decodes the clip in place: a copy of the body. */
+    char *mut = malloc(bl + 1);
+    memcpy(mut, body, bl);
+    mut[bl] = 0;
+    if (srv_submit_parse(mut, bl, q.n || q.overflow ? &q : NULL, types[bl % 5], &sub, &root, &err) == RT_OK) {
         if (!sub.robot || !sub.source || !sub.where_robot) abort();
         /* Only a joint-position source may be binary (base64-decoded). */
         if (!sub.raw && sub.kind != STORE_SRC_JOINTS && sub.source_len != strlen(sub.source)) abort();
@@ -157,11 +161,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (sub.kind == STORE_SRC_JOINTS && (!sub.joint_format || !sub.where_source)) abort();
         if (sub.joint_names && sub.joint_names_len != strlen(sub.joint_names)) abort();
         check_name(sub.name);
+        if (!sub.raw && sub.kind != STORE_SRC_JOINTS) {
+            /* The clip decoded in place is cJSON's string, byte for byte. */
+            cJSON *whole = NULL;
+            struct rt_err e3 = {0};
+            if (srv_json_parse(body, bl, "body", 1, &whole, &e3) != RT_OK) abort();
+            const cJSON *v = cJSON_GetObjectItemCaseSensitive(whole, sub.kind == STORE_SRC_CSV ? "trajectory" : "clip");
+            if (!cJSON_IsString(v) || strcmp(v->valuestring, sub.source)) abort();
+            cJSON_Delete(whole);
+        }
     } else {
         check_err(&err);
     }
     srv_submit_free(&sub);
     cJSON_Delete(root);
+    free(mut);
     free(qbuf);
     return 0;
 }

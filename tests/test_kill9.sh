@@ -18,53 +18,26 @@
 cd "$(dirname "$0")/.." || exit 1
 [ -x /usr/bin/python3 ] || { echo "test_kill9: skipped: no /usr/bin/python3"; exit 77; }
 exec /usr/bin/python3 - "$@" <<'EOF'
-import http.client, json, os, random, shutil, signal, subprocess, sys, tempfile, threading, time
+import json, os, random, shutil, signal, subprocess, sys, threading, time
+import http.client
+sys.path.insert(0, "tests")
+import daemon_util as du
 
-b = sys.argv[1] if len(sys.argv) > 1 else "build"
-data = os.environ.get("RT_SHARED_DATA", "../shared/data")
-clip_path = os.path.join(data, "clips", "cmu_12_01_walk.bvh")
-if not os.path.exists(clip_path):
-    print("test_kill9: skipped: no %s" % clip_path)
-    sys.exit(77)
+b, clip_path, tmp, checks = du.begin("test_kill9", "clips", "cmu_12_01_walk.bvh")
 clip = open(clip_path, "rb").read()
-tmp = tempfile.mkdtemp(prefix="test_kill9.")
 db = os.path.join(tmp, "k.db")
 port = 23000 + os.getpid() % 20000
 N, KILLS = 12, 10
-failed = []
-
-def check(cond, what):
-    if not cond:
-        failed.append(what)
-        print("test_kill9: FAILED: " + what, flush=True)
+check, failed = checks.check, checks.failed
 
 def request(method, path, body=None, headers=None, timeout=30):
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-    try:
-        c.request(method, path, body=body, headers=headers or {})
-        r = c.getresponse()
-        return r.status, r.read()
-    finally:
-        c.close()
+    return du.request(port, method, path, body, headers, timeout)
 
-log = open(os.path.join(tmp, "daemon.log"), "ab")
+log_path = os.path.join(tmp, "daemon.log")
 def start():
-    p = subprocess.Popen([os.path.join(b, "retargetd"), "--listen", "127.0.0.1:%d" % port, "--db", db,
-                          "--no-auth", "--backend", "cpu", "--solver-threads", "2", "--batch-wait-ms", "0",
-                          "--batch-frames", "1"], stdout=log, stderr=log)
-    for _ in range(200):
-        try:
-            if request("GET", "/v1/health", timeout=2)[0] == 200:
-                return p
-        except OSError:
-            pass
-        if p.poll() is not None:
-            break
-        time.sleep(0.05)
-    print("test_kill9: the daemon did not start (exit %s)" % p.poll())
-    log.flush()
-    sys.stdout.write(open(os.path.join(tmp, "daemon.log"), errors="replace").read()[-3000:])
-    sys.exit(1)
+    # The same port each time: the submitter retries across restarts.
+    return du.start("test_kill9", b, log_path, ["--db", db, "--no-auth", "--backend", "cpu", "--solver-threads", "2",
+                                                "--batch-wait-ms", "0", "--batch-frames", "1"], port)[0]
 
 # The reference: the clip solved offline.
 ref_dir = os.path.join(tmp, "ref")
@@ -90,11 +63,7 @@ def submitter():
         time.sleep(random.uniform(0, 0.3))
 
 def jobs():
-    try:
-        st, body = request("GET", "/v1/jobs?limit=1000", timeout=5)
-        return json.loads(body)["jobs"] if st == 200 else None
-    except (OSError, http.client.HTTPException, ValueError):
-        return None
+    return du.jobs(port)
 
 random.seed(os.getpid())
 t0 = time.time()
@@ -143,8 +112,7 @@ for j in js:
 check(same == N, "%d of %d results equal to retarget solve's bytes" % (same, N))
 daemon.send_signal(signal.SIGTERM)
 daemon.wait()
-log.close()
-requeued = open(os.path.join(tmp, "daemon.log"), errors="replace").read().count("left running by a crash queued again")
+requeued = open(log_path, errors="replace").read().count("left running by a crash queued again")
 check(requeued >= KILLS - 1, "%d restarts queued a job again" % requeued)
 print("test_kill9: %d kills in %.0f s, %d jobs, attempts %s, %d results identical, %s" %
       (kills, time.time() - t0, len(js), attempts, same, "FAILED" if failed else "ok"))
