@@ -893,23 +893,35 @@ void kin_clip_global(const struct kin_clip *c, int frame, const struct kin_bvh_c
     convert_pose(c->n_joints + c->n_end_sites, conv, pos, rot);
 }
 
+/* The known units by standing height (ranges in bvh.h
+ * kin_units_from_height; keep the two in step). */
+const char *kin_units_from_height(double h, double *scale)
+{
+    static const struct {
+        double lo, hi, scale;
+        const char *name;
+    } units[] = {
+        {1.0, 2.5, 1.0, "m"},
+        {10.0, 40.0, KIN_BVH_CMU_SCALE, "cmu"},
+        {55.0, 75.0, 0.0254, "in"},
+        {100.0, 250.0, 0.01, "cm"},
+        {1000.0, 2500.0, 0.001, "mm"},
+    };
+    for (size_t u = 0; u < sizeof units / sizeof units[0]; u++)
+        if (h >= units[u].lo && h <= units[u].hi) {
+            *scale = units[u].scale;
+            return units[u].name;
+        }
+    return NULL;
+}
+
 /* Unit and up-axis guess from the frame-0 extent (heuristic and ranges in
  * bvh.h). Leaves *out untouched on failure. */
 enum rt_status kin_clip_detect_units(const struct kin_clip *c, struct kin_bvh_convert *out,
                                      double *height_m, struct rt_err *err)
 {
-    /* Bvh.h kin_clip_detect_units lists these ranges; keep the two in step. */
-    static const struct {
-        double lo, hi, scale;
-    } units[] = {
-        {1.0, 2.5, 1.0},
-        {10.0, 40.0, KIN_BVH_CMU_SCALE},
-        {55.0, 75.0, 0.0254},
-        {100.0, 250.0, 0.01},
-        {1000.0, 2500.0, 0.001},
-    };
     int n_all = c->n_joints + c->n_end_sites;
-    double *pos = NULL, *rot = NULL, lo[3], hi[3], ext[3];
+    double *pos = NULL, *rot = NULL, lo[3], hi[3], ext[3], scale;
     size_t bp, br;
     enum rt_status st = RT_OK;
     if (!rt_mul_size((size_t)n_all, 3 * sizeof *pos, &bp) ||
@@ -928,13 +940,11 @@ enum rt_status kin_clip_detect_units(const struct kin_clip *c, struct kin_bvh_co
     for (int a = 0; a < 3; a++) ext[a] = hi[a] - lo[a];
     int up = ext[1] >= ext[2] ? 1 : 2;
     double h = ext[up];
-    for (size_t u = 0; u < sizeof units / sizeof units[0]; u++) {
-        if (h >= units[u].lo && h <= units[u].hi) {
-            out->scale = units[u].scale;
-            out->up = up == 1 ? 'y' : 'z';
-            if (height_m) *height_m = h * units[u].scale;
-            goto done;
-        }
+    if (kin_units_from_height(h, &scale)) {
+        out->scale = scale;
+        out->up = up == 1 ? 'y' : 'z';
+        if (height_m) *height_m = h * scale;
+        goto done;
     }
     st = rt_err_set(err, RT_EINVAL, "units",
                     "cannot guess the unit: the skeleton spans %.4g units along %c in frame 0 "

@@ -16,6 +16,23 @@ extern "C" {
 
 #define RTG_MAX_TARGETS 64
 
+/* How a source's lengths became metres, z up (docs/profiles.md "Units and
+ * up axis"). scale > 0 and up is 'y' or 'z' once settled; unit names the
+ * recognized unit ("m", "cmu", "in", "cm", "mm", static) or is NULL when
+ * the profile gave the scale or it was guessed; guessed is 1 when no unit
+ * was recognized and the scale makes the source's median height
+ * RTG_NOMINAL_HEIGHT_M (retarget.c), height_units being that median in
+ * file units; up_from_body is 1 when the up axis came from the head and
+ * feet over the clip (0: given, or the frame-0 span). All zero for a robot
+ * source. */
+struct rtg_source_units {
+    double scale;
+    char up;
+    const char *unit;
+    int guessed, up_from_body;
+    double height_units;
+};
+
 /* Invariants: target_link[k] is a link index (topological order) of the
  * robot the targets were built for; the frame arrays are indexed
  * i = frame * n_targets + k exactly as in struct solver_batch; a weight of 0
@@ -37,6 +54,7 @@ struct rtg_targets {
     int foot_link[2];
     unsigned char *contact; /* [n_frames * 2] */
     double sole_offset;     /* m from a foot link origin down to its sole; < 0: the robot's */
+    struct rtg_source_units units; /* the source's units (the report names a guessed one) */
 };
 
 /* Allocates arrays for n_frames x n_targets (weights zeroed) and the
