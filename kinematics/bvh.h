@@ -33,6 +33,7 @@ extern "C" {
 #define KIN_BVH_MAX_FRAMES 10000000
 #define KIN_BVH_MAX_LINE (1u << 20)
 #define KIN_BVH_MAX_DEPTH 256
+#define KIN_BVH_MAX_NAME 128 /* bytes of a ROOT/JOINT name, its NUL included (RT_NAME_MAX bounds it) */
 
 /* Value bounds, checked as each number is read (the error names its line).
  * Finite is not enough: a value that passes float32 on its way to the
@@ -83,7 +84,8 @@ struct kin_clip {
  * CRLF or a lone CR; blank lines and runs of spaces and tabs are allowed
  * anywhere; a UTF-8 byte order mark is skipped. A joint's name is the rest
  * of its ROOT/JOINT line (so "Bip01 L Thigh" and "mixamorig:Hips" work), a
- * trailing '{' excepted. Every joint has OFFSET and CHANNELS 3 or 6 (each
+ * trailing '{' excepted, at most KIN_BVH_MAX_NAME - 1 bytes (RT_ELIMIT).
+ * Every joint has OFFSET and CHANNELS 3 or 6 (each
  * channel at most once) before its children; "End Site" (any whitespace
  * between the words) holds only an OFFSET; leaf JOINTs need no End Site.
  * Numbers are decimal (exponents allowed; no hex, nan or inf). Frames: is a

@@ -247,8 +247,8 @@ static int name_find(const char *const *names, int n, const char *name)
 
 /* The points that are lowest (feet) and highest (head) on a standing body:
  * the skeleton recognizer's feet and head (else neck, else chest) when it
- * recognizes `skel`, else the profile's feet and root. Returns 0 when no
- * pair is known. */
+ * recognizes `skel`, else the profile's feet and root (`p` may be NULL).
+ * Returns 0 when no pair is known. */
 static int body_ends(const struct kin_clip *skel, const struct rtg_profile *p, const char *const *names,
                      int n_pts, int feet[2], int *head)
 {
@@ -264,7 +264,7 @@ static int body_ends(const struct kin_clip *skel, const struct rtg_profile *p, c
             feet[1] = name_find(names, n_pts, skel->joints[rf].name);
         }
     }
-    if ((*head < 0 || feet[0] < 0 || feet[1] < 0) && p->n_links > 0 && p->feet[0].link > 0 &&
+    if ((*head < 0 || feet[0] < 0 || feet[1] < 0) && p && p->n_links > 0 && p->feet[0].link > 0 &&
         p->feet[1].link > 0) {
         *head = name_find(names, n_pts, p->links[0].joint);
         feet[0] = name_find(names, n_pts, p->links[p->feet[0].link].joint);
@@ -294,9 +294,9 @@ static enum rt_status source_units(const struct kin_clip *skel, const struct rtg
     int feet[2], head, ns = n_frames < RTG_UNITS_SAMPLES ? n_frames : RTG_UNITS_SAMPLES, nv = 0;
     enum rt_status st = RT_OK;
     memset(u, 0, sizeof *u);
-    u->scale = p->units;
-    u->up = p->up;
-    if (p->units > 0 && p->up) return RT_OK;
+    u->scale = p ? p->units : 0;
+    u->up = p ? p->up : 0;
+    if (u->scale > 0 && u->up) return RT_OK;
     if (n_frames < 1 || n_pts < 1)
         return rt_err_set(err, RT_EINVAL, "profile:source.units", "the source has no frames to measure");
     buf = malloc((size_t)n_pts * 3 * sizeof *buf);
@@ -441,8 +441,8 @@ static enum rt_status source_from_joints(const struct kin_joints *jp, const stru
     enum rt_status st;
     for (int k = 0; k < p->n_links; k++)
         if (p->links[k].frame.source)
-            return rt_err_set(err, RT_EINVAL, "profile", "profile '%.40s': link '%.40s' takes the source's own rotations "
-                              "(frame \"source\"), which joint positions do not have", p->name, p->links[k].link);
+            return rt_err_set(err, RT_EINVAL, "profile", "profile '%s': link '%s' takes the source's own rotations "
+                              "(frame \"source\"), which joint positions do not have", RT_QUOTE(p->name), RT_QUOTE(p->links[k].link));
     struct rtg_source_units units;
     if ((st = rtg_source_units_joints(jp, skel, p, &units, err)) != RT_OK) return st;
     conv.scale = units.scale;
@@ -564,7 +564,7 @@ static void put_names(char *out, size_t *used, size_t limit, const char *label, 
 static void missing_message(char *out, size_t cap, const char *profile, const char *mj,
                             const char *ml)
 {
-    size_t used = (size_t)snprintf(out, cap, "'%.30s' cannot map this source; missing ", profile);
+    size_t used = (size_t)snprintf(out, cap, "'%s' cannot map this source; missing ", RT_QUOTE(profile));
     size_t limit = cap - 1;
     if (used > limit) used = limit;
     /* Room kept for the links: all of them when short, else half of what is left. */
@@ -694,7 +694,7 @@ enum rt_status rtg_retarget_pick_profile(const struct kin_clip *clip, const stru
     if (*out) return RT_OK;
     if (!closest)
         return rt_err_set(err, RT_EINVAL, "profile",
-                          "no bundled profile targets robot '%.40s': give a profile", robot->name);
+                          "no bundled profile targets robot '%s': give a profile", RT_QUOTE(robot->name));
     /* No bundled profile fits by name: recognize the skeleton by synonyms
      * and topology and fill the closest template (skeleton.h). */
     return rtg_skeleton_auto_profile(clip, robot, out, err);
@@ -711,8 +711,8 @@ enum rt_status rtg_retarget_roles_profile(const struct kin_clip *clip, const str
      * name them), then the profile's. */
     rtg_robot_roles(robot, &rr, NULL);
     for (int i = 0; i < roles_profile->n_roles; i++) {
-        char where[96];
-        snprintf(where, sizeof where, "profile:robot_roles.%.60s", roles_profile->role_name[i]);
+        char where[RT_ERR_WHERE_MAX];
+        snprintf(where, sizeof where, "profile:robot_roles.%s", RT_QUOTE(roles_profile->role_name[i]));
         st = rtg_robot_roles_set(robot, &rr, roles_profile->role_name[i], roles_profile->role_link[i], where, err);
         if (st != RT_OK) return st;
     }
@@ -896,7 +896,7 @@ enum rt_status rtg_targets_check_clip(const struct kin_robot *robot, const struc
     }
     if (profile->source != RTG_SOURCE_BVH)
         return rt_err_set(err, RT_EINVAL, "profile:source.kind",
-                          "profile '%.40s' maps a robot trajectory, not a BVH clip", profile->name);
+                          "profile '%s' maps a robot trajectory, not a BVH clip", RT_QUOTE(profile->name));
     /* The calibration hold looks no further than its window: the frames
      * up to it give frame 0 exactly as the full source has it. */
     double dt = clip->frame_time > 0 ? clip->frame_time : 1.0 / 30.0;
@@ -917,7 +917,7 @@ enum rt_status rtg_targets_check_joints(const struct kin_robot *robot, const str
     enum rt_status st;
     if (profile->source != RTG_SOURCE_BVH)
         return rt_err_set(err, RT_EINVAL, "profile:source.kind",
-                          "profile '%.40s' maps a robot trajectory, not joint positions", profile->name);
+                          "profile '%s' maps a robot trajectory, not joint positions", RT_QUOTE(profile->name));
     double dt = frame_time > 0 ? frame_time : 1.0 / 30.0;
     double want = RTG_CALIB_WINDOW_S / dt + 3.0;
     int head = want < (double)jp->n_frames ? (int)want : jp->n_frames;
@@ -936,7 +936,7 @@ enum rt_status rtg_targets_check_robot_traj(const struct kin_robot *robot, const
     enum rt_status st;
     if (profile->source != RTG_SOURCE_ROBOT)
         return rt_err_set(err, RT_EINVAL, "profile:source.kind",
-                          "profile '%.40s' maps a BVH skeleton, not a robot trajectory", profile->name);
+                          "profile '%s' maps a BVH skeleton, not a robot trajectory", RT_QUOTE(profile->name));
     if (n_frames < 1) return rt_err_set(err, RT_EINVAL, "source", "the source has no frames");
     if ((st = source_from_robot(src, states, 1, 0, &s, err))) return st;
     st = check_targets(robot, &s, n_frames, profile, err);
@@ -1329,7 +1329,7 @@ enum rt_status rtg_targets_from_clip(const struct kin_robot *robot, const struct
     }
     if (profile->source != RTG_SOURCE_BVH) {
         st = rt_err_set(err, RT_EINVAL, "profile:source.kind",
-                        "profile '%.40s' maps a robot trajectory, not a BVH clip", profile->name);
+                        "profile '%s' maps a robot trajectory, not a BVH clip", RT_QUOTE(profile->name));
         goto fail;
     }
     if ((st = source_from_clip(clip, profile, 0, &s, err))) goto fail;
@@ -1351,7 +1351,7 @@ enum rt_status rtg_targets_from_joints(const struct kin_robot *robot, const stru
     memset(t, 0, sizeof *t);
     if (profile->source != RTG_SOURCE_BVH)
         return rt_err_set(err, RT_EINVAL, "profile:source.kind",
-                          "profile '%.40s' maps a robot trajectory, not joint positions", profile->name);
+                          "profile '%s' maps a robot trajectory, not joint positions", RT_QUOTE(profile->name));
     if ((st = source_from_joints(jp, skel, profile, frame_time, 0, &s, err))) return st;
     st = build_targets(robot, &s, profile, t, err);
     if (st == RT_OK) t->units = s.units;
@@ -1370,7 +1370,7 @@ enum rt_status rtg_targets_from_robot_traj(const struct kin_robot *robot,
     memset(t, 0, sizeof *t);
     if (profile->source != RTG_SOURCE_ROBOT)
         return rt_err_set(err, RT_EINVAL, "profile:source.kind",
-                          "profile '%.40s' maps a BVH skeleton, not a robot trajectory", profile->name);
+                          "profile '%s' maps a BVH skeleton, not a robot trajectory", RT_QUOTE(profile->name));
     if ((st = source_from_robot(src, states, n_frames, frame_time, &s, err))) return st;
     st = build_targets(robot, &s, profile, t, err);
     source_free(&s);
@@ -1424,7 +1424,7 @@ enum rt_status rtg_solve_per_frame(struct solver_backend *be, const struct kin_r
         b.init = f > 0 ? state + (size_t)(f - 1) * cols : t->init;
         memset(&cr, 0, sizeof cr);
         if ((st = solver_backend_solve(be, &b, &r, err))) {
-            char where[96];
+            char where[RT_ERR_WHERE_MAX];
             snprintf(where, sizeof where, "per-frame:%d", f);
             if (err) snprintf(err->where, sizeof err->where, "%s", where);
             return st;

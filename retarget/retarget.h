@@ -57,8 +57,8 @@ enum rt_status rtg_retarget_roles_profile(const struct kin_clip *clip, const str
 
 /* Settles the units and up axis of a BVH clip (rtg_source_units_clip)
  * or of joint positions `jp` with `skel` their frame 0 as a skeleton
- * (rtg_source_units_joints) for profile `p`: the profile's units and up
- * when it gives them, else the rules of docs/profiles.md "Units and up
+ * (rtg_source_units_joints) for profile `p` (may be NULL: none): the
+ * profile's units and up when it gives them, else the rules of docs/profiles.md "Units and up
  * axis" (up: head above feet over the whole clip; unit: recognized from
  * the frame-0 height, else guessed from the median height). Never fails
  * for an unrecognized unit; RT_EINVAL only for a source of no frames or
