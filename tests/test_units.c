@@ -10,7 +10,8 @@
  * original at that scale (the distance to the original at its recognized
  * unit is printed). Also: a clip spanning 45 units, Z-up, is retargeted
  * rather than refused and the report names the guessed scale; a profile's
- * units and up still win. Reads the shared clips (skips without them). */
+ * units and up still win; a clip lying in its first 40% of frames keeps
+ * its up axis. Reads the shared clips (skips without them). */
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdarg.h>
@@ -123,8 +124,16 @@ static void rot_axis(int axis, double deg, double *R)
 }
 
 /* The clip as BVH text, every length times k, turned Z-up when z_up (the
- * root must have three position and three rotation channels). malloc'd. */
+ * root must have three position and three rotation channels); with
+ * n_lying > 0 instead only the first n_lying frames are turned (the body
+ * lies along the up axis there). malloc'd. */
+static char *write_variant_lying(const struct kin_clip *c, double k, int z_up, int n_lying, size_t *len);
 static char *write_variant(const struct kin_clip *c, double k, int z_up, size_t *len)
+{
+    return write_variant_lying(c, k, z_up, 0, len);
+}
+
+static char *write_variant_lying(const struct kin_clip *c, double k, int z_up, int n_lying, size_t *len)
 {
     struct buf b = {malloc(1 << 16), 0, 1 << 16};
     const struct kin_bvh_joint *root = &c->joints[0];
@@ -144,7 +153,7 @@ static char *write_variant(const struct kin_clip *c, double k, int z_up, size_t 
         for (int j = 0; j < c->n_joints; j++)
             for (int i = 0; i < c->joints[j].n_channels; i++)
                 if (c->joints[j].chan[i] < KIN_XROT) row[c->joints[j].chan_off + i] *= k;
-        if (z_up) {
+        if (z_up || f < n_lying) {
             double t[3], tt[3], R[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, Rk[9], tmp[9], A[9] = {1, 0, 0, 0, 0, -1, 0, 1, 0};
             for (int a = 0; a < 3; a++) t[a] = row[root->chan_off + pos_at[a]];
             turn(t, tt);
@@ -384,6 +393,22 @@ static void test_45_units(const struct kin_robot *g1)
         CHECK_EQ_INT(rtg_source_units_clip(vc, p.profile, &u, &e), RT_OK);
         CHECK(u.scale == 0.02 && u.up == 'z' && !u.guessed);
         rtg_job_plan_free(&p);
+    }
+    free(v);
+    kin_clip_free(vc);
+
+    /* Up from the whole clip: the first 40% of the frames lying (turned
+     * onto the up axis's side) make frame 0's span point along z, yet the
+     * head stands above the feet along y in most frames. */
+    v = write_variant_lying(c, 1.0, 0, c->n_frames * 2 / 5, &vlen);
+    vc = NULL;
+    CHECK_EQ_INT(kin_bvh_parse(v, vlen, "lying", &vc, &e), RT_OK);
+    if (vc) {
+        struct rtg_source_units u;
+        CHECK_EQ_INT(kin_clip_detect_units(vc, &conv, NULL, &e), RT_OK);
+        CHECK_EQ_INT(conv.up, 'z'); /* the frame-0 rule is fooled */
+        CHECK_EQ_INT(rtg_source_units_clip(vc, NULL, &u, &e), RT_OK);
+        CHECK(u.up == 'y' && u.up_from_body);
     }
     free(v);
     kin_clip_free(vc);
