@@ -299,16 +299,14 @@ static enum rt_status source_units(const struct kin_clip *skel, const struct rtg
     if (u->scale > 0 && u->up) return RT_OK;
     if (n_frames < 1 || n_pts < 1)
         return rt_err_set(err, RT_EINVAL, "profile:source.units", "the source has no frames to measure");
-    buf = malloc((size_t)n_pts * 3 * sizeof *buf);
-    rot = malloc((size_t)n_pts * 9 * sizeof *rot);
-    vy = malloc((size_t)ns * sizeof *vy);
-    vz = malloc((size_t)ns * sizeof *vz);
-    sy = malloc((size_t)ns * sizeof *sy);
-    sz = malloc((size_t)ns * sizeof *sz);
-    if (!buf || !rot || !vy || !vz || !sy || !sz) {
-        st = rt_err_set(err, RT_ENOMEM, "units", "out of memory");
-        goto done;
-    }
+    /* One block: a frame's points and rotations, then four samples each. */
+    buf = malloc(((size_t)n_pts * 12 + (size_t)ns * 4) * sizeof *buf);
+    if (!buf) return rt_err_set(err, RT_ENOMEM, "units", "out of memory");
+    rot = buf + (size_t)n_pts * 3;
+    vy = rot + (size_t)n_pts * 9;
+    vz = vy + ns;
+    sy = vz + ns;
+    sz = sy + ns;
     int ends = body_ends(skel, p, names, n_pts, feet, &head);
     double span0[3] = {0, 0, 0};
     for (int i = 0; i < ns; i++) {
@@ -357,11 +355,6 @@ static enum rt_status source_units(const struct kin_clip *skel, const struct rtg
     }
 done:
     free(buf);
-    free(rot);
-    free(vy);
-    free(vz);
-    free(sy);
-    free(sz);
     return st;
 }
 

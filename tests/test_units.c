@@ -201,13 +201,7 @@ static void retarget(const struct kin_robot *g1, struct solver_backend *be, cons
     struct rtg_targets t;
     struct rt_err e;
     memset(out, 0, sizeof *out);
-    memset(&s, 0, sizeof s);
-    s.robot = g1;
-    s.robot_name = "g1";
-    s.source_kind = RTG_SRC_BVH;
-    s.source = text;
-    s.source_len = len;
-    s.source_label = "variant";
+    test_spec_bvh(&s, g1, text, len, "variant");
     if (rtg_job_plan(&s, &p, &e) != RT_OK) {
         fprintf(stderr, "plan: %s: %s\n", e.where, e.msg);
         return;
@@ -370,13 +364,7 @@ static void test_45_units(const struct kin_robot *g1)
     struct rtg_job_spec s;
     struct rtg_job_plan p;
     struct rtg_targets t;
-    memset(&s, 0, sizeof s);
-    s.robot = g1;
-    s.robot_name = "g1";
-    s.source_kind = RTG_SRC_BVH;
-    s.source = v;
-    s.source_len = vlen;
-    s.source_label = "v45";
+    test_spec_bvh(&s, g1, v, vlen, "v45");
     CHECK_EQ_INT(rtg_job_plan(&s, &p, &e), RT_OK);
     if (p.profile) {
         CHECK_EQ_INT(rtg_job_build(g1, &p, &t, &e), RT_OK);
