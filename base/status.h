@@ -36,15 +36,16 @@ enum rt_status {
  * or joint, a profile, a joint-position source, a stored robot or token:
  * each reader enforces its documented limit, all of them <= this), a path
  * at most RT_PATH_MAX - 1 bytes (PATH_MAX: the system opens no longer
- * one), and a value
- * of unbounded length (a bad token, an option's value) is quoted through
- * rt_quote(). `where` holds a path and a suffix (":LINE", ":key", a field
+ * one), and a value of unbounded length (a bad token, an option's value,
+ * a JSON key) is quoted through rt_quote(). `where` holds a path and a suffix (":LINE", ":key", a field
  * path); `msg` a path, a few names, a nested message of a reader and the
  * text around them. Should a message still not fit, rt_err_set() ends it
  * with RT_ERR_CUT_MARK rather than cutting it silently.
  *
- * struct rt_err is about 12 KiB: keep it off the stack of recursive
- * functions (none has one), and pass it by pointer. */
+ * struct rt_err is about 12.5 KiB: keep it off the stack of recursive
+ * functions (none has one; an MJCF <include> reads its file in a frame of
+ * its own), pass it by pointer, and keep it out of device code (solver/cuda
+ * uses it on the host only). */
 #define RT_NAME_MAX 256
 #define RT_PATH_MAX 4096
 #define RT_ERR_WHERE_MAX (RT_PATH_MAX + 2 * RT_NAME_MAX)
@@ -53,7 +54,7 @@ enum rt_status {
 #define RT_ERR_CUT_MARK " [...]"
 
 struct rt_err {
-    int code;                    /* an enum rt_status */
+    int code;                     /* an enum rt_status */
     char where[RT_ERR_WHERE_MAX]; /* what the user must fix: file:line, field path */
     char msg[RT_ERR_MSG_MAX];     /* one line, no trailing newline */
 };
@@ -93,9 +94,10 @@ enum rt_status rt_read_file(const char *path, size_t max_bytes, char **out, size
                             struct rt_err *err);
 
 /* Quotes a value of unbounded length in a message: returns `s` itself when
- * it is at most RT_QUOTE_MAX bytes (so any name, RT_NAME_MAX - 1 bytes at most, comes whole), else writes to buf (RT_QUOTE_BUF bytes)
- * its first bytes, cut at a UTF-8 character boundary, then "... (N bytes)",
- * and returns buf. The message stays whole and says that the value is an
+ * it is at most RT_QUOTE_MAX bytes (so any name, RT_NAME_MAX - 1 bytes at
+ * most, comes whole), else writes to buf (RT_QUOTE_BUF bytes) its first
+ * bytes, cut at a UTF-8 character boundary, then "... (N bytes)", and
+ * returns buf. The message stays whole and says that the value is an
  * excerpt. */
 #define RT_QUOTE_MAX RT_NAME_MAX
 #define RT_QUOTE_BUF (RT_QUOTE_MAX + 40)

@@ -121,7 +121,8 @@ static int parse_args(int argc, char **argv, struct cli_solve_args *a, struct rt
             long long n;
             char range[64];
             if (!rt_parse_int(v, (long long)row->lo, (long long)row->hi, &n))
-                return rt_err_set(err, RT_EINVAL, o, "expected %s, got '%s'", rtg_option_range(row, range, sizeof range), RT_QUOTE(v));
+                return rt_err_set(err, RT_EINVAL, o, "expected %s, got '%s'",
+                                  rtg_option_range(row, range, sizeof range), RT_QUOTE(v));
             a->threads = (int)n;
         }
         else if (!strcmp(row->flag, "--batch")) a->batch = 1;
@@ -137,7 +138,8 @@ static int parse_args(int argc, char **argv, struct cli_solve_args *a, struct rt
             while (row->choices[k] && strcmp(row->choices[k], v)) k++;
             if (!row->choices[k]) {
                 char range[64];
-                return rt_err_set(err, RT_EINVAL, o, "expected %s, got '%s'", rtg_option_range(row, range, sizeof range), RT_QUOTE(v));
+                return rt_err_set(err, RT_EINVAL, o, "expected %s, got '%s'",
+                                  rtg_option_range(row, range, sizeof range), RT_QUOTE(v));
             }
             if (row->flag[2] == 'u' && row->flag[3] == 'n') a->units = metres[k];
             else a->up = v[0];
@@ -149,7 +151,8 @@ static int parse_args(int argc, char **argv, struct cli_solve_args *a, struct rt
         } else if (!strcmp(row->flag, "--out-fps")) {
             char range[64];
             if (!rt_parse_real(v, &a->out_fps) || !(a->out_fps > row->lo) || a->out_fps > row->hi)
-                return rt_err_set(err, RT_EINVAL, o, "expected %s, got '%s'", rtg_option_range(row, range, sizeof range), RT_QUOTE(v));
+                return rt_err_set(err, RT_EINVAL, o, "expected %s, got '%s'",
+                                  rtg_option_range(row, range, sizeof range), RT_QUOTE(v));
         }
     }
     if (a->help) return RT_OK;

@@ -208,10 +208,10 @@ static void hold_calibration_frames(struct source *s)
 #define RTG_UP_MIN_COS 0.5
 /* The standing height, in metres, that a clip whose unit is not recognized
  * is taken to have (its median height over the sampled frames): the median
- * of the shared human clips' own (1.30-1.76 m in their recognized units). Only the metre-valued
- * thresholds of the profile (contact_height_m, contact_speed_m_s, the
- * calibration hold) depend on it; the scale onto the robot is the ratio of
- * leg lengths whatever the unit. */
+ * of the shared human clips' own (1.30-1.76 m in their recognized units).
+ * Only the metre-valued thresholds of the profile (contact_height_m,
+ * contact_speed_m_s, the calibration hold) depend on it; the scale onto the
+ * robot is the ratio of leg lengths whatever the unit. */
 #define RTG_NOMINAL_HEIGHT_M 1.55
 
 /* Raw positions (file units and axes) of a source's n_pts points in frame
