@@ -27,21 +27,59 @@ const char *rt_status_str(int st)
     }
 }
 
+/* Ends buf (of capacity cap, holding a string that was cut) with
+ * RT_ERR_CUT_MARK, at a UTF-8 character boundary. */
+static void mark_cut(char *buf, size_t cap)
+{
+    size_t m = sizeof RT_ERR_CUT_MARK - 1, at = cap - 1 - m;
+    while (at > 0 && ((unsigned char)buf[at] & 0xC0) == 0x80) at--;
+    memcpy(buf + at, RT_ERR_CUT_MARK, m + 1);
+}
+
+/* One line: a newline from input would split a log record. */
+static void one_line(char *p)
+{
+    for (; *p; p++)
+        if (*p == '\n' || *p == '\r') *p = ' ';
+}
+
 int rt_err_set(struct rt_err *err, int code, const char *where, const char *fmt, ...)
 {
     if (!err) return code;
-    err->code = code;
-    snprintf(err->where, sizeof err->where, "%s", where ? where : "");
+    /* `where` or an argument may be err's own text: format into copies. */
+    static const size_t wcap = sizeof err->where, mcap = sizeof err->msg;
+    char *w = malloc(wcap), *m = malloc(mcap);
     va_list ap;
+    if (!w || !m) {
+        free(w);
+        free(m);
+        err->code = code;
+        snprintf(err->msg, mcap, "%s (out of memory for the message)", rt_status_str(code));
+        return code;
+    }
+    if ((size_t)snprintf(w, wcap, "%s", where ? where : "") >= wcap) mark_cut(w, wcap);
     va_start(ap, fmt);
-    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    int n = vsnprintf(m, mcap, fmt, ap);
     va_end(ap);
-    /* Messages are one line: a newline from input would split a log record. */
-    for (char *p = err->msg; *p; p++)
-        if (*p == '\n' || *p == '\r') *p = ' ';
-    for (char *p = err->where; *p; p++)
-        if (*p == '\n' || *p == '\r') *p = ' ';
+    if (n < 0) snprintf(m, mcap, "%s", rt_status_str(code));
+    else if ((size_t)n >= mcap) mark_cut(m, mcap);
+    one_line(w);
+    one_line(m);
+    err->code = code;
+    memcpy(err->where, w, strlen(w) + 1);
+    memcpy(err->msg, m, strlen(m) + 1);
+    free(w);
+    free(m);
     return code;
+}
+
+const char *rt_quote(const char *s, char buf[RT_QUOTE_BUF])
+{
+    size_t n = strlen(s), k = RT_QUOTE_MAX - 20;
+    if (n <= RT_QUOTE_MAX) return s;
+    while (k > 0 && ((unsigned char)s[k] & 0xC0) == 0x80) k--;
+    snprintf(buf, RT_QUOTE_BUF, "%.*s... (%zu bytes)", (int)k, s, n);
+    return buf;
 }
 
 void rt_err_clear(struct rt_err *err)
@@ -133,19 +171,29 @@ enum rt_status rt_read_file(const char *path, size_t max_bytes, char **out, size
 
 void rt_log(const char *level, const char *module, const char *where, const char *fmt, ...)
 {
-    char msg[512], at[160];
+    /* The record as an error holds it: whole, on one line (`where` may be
+     * a path or name from input too). */
+    struct rt_err *e = malloc(sizeof *e);
+    char *msg;
     va_list ap;
+    if (!e) {
+        fprintf(stderr, "%s %s: (out of memory for a log record)\n", level, module);
+        return;
+    }
+    if (!(msg = malloc(RT_ERR_MSG_MAX))) {
+        free(e);
+        fprintf(stderr, "%s %s: (out of memory for a log record)\n", level, module);
+        return;
+    }
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    int n = vsnprintf(msg, RT_ERR_MSG_MAX, fmt, ap);
     va_end(ap);
-    /* One record, one line: `where` may be a path or name from input too. */
-    snprintf(at, sizeof at, "%s", where ? where : "");
-    for (char *p = msg; *p; p++)
-        if (*p == '\n' || *p == '\r') *p = ' ';
-    for (char *p = at; *p; p++)
-        if (*p == '\n' || *p == '\r') *p = ' ';
-    if (at[0])
-        fprintf(stderr, "%s %s: %s: %s\n", level, module, at, msg);
+    if (n >= 0 && (size_t)n >= RT_ERR_MSG_MAX) mark_cut(msg, RT_ERR_MSG_MAX);
+    rt_err_set(e, RT_OK, where, "%s", msg);
+    if (e->where[0])
+        fprintf(stderr, "%s %s: %s: %s\n", level, module, e->where, e->msg);
     else
-        fprintf(stderr, "%s %s: %s\n", level, module, msg);
+        fprintf(stderr, "%s %s: %s\n", level, module, e->msg);
+    free(msg);
+    free(e);
 }

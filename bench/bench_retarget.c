@@ -77,7 +77,7 @@ int main(int argc, char **argv)
     struct solver_backend be; /* one CPU backend for every clip and robot */
     {
         struct rt_err err;
-        char line[300];
+        char line[RT_ERR_LINE_MAX];
         if (rtg_backend_init(&be, "cpu", threads, &err)) {
             fprintf(stderr, "%s\n", rt_err_line(&err, line, sizeof line));
             return 1;
@@ -86,7 +86,7 @@ int main(int argc, char **argv)
     for (int r = 0; r < 2; r++) {
         struct kin_robot *robot = NULL;
         struct rt_err err;
-        char line[300];
+        char line[RT_ERR_LINE_MAX];
         if (kin_robot_load(robots[r], &robot, &err)) {
             solver_backend_free(&be);
             fprintf(stderr, "%s\n", rt_err_line(&err, line, sizeof line));

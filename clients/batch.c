@@ -292,9 +292,9 @@ static enum rt_status run_one(struct batch *b, int i, long long *job, struct rt_
         st = cli_http_error(code, resp, err);
         if (!strncmp(err->where, "clip", 4) || !strncmp(err->where, "trajectory", 10) ||
             !strncmp(err->where, "joints.", 7)) {
-            char w[96];
+            char w[RT_ERR_WHERE_MAX];
             snprintf(w, sizeof w, "%s", err->where);
-            snprintf(err->where, sizeof err->where, "%.40s%s", b->clips[i], strchr(w, ':') ? strchr(w, ':') : "");
+            snprintf(err->where, sizeof err->where, "%s%s", b->clips[i], strchr(w, ':') ? strchr(w, ':') : "");
         }
         free(resp);
         return st;
@@ -326,7 +326,7 @@ static void *worker(void *arg)
         record(b, i, st == RT_OK, job, rt_now() - t0, &err);
         if (st == RT_OK) b->n_done++;
         else {
-            char line[300];
+            char line[RT_ERR_LINE_MAX];
             b->n_failed++;
             if (b->progress) fputc('\n', stderr);
             fprintf(stderr, "retarget: %s: %s\n", b->clips[i], rt_err_line(&err, line, sizeof line));
@@ -381,7 +381,7 @@ int cli_batch(int argc, char **argv)
             if (v[0] >= '0' && v[0] <= '9' && *slash == '/' && slash[1] >= '0' && slash[1] <= '9')
                 sn = strtol(slash + 1, &end, 10);
             if (sn < 1 || *end || errno || sn > BATCH_MAX_CLIPS || si >= sn) {
-                fprintf(stderr, "retarget: --shard: expected I/N with 0 <= I < N, got '%.20s'\n", v);
+                fprintf(stderr, "retarget: --shard: expected I/N with 0 <= I < N, got '%s'\n", RT_QUOTE(v));
                 return 2;
             }
             b.shard_i = (int)si;
@@ -397,8 +397,8 @@ int cli_batch(int argc, char **argv)
             char range[64];
             row = rtg_option_by_flag(o, RTG_SCOPE_BATCH);
             if (!row || !rt_parse_int(v, (long long)row->lo, (long long)row->hi, &x)) {
-                fprintf(stderr, "retarget: %s: expected %s, got '%.20s'\n", o,
-                        row ? rtg_option_range(row, range, sizeof range) : "an integer", v);
+                fprintf(stderr, "retarget: %s: expected %s, got '%s'\n", o,
+                        row ? rtg_option_range(row, range, sizeof range) : "an integer", RT_QUOTE(v));
                 return 2;
             }
             if (!strcmp(o, "--jobs")) b.jobs = (int)x;

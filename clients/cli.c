@@ -8,7 +8,7 @@
 
 int cli_fail(const struct rt_err *err)
 {
-    char line[300];
+    char line[RT_ERR_LINE_MAX];
     fprintf(stderr, "retarget: %s\n", rt_err_line(err, line, sizeof line));
     return 1;
 }
@@ -49,7 +49,7 @@ enum rt_status cli_mkdirs(const char *dir, struct rt_err *err)
             char c = *p;
             *p = 0;
             if (mkdir(tmp, 0777) && errno != EEXIST)
-                return rt_err_set(err, RT_EIO, dir, "cannot create folder %.60s: %s", tmp, strerror(errno));
+                return rt_err_set(err, RT_EIO, dir, "cannot create folder %s: %s", tmp, strerror(errno));
             *p = c;
             if (!c) break;
         }

@@ -401,7 +401,7 @@ static int parse_client_args(int argc, char **argv, struct client_args *a, int w
             } else if (!strcmp(o, "--limit") || !strcmp(o, "--timeout")) {
                 long long x;
                 if (v[0] < '0' || v[0] > '9' || !rt_parse_int(v, 0, 1000000, &x)) {
-                    fprintf(stderr, "retarget: %s: expected a non-negative integer, got '%.20s'\n", o, v);
+                    fprintf(stderr, "retarget: %s: expected a non-negative integer, got '%s'\n", o, RT_QUOTE(v));
                     return -1;
                 }
                 if (!strcmp(o, "--limit")) a->limit = (int)x;
@@ -427,7 +427,7 @@ static int parse_id(const char *s, long long *id)
     errno = 0;
     *id = strtoll(s, &end, 10);
     if (s[0] < '1' || s[0] > '9' || *end || errno) {
-        fprintf(stderr, "retarget: '%.20s' is not a job id\n", s);
+        fprintf(stderr, "retarget: '%s' is not a job id\n", RT_QUOTE(s));
         return -1;
     }
     return 0;
@@ -447,7 +447,7 @@ int cli_submit(int argc, char **argv)
     rt_err_clear(&err);
     if (cli_job_body(a.pos[0], a.robot, a.profile, a.source_robot, &a.opts, &body, &err) != RT_OK)
         return cli_fail(&err);
-    if (a.idem) snprintf(hdr, sizeof hdr, "Idempotency-Key: %.120s", a.idem);
+    if (a.idem) snprintf(hdr, sizeof hdr, "Idempotency-Key: %s", RT_QUOTE(a.idem));
     enum rt_status st = cli_http(&a.srv, "POST", "/v1/jobs", "application/json", body, strlen(body),
                                  a.idem ? hdr : NULL, &code, &resp, NULL, &err);
     free(body);

@@ -15,6 +15,7 @@
 #include "../kinematics/bvh.h"
 #include "../kinematics/robot.h"
 #include "../kinematics/traj.h"
+#include "../retarget/retarget.h"
 #include "cli.h"
 
 #define RENDER_MAX_FRAMES 32
@@ -91,7 +92,11 @@ int cli_render(int argc, char **argv)
         rt_err_set(&err, RT_EINVAL, clip_path, "the clip has no frames");
         goto fail;
     }
-    if (kin_clip_detect_units(clip, &conv, NULL, &err)) goto fail;
+    /* The clip's units and up axis as a solve without a profile settles them. */
+    struct rtg_source_units units;
+    if (rtg_source_units_clip(clip, NULL, &units, &err)) goto fail;
+    conv.scale = units.scale;
+    conv.up = units.up;
     int cols = RT_ROOT_COLS + robot->n_dof;
     if (kin_traj_read(csv_path, cols, &states, &n_states, &err)) goto fail;
     if (n_states < 1) {

@@ -122,7 +122,8 @@ static int parse_args(int argc, char **argv, struct cli_solve_args *a, struct rt
             long long n;
             char range[64];
             if (!rt_parse_int(v, (long long)row->lo, (long long)row->hi, &n))
-                return rt_err_set(err, RT_EINVAL, o, "expected %s, got '%.20s'", rtg_option_range(row, range, sizeof range), v);
+                return rt_err_set(err, RT_EINVAL, o, "expected %s, got '%s'",
+                                  rtg_option_range(row, range, sizeof range), RT_QUOTE(v));
             a->threads = (int)n;
         }
         else if (!strcmp(row->flag, "--batch")) a->batch = 1;
@@ -137,19 +138,21 @@ static int parse_args(int argc, char **argv, struct cli_solve_args *a, struct rt
             while (row->choices[k] && strcmp(row->choices[k], v)) k++;
             if (!row->choices[k]) {
                 char range[64];
-                return rt_err_set(err, RT_EINVAL, o, "expected %s, got '%.20s'", rtg_option_range(row, range, sizeof range), v);
+                return rt_err_set(err, RT_EINVAL, o, "expected %s, got '%s'",
+                                  rtg_option_range(row, range, sizeof range), RT_QUOTE(v));
             }
             if (row->flag[2] == 'u' && row->flag[3] == 'n') rtg_units_metres(v, &a->units);
             else a->up = v[0];
         }
         else if (!strcmp(row->flag, "--format")) {
             if (strcmp(v, "csv") && strcmp(v, "npz"))
-                return rt_err_set(err, RT_EINVAL, o, "expected csv or npz, got '%.20s'", v);
+                return rt_err_set(err, RT_EINVAL, o, "expected csv or npz, got '%s'", RT_QUOTE(v));
             a->npz = !strcmp(v, "npz");
         } else if (!strcmp(row->flag, "--out-fps")) {
             char range[64];
             if (!rt_parse_real(v, &a->out_fps) || !(a->out_fps > row->lo) || a->out_fps > row->hi)
-                return rt_err_set(err, RT_EINVAL, o, "expected %s, got '%.20s'", rtg_option_range(row, range, sizeof range), v);
+                return rt_err_set(err, RT_EINVAL, o, "expected %s, got '%s'",
+                                  rtg_option_range(row, range, sizeof range), RT_QUOTE(v));
         }
     }
     if (a->help) return RT_OK;
@@ -203,7 +206,7 @@ static void prepare(void *ctx, int i)
         else snprintf(np, sizeof np, "%.*s.txt", (int)(n - 4), c->path);
         if (rt_read_file(np, 1u << 20, &names, &names_len, NULL) != RT_OK)
             c->st = rt_err_set(&c->err, RT_EINVAL, c->path,
-                               "an .npy needs its joint names, one a line: --joint-names FILE (or %.60s)", np);
+                               "an .npy needs its joint names, one a line: --joint-names FILE (or %s)", np);
     }
     t1 = rt_now();
     c->t[ST_READ] = t1 - t0;

@@ -57,11 +57,14 @@ __attribute__((format(printf, 3, 4)))
 #endif
 static enum rt_status perr(struct bvh_parser *P, enum rt_status code, const char *fmt, ...)
 {
-    char where[96], msg[160];
+    char where[RT_ERR_WHERE_MAX], *msg = P->err ? P->err->msg : NULL;
     va_list ap;
+    if (!P->err) return code;
+    /* Formatted straight into the error (its arguments never point there). */
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    int n = vsnprintf(msg, RT_ERR_MSG_MAX, fmt, ap);
     va_end(ap);
+    if (n < 0) msg[0] = 0;
     for (char *p = msg; *p; p++)
         if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f) *p = '?';
     snprintf(where, sizeof where, "%s:%d", P->name, P->line);
@@ -263,6 +266,8 @@ static enum rt_status take_name(struct bvh_parser *P, const char *kw, char **out
         while (e > s && is_ws(e[-1])) e--;
     }
     if (e == s) return perr(P, RT_EPARSE, "expected a name after %s", kw);
+    if ((size_t)(e - s) >= KIN_BVH_MAX_NAME)
+        return perr(P, RT_ELIMIT, "%s name longer than %d bytes", kw, KIN_BVH_MAX_NAME - 1);
     char *name = malloc((size_t)(e - s) + 1), *d = name;
     if (!name) return perr(P, RT_ENOMEM, "out of memory for a joint name");
     /* s starts with a non-space, so d[-1] exists whenever a space is met. */
@@ -287,7 +292,7 @@ static enum rt_status expect_brace(struct bvh_parser *P, const char *after)
     if (r < 0) return (enum rt_status)r;
     if (r == 0) return perr(P, RT_EPARSE, "truncated: end of file, expected '{' after %s", after);
     if (strcmp(tok, "{") != 0)
-        return perr(P, RT_EPARSE, "expected '{' after %s, got '%.20s'", after, tok);
+        return perr(P, RT_EPARSE, "expected '{' after %s, got '%s'", after, RT_QUOTE(tok));
     return RT_OK;
 }
 
@@ -300,7 +305,7 @@ static enum rt_status read_offset(struct bvh_parser *P, double off[3])
         if (r < 0) return (enum rt_status)r;
         if (r == 0) return perr(P, RT_EPARSE, "truncated: end of file inside OFFSET");
         if (!parse_number(tok, &off[k]))
-            return perr(P, RT_EPARSE, "OFFSET value %d is not a number: '%.20s'", k + 1, tok);
+            return perr(P, RT_EPARSE, "OFFSET value %d is not a number: '%s'", k + 1, RT_QUOTE(tok));
         if (fabs(off[k]) > KIN_BVH_MAX_POS)
             return perr(P, RT_EINVAL, "OFFSET value %d is %g: the limit is %g file units", k + 1, off[k],
                         KIN_BVH_MAX_POS);
@@ -328,7 +333,7 @@ static enum rt_status read_channels(struct bvh_parser *P, struct kin_bvh_joint *
     if (r < 0) return (enum rt_status)r;
     if (r == 0) return perr(P, RT_EPARSE, "truncated: end of file inside CHANNELS");
     if (!parse_count(tok, 1000, &n))
-        return perr(P, RT_EPARSE, "CHANNELS count is not a number: '%.20s'", tok);
+        return perr(P, RT_EPARSE, "CHANNELS count is not a number: '%s'", RT_QUOTE(tok));
     if (n != 3 && n != 6)
         return perr(P, RT_EPARSE, "CHANNELS %s: a joint has 3 or 6 channels",
                     n > 1000 ? "(huge)" : tok);
@@ -340,8 +345,8 @@ static enum rt_status read_channels(struct bvh_parser *P, struct kin_bvh_joint *
         if (r < 0) return (enum rt_status)r;
         if (r == 0) return perr(P, RT_EPARSE, "truncated: end of file inside CHANNELS");
         int ch = channel_of(tok);
-        if (ch < 0) return perr(P, RT_EPARSE, "unknown channel '%.20s'", tok);
-        if (seen & (1 << ch)) return perr(P, RT_EPARSE, "channel '%.20s' listed twice", tok);
+        if (ch < 0) return perr(P, RT_EPARSE, "unknown channel '%s'", RT_QUOTE(tok));
+        if (seen & (1 << ch)) return perr(P, RT_EPARSE, "channel '%s' listed twice", RT_QUOTE(tok));
         seen |= 1 << ch;
         j->chan[k] = ch;
     }
@@ -387,7 +392,7 @@ static enum rt_status read_end_site(struct bvh_parser *P, const struct joint_lis
         } else if (strcmp(tok, "CHANNELS") == 0) {
             return perr(P, RT_EPARSE, "End Site cannot have CHANNELS");
         } else {
-            return perr(P, RT_EPARSE, "unexpected '%.20s' in End Site", tok);
+            return perr(P, RT_EPARSE, "unexpected '%s' in End Site", RT_QUOTE(tok));
         }
     }
 }
@@ -409,7 +414,7 @@ static enum rt_status open_joint(struct bvh_parser *P, struct joint_list *joints
     /* At most KIN_BVH_MAX_JOINTS names, each compared once: a bounded cost. */
     for (int i = 0; i < joints->n; i++)
         if (strcmp(joints->v[i].name, name) == 0) {
-            st = perr(P, RT_EINVAL, "a second joint named '%.40s': joint names must be unique", name);
+            st = perr(P, RT_EINVAL, "a second joint named '%s': joint names must be unique", name);
             free(name);
             return st;
         }
@@ -438,11 +443,11 @@ static enum rt_status read_hierarchy(struct bvh_parser *P, struct joint_list *jo
     if (r < 0) return (enum rt_status)r;
     if (r == 0) return perr(P, RT_EPARSE, "empty file: expected HIERARCHY");
     if (strcmp(tok, "HIERARCHY") != 0)
-        return perr(P, RT_EPARSE, "expected HIERARCHY, got '%.20s'", tok);
+        return perr(P, RT_EPARSE, "expected HIERARCHY, got '%s'", RT_QUOTE(tok));
     r = next_token(P, &tok);
     if (r < 0) return (enum rt_status)r;
     if (r == 0) return perr(P, RT_EPARSE, "truncated: end of file, expected ROOT");
-    if (strcmp(tok, "ROOT") != 0) return perr(P, RT_EPARSE, "expected ROOT, got '%.20s'", tok);
+    if (strcmp(tok, "ROOT") != 0) return perr(P, RT_EPARSE, "expected ROOT, got '%s'", RT_QUOTE(tok));
     st = open_joint(P, joints, stack, &depth);
     if (st) return st;
     for (;;) {
@@ -450,7 +455,7 @@ static enum rt_status read_hierarchy(struct bvh_parser *P, struct joint_list *jo
         r = next_token(P, &tok);
         if (r < 0) return (enum rt_status)r;
         if (r == 0)
-            return perr(P, RT_EPARSE, "truncated: end of file inside joint '%.40s' (missing '}')",
+            return perr(P, RT_EPARSE, "truncated: end of file inside joint '%s' (missing '}')",
                         joints->v[top].name);
         int is_end = strcmp(tok, "EndSite") == 0;
         if (strcmp(tok, "OFFSET") == 0) {
@@ -466,8 +471,8 @@ static enum rt_status read_hierarchy(struct bvh_parser *P, struct joint_list *jo
         } else if (strcmp(tok, "JOINT") == 0 || strcmp(tok, "End") == 0 || is_end ||
                    strcmp(tok, "}") == 0) {
             if (!have_offset || !have_channels)
-                return perr(P, RT_EPARSE, "joint '%.40s' needs OFFSET and CHANNELS before '%.8s'",
-                            joints->v[top].name, tok);
+                return perr(P, RT_EPARSE, "joint '%s' needs OFFSET and CHANNELS before '%s'",
+                            joints->v[top].name, RT_QUOTE(tok));
             if (tok[0] == 'J') {
                 st = open_joint(P, joints, stack, &depth);
                 if (st) return st;
@@ -487,12 +492,12 @@ static enum rt_status read_hierarchy(struct bvh_parser *P, struct joint_list *jo
                 have_offset = have_channels = 1; /* back in the parent */
             }
         } else if (strcmp(tok, "MOTION") == 0) {
-            return perr(P, RT_EPARSE, "MOTION inside joint '%.40s' (missing '}')",
+            return perr(P, RT_EPARSE, "MOTION inside joint '%s' (missing '}')",
                         joints->v[top].name);
         } else if (strcmp(tok, "ROOT") == 0) {
             return perr(P, RT_EPARSE, "ROOT inside the hierarchy");
         } else {
-            return perr(P, RT_EPARSE, "unknown keyword '%.20s' in joint '%.40s'", tok,
+            return perr(P, RT_EPARSE, "unknown keyword '%s' in joint '%s'", RT_QUOTE(tok),
                         joints->v[top].name);
         }
     }
@@ -544,26 +549,26 @@ static enum rt_status read_motion_header(struct bvh_parser *P, int *declared, do
     if (strcmp(tok, "ROOT") == 0)
         return perr(P, RT_EPARSE, "a second ROOT: only one hierarchy is supported");
     if (strcmp(tok, "MOTION") != 0)
-        return perr(P, RT_EPARSE, "expected MOTION after the hierarchy, got '%.20s'", tok);
+        return perr(P, RT_EPARSE, "expected MOTION after the hierarchy, got '%s'", RT_QUOTE(tok));
 
     r = next_token(P, &tok);
     if (r < 0) return (enum rt_status)r;
     if (r == 0) return perr(P, RT_EPARSE, "truncated: end of file, expected 'Frames:'");
     if (!after_prefix(tok, "Frames:"))
-        return perr(P, RT_EPARSE, "expected 'Frames:', got '%.20s'", tok);
+        return perr(P, RT_EPARSE, "expected 'Frames:', got '%s'", RT_QUOTE(tok));
     st = key_value(P, tok, "Frames:", &v);
     if (st) return st;
     if (!parse_count(v, KIN_BVH_MAX_FRAMES, &n))
-        return perr(P, RT_EPARSE, "Frames: must be a non-negative integer, got '%.20s'", v);
+        return perr(P, RT_EPARSE, "Frames: must be a non-negative integer, got '%s'", RT_QUOTE(v));
     if (n > KIN_BVH_MAX_FRAMES)
-        return perr(P, RT_ELIMIT, "Frames: %.20s exceeds the limit of %d", v, KIN_BVH_MAX_FRAMES);
+        return perr(P, RT_ELIMIT, "Frames: %s exceeds the limit of %d", RT_QUOTE(v), KIN_BVH_MAX_FRAMES);
     *declared = (int)n;
 
     r = next_token(P, &tok);
     if (r < 0) return (enum rt_status)r;
     if (r == 0) return perr(P, RT_EPARSE, "truncated: end of file, expected 'Frame Time:'");
     if (!eq_nocase(tok, "Frame"))
-        return perr(P, RT_EPARSE, "expected 'Frame Time:', got '%.20s'", tok);
+        return perr(P, RT_EPARSE, "expected 'Frame Time:', got '%s'", RT_QUOTE(tok));
     r = next_token(P, &tok);
     if (r < 0) return (enum rt_status)r;
     if (r == 0 || !after_prefix(tok, "Time:"))
@@ -571,14 +576,14 @@ static enum rt_status read_motion_header(struct bvh_parser *P, int *declared, do
     st = key_value(P, tok, "Time:", &v);
     if (st) return st;
     if (!parse_number(v, frame_time))
-        return perr(P, RT_EPARSE, "Frame Time: expected a number, got '%.20s'", v);
+        return perr(P, RT_EPARSE, "Frame Time: expected a number, got '%s'", RT_QUOTE(v));
     if (!(*frame_time > 0.0))
-        return perr(P, RT_EPARSE, "Frame Time must be positive, got '%.20s'", v);
+        return perr(P, RT_EPARSE, "Frame Time must be positive, got '%s'", RT_QUOTE(v));
     if (*frame_time < KIN_BVH_MIN_FRAME_TIME || *frame_time > KIN_BVH_MAX_FRAME_TIME)
         return perr(P, RT_EINVAL, "Frame Time %g s is outside [%g, %g] s", *frame_time,
                     KIN_BVH_MIN_FRAME_TIME, KIN_BVH_MAX_FRAME_TIME);
     tok = line_token(P);
-    if (tok) return perr(P, RT_EPARSE, "unexpected '%.20s' after Frame Time", tok);
+    if (tok) return perr(P, RT_EPARSE, "unexpected '%s' after Frame Time", RT_QUOTE(tok));
     return RT_OK;
 }
 
@@ -635,8 +640,8 @@ static enum rt_status read_rows(struct bvh_parser *P, const struct joint_list *j
         int k = 0;
         do {
             if (k < nc && !parse_number(tok, &dst[k])) {
-                st = perr(P, RT_EPARSE, "row %d: value %d is not a number: '%.20s'", rows + 1,
-                          k + 1, tok);
+                st = perr(P, RT_EPARSE, "row %d: value %d is not a number: '%s'", rows + 1,
+                          k + 1, RT_QUOTE(tok));
                 goto fail;
             }
             if (k < nc) {
@@ -644,7 +649,7 @@ static enum rt_status read_rows(struct bvh_parser *P, const struct joint_list *j
                 int ch = j->chan[k - j->chan_off], rot = ch >= KIN_XROT;
                 double lim = rot ? KIN_BVH_MAX_ANGLE : KIN_BVH_MAX_POS;
                 if (fabs(dst[k]) > lim) {
-                    st = perr(P, RT_EINVAL, "row %d: value %d (%s of '%.40s') is %g%s: the limit is %g%s",
+                    st = perr(P, RT_EINVAL, "row %d: value %d (%s of '%s') is %g%s: the limit is %g%s",
                               rows + 1, k + 1, chan_names[ch], j->name, dst[k], rot ? " degrees" : "", lim,
                               rot ? "" : " file units");
                     goto fail;
@@ -893,23 +898,35 @@ void kin_clip_global(const struct kin_clip *c, int frame, const struct kin_bvh_c
     convert_pose(c->n_joints + c->n_end_sites, conv, pos, rot);
 }
 
+/* The known units by standing height (ranges in bvh.h
+ * kin_units_from_height; keep the two in step). */
+const char *kin_units_from_height(double h, double *scale)
+{
+    static const struct {
+        double lo, hi, scale;
+        const char *name;
+    } units[] = {
+        {1.0, 2.5, 1.0, "m"},
+        {10.0, 40.0, KIN_BVH_CMU_SCALE, "cmu"},
+        {55.0, 75.0, 0.0254, "in"},
+        {100.0, 250.0, 0.01, "cm"},
+        {1000.0, 2500.0, 0.001, "mm"},
+    };
+    for (size_t u = 0; u < sizeof units / sizeof units[0]; u++)
+        if (h >= units[u].lo && h <= units[u].hi) {
+            *scale = units[u].scale;
+            return units[u].name;
+        }
+    return NULL;
+}
+
 /* Unit and up-axis guess from the frame-0 extent (heuristic and ranges in
  * bvh.h). Leaves *out untouched on failure. */
 enum rt_status kin_clip_detect_units(const struct kin_clip *c, struct kin_bvh_convert *out,
                                      double *height_m, struct rt_err *err)
 {
-    /* Bvh.h kin_clip_detect_units lists these ranges; keep the two in step. */
-    static const struct {
-        double lo, hi, scale;
-    } units[] = {
-        {1.0, 2.5, 1.0},
-        {10.0, 40.0, KIN_BVH_CMU_SCALE},
-        {55.0, 75.0, 0.0254},
-        {100.0, 250.0, 0.01},
-        {1000.0, 2500.0, 0.001},
-    };
     int n_all = c->n_joints + c->n_end_sites;
-    double *pos = NULL, *rot = NULL, lo[3], hi[3], ext[3];
+    double *pos = NULL, *rot = NULL, lo[3], hi[3], ext[3], scale;
     size_t bp, br;
     enum rt_status st = RT_OK;
     if (!rt_mul_size((size_t)n_all, 3 * sizeof *pos, &bp) ||
@@ -928,13 +945,11 @@ enum rt_status kin_clip_detect_units(const struct kin_clip *c, struct kin_bvh_co
     for (int a = 0; a < 3; a++) ext[a] = hi[a] - lo[a];
     int up = ext[1] >= ext[2] ? 1 : 2;
     double h = ext[up];
-    for (size_t u = 0; u < sizeof units / sizeof units[0]; u++) {
-        if (h >= units[u].lo && h <= units[u].hi) {
-            out->scale = units[u].scale;
-            out->up = up == 1 ? 'y' : 'z';
-            if (height_m) *height_m = h * units[u].scale;
-            goto done;
-        }
+    if (kin_units_from_height(h, &scale)) {
+        out->scale = scale;
+        out->up = up == 1 ? 'y' : 'z';
+        if (height_m) *height_m = h * scale;
+        goto done;
     }
     st = rt_err_set(err, RT_EINVAL, "units",
                     "cannot guess the unit: the skeleton spans %.4g units along %c in frame 0 "

@@ -33,6 +33,7 @@ extern "C" {
 #define KIN_BVH_MAX_FRAMES 10000000
 #define KIN_BVH_MAX_LINE (1u << 20)
 #define KIN_BVH_MAX_DEPTH 256
+#define KIN_BVH_MAX_NAME 128 /* bytes of a ROOT/JOINT name, its NUL included (RT_NAME_MAX bounds it) */
 
 /* Value bounds, checked as each number is read (the error names its line).
  * Finite is not enough: a value that passes float32 on its way to the
@@ -83,7 +84,8 @@ struct kin_clip {
  * CRLF or a lone CR; blank lines and runs of spaces and tabs are allowed
  * anywhere; a UTF-8 byte order mark is skipped. A joint's name is the rest
  * of its ROOT/JOINT line (so "Bip01 L Thigh" and "mixamorig:Hips" work), a
- * trailing '{' excepted. Every joint has OFFSET and CHANNELS 3 or 6 (each
+ * trailing '{' excepted, at most KIN_BVH_MAX_NAME - 1 bytes (RT_ELIMIT).
+ * Every joint has OFFSET and CHANNELS 3 or 6 (each
  * channel at most once) before its children; "End Site" (any whitespace
  * between the words) holds only an OFFSET; leaf JOINTs need no End Site.
  * Numbers are decimal (exponents allowed; no hex, nan or inf). Frames: is a
@@ -146,19 +148,26 @@ char *kin_clip_inspect_json(const struct kin_clip *c);
  * file order wins. NULL-safe (returns -1). */
 int kin_clip_find_joint(const struct kin_clip *c, const char *name);
 
+/* The length unit a standing height of `h` file units suggests: the name
+ * ("m", "cmu", "in", "cm", "mm") of the first unit whose range holds h and
+ * its metres per unit in *scale, or NULL (and *scale untouched) when h is
+ * in no range:
+ *     1    <= h <= 2.5   metres       scale 1
+ *     10   <= h <= 40    CMU units    scale KIN_BVH_CMU_SCALE (0.0564444)
+ *     55   <= h <= 75    inches       scale 0.0254
+ *     100  <= h <= 250   centimetres  scale 0.01
+ *     1000 <= h <= 2500  millimetres  scale 0.001
+ * The returned name is static. */
+const char *kin_units_from_height(double h, double *scale);
+
 /* Guesses the unit and up axis of a clip from its skeleton in frame 0 (the
  * rest pose when the clip has no frames), for clips whose user did not say.
  * Heuristic: the global positions of all joints and End Sites are taken
  * without conversion; up is whichever of y and z the skeleton spans more
  * (x is never up: BVH is y-up by convention, z-up from some exporters, and
  * a T-pose's arm span along x rivals its height). The span along up is the
- * standing height h in file units, and
- *     1    <= h <= 2.5   metres       scale 1
- *     10   <= h <= 40    CMU units    scale KIN_BVH_CMU_SCALE (0.0564444)
- *     55   <= h <= 75    inches       scale 0.0254
- *     100  <= h <= 250   centimetres  scale 0.01
- *     1000 <= h <= 2500  millimetres  scale 0.001
- * Anything else (a crouching or partial skeleton, an unknown unit) returns
+ * standing height h in file units, and kin_units_from_height(h) names the
+ * unit. Anything else (a crouching or partial skeleton, an unknown unit) returns
  * RT_EINVAL with the height in the message; the caller must then ask for the
  * unit. On success fills *out and, when non-NULL, *height_m (h * scale).
  * RT_ENOMEM when scratch space cannot be had. */

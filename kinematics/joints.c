@@ -96,7 +96,7 @@ static enum rt_status npy_parse(const unsigned char *data, size_t len, const cha
     d++;
     /* '<f8', '|u1', '<U12', '|S12', '|O': little endian or no byte order. */
     if (d[0] == '>') return rt_err_set(err, RT_EPARSE, where, "big-endian arrays are not read");
-    if (d[0] != '<' && d[0] != '|' && d[0] != '=') return rt_err_set(err, RT_EPARSE, where, "dtype '%.8s' is not read", d);
+    if (d[0] != '<' && d[0] != '|' && d[0] != '=') return rt_err_set(err, RT_EPARSE, where, "dtype '%s' is not read", RT_QUOTE(d));
     a->kind = d[1];
     if (a->kind == 'O') return rt_err_set(err, RT_EPARSE, where, "object arrays (pickles) are not read: save names as a string array");
     long long item;
@@ -105,7 +105,7 @@ static enum rt_status npy_parse(const unsigned char *data, size_t len, const cha
     for (const char *p = d + 2; *p >= '0' && *p <= '9' && k < sizeof num - 1; p++) num[k++] = *p;
     num[k] = 0;
     if (!rt_parse_int(num, 1, 1 << 20, &item) || !strchr("fiuUSb", a->kind))
-        return rt_err_set(err, RT_EPARSE, where, "dtype '%.8s' is not read", d - 1);
+        return rt_err_set(err, RT_EPARSE, where, "dtype '%s' is not read", RT_QUOTE(d - 1));
     a->item = (int)item * (a->kind == 'U' ? 4 : 1);
     const char *f = fo + 16;
     while (*f == ' ') f++;
@@ -218,7 +218,7 @@ static enum rt_status name_check(struct kin_joints *j, int i, const char *where,
     for (const unsigned char *p = (const unsigned char *)n; *p; p++)
         if (*p < 0x20 || *p == 0x7f) return rt_err_set(err, RT_EINVAL, where, "joint %d: control character in its name", i);
     for (int k = 0; k < i; k++)
-        if (!strcmp(j->names[k], n)) return rt_err_set(err, RT_EINVAL, where, "joint name '%.40s' repeated", n);
+        if (!strcmp(j->names[k], n)) return rt_err_set(err, RT_EINVAL, where, "joint name '%s' repeated", RT_QUOTE(n));
     return RT_OK;
 }
 
@@ -275,7 +275,7 @@ enum rt_status kin_joints_parse_npy(const void *data, size_t len, const char *na
     int n = 0;
     size_t i = 0;
     char where[112];
-    snprintf(where, sizeof where, "%.80s:names", label);
+    snprintf(where, sizeof where, "%s:names", label);
     while (i < names_len) {
         size_t e = i;
         while (e < names_len && names[e] != '\n') e++;
@@ -318,7 +318,7 @@ static enum rt_status zip_member(zip_t *za, const char *key, const char *label, 
     char name[64], where[112];
     zip_stat_t zs;
     snprintf(name, sizeof name, "%s.npy", key);
-    snprintf(where, sizeof where, "%.80s:%s", label, key);
+    snprintf(where, sizeof where, "%s:%s", label, key);
     *buf = NULL;
     zip_int64_t idx = zip_name_locate(za, name, 0);
     if (idx < 0) return RT_ENOTFOUND;
@@ -371,11 +371,11 @@ enum rt_status kin_joints_parse_npz(const void *data, size_t len, const char *la
         goto done;
     }
     if (st != RT_OK) goto done;
-    snprintf(where, sizeof where, "%.80s:%s", label, pkey);
+    snprintf(where, sizeof where, "%s:%s", label, pkey);
     if ((st = npy_parse(pb, pl, where, &a, err)) != RT_OK || (st = joints_from_array(&a, where, &j, err)) != RT_OK)
         goto done;
     /* joint_names */
-    snprintf(where, sizeof where, "%.80s:joint_names", label);
+    snprintf(where, sizeof where, "%s:joint_names", label);
     st = zip_member(za, "joint_names", label, &nb, &nl, err);
     if (st == RT_ENOTFOUND) st = rt_err_set(err, RT_EPARSE, label, "no `joint_names` array in the archive");
     if (st != RT_OK || (st = npy_parse(nb, nl, where, &a, err)) != RT_OK) goto done;
@@ -397,7 +397,7 @@ enum rt_status kin_joints_parse_npz(const void *data, size_t len, const char *la
         if ((st = name_check(j, i, where, err)) != RT_OK) goto done;
     }
     /* fps (optional) */
-    snprintf(where, sizeof where, "%.80s:fps", label);
+    snprintf(where, sizeof where, "%s:fps", label);
     st = zip_member(za, "fps", label, &fb, &fl, err);
     if (st == RT_OK) {
         if ((st = npy_parse(fb, fl, where, &a, err)) != RT_OK) goto done;
@@ -409,7 +409,7 @@ enum rt_status kin_joints_parse_npz(const void *data, size_t len, const char *la
         j->fps = fps;
     } else if (st != RT_ENOTFOUND) goto done;
     /* parents (optional) */
-    snprintf(where, sizeof where, "%.80s:parents", label);
+    snprintf(where, sizeof where, "%s:parents", label);
     st = zip_member(za, "parents", label, &rb, &rl, err);
     if (st == RT_OK) {
         if ((st = npy_parse(rb, rl, where, &a, err)) != RT_OK) goto done;
@@ -538,7 +538,7 @@ enum rt_status kin_joints_parse_csv(const char *text, size_t len, const char *la
         st = rt_err_set(err, RT_ENOMEM, label, "out of memory");
         goto done;
     }
-    snprintf(where, sizeof where, "%.80s:1", label);
+    snprintf(where, sizeof where, "%s:1", label);
     if (!next_line(text, len, &at, &b, &e)) {
         st = rt_err_set(err, RT_EPARSE, where, "empty file");
         goto done;
@@ -595,7 +595,7 @@ enum rt_status kin_joints_parse_csv(const char *text, size_t len, const char *la
     while (next_line(text, len, &at, &b, &e)) {
         line++;
         if (e == b) continue;
-        snprintf(where, sizeof where, "%.80s:%d", label, line);
+        snprintf(where, sizeof where, "%s:%d", label, line);
         int c = 0;
         size_t i = b;
         for (;;) {
@@ -611,7 +611,7 @@ enum rt_status kin_joints_parse_csv(const char *text, size_t len, const char *la
                 memcpy(num, text + s, nn);
                 num[nn] = 0;
                 if (!rt_parse_real(num, &v)) {
-                    st = rt_err_set(err, RT_EPARSE, where, "bad number '%.20s'", num);
+                    st = rt_err_set(err, RT_EPARSE, where, "bad number '%s'", RT_QUOTE(num));
                     goto done;
                 }
                 j->pos[(size_t)t * (size_t)nj * 3 + (size_t)(c - skip)] = v;

@@ -147,7 +147,7 @@ static void mj_fail_at(struct mj_parse *ps, int code, int file, long line, const
 
 static void mj_fail_at(struct mj_parse *ps, int code, int file, long line, const char *fmt, ...)
 {
-    char where[96], msg[160];
+    char where[RT_ERR_WHERE_MAX], msg[RT_ERR_MSG_MAX];
     va_list ap;
     if (ps->status != RT_OK) return;
     ps->status = code;
@@ -309,12 +309,31 @@ static void XMLCALL on_doctype(void *ud, const XML_Char *name, const XML_Char *s
 /* <include file=...>: reads the file (relative to base_dir unless
  * absolute) and parses it here with the same handlers; its root element is
  * dropped and its children join the include's parent, as in MuJoCo. */
+/* Reads an included file into *text; reports and fails otherwise. Its own
+ * frame holds the struct rt_err, so that nested includes do not keep one
+ * on the stack each (never inlined into do_include()). */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static enum rt_status include_read(struct mj_parse *ps, const char *file, const char *path, char **text,
+                                   size_t *len)
+{
+    struct rt_err e;
+    rt_err_clear(&e);
+    if (rt_read_file(path, KIN_URDF_MAX_BYTES - ps->bytes, text, len, &e) == RT_OK) return RT_OK;
+    if (e.code == RT_ELIMIT)
+        mj_fail(ps, RT_ELIMIT, "include '%s': the model and its includes exceed %u bytes", file,
+                KIN_URDF_MAX_BYTES);
+    else
+        mj_fail(ps, e.code, "include '%s': %s", file, e.msg);
+    return (enum rt_status)e.code;
+}
+
 static void do_include(struct mj_parse *ps, const char **atts)
 {
     const char *file = attr_get(atts, "file");
     char *path = NULL, *text = NULL;
     size_t len = 0, n;
-    struct rt_err e;
     XML_Parser outer = ps->xp, inner = NULL;
     int outer_file = ps->file, idx;
 
@@ -323,17 +342,17 @@ static void do_include(struct mj_parse *ps, const char **atts)
         return;
     }
     if (!ps->base_dir) {
-        mj_fail(ps, RT_EPARSE, "include '%.60s': includes are refused here (no folder to resolve them against)",
+        mj_fail(ps, RT_EPARSE, "include '%s': includes are refused here (no folder to resolve them against)",
                 file);
         return;
     }
     if (ps->inc_depth >= KIN_MJCF_MAX_INCLUDE_DEPTH) {
-        mj_fail(ps, RT_ELIMIT, "include '%.60s': includes nested deeper than %d", file,
+        mj_fail(ps, RT_ELIMIT, "include '%s': includes nested deeper than %d", file,
                 KIN_MJCF_MAX_INCLUDE_DEPTH);
         return;
     }
     if (ps->n_files >= KIN_MJCF_MAX_FILES) {
-        mj_fail(ps, RT_ELIMIT, "include '%.60s': more than %d included files", file, KIN_MJCF_MAX_FILES - 1);
+        mj_fail(ps, RT_ELIMIT, "include '%s': more than %d included files", file, KIN_MJCF_MAX_FILES - 1);
         return;
     }
     n = strlen(ps->base_dir) + strlen(file) + 2;
@@ -342,17 +361,11 @@ static void do_include(struct mj_parse *ps, const char **atts)
     else snprintf(path, n, "%s/%s", ps->base_dir, file);
     for (int i = 1; i < ps->n_files; i++)
         if (!strcmp(ps->paths[i], path)) {
-            mj_fail(ps, RT_EPARSE, "include '%.60s': the file is included twice (MuJoCo allows once)", file);
+            mj_fail(ps, RT_EPARSE, "include '%s': the file is included twice (MuJoCo allows once)", file);
             free(path);
             return;
         }
-    rt_err_clear(&e);
-    if (rt_read_file(path, KIN_URDF_MAX_BYTES - ps->bytes, &text, &len, &e) != RT_OK) {
-        if (e.code == RT_ELIMIT)
-            mj_fail(ps, RT_ELIMIT, "include '%.60s': the model and its includes exceed %u bytes", file,
-                    KIN_URDF_MAX_BYTES);
-        else
-            mj_fail(ps, e.code, "include '%.60s': %s", file, e.msg);
+    if (include_read(ps, file, path, &text, &len) != RT_OK) {
         free(path);
         return;
     }
@@ -405,7 +418,7 @@ static void XMLCALL on_start(void *ud, const XML_Char *el, const XML_Char **atts
     }
     if (ps->depth == 0) {
         if (strcmp(el, "mujoco") != 0) {
-            mj_fail(ps, RT_EPARSE, "root element is <%.32s>, expected <mujoco>", el);
+            mj_fail(ps, RT_EPARSE, "root element is <%s>, expected <mujoco>", RT_QUOTE(el));
             return;
         }
         if ((node = node_add(ps, MJ_MUJOCO, -1, atts, line)) >= 0) push(ps, node);
@@ -419,7 +432,7 @@ static void XMLCALL on_start(void *ud, const XML_Char *el, const XML_Char **atts
         return;
     }
     if (tag == -2) {
-        mj_fail(ps, RT_EPARSE, "<%.32s> is not supported (it makes bodies this reader does not expand)", el);
+        mj_fail(ps, RT_EPARSE, "<%s> is not supported (it makes bodies this reader does not expand)", RT_QUOTE(el));
         return;
     }
     if (tag < 0) {
@@ -537,9 +550,9 @@ static const char *node_desc(const struct mj_parse *ps, int node, char *buf, siz
     if (nd->tag != MJ_DEFAULT && nd->parent >= 0 && ps->nodes[nd->parent].tag == MJ_DEFAULT) {
         const char *cls = node_attr(ps, nd->parent, "class");
         if (ps->nodes[ps->nodes[nd->parent].parent].tag == MJ_MUJOCO) cls = "main";
-        snprintf(buf, cap, "%s of default '%.40s'", tag, cls ? cls : "?");
+        snprintf(buf, cap, "%s of default '%s'", tag, cls ? RT_QUOTE(cls) : "?");
     } else if (name && name[0]) {
-        snprintf(buf, cap, "%s '%.40s'", tag, name);
+        snprintf(buf, cap, "%s '%s'", tag, RT_QUOTE(name));
     } else {
         snprintf(buf, cap, "%s", tag);
     }
@@ -666,7 +679,7 @@ static int is_orient_key(const char *k)
 static int orient_parse(struct mj_build *b, int node, const char *key, const char *v, double R[9])
 {
     double a[6], n, d = b->degree ? MJ_PI / 180.0 : 1.0;
-    char desc[80];
+    char desc[RT_QUOTE_BUF + 32];
     if (!strcmp(key, "quat")) {
         if (!parse_numbers(v, a, 4)) goto bad4;
         n = sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2] + a[3] * a[3]);
@@ -680,8 +693,8 @@ static int orient_parse(struct mj_build *b, int node, const char *key, const cha
         mat_axis_angle(a, a[3] * d, R);
     } else if (!strcmp(key, "euler")) {
         if (!parse_numbers(v, a, 3)) {
-            b_fail(b, RT_EPARSE, node, "%s: bad euler '%.32s' (expected 3 numbers)",
-                   node_desc(b->ps, node, desc, sizeof desc), v);
+            b_fail(b, RT_EPARSE, node, "%s: bad euler '%s' (expected 3 numbers)",
+                   node_desc(b->ps, node, desc, sizeof desc), RT_QUOTE(v));
             return 0;
         }
         mat_identity(R);
@@ -697,8 +710,8 @@ static int orient_parse(struct mj_build *b, int node, const char *key, const cha
     } else if (!strcmp(key, "xyaxes")) {
         double x[3], y[3], z[3], dot;
         if (!parse_numbers(v, a, 6)) {
-            b_fail(b, RT_EPARSE, node, "%s: bad xyaxes '%.32s' (expected 6 numbers)",
-                   node_desc(b->ps, node, desc, sizeof desc), v);
+            b_fail(b, RT_EPARSE, node, "%s: bad xyaxes '%s' (expected 6 numbers)",
+                   node_desc(b->ps, node, desc, sizeof desc), RT_QUOTE(v));
             return 0;
         }
         memcpy(x, a, sizeof x);
@@ -718,8 +731,8 @@ static int orient_parse(struct mj_build *b, int node, const char *key, const cha
     } else { /* zaxis: the shortest rotation taking +z onto the vector */
         double ax[3], s;
         if (!parse_numbers(v, a, 3)) {
-            b_fail(b, RT_EPARSE, node, "%s: bad zaxis '%.32s' (expected 3 numbers)",
-                   node_desc(b->ps, node, desc, sizeof desc), v);
+            b_fail(b, RT_EPARSE, node, "%s: bad zaxis '%s' (expected 3 numbers)",
+                   node_desc(b->ps, node, desc, sizeof desc), RT_QUOTE(v));
             return 0;
         }
         if (!((n = norm3(a)) >= MJ_EPS)) goto zero;
@@ -732,12 +745,12 @@ static int orient_parse(struct mj_build *b, int node, const char *key, const cha
     }
     return 1;
 bad4:
-    b_fail(b, RT_EPARSE, node, "%s: bad %s '%.32s' (expected 4 numbers)", node_desc(b->ps, node, desc, sizeof desc),
-           key, v);
+    b_fail(b, RT_EPARSE, node, "%s: bad %s '%s' (expected 4 numbers)", node_desc(b->ps, node, desc, sizeof desc),
+           key, RT_QUOTE(v));
     return 0;
 zero:
-    b_fail(b, RT_EPARSE, node, "%s: bad %s '%.32s' (zero-length axis or quaternion)",
-           node_desc(b->ps, node, desc, sizeof desc), key, v);
+    b_fail(b, RT_EPARSE, node, "%s: bad %s '%s' (zero-length axis or quaternion)",
+           node_desc(b->ps, node, desc, sizeof desc), key, RT_QUOTE(v));
     return 0;
 }
 
@@ -745,10 +758,10 @@ zero:
  * Returns 0 after reporting a malformed one. */
 static int attr_vec(struct mj_build *b, int node, const char *key, const char *v, double *out, int n)
 {
-    char desc[80];
+    char desc[RT_QUOTE_BUF + 32];
     if (parse_numbers(v, out, n)) return 1;
-    b_fail(b, RT_EPARSE, node, "%s: bad %s '%.32s' (expected %d number%s)", node_desc(b->ps, node, desc, sizeof desc),
-           key, v, n, n > 1 ? "s" : "");
+    b_fail(b, RT_EPARSE, node, "%s: bad %s '%s' (expected %d number%s)", node_desc(b->ps, node, desc, sizeof desc),
+           key, RT_QUOTE(v), n, n > 1 ? "s" : "");
     return 0;
 }
 
@@ -766,7 +779,7 @@ static int joint_attrs(struct mj_build *b, int node, struct mj_jattr *j)
 {
     const struct mj_parse *ps = b->ps;
     const struct mj_node *nd = &ps->nodes[node];
-    char desc[80];
+    char desc[RT_QUOTE_BUF + 32];
     if (nd->tag == MJ_FREEJOINT) {
         j->type = MJ_FREE;
         return 1;
@@ -780,8 +793,8 @@ static int joint_attrs(struct mj_build *b, int node, struct mj_jattr *j)
             else if (!strcmp(v, "ball")) j->type = MJ_BALL;
             else if (!strcmp(v, "free")) j->type = MJ_FREE;
             else {
-                b_fail(b, RT_EPARSE, node, "%s: unknown joint type '%.32s' (hinge, slide, ball, free)",
-                       node_desc(ps, node, desc, sizeof desc), v);
+                b_fail(b, RT_EPARSE, node, "%s: unknown joint type '%s' (hinge, slide, ball, free)",
+                       node_desc(ps, node, desc, sizeof desc), RT_QUOTE(v));
                 return 0;
             }
         } else if (!strcmp(k, "pos")) {
@@ -797,8 +810,8 @@ static int joint_attrs(struct mj_build *b, int node, struct mj_jattr *j)
         } else if (!strcmp(k, "limited") || !strcmp(k, "actuatorfrclimited")) {
             int l = parse_limited(v);
             if (l < 0) {
-                b_fail(b, RT_EPARSE, node, "%s: bad %s '%.32s' (true, false or auto)",
-                       node_desc(ps, node, desc, sizeof desc), k, v);
+                b_fail(b, RT_EPARSE, node, "%s: bad %s '%s' (true, false or auto)",
+                       node_desc(ps, node, desc, sizeof desc), k, RT_QUOTE(v));
                 return 0;
             }
             if (k[0] == 'l') j->limited = l;
@@ -823,21 +836,21 @@ static int geom_attrs(struct mj_build *b, int node, struct mj_gattr *g)
     const struct mj_parse *ps = b->ps;
     const struct mj_node *nd = &ps->nodes[node];
     const char *orient = NULL;
-    char desc[80];
+    char desc[RT_QUOTE_BUF + 32];
     for (int i = 0; i < nd->n_attr; i++) {
         const char *k = ps->pool + ps->attrs[nd->attr + (size_t)i].key;
         const char *v = ps->pool + ps->attrs[nd->attr + (size_t)i].val;
         if (!strcmp(k, "type")) {
             if ((g->type = geom_type_from(v)) < 0) {
-                b_fail(b, RT_EPARSE, node, "%s: unknown geom type '%.32s'", node_desc(ps, node, desc, sizeof desc), v);
+                b_fail(b, RT_EPARSE, node, "%s: unknown geom type '%s'", node_desc(ps, node, desc, sizeof desc), RT_QUOTE(v));
                 return 0;
             }
         } else if (!strcmp(k, "size")) {
             double s[3];
             int n = parse_upto(v, s, 3);
             if (!n) {
-                b_fail(b, RT_EPARSE, node, "%s: bad size '%.32s' (expected 1 to 3 numbers)",
-                       node_desc(ps, node, desc, sizeof desc), v);
+                b_fail(b, RT_EPARSE, node, "%s: bad size '%s' (expected 1 to 3 numbers)",
+                       node_desc(ps, node, desc, sizeof desc), RT_QUOTE(v));
                 return 0;
             }
             memcpy(g->size, s, (size_t)n * sizeof *s); /* as MuJoCo: the rest stay as inherited */
@@ -851,8 +864,8 @@ static int geom_attrs(struct mj_build *b, int node, struct mj_gattr *g)
         } else if (!strcmp(k, "group") || !strcmp(k, "contype") || !strcmp(k, "conaffinity")) {
             int *slot = k[0] == 'g' ? &g->group : k[3] == 't' ? &g->contype : &g->conaffinity;
             if (!parse_int(v, slot)) {
-                b_fail(b, RT_EPARSE, node, "%s: bad %s '%.32s' (expected an integer)",
-                       node_desc(ps, node, desc, sizeof desc), k, v);
+                b_fail(b, RT_EPARSE, node, "%s: bad %s '%s' (expected an integer)",
+                       node_desc(ps, node, desc, sizeof desc), k, RT_QUOTE(v));
                 return 0;
             }
         } else if (is_orient_key(k)) {
@@ -874,7 +887,7 @@ static int frame_attrs(struct mj_build *b, int node, struct mj_xf *t)
     const struct mj_parse *ps = b->ps;
     const struct mj_node *nd = &ps->nodes[node];
     const char *orient = NULL;
-    char desc[80];
+    char desc[RT_QUOTE_BUF + 32];
     xf_identity(t);
     for (int i = 0; i < nd->n_attr; i++) {
         const char *k = ps->pool + ps->attrs[nd->attr + (size_t)i].key;
@@ -909,25 +922,25 @@ static int read_compiler(struct mj_build *b)
             const char *v = ps->pool + ps->attrs[nd->attr + (size_t)i].val;
             if (!strcmp(k, "angle")) {
                 if (strcmp(v, "radian") && strcmp(v, "degree")) {
-                    b_fail(b, RT_EPARSE, c, "compiler: bad angle '%.32s' (radian or degree)", v);
+                    b_fail(b, RT_EPARSE, c, "compiler: bad angle '%s' (radian or degree)", RT_QUOTE(v));
                     return 0;
                 }
                 b->degree = v[0] == 'd';
             } else if (!strcmp(k, "eulerseq")) {
                 if (strlen(v) != 3 || strspn(v, "xyzXYZ") != 3) {
-                    b_fail(b, RT_EPARSE, c, "compiler: bad eulerseq '%.32s' (3 of x y z X Y Z)", v);
+                    b_fail(b, RT_EPARSE, c, "compiler: bad eulerseq '%s' (3 of x y z X Y Z)", RT_QUOTE(v));
                     return 0;
                 }
                 memcpy(b->seq, v, 4);
             } else if (!strcmp(k, "autolimits")) {
                 if (strcmp(v, "true") && strcmp(v, "false")) {
-                    b_fail(b, RT_EPARSE, c, "compiler: bad autolimits '%.32s' (true or false)", v);
+                    b_fail(b, RT_EPARSE, c, "compiler: bad autolimits '%s' (true or false)", RT_QUOTE(v));
                     return 0;
                 }
                 b->autolimits = v[0] == 't';
             } else if (!strcmp(k, "coordinate")) {
                 if (strcmp(v, "local") != 0) {
-                    b_fail(b, RT_EPARSE, c, "compiler: coordinate '%.32s' is not supported (local only)", v);
+                    b_fail(b, RT_EPARSE, c, "compiler: coordinate '%s' is not supported (local only)", RT_QUOTE(v));
                     return 0;
                 }
             }
@@ -965,7 +978,7 @@ static int read_default(struct mj_build *b, int node, int cls)
         }
         if ((k = class_find(b, name)) >= 0) {
             if (k == 0) b_fail(b, RT_EPARSE, c, "default class 'main' is the top-level <default>");
-            else b_fail(b, RT_EPARSE, c, "default class '%.40s' defined twice (first at line %ld)", name,
+            else b_fail(b, RT_EPARSE, c, "default class '%s' defined twice (first at line %ld)", RT_QUOTE(name),
                         ps->nodes[b->classes[k].node].line);
             return 0;
         }
@@ -1006,11 +1019,11 @@ static int read_classes(struct mj_build *b)
 static int elem_class(struct mj_build *b, int node, int cc)
 {
     const char *name = node_attr(b->ps, node, "class");
-    char desc[80];
+    char desc[RT_QUOTE_BUF + 32];
     int k;
     if (!name) return cc;
     if ((k = class_find(b, name)) < 0)
-        b_fail(b, RT_EPARSE, node, "%s: unknown class '%.40s'", node_desc(b->ps, node, desc, sizeof desc), name);
+        b_fail(b, RT_EPARSE, node, "%s: unknown class '%s'", node_desc(b->ps, node, desc, sizeof desc), RT_QUOTE(name));
     return k;
 }
 
@@ -1018,12 +1031,12 @@ static int elem_class(struct mj_build *b, int node, int cc)
 static int child_class(struct mj_build *b, int node, int cc)
 {
     const char *name = node_attr(b->ps, node, "childclass");
-    char desc[80];
+    char desc[RT_QUOTE_BUF + 32];
     int k;
     if (!name) return cc;
     if ((k = class_find(b, name)) < 0)
-        b_fail(b, RT_EPARSE, node, "%s: unknown childclass '%.40s'", node_desc(b->ps, node, desc, sizeof desc),
-               name);
+        b_fail(b, RT_EPARSE, node, "%s: unknown childclass '%s'", node_desc(b->ps, node, desc, sizeof desc),
+               RT_QUOTE(name));
     return k;
 }
 
@@ -1034,7 +1047,7 @@ static int name_set(struct mj_build *b, int node, char *dst, const char *what, c
 {
     int n = snprintf(dst, KIN_MAX_NAME, "%s%s%s", s1, s2 ? s2 : "", s3 ? s3 : "");
     if (n < 0 || n >= KIN_MAX_NAME) {
-        b_fail(b, RT_ELIMIT, node, "%s longer than %d bytes: '%.32s...'", what, KIN_MAX_NAME - 1, s1);
+        b_fail(b, RT_ELIMIT, node, "%s longer than %d bytes: '%s...'", what, KIN_MAX_NAME - 1, RT_QUOTE(s1));
         return 0;
     }
     return 1;
@@ -1114,7 +1127,7 @@ static int joint_resolve(struct mj_build *b, int node, int cc, const struct mj_x
                          int *type, const char *body, int k)
 {
     struct mj_jattr a;
-    char desc[80], tmp[32];
+    char desc[RT_QUOTE_BUF + 32], tmp[32];
     const char *name = node_attr(b->ps, node, "name");
     double n, t[3];
     int cls = b->ps->nodes[node].tag == MJ_FREEJOINT ? 0 : elem_class(b, node, cc);
@@ -1234,7 +1247,7 @@ static int visit_geom(struct mj_build *b, int node, const struct mj_xf *fr, int 
     struct mj_xf g, w;
     struct kin_geom *kg;
     const char *name = node_attr(b->ps, node, "name");
-    char desc[80];
+    char desc[RT_QUOTE_BUF + 32];
     int cls = elem_class(b, node, cc), st;
     if (cls < 0) return 0;
     a = b->classes[cls].g;
@@ -1310,7 +1323,7 @@ static int build_body(struct mj_build *b, int node, int parent_link, const struc
     struct joints_ctx jx = {bname, 0, 0, -1};
     struct geoms_ctx gx;
     struct mj_xf ident, origin;
-    char desc[80];
+    char desc[RT_QUOTE_BUF + 32];
     int prev = parent_link, link;
 
     xf_identity(&ident);
@@ -1392,7 +1405,7 @@ static int visit_top(struct mj_build *b, int node, const struct mj_xf *fr, int c
 
 static int visit_world_joint(struct mj_build *b, int node, const struct mj_xf *fr, int cc, void *vctx)
 {
-    char desc[80];
+    char desc[RT_QUOTE_BUF + 32];
     (void)fr, (void)cc, (void)vctx;
     b_fail(b, RT_EPARSE, node, "%s: a joint directly in <worldbody> (joints belong to bodies)",
            node_desc(b->ps, node, desc, sizeof desc));
@@ -1453,10 +1466,10 @@ static int check_unique(struct mj_build *b, int is_joint)
             int later = v[i].i, first = v[i - 1].i;
             if (loc[first].file == loc[later].file)
                 mj_fail_at(b->ps, RT_EPARSE, loc[later].file, loc[later].line,
-                           "duplicate %s name '%.40s' (first at line %ld)", what, v[i].name, loc[first].line);
+                           "duplicate %s name '%s' (first at line %ld)", what, RT_QUOTE(v[i].name), loc[first].line);
             else
                 mj_fail_at(b->ps, RT_EPARSE, loc[later].file, loc[later].line,
-                           "duplicate %s name '%.40s' (first at %.40s:%ld)", what, v[i].name,
+                           "duplicate %s name '%s' (first at %s:%ld)", what, RT_QUOTE(v[i].name),
                            b->ps->files[loc[first].file], loc[first].line);
             ok = 0;
         }

@@ -133,7 +133,7 @@ enum rt_status kin_traj_read(const char *path, int cols, double **out, int *n_fr
 enum rt_status kin_traj_parse(const char *text, size_t len, const char *path, int cols,
                               double **out, int *n_frames, struct rt_err *err)
 {
-    char where[96];
+    char where[RT_ERR_WHERE_MAX];
     size_t cap = 0, n = 0;
     double *rows = NULL;
     enum rt_status st = RT_OK;
@@ -150,7 +150,7 @@ enum rt_status kin_traj_parse(const char *text, size_t len, const char *path, in
         p = eol ? eol + 1 : end;
         while (s < le && (*s == ' ' || *s == '\t')) s++;
         if (s == le) continue;
-        snprintf(where, sizeof where, "%.70s:%ld", path, line);
+        snprintf(where, sizeof where, "%s:%ld", path, line);
         if (n == 0 && !(isdigit((unsigned char)*s) || *s == '-' || *s == '+' || *s == '.')) {
             if (line > 1 || rows) {
                 st = rt_err_set(err, RT_EPARSE, where, "unexpected text row");

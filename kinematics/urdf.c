@@ -125,7 +125,7 @@ static void urdf_fail(struct urdf_parse *ps, int code, long line, const char *fm
 
 static void urdf_fail(struct urdf_parse *ps, int code, long line, const char *fmt, ...)
 {
-    char where[96], msg[160];
+    char where[RT_ERR_WHERE_MAX], msg[RT_ERR_MSG_MAX];
     va_list ap;
     if (ps->status != RT_OK) return;
     ps->status = code;
@@ -174,8 +174,8 @@ static int attr_numbers(struct urdf_parse *ps, const char **atts, const char *ke
     if (!v) return 1;
     if (!parse_numbers(v, tmp, n)) {
         struct urdf_joint_src *j = &ps->joints[ps->joint];
-        urdf_fail(ps, RT_EPARSE, line, "joint '%.40s': <%s> %s: expected %d number%s, got '%.32s'",
-                  j->name, elem, key, n, n > 1 ? "s" : "", v);
+        urdf_fail(ps, RT_EPARSE, line, "joint '%s': <%s> %s: expected %d number%s, got '%s'",
+                  j->name, elem, key, n, n > 1 ? "s" : "", RT_QUOTE(v));
         return 0;
     }
     memcpy(out, tmp, (size_t)n * sizeof *out);
@@ -194,8 +194,8 @@ static char *name_dup(struct urdf_parse *ps, const char *v, const char *what, lo
     }
     n = strlen(v);
     if (n >= KIN_MAX_NAME) {
-        urdf_fail(ps, RT_ELIMIT, line, "%s name longer than %d bytes: '%.32s...'", what,
-                  KIN_MAX_NAME - 1, v);
+        urdf_fail(ps, RT_ELIMIT, line, "%s name longer than %d bytes: '%s'", what,
+                  KIN_MAX_NAME - 1, RT_QUOTE(v));
         return NULL;
     }
     s = malloc(n + 1);
@@ -347,16 +347,16 @@ static void on_joint(struct urdf_parse *ps, const char **atts, long line)
     ps->joint = ps->n_joints++; /* counted now so that the name is freed */
     type = attr_get(atts, "type");
     if (!type) {
-        urdf_fail(ps, RT_EPARSE, line, "joint '%.40s': missing type", j->name);
+        urdf_fail(ps, RT_EPARSE, line, "joint '%s': missing type", j->name);
         return;
     }
     j->type = joint_type_from(type);
     if (j->type < 0) {
         if (!strcmp(type, "floating") || !strcmp(type, "planar"))
-            urdf_fail(ps, RT_EPARSE, line, "joint '%.40s': unsupported joint type '%s' (the base is always floating)",
+            urdf_fail(ps, RT_EPARSE, line, "joint '%s': unsupported joint type '%s' (the base is always floating)",
                       j->name, type);
         else
-            urdf_fail(ps, RT_EPARSE, line, "joint '%.40s': unknown joint type '%.32s'", j->name, type);
+            urdf_fail(ps, RT_EPARSE, line, "joint '%s': unknown joint type '%s'", j->name, RT_QUOTE(type));
     }
 }
 
@@ -369,22 +369,19 @@ static void on_joint_child(struct urdf_parse *ps, const char *el, const char **a
         char **slot = is_parent ? &j->parent : &j->child;
         const char *v = attr_get(atts, "link");
         if (*slot) {
-            urdf_fail(ps, RT_EPARSE, line, "joint '%.40s': more than one <%s>", j->name, el);
+            urdf_fail(ps, RT_EPARSE, line, "joint '%s': more than one <%s>", j->name, el);
             return;
         }
         if (!v || !v[0]) {
-            urdf_fail(ps, RT_EPARSE, line, "joint '%.40s': <%s> without a link", j->name, el);
+            urdf_fail(ps, RT_EPARSE, line, "joint '%s': <%s> without a link", j->name, el);
             return;
         }
-        if (!(*slot = strdup(v))) {
-            urdf_fail(ps, RT_ENOMEM, line, "out of memory");
-            return;
-        }
+        if (!(*slot = name_dup(ps, v, is_parent ? "<parent> link" : "<child> link", line))) return;
         if (is_parent) j->parent_line = line;
         else j->child_line = line;
     } else if (!strcmp(el, "origin")) {
         if (j->has_origin) {
-            urdf_fail(ps, RT_EPARSE, line, "joint '%.40s': more than one <origin>", j->name);
+            urdf_fail(ps, RT_EPARSE, line, "joint '%s': more than one <origin>", j->name);
             return;
         }
         j->has_origin = 1;
@@ -395,14 +392,14 @@ static void on_joint_child(struct urdf_parse *ps, const char *el, const char **a
         for (int k = 0; k < 6; k++) {
             double v = k < 3 ? j->xyz[k] : j->rpy[k - 3], lim = k < 3 ? KIN_URDF_MAX_ORIGIN : KIN_URDF_MAX_RPY;
             if (fabs(v) > lim) {
-                urdf_fail(ps, RT_EINVAL, line, "joint '%.40s': <origin> %s value %d is %g: the limit is %g %s",
+                urdf_fail(ps, RT_EINVAL, line, "joint '%s': <origin> %s value %d is %g: the limit is %g %s",
                           j->name, k < 3 ? "xyz" : "rpy", k % 3 + 1, v, lim, k < 3 ? "m" : "rad");
                 return;
             }
         }
     } else if (!strcmp(el, "axis")) {
         if (j->has_axis) {
-            urdf_fail(ps, RT_EPARSE, line, "joint '%.40s': more than one <axis>", j->name);
+            urdf_fail(ps, RT_EPARSE, line, "joint '%s': more than one <axis>", j->name);
             return;
         }
         j->has_axis = 1;
@@ -410,13 +407,13 @@ static void on_joint_child(struct urdf_parse *ps, const char *el, const char **a
         if (j->type != KIN_JOINT_FIXED) {
             double n = sqrt(j->axis[0] * j->axis[0] + j->axis[1] * j->axis[1] + j->axis[2] * j->axis[2]);
             if (!(n > 1e-12) || !isfinite(n)) {
-                urdf_fail(ps, RT_EPARSE, line, "joint '%.40s': <axis> has zero length", j->name);
+                urdf_fail(ps, RT_EPARSE, line, "joint '%s': <axis> has zero length", j->name);
                 return;
             }
         }
     } else if (!strcmp(el, "limit")) {
         if (j->has_limit) {
-            urdf_fail(ps, RT_EPARSE, line, "joint '%.40s': more than one <limit>", j->name);
+            urdf_fail(ps, RT_EPARSE, line, "joint '%s': more than one <limit>", j->name);
             return;
         }
         j->has_limit = 1;
@@ -425,22 +422,19 @@ static void on_joint_child(struct urdf_parse *ps, const char *el, const char **a
         if (!attr_numbers(ps, atts, "effort", &j->effort, 1, el, line)) return;
         if (!attr_numbers(ps, atts, "velocity", &j->velocity, 1, el, line)) return;
         if ((j->type == KIN_JOINT_REVOLUTE || j->type == KIN_JOINT_PRISMATIC) && j->lower > j->upper)
-            urdf_fail(ps, RT_EPARSE, line, "joint '%.40s': <limit> lower %g > upper %g", j->name,
+            urdf_fail(ps, RT_EPARSE, line, "joint '%s': <limit> lower %g > upper %g", j->name,
                       j->lower, j->upper);
     } else if (!strcmp(el, "mimic")) {
         const char *v = attr_get(atts, "joint");
         if (j->mimic) {
-            urdf_fail(ps, RT_EPARSE, line, "joint '%.40s': more than one <mimic>", j->name);
+            urdf_fail(ps, RT_EPARSE, line, "joint '%s': more than one <mimic>", j->name);
             return;
         }
         if (!v || !v[0]) {
-            urdf_fail(ps, RT_EPARSE, line, "joint '%.40s': <mimic> without a joint", j->name);
+            urdf_fail(ps, RT_EPARSE, line, "joint '%s': <mimic> without a joint", j->name);
             return;
         }
-        if (!(j->mimic = strdup(v))) {
-            urdf_fail(ps, RT_ENOMEM, line, "out of memory");
-            return;
-        }
+        if (!(j->mimic = name_dup(ps, v, "<mimic> joint", line))) return;
         j->mimic_line = line;
         if (!attr_numbers(ps, atts, "multiplier", &j->mimic_mult, 1, el, line)) return;
         attr_numbers(ps, atts, "offset", &j->mimic_offset, 1, el, line);
@@ -453,11 +447,11 @@ static void on_joint_end(struct urdf_parse *ps)
 {
     struct urdf_joint_src *j = &ps->joints[ps->joint];
     if (!j->parent)
-        urdf_fail(ps, RT_EPARSE, j->line, "joint '%.40s': missing <parent>", j->name);
+        urdf_fail(ps, RT_EPARSE, j->line, "joint '%s': missing <parent>", j->name);
     else if (!j->child)
-        urdf_fail(ps, RT_EPARSE, j->line, "joint '%.40s': missing <child>", j->name);
+        urdf_fail(ps, RT_EPARSE, j->line, "joint '%s': missing <child>", j->name);
     else if ((j->type == KIN_JOINT_REVOLUTE || j->type == KIN_JOINT_PRISMATIC) && !j->has_limit)
-        urdf_fail(ps, RT_EPARSE, j->line, "joint '%.40s': %s joint without <limit>", j->name,
+        urdf_fail(ps, RT_EPARSE, j->line, "joint '%s': %s joint without <limit>", j->name,
                   joint_type_name(j->type));
 }
 
@@ -471,7 +465,7 @@ static void XMLCALL on_start(void *ud, const XML_Char *el, const XML_Char **atts
     if (ps->depth == 1) {
         const char *name = attr_get(atts, "name");
         if (strcmp(el, "robot") != 0) {
-            urdf_fail(ps, RT_EPARSE, line, "root element is <%.32s>, expected <robot>", el);
+            urdf_fail(ps, RT_EPARSE, line, "root element is <%s>, expected <robot>", RT_QUOTE(el));
             return;
         }
         if (name && name[0]) ps->robot_name = name_dup(ps, name, "<robot>", line);
@@ -625,13 +619,13 @@ static int resolve_names(struct urdf_parse *ps, struct urdf_tree *t)
     for (int j = 0; j < nj; j++) jnames[j] = ps->joints[j].name;
     if (name_index_build(&lix, lnames, nl, &dup, &first) != RT_OK) goto oom;
     if (dup >= 0) {
-        urdf_fail(ps, RT_EPARSE, ps->links[dup].line, "duplicate link name '%.40s' (first at line %ld)",
+        urdf_fail(ps, RT_EPARSE, ps->links[dup].line, "duplicate link name '%s' (first at line %ld)",
                   lnames[dup], ps->links[first].line);
         goto fail;
     }
     if (name_index_build(&jix, jnames, nj, &dup, &first) != RT_OK) goto oom;
     if (dup >= 0) {
-        urdf_fail(ps, RT_EPARSE, ps->joints[dup].line, "duplicate joint name '%.40s' (first at line %ld)",
+        urdf_fail(ps, RT_EPARSE, ps->joints[dup].line, "duplicate joint name '%s' (first at line %ld)",
                   jnames[dup], ps->joints[first].line);
         goto fail;
     }
@@ -642,17 +636,17 @@ static int resolve_names(struct urdf_parse *ps, struct urdf_tree *t)
         t->jparent[j] = name_index_find(&lix, js->parent);
         t->jchild[j] = name_index_find(&lix, js->child);
         if (t->jparent[j] < 0) {
-            urdf_fail(ps, RT_EPARSE, js->parent_line, "joint '%.40s': <parent> names unknown link '%.40s'",
+            urdf_fail(ps, RT_EPARSE, js->parent_line, "joint '%s': <parent> names unknown link '%s'",
                       js->name, js->parent);
             goto fail;
         }
         if (t->jchild[j] < 0) {
-            urdf_fail(ps, RT_EPARSE, js->child_line, "joint '%.40s': <child> names unknown link '%.40s'",
+            urdf_fail(ps, RT_EPARSE, js->child_line, "joint '%s': <child> names unknown link '%s'",
                       js->name, js->child);
             goto fail;
         }
         if (t->parent_joint[t->jchild[j]] >= 0) {
-            urdf_fail(ps, RT_EPARSE, js->child_line, "link '%.40s' has two parent joints: '%.32s' and '%.32s'",
+            urdf_fail(ps, RT_EPARSE, js->child_line, "link '%s' has two parent joints: '%s' and '%s'",
                       js->child, ps->joints[t->parent_joint[t->jchild[j]]].name, js->name);
             goto fail;
         }
@@ -666,13 +660,13 @@ static int resolve_names(struct urdf_parse *ps, struct urdf_tree *t)
         if (!js->mimic || js->type == KIN_JOINT_FIXED) continue;
         l = name_index_find(&jix, js->mimic);
         if (l < 0) {
-            urdf_fail(ps, RT_EPARSE, js->mimic_line, "joint '%.40s': <mimic> names unknown joint '%.40s'",
+            urdf_fail(ps, RT_EPARSE, js->mimic_line, "joint '%s': <mimic> names unknown joint '%s'",
                       js->name, js->mimic);
             goto fail;
         }
         if (ps->joints[l].type == KIN_JOINT_FIXED || ps->joints[l].mimic) {
             urdf_fail(ps, RT_EPARSE, js->mimic_line,
-                      "joint '%.40s': <mimic> leader '%.40s' is %s; it must be a movable joint that is not itself a mimic",
+                      "joint '%s': <mimic> leader '%s' is %s; it must be a movable joint that is not itself a mimic",
                       js->name, js->mimic, ps->joints[l].mimic ? "a mimic" : "fixed");
             goto fail;
         }
@@ -708,7 +702,7 @@ static int order_links(struct urdf_parse *ps, struct urdf_tree *t)
         if (t->parent_joint[i] >= 0) continue;
         if (root >= 0) {
             urdf_fail(ps, RT_EPARSE, ps->links[i].line,
-                      "multiple root links: '%.40s' (line %ld) and '%.40s' have no parent joint",
+                      "multiple root links: '%s' (line %ld) and '%s' have no parent joint",
                       ps->links[root].name, ps->links[root].line, ps->links[i].name);
             goto fail;
         }
@@ -736,7 +730,7 @@ static int order_links(struct urdf_parse *ps, struct urdf_tree *t)
         /* nl steps up from an unreached link end inside the cycle. */
         for (int s = 0; s < nl; s++) l = t->jparent[t->parent_joint[l]];
         const struct urdf_joint_src *js = &ps->joints[t->parent_joint[l]];
-        urdf_fail(ps, RT_EPARSE, js->line, "joint '%.40s' closes a cycle through link '%.40s'", js->name,
+        urdf_fail(ps, RT_EPARSE, js->line, "joint '%s' closes a cycle through link '%s'", js->name,
                   ps->links[l].name);
         goto fail;
     }
@@ -1027,10 +1021,10 @@ enum rt_status kin_robot_parse(const char *text, size_t len, const char *name, c
     if (text && root_element(text, len, root, sizeof root, &line)) {
         if (!strcmp(root, "mujoco")) return kin_robot_parse_mjcf(text, len, name, base_dir, out, err);
         if (strcmp(root, "robot") != 0) {
-            char where[96];
+            char where[RT_ERR_WHERE_MAX];
             snprintf(where, sizeof where, "%s:%ld", label, line);
             return rt_err_set(err, RT_EPARSE, where,
-                              "root element is <%.32s>, expected <robot> (URDF) or <mujoco> (MJCF)", root);
+                              "root element is <%s>, expected <robot> (URDF) or <mujoco> (MJCF)", RT_QUOTE(root));
         }
     }
     return kin_robot_parse_urdf(text, len, name, out, err);
@@ -1065,7 +1059,7 @@ enum rt_status kin_robot_load(const char *name_or_path, struct kin_robot **out, 
             snprintf(list + used, sizeof list - used, "%s%s", e == kin_embedded_robots ? "" : ", ", e->name);
         }
         return rt_err_set(err, RT_ENOTFOUND, s,
-                          "unknown robot '%.40s' (bundled: %s; or give a .urdf or .xml path)", s, list);
+                          "unknown robot '%s' (bundled: %s; or give a .urdf or .xml path)", RT_QUOTE(s), list);
     }
     st = rt_read_file(s, KIN_URDF_MAX_BYTES, &text, &len, err);
     if (st != RT_OK) return st;

@@ -48,14 +48,14 @@ void rtg_job_plan_free(struct rtg_job_plan *plan)
  * speaks of the robot the user named. */
 static void err_name_robot(struct rt_err *err, const char *urdf_name, const char *user_name)
 {
-    char quoted[48], msg[sizeof err->msg], where[sizeof err->where];
+    char quoted[RT_QUOTE_BUF + 2], msg[sizeof err->msg];
     if (!err || !user_name || !strcmp(urdf_name, user_name)) return;
-    snprintf(quoted, sizeof quoted, "'%.40s'", urdf_name);
+    snprintf(quoted, sizeof quoted, "'%s'", RT_QUOTE(urdf_name));
     const char *at = strstr(err->msg, quoted);
     if (!at) return;
-    snprintf(msg, sizeof msg, "%.*s'%s'%s", (int)(at - err->msg), err->msg, user_name, at + strlen(quoted));
-    snprintf(where, sizeof where, "%s", err->where); /* rt_err_set() writes where it reads */
-    rt_err_set(err, err->code, where, "%s", msg);
+    snprintf(msg, sizeof msg, "%.*s'%s'%s", (int)(at - err->msg), err->msg, RT_QUOTE(user_name),
+             at + strlen(quoted));
+    rt_err_set(err, err->code, err->where, "%s", msg); /* rt_err_set() may read its own where */
 }
 
 /* Parses the spec's source into `plan` and checks its limits. */
@@ -194,9 +194,9 @@ enum rt_status rtg_job_plan(const struct rtg_job_spec *spec, struct rtg_job_plan
             if (st != RT_OK) goto fail;
         } else if (identity_shared(src, robot) < 2) {
             st = rt_err_set(err, RT_EINVAL, spec->profile_where ? spec->profile_where : "profile",
-                            "no mapping from robot '%.40s' to '%.40s': %s",
-                            spec->source_robot_name ? spec->source_robot_name : src->name,
-                            spec->robot_name ? spec->robot_name : robot->name,
+                            "no mapping from robot '%s' to '%s': %s",
+                            RT_QUOTE(spec->source_robot_name ? spec->source_robot_name : src->name),
+                            RT_QUOTE(spec->robot_name ? spec->robot_name : robot->name),
                             spec->profile_hint ? spec->profile_hint : "give a profile");
             goto fail;
         }

@@ -233,8 +233,8 @@ enum rt_status rtg_job_options_set_text(struct rtg_job_options *o, enum rtg_job_
     else if (r->kind == RTG_OPT_REAL) ok = rt_parse_real(text, &v) && in_range(r, v);
     else ok = (v = choice_index(r, text ? text : "")) >= 0;
     if (!ok)
-        return rt_err_set(err, RT_EINVAL, where, "expected %s, got '%.40s'", rtg_option_range(r, range, sizeof range),
-                          text ? text : "");
+        return rt_err_set(err, RT_EINVAL, where, "expected %s, got '%s'", rtg_option_range(r, range, sizeof range),
+                          RT_QUOTE(text ? text : ""));
     job_store(o, which, v);
     return RT_OK;
 }
@@ -246,11 +246,11 @@ enum rt_status rtg_job_options_from_json(const cJSON *obj, const char *prefix,
     if (!obj || cJSON_IsNull(obj)) return RT_OK;
     if (!cJSON_IsObject(obj)) return rt_err_set(err, RT_EINVAL, prefix, "expected an object");
     for (const cJSON *v = obj->child; v; v = v->next) {
-        char where[96], range[96];
+        char where[RT_ERR_WHERE_MAX], range[96];
         int which = -1;
         for (int i = 0; i < RTG_JOB_OPT_COUNT; i++)
             if (!strcmp(table[i].key, v->string)) which = i;
-        snprintf(where, sizeof where, "%s.%.60s", prefix, v->string);
+        snprintf(where, sizeof where, "%s.%s", prefix, RT_QUOTE(v->string));
         if (which < 0) {
             char known[160];
             size_t used = 0;

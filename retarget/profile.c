@@ -35,7 +35,7 @@ static int perr(struct pctx *c, int code, const char *field, const char *fmt, ..
 
 static int perr(struct pctx *c, int code, const char *field, const char *fmt, ...)
 {
-    char where[96], msg[160];
+    char where[RT_ERR_WHERE_MAX], msg[RT_ERR_MSG_MAX];
     va_list ap;
     snprintf(where, sizeof where, "%s:%s", c->name, field);
     va_start(ap, fmt);
@@ -469,8 +469,8 @@ static int parse_roles(struct pctx *c, const cJSON *o, struct rtg_profile *p)
     p->role_link = calloc((size_t)n, sizeof *p->role_link);
     if (!p->role_name || !p->role_link) return perr(c, RT_ENOMEM, "robot_roles", "out of memory");
     cJSON_ArrayForEach(it, o) {
-        char f[96];
-        snprintf(f, sizeof f, "robot_roles.%.60s", it->string ? it->string : "?");
+        char f[RT_QUOTE_BUF + 16];
+        snprintf(f, sizeof f, "robot_roles.%s", it->string ? RT_QUOTE(it->string) : "?");
         if (rtg_robot_role_index(it->string) < 0)
             return perr(c, RT_EINVAL, f, "unknown role (pelvis, torso, head, left_/right_ hip, knee, foot, "
                         "shoulder, elbow, hand)");
@@ -519,7 +519,7 @@ enum rt_status rtg_profile_parse(const char *text, size_t len, const char *name,
         size_t off = end && end >= text ? (size_t)(end - text) : 0;
         size_t line = 1;
         for (size_t i = 0; i < off && i < len; i++) line += text[i] == '\n';
-        char where[96];
+        char where[RT_ERR_WHERE_MAX];
         snprintf(where, sizeof where, "%s:%zu", c.name, line);
         st = rt_err_set(err, RT_EPARSE, where, "malformed JSON near byte %zu", off);
         goto fail;

@@ -27,10 +27,14 @@ struct rtg_report_info {
     int batch_clips;        /* clips in the solver call */
 };
 
-/* Builds {"frames", "frame_time", "source", "robot", "profile", "solver":{...},
- * "quality":{...}, "warnings":[...]} for one clip; "warnings" is present only
- * when the result leaves the quality bounds (mean position error 3 cm,
- * ground penetration 1 cm, any joint-limit violation). The quality figures are `q` and the
+/* Builds {"frames", "frame_time", "source", "robot", "profile",
+ * "source_units":{...}, "solver":{...}, "quality":{...}, "warnings":[...]}
+ * for one clip. "source_units" ({"guessed": true, "metres_per_unit",
+ * "up", "height_units"}) is present only when the source's unit was not
+ * recognized and its scale was guessed (t->units); "warnings" only when
+ * the unit was guessed or the result leaves the quality bounds (mean
+ * position error 3 cm, ground penetration 1 cm, any joint-limit
+ * violation). The quality figures are `q` and the
  * per-link statistics when `q` is not NULL (rtg_job_finish() computes them), else they are
  * computed from `state`, the clip's n_frames rows. Returns
  * NULL only when out of memory. */

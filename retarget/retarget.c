@@ -6,8 +6,8 @@
  * some of those points to robot links. The method (docs/profiles.md "How
  * targets are built"), in order:
  *
- *  1. Units and up axis: declared in the profile or detected
- *     (kin_clip_detect_units).
+ *  1. Units and up axis: declared in the profile or settled from the
+ *     skeleton (source_units(): never refused for an unknown unit).
  *  2. Contacts: a foot is in contact while its ankle is within
  *     contact_height of that ankle's ground level (the clip's 5th percentile
  *     of its height) and moves horizontally slower than contact_speed;
@@ -113,6 +113,7 @@ struct source {
     double *pos;  /* [n_frames * n_pts * 3] */
     double *rot;  /* [n_frames * n_pts * 9] own rotations, or NULL when unused */
     double *rot0; /* [n_pts * 9] rotations in the rest / zero pose, or NULL */
+    struct rtg_source_units units; /* how file units became metres (BVH, joints) */
 };
 
 static void source_free(struct source *s)
@@ -198,6 +199,186 @@ static void hold_calibration_frames(struct source *s)
     }
 }
 
+/* ---- units and up axis (docs/profiles.md "Units and up axis") ---- */
+
+/* Frames sampled, evenly over the clip, for the up axis and the size. */
+#define RTG_UNITS_SAMPLES 1024
+/* A head above the feet along an axis by at least this cosine, in the median
+ * frame, makes that axis up. */
+#define RTG_UP_MIN_COS 0.5
+/* The standing height, in metres, that a clip whose unit is not recognized
+ * is taken to have (its median height over the sampled frames): the median
+ * of the shared human clips' own (1.30-1.76 m in their recognized units).
+ * Only the metre-valued thresholds of the profile (contact_height_m,
+ * contact_speed_m_s, the calibration hold) depend on it; the scale onto the
+ * robot is the ratio of leg lengths whatever the unit. */
+#define RTG_NOMINAL_HEIGHT_M 1.55
+
+/* Raw positions (file units and axes) of a source's n_pts points in frame
+ * f, written to `buf` [n_pts * 3] or returned from the source itself;
+ * `rot` is scratch [n_pts * 9]. */
+typedef const double *(*raw_frame_fn)(const void *ctx, int f, double *buf, double *rot);
+
+static const double *clip_raw(const void *ctx, int f, double *buf, double *rot)
+{
+    kin_clip_global(ctx, f, NULL, buf, rot);
+    return buf;
+}
+
+static const double *joints_raw(const void *ctx, int f, double *buf, double *rot)
+{
+    const struct kin_joints *jp = ctx;
+    (void)buf, (void)rot;
+    return jp->pos + (size_t)f * (size_t)jp->n_joints * 3;
+}
+
+/* Index of `name` in names[0..n) as source_find() matches, or -1. */
+static int name_find(const char *const *names, int n, const char *name)
+{
+    size_t len = strlen(name);
+    for (int i = 0; i < n; i++)
+        if (strcmp(names[i], name) == 0) return i;
+    for (int i = 0; i < n; i++) {
+        const char *c = strrchr(names[i], ':');
+        if (c && strlen(c + 1) == len && strcmp(c + 1, name) == 0) return i;
+    }
+    return -1;
+}
+
+/* The points that are lowest (feet) and highest (head) on a standing body:
+ * the skeleton recognizer's feet and head (else neck, else chest) when it
+ * recognizes `skel`, else the profile's feet and root (`p` may be NULL).
+ * Returns 0 when no pair is known. */
+static int body_ends(const struct kin_clip *skel, const struct rtg_profile *p, const char *const *names,
+                     int n_pts, int feet[2], int *head)
+{
+    struct rtg_skeleton_map m;
+    feet[0] = feet[1] = *head = -1;
+    if (rtg_skeleton_recognize(skel, &m, NULL) == RT_OK) {
+        int top = m.joint[RTG_ROLE_HEAD] >= 0 ? m.joint[RTG_ROLE_HEAD]
+                  : m.joint[RTG_ROLE_NECK] >= 0 ? m.joint[RTG_ROLE_NECK] : m.joint[RTG_ROLE_CHEST];
+        int lf = m.joint[RTG_ROLE_L_FOOT], rf = m.joint[RTG_ROLE_R_FOOT];
+        if (top >= 0 && lf >= 0 && rf >= 0) {
+            *head = name_find(names, n_pts, skel->joints[top].name);
+            feet[0] = name_find(names, n_pts, skel->joints[lf].name);
+            feet[1] = name_find(names, n_pts, skel->joints[rf].name);
+        }
+    }
+    if ((*head < 0 || feet[0] < 0 || feet[1] < 0) && p && p->n_links > 0 && p->feet[0].link > 0 &&
+        p->feet[1].link > 0) {
+        *head = name_find(names, n_pts, p->links[0].joint);
+        feet[0] = name_find(names, n_pts, p->links[p->feet[0].link].joint);
+        feet[1] = name_find(names, n_pts, p->links[p->feet[1].link].joint);
+    }
+    return *head >= 0 && feet[0] >= 0 && feet[1] >= 0 && *head != feet[0] && *head != feet[1];
+}
+
+/* The median of v[0..n) (n >= 1), reordering v. */
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Settles units and up axis (the rules: docs/profiles.md "Units and up
+ * axis"): the profile's when given; else the up axis from the body over
+ * the whole clip (head above feet in the median sampled frame), falling
+ * back to the axis of the larger frame-0 span; the unit from the frame-0
+ * span along up when kin_units_from_height() knows it, else the scale
+ * that gives the median sampled span RTG_NOMINAL_HEIGHT_M. */
+static enum rt_status source_units(const struct kin_clip *skel, const struct rtg_profile *p, int n_frames,
+                                   int n_pts, const char *const *names, raw_frame_fn raw, const void *ctx,
+                                   struct rtg_source_units *u, struct rt_err *err)
+{
+    double *buf = NULL, *rot = NULL, *vy = NULL, *vz = NULL, *sy = NULL, *sz = NULL;
+    int feet[2], head, ns = n_frames < RTG_UNITS_SAMPLES ? n_frames : RTG_UNITS_SAMPLES, nv = 0;
+    enum rt_status st = RT_OK;
+    memset(u, 0, sizeof *u);
+    u->scale = p ? p->units : 0;
+    u->up = p ? p->up : 0;
+    if (u->scale > 0 && u->up) return RT_OK;
+    if (n_frames < 1 || n_pts < 1)
+        return rt_err_set(err, RT_EINVAL, "profile:source.units", "the source has no frames to measure");
+    /* One block: a frame's points and rotations, then four samples each. */
+    buf = malloc(((size_t)n_pts * 12 + (size_t)ns * 4) * sizeof *buf);
+    if (!buf) return rt_err_set(err, RT_ENOMEM, "units", "out of memory");
+    rot = buf + (size_t)n_pts * 3;
+    vy = rot + (size_t)n_pts * 9;
+    vz = vy + ns;
+    sy = vz + ns;
+    sz = sy + ns;
+    int ends = body_ends(skel, p, names, n_pts, feet, &head);
+    double span0[3] = {0, 0, 0};
+    for (int i = 0; i < ns; i++) {
+        int f = ns > 1 ? (int)((long long)i * (n_frames - 1) / (ns - 1)) : 0;
+        const double *q = raw(ctx, f, buf, rot);
+        double lo[3], hi[3];
+        for (int a = 0; a < 3; a++) lo[a] = hi[a] = q[a];
+        for (int j = 1; j < n_pts; j++)
+            for (int a = 0; a < 3; a++) {
+                if (q[3 * j + a] < lo[a]) lo[a] = q[3 * j + a];
+                if (q[3 * j + a] > hi[a]) hi[a] = q[3 * j + a];
+            }
+        if (i == 0)
+            for (int a = 0; a < 3; a++) span0[a] = hi[a] - lo[a];
+        sy[i] = hi[1] - lo[1];
+        sz[i] = hi[2] - lo[2];
+        if (!ends) continue;
+        double d[3];
+        for (int a = 0; a < 3; a++) d[a] = q[3 * head + a] - 0.5 * (q[3 * feet[0] + a] + q[3 * feet[1] + a]);
+        double len = v_norm(d);
+        if (!(len > 0)) continue;
+        vy[nv] = d[1] / len;
+        vz[nv] = d[2] / len;
+        nv++;
+    }
+    if (!u->up && nv > 0) {
+        double my = median(vy, nv), mz = median(vz, nv);
+        if (my >= RTG_UP_MIN_COS && my >= mz) u->up = 'y', u->up_from_body = 1;
+        else if (mz >= RTG_UP_MIN_COS) u->up = 'z', u->up_from_body = 1;
+    }
+    if (!u->up) u->up = span0[1] >= span0[2] ? 'y' : 'z';
+    if (!(u->scale > 0)) {
+        double h0 = u->up == 'y' ? span0[1] : span0[2];
+        u->unit = kin_units_from_height(h0, &u->scale);
+        if (!u->unit) {
+            double h = median(u->up == 'y' ? sy : sz, ns);
+            if (!(h > 0)) {
+                st = rt_err_set(err, RT_EINVAL, "profile:source.units",
+                                "the skeleton has no extent along its up axis %c; set source.units", u->up);
+                goto done;
+            }
+            u->scale = RTG_NOMINAL_HEIGHT_M / h;
+            u->guessed = 1;
+            u->height_units = h;
+        }
+    }
+done:
+    free(buf);
+    return st;
+}
+
+enum rt_status rtg_source_units_clip(const struct kin_clip *clip, const struct rtg_profile *p,
+                                     struct rtg_source_units *u, struct rt_err *err)
+{
+    int n_all = clip->n_joints + clip->n_end_sites;
+    const char **names = malloc((size_t)(n_all > 0 ? n_all : 1) * sizeof *names);
+    enum rt_status st;
+    if (!names) return rt_err_set(err, RT_ENOMEM, "units", "out of memory");
+    for (int j = 0; j < n_all; j++) names[j] = clip->joints[j].name;
+    st = source_units(clip, p, clip->n_frames, n_all, names, clip_raw, clip, u, err);
+    free(names);
+    return st;
+}
+
+enum rt_status rtg_source_units_joints(const struct kin_joints *jp, const struct kin_clip *skel,
+                                       const struct rtg_profile *p, struct rtg_source_units *u,
+                                       struct rt_err *err)
+{
+    return source_units(skel, p, jp->n_frames, jp->n_joints, (const char *const *)jp->names, joints_raw, jp,
+                        u, err);
+}
+
 /* The source of `clip` through `p`: every frame, or with max_frames > 0 at
  * most that many (the job plan's checks need only the first ones). */
 static enum rt_status source_from_clip(const struct kin_clip *clip, const struct rtg_profile *p,
@@ -209,24 +390,15 @@ static enum rt_status source_from_clip(const struct kin_clip *clip, const struct
     enum rt_status st;
     if (clip->n_frames < 1)
         return rt_err_set(err, RT_EINVAL, "clip", "the clip has no frames");
-    if (p->units > 0 && p->up) {
-        conv.scale = p->units;
-        conv.up = p->up;
-    } else {
-        struct rt_err e2;
-        rt_err_clear(&e2);
-        st = kin_clip_detect_units(clip, &conv, NULL, &e2);
-        if (st != RT_OK)
-            return rt_err_set(err, st, "profile:source.units",
-                              "cannot detect the clip's units/up axis (%s); set source.units and source.up",
-                              e2.msg);
-        if (p->units > 0) conv.scale = p->units;
-        if (p->up) conv.up = p->up;
-    }
+    struct rtg_source_units units;
+    if ((st = rtg_source_units_clip(clip, p, &units, err)) != RT_OK) return st;
+    conv.scale = units.scale;
+    conv.up = units.up;
     int with_rot = 0;
     for (int k = 0; k < p->n_links; k++) with_rot |= p->links[k].frame.source;
     int n_frames = max_frames > 0 && max_frames < clip->n_frames ? max_frames : clip->n_frames;
     if ((st = source_alloc(s, n_all, n_frames, with_rot, err))) return st;
+    s->units = units;
     s->frame_time = clip->frame_time;
     for (int j = 0; j < n_all; j++) s->names[j] = clip->joints[j].name;
     rot = malloc((size_t)n_all * 9 * sizeof(double));
@@ -262,23 +434,15 @@ static enum rt_status source_from_joints(const struct kin_joints *jp, const stru
     enum rt_status st;
     for (int k = 0; k < p->n_links; k++)
         if (p->links[k].frame.source)
-            return rt_err_set(err, RT_EINVAL, "profile", "profile '%.40s': link '%.40s' takes the source's own rotations "
-                              "(frame \"source\"), which joint positions do not have", p->name, p->links[k].link);
-    if (p->units > 0 && p->up) {
-        conv.scale = p->units;
-        conv.up = p->up;
-    } else {
-        struct rt_err e2;
-        rt_err_clear(&e2);
-        if ((st = kin_clip_detect_units(skel, &conv, NULL, &e2)) != RT_OK)
-            return rt_err_set(err, st, "profile:source.units",
-                              "cannot detect the joint positions' units/up axis (%s); set source.units and source.up",
-                              e2.msg);
-        if (p->units > 0) conv.scale = p->units;
-        if (p->up) conv.up = p->up;
-    }
+            return rt_err_set(err, RT_EINVAL, "profile", "profile '%s': link '%s' takes the source's own rotations "
+                              "(frame \"source\"), which joint positions do not have", RT_QUOTE(p->name), RT_QUOTE(p->links[k].link));
+    struct rtg_source_units units;
+    if ((st = rtg_source_units_joints(jp, skel, p, &units, err)) != RT_OK) return st;
+    conv.scale = units.scale;
+    conv.up = units.up;
     int n_frames = max_frames > 0 && max_frames < jp->n_frames ? max_frames : jp->n_frames;
     if ((st = source_alloc(s, jp->n_joints, n_frames, 0, err))) return st;
+    s->units = units;
     s->frame_time = frame_time;
     for (int j = 0; j < jp->n_joints; j++) s->names[j] = jp->names[j];
     size_t n = (size_t)n_frames * (size_t)jp->n_joints;
@@ -393,7 +557,7 @@ static void put_names(char *out, size_t *used, size_t limit, const char *label, 
 static void missing_message(char *out, size_t cap, const char *profile, const char *mj,
                             const char *ml)
 {
-    size_t used = (size_t)snprintf(out, cap, "'%.30s' cannot map this source; missing ", profile);
+    size_t used = (size_t)snprintf(out, cap, "'%s' cannot map this source; missing ", RT_QUOTE(profile));
     size_t limit = cap - 1;
     if (used > limit) used = limit;
     /* Room kept for the links: all of them when short, else half of what is left. */
@@ -523,7 +687,7 @@ enum rt_status rtg_retarget_pick_profile(const struct kin_clip *clip, const stru
     if (*out) return RT_OK;
     if (!closest)
         return rt_err_set(err, RT_EINVAL, "profile",
-                          "no bundled profile targets robot '%.40s': give a profile", robot->name);
+                          "no bundled profile targets robot '%s': give a profile", RT_QUOTE(robot->name));
     /* No bundled profile fits by name: recognize the skeleton by synonyms
      * and topology and fill the closest template (skeleton.h). */
     return rtg_skeleton_auto_profile(clip, robot, out, err);
@@ -540,8 +704,8 @@ enum rt_status rtg_retarget_roles_profile(const struct kin_clip *clip, const str
      * name them), then the profile's. */
     rtg_robot_roles(robot, &rr, NULL);
     for (int i = 0; i < roles_profile->n_roles; i++) {
-        char where[96];
-        snprintf(where, sizeof where, "profile:robot_roles.%.60s", roles_profile->role_name[i]);
+        char where[RT_ERR_WHERE_MAX];
+        snprintf(where, sizeof where, "profile:robot_roles.%s", RT_QUOTE(roles_profile->role_name[i]));
         st = rtg_robot_roles_set(robot, &rr, roles_profile->role_name[i], roles_profile->role_link[i], where, err);
         if (st != RT_OK) return st;
     }
@@ -725,7 +889,7 @@ enum rt_status rtg_targets_check_clip(const struct kin_robot *robot, const struc
     }
     if (profile->source != RTG_SOURCE_BVH)
         return rt_err_set(err, RT_EINVAL, "profile:source.kind",
-                          "profile '%.40s' maps a robot trajectory, not a BVH clip", profile->name);
+                          "profile '%s' maps a robot trajectory, not a BVH clip", RT_QUOTE(profile->name));
     /* The calibration hold looks no further than its window: the frames
      * up to it give frame 0 exactly as the full source has it. */
     double dt = clip->frame_time > 0 ? clip->frame_time : 1.0 / 30.0;
@@ -746,7 +910,7 @@ enum rt_status rtg_targets_check_joints(const struct kin_robot *robot, const str
     enum rt_status st;
     if (profile->source != RTG_SOURCE_BVH)
         return rt_err_set(err, RT_EINVAL, "profile:source.kind",
-                          "profile '%.40s' maps a robot trajectory, not joint positions", profile->name);
+                          "profile '%s' maps a robot trajectory, not joint positions", RT_QUOTE(profile->name));
     double dt = frame_time > 0 ? frame_time : 1.0 / 30.0;
     double want = RTG_CALIB_WINDOW_S / dt + 3.0;
     int head = want < (double)jp->n_frames ? (int)want : jp->n_frames;
@@ -765,7 +929,7 @@ enum rt_status rtg_targets_check_robot_traj(const struct kin_robot *robot, const
     enum rt_status st;
     if (profile->source != RTG_SOURCE_ROBOT)
         return rt_err_set(err, RT_EINVAL, "profile:source.kind",
-                          "profile '%.40s' maps a BVH skeleton, not a robot trajectory", profile->name);
+                          "profile '%s' maps a BVH skeleton, not a robot trajectory", RT_QUOTE(profile->name));
     if (n_frames < 1) return rt_err_set(err, RT_EINVAL, "source", "the source has no frames");
     if ((st = source_from_robot(src, states, 1, 0, &s, err))) return st;
     st = check_targets(robot, &s, n_frames, profile, err);
@@ -1158,11 +1322,12 @@ enum rt_status rtg_targets_from_clip(const struct kin_robot *robot, const struct
     }
     if (profile->source != RTG_SOURCE_BVH) {
         st = rt_err_set(err, RT_EINVAL, "profile:source.kind",
-                        "profile '%.40s' maps a robot trajectory, not a BVH clip", profile->name);
+                        "profile '%s' maps a robot trajectory, not a BVH clip", RT_QUOTE(profile->name));
         goto fail;
     }
     if ((st = source_from_clip(clip, profile, 0, &s, err))) goto fail;
     st = build_targets(robot, &s, profile, t, err);
+    if (st == RT_OK) t->units = s.units;
 fail:
     source_free(&s);
     rtg_profile_free(picked);
@@ -1179,9 +1344,10 @@ enum rt_status rtg_targets_from_joints(const struct kin_robot *robot, const stru
     memset(t, 0, sizeof *t);
     if (profile->source != RTG_SOURCE_BVH)
         return rt_err_set(err, RT_EINVAL, "profile:source.kind",
-                          "profile '%.40s' maps a robot trajectory, not joint positions", profile->name);
+                          "profile '%s' maps a robot trajectory, not joint positions", RT_QUOTE(profile->name));
     if ((st = source_from_joints(jp, skel, profile, frame_time, 0, &s, err))) return st;
     st = build_targets(robot, &s, profile, t, err);
+    if (st == RT_OK) t->units = s.units;
     source_free(&s);
     return st;
 }
@@ -1197,7 +1363,7 @@ enum rt_status rtg_targets_from_robot_traj(const struct kin_robot *robot,
     memset(t, 0, sizeof *t);
     if (profile->source != RTG_SOURCE_ROBOT)
         return rt_err_set(err, RT_EINVAL, "profile:source.kind",
-                          "profile '%.40s' maps a BVH skeleton, not a robot trajectory", profile->name);
+                          "profile '%s' maps a BVH skeleton, not a robot trajectory", RT_QUOTE(profile->name));
     if ((st = source_from_robot(src, states, n_frames, frame_time, &s, err))) return st;
     st = build_targets(robot, &s, profile, t, err);
     source_free(&s);
@@ -1260,7 +1426,7 @@ enum rt_status rtg_solve_per_frame(struct solver_backend *be, const struct kin_r
         b.init = f > 0 ? state + (size_t)(f - 1) * cols : t->init;
         memset(&cr, 0, sizeof cr);
         if ((st = solver_backend_solve(be, &b, &r, err))) {
-            char where[96];
+            char where[RT_ERR_WHERE_MAX];
             snprintf(where, sizeof where, "per-frame:%d", f);
             if (err) snprintf(err->where, sizeof err->where, "%s", where);
             return st;

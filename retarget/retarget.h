@@ -55,12 +55,27 @@ enum rt_status rtg_retarget_roles_profile(const struct kin_clip *clip, const str
                                           const struct rtg_profile *roles_profile, struct rtg_profile **out,
                                           struct rt_err *err);
 
+/* Settles the units and up axis of a BVH clip (rtg_source_units_clip)
+ * or of joint positions `jp` with `skel` their frame 0 as a skeleton
+ * (rtg_source_units_joints) for profile `p` (may be NULL: none): the
+ * profile's units and up when it gives them, else the rules of docs/profiles.md "Units and up
+ * axis" (up: head above feet over the whole clip; unit: recognized from
+ * the frame-0 height, else guessed from the median height). Never fails
+ * for an unrecognized unit; RT_EINVAL only for a source of no frames or
+ * no extent along its up axis, RT_ENOMEM. Fills *u (struct
+ * rtg_source_units, targets.h). */
+enum rt_status rtg_source_units_clip(const struct kin_clip *clip, const struct rtg_profile *p,
+                                     struct rtg_source_units *u, struct rt_err *err);
+enum rt_status rtg_source_units_joints(const struct kin_joints *jp, const struct kin_clip *skel,
+                                       const struct rtg_profile *p, struct rtg_source_units *u,
+                                       struct rt_err *err);
+
 /* Builds targets for `robot` from a BVH clip through `profile` (NULL: the
  * detected bundled profile; a roles profile: rtg_retarget_roles_profile()). On success `t` holds n_frames = clip frames,
  * one target per profile link, weights, the initial state, foot links and
- * contact flags. Failures: RT_EINVAL listing missing joints or links,
- * RT_EINVAL for a clip whose units or up axis cannot be detected (the
- * message says which field of the profile to set), RT_ENOMEM, RT_ELIMIT.
+ * contact flags, and t->units how the clip's units were settled
+ * (rtg_source_units_clip()). Failures: RT_EINVAL listing missing joints
+ * or links, RT_ENOMEM, RT_ELIMIT.
  * On failure `t` is left zeroed. The clip needs at least one frame. */
 enum rt_status rtg_targets_from_clip(const struct kin_robot *robot, const struct kin_clip *clip,
                                      const struct rtg_profile *profile, struct rtg_targets *t,

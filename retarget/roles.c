@@ -278,7 +278,7 @@ static enum rt_status missing_error(const struct kin_robot *r, const struct rtg_
                                     struct rt_err *err)
 {
     static const char *const side_word[2] = {"left", "right"};
-    char miss[160] = "", item[48];
+    char miss[512] = "", item[48];
     for (int part = 0; part < 4; part++) {
         if (part == 0 || part == 2) {
             int role = part == 0 ? RTG_RROLE_PELVIS : RTG_RROLE_TORSO;
@@ -303,7 +303,7 @@ static enum rt_status missing_error(const struct kin_robot *r, const struct rtg_
                 }
         }
     }
-    return rt_err_set(err, RT_EINVAL, "robot", "cannot map robot '%.40s': %s", r->name, miss);
+    return rt_err_set(err, RT_EINVAL, "robot", "cannot map robot '%s': %s", RT_QUOTE(r->name), miss);
 }
 
 enum rt_status rtg_robot_roles_check(const struct kin_robot *r, const struct rtg_robot_roles *roles,
@@ -404,11 +404,11 @@ enum rt_status rtg_robot_roles_set(const struct kin_robot *r, struct rtg_robot_r
 {
     int role = rtg_robot_role_index(role_name);
     if (role < 0)
-        return rt_err_set(err, RT_EINVAL, where, "unknown role '%.40s' (pelvis, torso, head, left_hip, "
-                          "left_knee, left_foot, left_shoulder, left_elbow, left_hand, right_...)", role_name);
+        return rt_err_set(err, RT_EINVAL, where, "unknown role '%s' (pelvis, torso, head, left_hip, "
+                          "left_knee, left_foot, left_shoulder, left_elbow, left_hand, right_...)", RT_QUOTE(role_name));
     int k = kin_robot_link_index(r, link_name);
     if (k < 0)
-        return rt_err_set(err, RT_EINVAL, where, "robot '%.40s' has no link '%.60s'", r->name, link_name);
+        return rt_err_set(err, RT_EINVAL, where, "robot '%s' has no link '%s'", RT_QUOTE(r->name), RT_QUOTE(link_name));
     roles->link[role] = k;
     return RT_OK;
 }

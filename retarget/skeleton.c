@@ -307,7 +307,7 @@ enum rt_status rtg_skeleton_recognize(const struct kin_clip *clip, struct rtg_sk
                                       struct rt_err *err)
 {
     struct tree t;
-    char miss[160] = "", item[96];
+    char miss[RT_ERR_MSG_MAX / 2] = "", item[RT_QUOTE_BUF + 160];
     static const char *const side_word[2] = {"left", "right"};
     enum rt_status st = RT_OK;
     for (int r = 0; r < RTG_ROLE_COUNT; r++) m->joint[r] = -1;
@@ -316,7 +316,7 @@ enum rt_status rtg_skeleton_recognize(const struct kin_clip *clip, struct rtg_sk
     int n_sided = 0;
     for (int j = 0; j < t.n_joints; j++) n_sided += t.side[j] != 0;
     if (n_sided == 0) {
-        char names[80] = "";
+        char names[6 * (RT_QUOTE_BUF + 2) + 8] = "";
         for (int j = 0; j < t.n_joints && j < 6; j++) msg_add(names, sizeof names, jname(&t, j));
         st = rt_err_set(err, RT_EINVAL, "skeleton",
                         "cannot map: not a human skeleton, no joint is named Left/Right or L/R "
@@ -381,12 +381,12 @@ enum rt_status rtg_skeleton_recognize(const struct kin_clip *clip, struct rtg_sk
     for (int limb = 0; limb < 2; limb++) {
         int *mi = limb ? arm_miss : leg_miss, *hi = limb ? arm_hint : leg_hint;
         for (int s = 0; s < 2; s++) {
-            char text[80];
+            char text[RT_QUOTE_BUF + 80];
             if (!mi[s]) continue;
             /* Both sides missing alike without a hint: say it once. */
             int both = s == 0 && mi[1] == mi[0] && hi[0] < 0 && hi[1] < 0;
-            snprintf(text, sizeof text, "%s%s%.24s)", what[mi[s]], hi[s] >= 0 ? " " : "",
-                     hi[s] >= 0 ? jname(&t, hi[s]) : "");
+            snprintf(text, sizeof text, "%s%s%s)", what[mi[s]], hi[s] >= 0 ? " " : "",
+                     hi[s] >= 0 ? RT_QUOTE(jname(&t, hi[s])) : "");
             snprintf(item, sizeof item, "no %s %s", both ? "left/right" : side_word[s], text);
             msg_add(miss, sizeof miss, item);
             if (both) break;
@@ -404,15 +404,15 @@ enum rt_status rtg_skeleton_recognize(const struct kin_clip *clip, struct rtg_sk
     int pelvis = lca(&t, thl, thr), chest = lca(&t, ual, uar);
     if (pelvis < 0 || t.side[pelvis] || is_anc(&t, thl, thr) || is_anc(&t, thr, thl)) {
         st = rt_err_set(err, RT_EINVAL, "skeleton",
-                        "cannot map: the thighs %.30s and %.30s do not branch from one pelvis",
-                        jname(&t, thl), jname(&t, thr));
+                        "cannot map: the thighs %s and %s do not branch from one pelvis",
+                        RT_QUOTE(jname(&t, thl)), RT_QUOTE(jname(&t, thr)));
         goto done;
     }
     if (chest < 0 || t.side[chest] || !is_anc(&t, pelvis, chest) || is_anc(&t, ual, uar) ||
         is_anc(&t, uar, ual) || is_anc(&t, thl, chest) || is_anc(&t, thr, chest)) {
         st = rt_err_set(err, RT_EINVAL, "skeleton",
-                        "cannot map: the arms %.30s and %.30s do not branch from a spine above the pelvis %.30s",
-                        jname(&t, ual), jname(&t, uar), jname(&t, pelvis));
+                        "cannot map: the arms %s and %s do not branch from a spine above the pelvis %s",
+                        RT_QUOTE(jname(&t, ual)), RT_QUOTE(jname(&t, uar)), RT_QUOTE(jname(&t, pelvis)));
         goto done;
     }
     /* Neck: a child of the chest on neither arm nor leg, preferably named
@@ -446,8 +446,8 @@ enum rt_status rtg_skeleton_recognize(const struct kin_clip *clip, struct rtg_sk
     }
     if (spine < 0 || (base == chest && neck < 0)) {
         st = rt_err_set(err, RT_EINVAL, "skeleton",
-                        "cannot map: no spine between the pelvis %.30s and the arms (looked for Spine/Chest/Neck)",
-                        jname(&t, pelvis));
+                        "cannot map: no spine between the pelvis %s and the arms (looked for Spine/Chest/Neck)",
+                        RT_QUOTE(jname(&t, pelvis)));
         goto done;
     }
     m->joint[RTG_ROLE_PELVIS] = pelvis;
@@ -658,7 +658,7 @@ enum rt_status rtg_skeleton_auto_profile_roles(const struct kin_clip *clip, cons
         }
         if (!best)
             return rt_err_set(err, RT_EINVAL, "profile",
-                              "no bundled profile targets robot '%.40s': give a profile", robot->name);
+                              "no bundled profile targets robot '%s': give a profile", RT_QUOTE(robot->name));
     }
     if ((st = rtg_profile_load(best, &p, err)) != RT_OK) return st;
     template_roles(p, lrole);
@@ -676,7 +676,7 @@ enum rt_status rtg_skeleton_auto_profile_roles(const struct kin_clip *clip, cons
             int leaf = 1;
             for (int c = k + 1; c < p->n_links; c++) leaf &= p->links[c].parent != k;
             if (!leaf || p->feet[0].link == k || p->feet[1].link == k) {
-                st = rt_err_set(err, RT_EINVAL, "robot", "cannot map robot '%.40s': no %s", robot->name,
+                st = rt_err_set(err, RT_EINVAL, "robot", "cannot map robot '%s': no %s", RT_QUOTE(robot->name),
                                 rtg_robot_role_name(q));
                 goto fail;
             }

@@ -17,6 +17,23 @@ extern "C" {
 
 #define RTG_MAX_TARGETS 64
 
+/* How a source's lengths became metres, z up (docs/profiles.md "Units and
+ * up axis"). scale > 0 and up is 'y' or 'z' once settled; unit names the
+ * recognized unit ("m", "cmu", "in", "cm", "mm", static) or is NULL when
+ * the profile gave the scale or it was guessed; guessed is 1 when no unit
+ * was recognized and the scale makes the source's median height
+ * RTG_NOMINAL_HEIGHT_M (retarget.c), height_units being that median in
+ * file units; up_from_body is 1 when the up axis came from the head and
+ * feet over the clip (0: given, or the frame-0 span). All zero for a robot
+ * source. */
+struct rtg_source_units {
+    double scale;
+    char up;
+    const char *unit;
+    int guessed, up_from_body;
+    double height_units;
+};
+
 /* Invariants: target_link[k] is a link index (topological order) of the
  * robot the targets were built for; the frame arrays are indexed
  * i = frame * n_targets + k exactly as in struct solver_batch; a weight of 0
@@ -51,6 +68,7 @@ struct rtg_targets {
      * per frame, from the robot's joint velocity limits (NULL: none). */
     float *v_limit;
     float w_vlim;
+    struct rtg_source_units units; /* the source's units (the report names a guessed one) */
 };
 
 /* Allocates arrays for n_frames x n_targets (weights zeroed) and the

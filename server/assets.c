@@ -39,7 +39,7 @@ enum rt_status srv_robot_load(struct srv *s, const char *name, struct kin_robot 
     *out = NULL;
     if (is_bundled_robot(name)) return kin_robot_load(name, out, err);
     enum rt_status st = store_asset_get(s->store, "robot", name, &text, &len, err);
-    if (st == RT_ENOTFOUND) rt_err_set(err, st, "robot", "no robot named '%.64s'", name);
+    if (st == RT_ENOTFOUND) rt_err_set(err, st, "robot", "no robot named '%s'", RT_QUOTE(name));
     if (st != RT_OK) return st;
     st = kin_robot_parse(text, len, name, NULL, out, err);
     free(text);
@@ -54,7 +54,7 @@ enum rt_status srv_profile_load(struct srv *s, const char *name, struct rtg_prof
     *out = NULL;
     if (is_bundled_profile(name)) return rtg_profile_load(name, out, err);
     enum rt_status st = store_asset_get(s->store, "profile", name, &text, &len, err);
-    if (st == RT_ENOTFOUND) rt_err_set(err, st, "profile", "no profile named '%.64s'", name);
+    if (st == RT_ENOTFOUND) rt_err_set(err, st, "profile", "no profile named '%s'", RT_QUOTE(name));
     if (st != RT_OK) return st;
     st = rtg_profile_parse(text, len, name, out, err);
     free(text);
@@ -298,7 +298,7 @@ static enum MHD_Result robot_urdf(struct srv *s, struct MHD_Connection *c, const
         memcpy(text, t, len + 1);
     } else {
         enum rt_status st = store_asset_get(s->store, "robot", name, &text, &len, &err);
-        if (st == RT_ENOTFOUND) rt_err_set(&err, st, "robot", "no robot named '%.64s'", name);
+        if (st == RT_ENOTFOUND) rt_err_set(&err, st, "robot", "no robot named '%s'", RT_QUOTE(name));
         if (st != RT_OK) return srv_reply_err(s, c, &err);
     }
     return srv_reply(s, c, MHD_HTTP_OK, "application/xml", text, len);

@@ -107,7 +107,7 @@ static enum rt_status db_lock(const char *db_path, int *fd, struct rt_err *err)
         pid[n > 0 ? n : 0] = 0;
         pid[strcspn(pid, "\n")] = 0;
         return rt_err_set(err, RT_ESTATE, db_path,
-                          "the database is in use by another retargetd (pid %s, lock %.60s): one daemon per database",
+                          "the database is in use by another retargetd (pid %s, lock %s): one daemon per database",
                           pid[0] ? pid : "unknown", path);
     }
     int len = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
@@ -122,7 +122,7 @@ static enum rt_status db_lock(const char *db_path, int *fd, struct rt_err *err)
 static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 {
     const struct srv *s = cls;
-    char line[256];
+    char line[RT_ERR_MSG_MAX];
     vsnprintf(line, sizeof line, fmt, ap);
     size_t n = strlen(line);
     while (n && (line[n - 1] == '\n' || line[n - 1] == '\r')) line[--n] = 0;
@@ -137,21 +137,21 @@ static enum rt_status parse_listen(const char *spec, struct sockaddr_storage *ss
     char host[64];
     const char *colon = strrchr(spec, ':');
     if (!colon || colon == spec || (size_t)(colon - spec) >= sizeof host)
-        return rt_err_set(err, RT_EINVAL, "--listen", "expected ADDR:PORT, got '%.40s'", spec);
+        return rt_err_set(err, RT_EINVAL, "--listen", "expected ADDR:PORT, got '%s'", RT_QUOTE(spec));
     memcpy(host, spec, (size_t)(colon - spec));
     host[colon - spec] = 0;
     char *end;
     errno = 0;
     long port = strtol(colon + 1, &end, 10);
     if (colon[1] < '0' || colon[1] > '9' || *end || errno || port < 0 || port > 65535)
-        return rt_err_set(err, RT_EINVAL, "--listen", "bad port in '%.40s'", spec);
+        return rt_err_set(err, RT_EINVAL, "--listen", "bad port in '%s'", RT_QUOTE(spec));
     memset(ss, 0, sizeof *ss);
     size_t hn = strlen(host);
     if (host[0] == '[' && hn > 2 && host[hn - 1] == ']') {
         struct sockaddr_in6 *a = (struct sockaddr_in6 *)ss;
         host[hn - 1] = 0;
         if (inet_pton(AF_INET6, host + 1, &a->sin6_addr) != 1)
-            return rt_err_set(err, RT_EINVAL, "--listen", "bad IPv6 address in '%.40s'", spec);
+            return rt_err_set(err, RT_EINVAL, "--listen", "bad IPv6 address in '%s'", RT_QUOTE(spec));
         a->sin6_family = AF_INET6;
         a->sin6_port = htons((uint16_t)port);
         *v6 = 1;
@@ -161,7 +161,7 @@ static enum rt_status parse_listen(const char *spec, struct sockaddr_storage *ss
     struct sockaddr_in *a = (struct sockaddr_in *)ss;
     if (!strcmp(host, "localhost")) snprintf(host, sizeof host, "127.0.0.1");
     if (inet_pton(AF_INET, host, &a->sin_addr) != 1)
-        return rt_err_set(err, RT_EINVAL, "--listen", "bad IPv4 address in '%.40s'", spec);
+        return rt_err_set(err, RT_EINVAL, "--listen", "bad IPv4 address in '%s'", RT_QUOTE(spec));
     a->sin_family = AF_INET;
     a->sin_port = htons((uint16_t)port);
     *v6 = 0;
@@ -178,7 +178,7 @@ enum rt_status srv_start(const struct srv_config *cfg, struct srv **out, struct 
     if ((st = parse_listen(cfg->listen, &ss, &v6, &loopback, err)) != RT_OK) return st;
     if (cfg->no_auth && !loopback)
         return rt_err_set(err, RT_ESTATE, "--no-auth",
-                          "authentication may be off only on a loopback address, not '%.40s'", cfg->listen);
+                          "authentication may be off only on a loopback address, not '%s'", RT_QUOTE(cfg->listen));
     if (cfg->threads < 1 || cfg->threads > 1024)
         return rt_err_set(err, RT_EINVAL, "--threads", "expected 1..1024");
     if (cfg->max_body < 1) return rt_err_set(err, RT_EINVAL, "--max-body", "expected > 0");
@@ -187,7 +187,7 @@ enum rt_status srv_start(const struct srv_config *cfg, struct srv **out, struct 
         return rt_err_set(err, RT_EINVAL, "options", "batch, frame, joint and thread limits must be positive");
     struct stat sd;
     if (cfg->static_dir && (stat(cfg->static_dir, &sd) || !S_ISDIR(sd.st_mode)))
-        return rt_err_set(err, RT_EINVAL, "--static-dir", "'%.60s' is not a folder", cfg->static_dir);
+        return rt_err_set(err, RT_EINVAL, "--static-dir", "'%s' is not a folder", cfg->static_dir);
     if (cfg->plan_threads < 0 || cfg->plan_threads > 256 || cfg->plan_queue < 1)
         return rt_err_set(err, RT_EINVAL, "--plan-threads", "expected 0..256 threads and a queue of 1 or more");
     if (cfg->max_connections < 1) return rt_err_set(err, RT_EINVAL, "--max-connections", "expected > 0");

@@ -273,7 +273,7 @@ static enum MHD_Result first_call(struct srv *s, struct MHD_Connection *c, struc
 {
     int has_body, admin_only;
     struct hdr_counts h = {0, 0, 0, NULL};
-    char msg[160];
+    char msg[RT_ERR_MSG_MAX];
     r->started = 1;
     r->conn = c;
     if (r->t_start <= 0) r->t_start = rt_now();
@@ -302,7 +302,7 @@ static enum MHD_Result first_call(struct srv *s, struct MHD_Connection *c, struc
     const char *rep = r->route != SRV_R_JOBS || !has_body ? query_repeated(&r->query) : NULL;
     if (rep) {
         char where[64];
-        snprintf(where, sizeof where, "query.%.40s", rep);
+        snprintf(where, sizeof where, "query.%s", RT_QUOTE(rep));
         return srv_reply_err_http(s, c, MHD_HTTP_BAD_REQUEST, rt_status_str(RT_EINVAL), where, "given twice");
     }
     /* Health, the page's files and the API's description need no token
@@ -325,7 +325,7 @@ static enum MHD_Result first_call(struct srv *s, struct MHD_Connection *c, struc
         errno = 0;
         unsigned long long n = strtoull(cl, &end, 10);
         if (cl[0] < '0' || cl[0] > '9' || *end || errno || n > s->cfg.max_body) {
-            snprintf(msg, sizeof msg, "request body of %.24s bytes is larger than the limit of %zu bytes", cl,
+            snprintf(msg, sizeof msg, "request body of %s bytes is larger than the limit of %zu bytes", RT_QUOTE(cl),
                      s->cfg.max_body);
             return srv_reply_err_http(s, c, MHD_HTTP_CONTENT_TOO_LARGE, rt_status_str(RT_ELIMIT), "body", msg);
         }
@@ -418,7 +418,7 @@ enum MHD_Result srv_http_request(void *cls, struct MHD_Connection *c, const char
     if (s->cfg.idle_timeout_s) MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, s->cfg.idle_timeout_s);
     if (past_deadline(s, r)) return reply_timeout(s, c, r);
     if (r->too_big) {
-        char msg[160];
+        char msg[RT_ERR_MSG_MAX];
         snprintf(msg, sizeof msg, "request body is larger than the limit of %zu bytes", s->cfg.max_body);
         return srv_reply_err_http(s, c, MHD_HTTP_CONTENT_TOO_LARGE, rt_status_str(RT_ELIMIT), "body", msg);
     }

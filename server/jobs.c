@@ -350,7 +350,7 @@ static enum rt_status query_bool(struct MHD_Connection *c, const char *k, int *o
     else if (!strcmp(v, "1") || !strcmp(v, "true")) *out = 1;
     else {
         snprintf(where, sizeof where, "query.%s", k);
-        return rt_err_set(err, RT_EINVAL, where, "expected 0, 1, false or true, got '%.20s'", v);
+        return rt_err_set(err, RT_EINVAL, where, "expected 0, 1, false or true, got '%s'", RT_QUOTE(v));
     }
     return RT_OK;
 }
@@ -488,7 +488,7 @@ static enum MHD_Result get_result_npz(struct srv *s, struct MHD_Connection *c, s
     memset(&j, 0, sizeof j);
     rt_err_clear(&err);
     if (fq && (!rt_parse_real(fq, &fps_out) || !(fps_out > 0) || fps_out > 10000)) {
-        rt_err_set(&err, RT_EINVAL, "query.fps", "expected a frame rate in (0, 10000], got '%.20s'", fq);
+        rt_err_set(&err, RT_EINVAL, "query.fps", "expected a frame rate in (0, 10000], got '%s'", RT_QUOTE(fq));
         goto done;
     }
     if (store_job_get(s->store, r->id, r->owner, 0, &j, &err) != RT_OK ||

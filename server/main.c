@@ -45,8 +45,8 @@ static int parse_num(const char *opt, const char *v, unsigned long long lo, unsi
         *out = (unsigned long long)x;
         return 0;
     }
-    fprintf(stderr, "retargetd: %s: expected an integer in [%llu, %llu], got '%.20s'\n", opt, lo, hi,
-            v ? v : "");
+    fprintf(stderr, "retargetd: %s: expected an integer in [%llu, %llu], got '%s'\n", opt, lo, hi,
+            RT_QUOTE(v ? v : ""));
     return -1;
 }
 
@@ -78,14 +78,14 @@ static int cmd_token(int argc, char **argv)
     rt_err_clear(&err);
     if (list || revoke) {
         if ((list ? srv_token_list(db, stdout, &err) : srv_token_revoke(db, name, &err)) != RT_OK) {
-            char line[300];
+            char line[RT_ERR_LINE_MAX];
             fprintf(stderr, "retargetd: %s\n", rt_err_line(&err, line, sizeof line));
             return 1;
         }
         return 0;
     }
     if (srv_token_add(db, name, admin, token, &err) != RT_OK) {
-        char line[300];
+        char line[RT_ERR_LINE_MAX];
         fprintf(stderr, "retargetd: %s\n", rt_err_line(&err, line, sizeof line));
         return 1;
     }
@@ -135,7 +135,7 @@ int main(int argc, char **argv)
         else if (!strcmp(o, "--plan-queue")) { if (parse_num(o, val, 1, 65536, &v)) return 2; cfg.plan_queue = (int)v; }
         else if (!strcmp(o, "--sync")) {
             if (strcmp(val, "full") && strcmp(val, "normal")) {
-                fprintf(stderr, "retargetd: --sync: expected full or normal, got '%.20s'\n", val);
+                fprintf(stderr, "retargetd: --sync: expected full or normal, got '%s'\n", RT_QUOTE(val));
                 return 2;
             }
             cfg.sync_full = !strcmp(val, "full");
@@ -155,7 +155,7 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     rt_err_clear(&err);
     if (srv_start(&cfg, &s, &err) != RT_OK) {
-        char line[300];
+        char line[RT_ERR_LINE_MAX];
         fprintf(stderr, "retargetd: %s\n", rt_err_line(&err, line, sizeof line));
         return 1;
     }

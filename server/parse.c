@@ -79,14 +79,14 @@ static enum rt_status json_fail(const char *text, size_t len, size_t off, const 
                                 struct rt_err *err, const char *msg)
 {
     long line = 1, col = 1;
-    char where[96];
+    char where[RT_ERR_WHERE_MAX];
     if (off > len) off = len;
     for (size_t i = 0; i < off; i++) {
         if (text[i] == '\n') line++, col = 1;
         else col++;
     }
-    if (line_col) snprintf(where, sizeof where, "%.50s:%ld:%ld", label, line, col);
-    else snprintf(where, sizeof where, "%.50s:%ld", label, line);
+    if (line_col) snprintf(where, sizeof where, "%s:%ld:%ld", label, line, col);
+    else snprintf(where, sizeof where, "%s:%ld", label, line);
     return rt_err_set(err, RT_EPARSE, where, "%s at offset %zu (line %ld, column %ld)", msg, off, line, col);
 }
 
@@ -225,7 +225,7 @@ static enum rt_status json_tree(const char *text, size_t len, const char *orig, 
     const char *dup = json_dup_key(root, &oom);
     if (dup || oom) {
         char msg[96];
-        snprintf(msg, sizeof msg, "key '%.40s' given twice", dup ? dup : "");
+        snprintf(msg, sizeof msg, "key '%s' given twice", RT_QUOTE(dup ? dup : ""));
         st = oom ? rt_err_set(err, RT_ENOMEM, label, "out of memory")
                  : json_fail(orig, orig_len, key_offset(orig, orig_len, dup, 2), label, line_col, err, msg);
         cJSON_Delete(root);
@@ -412,7 +412,7 @@ enum rt_status srv_query_check(const struct srv_query *q, const char *const *kno
         /* A key that is not printable ASCII is named by what it is. */
         int plain = 1;
         for (const char *c = q->key[i]; *c && plain; c++) plain = *c > 0x20 && *c < 0x7f;
-        snprintf(where, sizeof where, "query.%.40s", plain ? q->key[i] : "?");
+        snprintf(where, sizeof where, "query.%s", plain ? RT_QUOTE(q->key[i]) : "?");
         if (!ok)
             return rt_err_set(err, RT_EINVAL, where, "unknown parameter (known: %s)", list[0] ? list : "none");
         for (int k = 0; k < i; k++)
@@ -726,8 +726,8 @@ static enum rt_status submit_json(char *body, size_t len, struct srv_submit *out
         int ok = 0;
         for (int i = 0; fields[i] && !ok; i++) ok = !strcmp(v->string, fields[i]);
         if (!ok) {
-            char where[96];
-            snprintf(where, sizeof where, "body.%.60s", v->string);
+            char where[RT_ERR_WHERE_MAX];
+            snprintf(where, sizeof where, "body.%s", RT_QUOTE(v->string));
             return rt_err_set(err, RT_EINVAL, where,
                               "unknown field (known: robot, profile, clip, source_robot, trajectory, joints, options, "
                               "name)");

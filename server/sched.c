@@ -224,7 +224,7 @@ static char *error_json(const struct rt_err *err)
 static void fail_job(struct sched *q, int64_t id, const struct rt_err *err)
 {
     char *e = error_json(err);
-    char line[300];
+    char line[RT_ERR_LINE_MAX];
     rt_log("warn", "sched", "job", "job %lld failed: %s", (long long)id, rt_err_line(err, line, sizeof line));
     store_job_fail(q->s->store, id, e ? e : "{\"code\":\"out of memory\"}", NULL);
     free(e);

@@ -46,8 +46,8 @@ enum rt_status solver_backend_init(struct solver_backend *out, const char *name,
     }
     if (!strcmp(name, "cpu")) return solver_backend_cpu_init(out, cfg, err);
     if (!strcmp(name, "cuda")) return solver_backend_cuda_init(out, cfg, err);
-    return rt_err_set(err, RT_EINVAL, "backend", "unknown backend '%.40s' (want cpu, cuda or auto)",
-                      name);
+    return rt_err_set(err, RT_EINVAL, "backend", "unknown backend '%s' (want cpu, cuda or auto)",
+                      RT_QUOTE(name));
 }
 
 enum rt_status solver_backend_solve(struct solver_backend *be, const struct solver_batch *b,

@@ -494,7 +494,7 @@ enum rt_status store_token_revoke(struct store *s, const char *name, struct rt_e
     sqlite3_bind_text(q, 1, name, -1, SQLITE_STATIC);
     if (sqlite3_step(q) != SQLITE_DONE) goto dberr;
     if (sqlite3_changes(s->db) == 0) {
-        st = rt_err_set(err, RT_ENOTFOUND, "token.name", "no token named '%.64s'", name);
+        st = rt_err_set(err, RT_ENOTFOUND, "token.name", "no token named '%s'", RT_QUOTE(name));
         goto end;
     }
     if (s->version >= 6) {
@@ -600,7 +600,7 @@ enum rt_status store_asset_get(struct store *s, const char *kind, const char *na
     if (rc == SQLITE_ROW) {
         if (!(*text = dup_col(q, 0, len))) st = rt_err_set(err, RT_ENOMEM, kind, "out of memory");
     } else if (rc == SQLITE_DONE) {
-        st = rt_err_set(err, RT_ENOTFOUND, kind, "no %s named '%.64s'", kind, name);
+        st = rt_err_set(err, RT_ENOTFOUND, kind, "no %s named '%s'", kind, RT_QUOTE(name));
     } else {
         st = db_err(s->rdb, err, kind);
     }

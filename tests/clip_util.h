@@ -1,14 +1,17 @@
 /* clip_util.h -- helpers of the tests that read the shared capture clips
- * (test_retarget, test_skeleton): load a clip by its path under the shared
- * data folder, and read a frame cap from the environment. */
+ * (test_retarget, test_skeleton, test_job, test_units): load a clip by its
+ * path under the shared data folder, read a frame cap from the
+ * environment, and fill a job spec for a BVH clip. */
 #ifndef RT_TEST_CLIP_UTIL_H
 #define RT_TEST_CLIP_UTIL_H
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../kinematics/bvh.h"
+#include "../retarget/job.h"
 #include "test.h"
 
 /* The positive integer in environment variable `name`, else `def` (unset,
@@ -36,6 +39,20 @@ static inline struct kin_clip *test_load_clip(const char *rel)
         return NULL;
     }
     return c;
+}
+
+/* A job spec for BVH `text` (len bytes, borrowed) onto `robot` ("g1"),
+ * errors labelled `label`; everything else zero (the profile detected). */
+static inline void test_spec_bvh(struct rtg_job_spec *s, const struct kin_robot *robot, const char *text,
+                                 size_t len, const char *label)
+{
+    memset(s, 0, sizeof *s);
+    s->robot = robot;
+    s->robot_name = "g1";
+    s->source_kind = RTG_SRC_BVH;
+    s->source = text;
+    s->source_len = len;
+    s->source_label = label;
 }
 
 #endif

@@ -19,6 +19,7 @@
 #include "../retarget/job.h"
 #include "../retarget/output.h"
 #include "../solver/backend.h"
+#include "clip_util.h"
 #include "test.h"
 
 static char *slurp_data(const char *rel, size_t *len)
@@ -30,13 +31,7 @@ static char *slurp_data(const char *rel, size_t *len)
 
 static void spec_bvh(struct rtg_job_spec *s, const struct kin_robot *r, const char *text, size_t len)
 {
-    memset(s, 0, sizeof *s);
-    s->robot = r;
-    s->robot_name = "g1";
-    s->source_kind = RTG_SRC_BVH;
-    s->source = text;
-    s->source_len = len;
-    s->source_label = "clip";
+    test_spec_bvh(s, r, text, len, "clip");
     s->profile_where = "body.profile";
     s->profile_hint = "name a profile";
 }
