@@ -19,20 +19,13 @@ static double num_at(const cJSON *o, const char *a, const char *b)
     return cJSON_IsNumber(x) ? x->valuedouble : 0.0;
 }
 
-/* Adds "warnings": [..] to `root` when the source's unit was guessed or
- * the quality figures leave the bounds. */
-static void add_warnings(cJSON *root, const struct rtg_targets *t, const cJSON *q)
+/* Adds "warnings": [..] to `root` when the quality figures leave the
+ * bounds. */
+static void add_warnings(cJSON *root, const cJSON *q)
 {
     char msg[256];
     cJSON *w = cJSON_CreateArray();
     if (!w) return;
-    if (t->units.guessed) {
-        snprintf(msg, sizeof msg,
-                 "the clip's length unit is not recognized (it stands %.4g units tall along %c): taken as "
-                 "%.6g m per unit; set source.units if that is wrong",
-                 t->units.height_units, t->units.up, t->units.scale);
-        cJSON_AddItemToArray(w, cJSON_CreateString(msg));
-    }
     double mean = num_at(q, "position_error_m", "mean");
     double pen = num_at(q, "ground_penetration_m", NULL);
     double viol = num_at(q, "joint_limit_violations", NULL);
@@ -67,15 +60,19 @@ cJSON *rtg_report_json(const struct rtg_report_info *info, const struct kin_robo
     if (info->source) cJSON_AddStringToObject(root, "source", info->source);
     cJSON_AddStringToObject(root, "robot", info->robot ? info->robot : r->name);
     if (info->profile) cJSON_AddStringToObject(root, "profile", info->profile);
-    if (t->units.guessed) {
-        /* Only a guessed unit is reported: a recognized or given one is
-         * what the user already knows. */
+    if (t->units.up) {
+        /* How the source was read: its scale from its own size (or as
+         * given), its up axis, and the unit's name where the height is one
+         * the table knows (null: none; the name does not change the
+         * result). */
         cJSON *su = cJSON_AddObjectToObject(root, "source_units");
         char up[2] = {t->units.up, 0};
-        if (!su || !cJSON_AddTrueToObject(su, "guessed") ||
+        int given = !(t->units.height_units > 0);
+        if (!su || !cJSON_AddBoolToObject(su, "given", given) ||
+            !(t->units.unit ? cJSON_AddStringToObject(su, "unit", t->units.unit) : cJSON_AddNullToObject(su, "unit")) ||
             !cJSON_AddNumberToObject(su, "metres_per_unit", t->units.scale) ||
             !cJSON_AddStringToObject(su, "up", up) ||
-            !cJSON_AddNumberToObject(su, "height_units", t->units.height_units))
+            (!given && !cJSON_AddNumberToObject(su, "height_units", t->units.height_units)))
             goto fail;
     }
     solver = cJSON_AddObjectToObject(root, "solver");
@@ -94,7 +91,7 @@ cJSON *rtg_report_json(const struct rtg_report_info *info, const struct kin_robo
                 : rtg_quality_json(r, t, state, t->n_frames);
     if (!quality) goto fail;
     cJSON_AddItemToObject(root, "quality", quality);
-    add_warnings(root, t, quality);
+    add_warnings(root, quality);
     return root;
 fail:
     cJSON_Delete(root);

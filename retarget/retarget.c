@@ -206,12 +206,14 @@ static void hold_calibration_frames(struct source *s)
 /* A head above the feet along an axis by at least this cosine, in the median
  * frame, makes that axis up. */
 #define RTG_UP_MIN_COS 0.5
-/* The standing height, in metres, that a clip whose unit is not recognized
- * is taken to have (its median height over the sampled frames): the median
- * of the shared human clips' own (1.30-1.76 m in their recognized units).
- * Only the metre-valued thresholds of the profile (contact_height_m,
- * contact_speed_m_s, the calibration hold) depend on it; the scale onto the
- * robot is the ratio of leg lengths whatever the unit. */
+/* The height, in metres, that every source is taken to have (its median
+ * height over the sampled frames) unless the profile or the job gives its
+ * units: the median of the shared human clips' own (1.30-1.76 m in their
+ * recognized units). Only the metre-valued thresholds of the profile
+ * (contact_height_m, contact_speed_m_s, the calibration hold) depend on
+ * it; the scale onto the robot is the ratio of leg lengths whatever the
+ * unit. Taking every clip's size from its body, not from its unit, makes a
+ * clip in any unit retarget to the same result. */
 #define RTG_NOMINAL_HEIGHT_M 1.55
 
 /* Raw positions (file units and axes) of a source's n_pts points in frame
@@ -283,9 +285,10 @@ static double median(double *v, int n)
 /* Settles units and up axis (the rules: docs/profiles.md "Units and up
  * axis"): the profile's when given; else the up axis from the body over
  * the whole clip (head above feet in the median sampled frame), falling
- * back to the axis of the larger frame-0 span; the unit from the frame-0
- * span along up when kin_units_from_height() knows it, else the scale
- * that gives the median sampled span RTG_NOMINAL_HEIGHT_M. */
+ * back to the axis of the larger frame-0 span; the scale that gives the
+ * median sampled span along up RTG_NOMINAL_HEIGHT_M, in any unit (the
+ * unit's name from the frame-0 span when kin_units_from_height() knows
+ * it, else guessed: reported only). */
 static enum rt_status source_units(const struct kin_clip *skel, const struct rtg_profile *p, int n_frames,
                                    int n_pts, const char *const *names, raw_frame_fn raw, const void *ctx,
                                    struct rtg_source_units *u, struct rt_err *err)
@@ -339,19 +342,20 @@ static enum rt_status source_units(const struct kin_clip *skel, const struct rtg
     }
     if (!u->up) u->up = span0[1] >= span0[2] ? 'y' : 'z';
     if (!(u->scale > 0)) {
-        double h0 = u->up == 'y' ? span0[1] : span0[2];
-        u->unit = kin_units_from_height(h0, &u->scale);
-        if (!u->unit) {
-            double h = median(u->up == 'y' ? sy : sz, ns);
-            if (!(h > 0)) {
-                st = rt_err_set(err, RT_EINVAL, "profile:source.units",
-                                "the skeleton has no extent along its up axis %c; set source.units", u->up);
-                goto done;
-            }
-            u->scale = RTG_NOMINAL_HEIGHT_M / h;
-            u->guessed = 1;
-            u->height_units = h;
+        /* The scale is the body's own (median height RTG_NOMINAL_HEIGHT_M)
+         * whatever the unit, so that a clip in any unit gives the same
+         * result; a unit the table recognizes is only named. */
+        double h0 = u->up == 'y' ? span0[1] : span0[2], known;
+        double h = median(u->up == 'y' ? sy : sz, ns);
+        if (!(h > 0)) {
+            st = rt_err_set(err, RT_EINVAL, "profile:source.units",
+                            "the skeleton has no extent along its up axis %c; set source.units", u->up);
+            goto done;
         }
+        u->unit = kin_units_from_height(h0, &known);
+        u->scale = RTG_NOMINAL_HEIGHT_M / h;
+        u->guessed = !u->unit;
+        u->height_units = h;
     }
 done:
     free(buf);

@@ -136,7 +136,7 @@ enum rt_status rtg_targets_from_traj(const struct kin_robot *src, const double *
                                      struct rt_err *err)
 {
     int src_link[RTG_MAX_TARGETS], dst_link[RTG_MAX_TARGETS], n = 0;
-    char missing[128] = "";
+    char missing[1024] = "";
     double *pos = NULL, *rot = NULL;
     enum rt_status st;
     const char *const *ids = kin_robot_identity_links();
@@ -154,7 +154,7 @@ enum rt_status rtg_targets_from_traj(const struct kin_robot *src, const double *
     }
     if (n < 2)
         return rt_err_set(err, RT_ENOTFOUND, "mapping",
-                          "robots '%.30s' and '%.30s' share too few mapped links (missing: %.60s)",
+                          "robots '%s' and '%s' share too few mapped links (missing: %s)",
                           src->name, dst->name, missing);
     st = rtg_targets_alloc(t, dst, n_frames, n, err);
     if (st != RT_OK) return st;

@@ -3,15 +3,13 @@
  * scaled by x0.01, x0.37, x23 and x1000, each kept Y-up and turned Z-up
  * (the root's offset, position channels and rotation turned by Rx(+90 deg),
  * the hierarchy below it unchanged), retarget onto G1 to the same robot
- * motion: FK link positions within 0.1 mm of the original clip's, retargeted
- * at the same metres per unit. None of these units is recognized, so each
- * variant's scale is guessed from its size; the profile's metre thresholds
- * (contacts) then see the guessed metres, which is why the reference is the
- * original at that scale (the distance to the original at its recognized
- * unit is printed). Also: a clip spanning 45 units, Z-up, is retargeted
- * rather than refused and the report names the guessed scale; a profile's
- * units and up still win; a clip lying in its first 40% of frames keeps
- * its up axis. Reads the shared clips (skips without them). */
+ * motion as the original: FK link positions within 0.1 mm. Every source's
+ * size is its body's (metres per unit from its median height), so the
+ * unit, recognized or not, does not change the result; the report names a
+ * recognized unit. Also: a clip spanning 45 units, Z-up, is retargeted
+ * rather than refused; a profile's units and up still win; a clip lying
+ * in its first 40% of frames keeps its up axis. Reads the shared clips
+ * (skips without them). */
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdarg.h>
@@ -182,7 +180,7 @@ struct result {
     int ok, n_frames;
     double *link_pos;              /* [n_frames * n_links * 3] FK of the solved states */
     struct rtg_source_units units; /* how the clip's units were settled */
-    int report_guessed;            /* the report's "source_units" says guessed */
+    int report_named;              /* the report's "source_units" names a unit */
 };
 
 static void result_free(struct result *r)
@@ -225,7 +223,7 @@ static void retarget(const struct kin_robot *g1, struct solver_backend *be, cons
                                    .mode = "trajectory", .threads = 2, .batch_clips = 1};
     if (rtg_job_finish(g1, &t, item.state, 1, &info, &item.res, &rep, &e) == RT_OK) {
         const cJSON *su = cJSON_GetObjectItemCaseSensitive(rep, "source_units");
-        out->report_guessed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(su, "guessed"));
+        out->report_named = cJSON_IsString(cJSON_GetObjectItemCaseSensitive(su, "unit"));
         cJSON_Delete(rep);
     }
     int cols = rt_state_cols(&g1->tree), nl = g1->n_links;
@@ -263,7 +261,7 @@ static double max_dist(const struct kin_robot *g1, const struct result *a, const
     return worst;
 }
 
-/* Every variant of `rel` retargets as the original at the same scale. */
+/* Every variant of `rel` retargets as the original. */
 static void test_clip(const struct kin_robot *g1, struct solver_backend *be, const char *rel)
 {
     static const double factor[] = {0.01, 0.37, 23, 1000};
@@ -284,12 +282,12 @@ static void test_clip(const struct kin_robot *g1, struct solver_backend *be, con
     if (c->n_frames > cap) c->n_frames = cap;
     text = write_variant(c, 1.0, 0, &len);
 
-    struct result orig, ref, var[4][2];
+    struct result orig, var[4][2];
     retarget(g1, be, text, len, 0, 0, &orig);
     CHECK(orig.ok);
     CHECK(orig.units.unit != NULL && !orig.units.guessed && orig.units.up == 'y');
-    CHECK(!orig.report_guessed);
-    double ref_units = 0;
+    CHECK(orig.report_named);
+    double worst = 0;
     for (size_t i = 0; i < 4; i++)
         for (int z = 0; z < 2; z++) {
             size_t vlen;
@@ -303,41 +301,33 @@ static void test_clip(const struct kin_robot *g1, struct solver_backend *be, con
                 struct kin_bvh_convert cy = {1.0, 'y'}, cz = {1.0 / factor[i], z ? 'z' : 'y'};
                 kin_clip_global(c, 0, &cy, p0, p0 + 3 * n_all);
                 kin_clip_global(vc, 0, &cz, p1, p1 + 3 * n_all);
-                double worst = 0;
+                double w0 = 0;
                 for (int q = 0; q < 3 * n_all; q++)
-                    if (fabs(p0[q] - p1[q]) > worst) worst = fabs(p0[q] - p1[q]);
-                CHECK(worst < 1e-9);
+                    if (fabs(p0[q] - p1[q]) > w0) w0 = fabs(p0[q] - p1[q]);
+                CHECK(w0 < 1e-9);
                 free(p0);
                 free(p1);
                 kin_clip_free(vc);
             }
             retarget(g1, be, v, vlen, 0, 0, &var[i][z]);
             CHECK(var[i][z].ok);
-            CHECK(var[i][z].units.guessed && var[i][z].units.up_from_body);
-            CHECK(var[i][z].report_guessed);
+            CHECK(var[i][z].units.up_from_body);
             CHECK_EQ_INT(var[i][z].units.up, z ? 'z' : 'y');
-            if (i == 0 && z == 0) ref_units = var[i][z].units.scale * factor[i];
-            /* The guessed metres per unit follow the factor. */
-            CHECK_NEAR(var[i][z].units.scale * factor[i] / ref_units, 1.0, 1e-12);
-            free(v);
-        }
-    retarget(g1, be, text, len, ref_units, 'y', &ref);
-    CHECK(ref.ok);
-    double worst = 0;
-    for (size_t i = 0; i < 4; i++)
-        for (int z = 0; z < 2; z++) {
-            double d = max_dist(g1, &ref, &var[i][z]);
+            /* The metres per unit follow the factor: the body's size. */
+            CHECK_NEAR(var[i][z].units.scale * factor[i] / orig.units.scale, 1.0, 1e-9);
+            double d = max_dist(g1, &orig, &var[i][z]);
             CHECK(d <= TEST_UNITS_TOL_M);
             if (d > worst) worst = d;
-            if (!(d <= TEST_UNITS_TOL_M)) fprintf(stderr, "%s x%g %s-up: %.3g m from the original\n", rel, factor[i], z ? "Z" : "Y", d);
+            if (!(d <= TEST_UNITS_TOL_M))
+                fprintf(stderr, "%s x%g %s-up: %.3g m from the original\n", rel, factor[i], z ? "Z" : "Y", d);
+            free(v);
         }
-    printf("%s: 8 variants (x0.01 x0.37 x23 x1000, Y-up and Z-up) within %.3g m of the original at %.6g m/unit; "
-           "the original at its recognized unit (%s, %.6g m/unit) is %.3g m from them\n",
-           rel, worst, ref_units, orig.units.unit ? orig.units.unit : "?", orig.units.scale, max_dist(g1, &orig, &ref));
+    printf("%s: 8 variants (x0.01 x0.37 x23 x1000, Y-up and Z-up) within %.3g m of the original "
+           "(recognized unit %s, read at %.6g m/unit from its height)\n",
+           rel, worst, orig.units.unit ? orig.units.unit : "?", orig.units.scale);
     for (size_t i = 0; i < 4; i++)
         for (int z = 0; z < 2; z++) result_free(&var[i][z]);
     result_free(&orig);
-    result_free(&ref);
     kin_clip_free(c);
     free(text);
 }
