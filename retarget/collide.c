@@ -59,34 +59,30 @@ double rtg_collide_depth(const struct rtg_targets *t, const double *link_pos, co
 {
     double deepest = 0.0, lowest = INFINITY;
     *pair = -1;
-    /* World end points of every capsule once, then each pair: a bounding
-     * sphere test first (most pairs are far apart), the segments after. */
+    /* World end points, centre and reach (half length plus radius) of
+     * every capsule once, then each pair: the reach test first (most pairs
+     * are far apart), the segments after. scratch: 10 doubles a capsule. */
     for (int c = 0; c < t->n_capsules; c++) {
         const struct kin_capsule *k = &t->capsules[c];
         const double *p = link_pos + 3 * k->link, *m = link_rot + 9 * k->link;
-        double *w = scratch + 6 * c;
+        double *w = scratch + 10 * c, hl = 0;
         kin_mat_vec(m, k->a, w);
         kin_mat_vec(m, k->b, w + 3);
         for (int i = 0; i < 3; i++) {
             w[i] += p[i];
             w[3 + i] += p[i];
+            w[6 + i] = 0.5 * (w[i] + w[3 + i]);
+            hl += (w[3 + i] - w[i]) * (w[3 + i] - w[i]);
         }
+        w[9] = 0.5 * sqrt(hl) + k->radius;
         double z = (w[2] < w[5] ? w[2] : w[5]) - k->radius;
         if (z < lowest && k->link != t->foot_link[0] && k->link != t->foot_link[1]) lowest = z;
     }
     for (int p = 0; p < t->n_pairs; p++) {
         int ia = t->pair[2 * p], ib = t->pair[2 * p + 1];
-        const double *a = scratch + 6 * ia, *b = scratch + 6 * ib;
-        double ca[3], cb[3], ha = 0, hb = 0, dc = 0;
-        for (int i = 0; i < 3; i++) {
-            ca[i] = 0.5 * (a[i] + a[3 + i]);
-            cb[i] = 0.5 * (b[i] + b[3 + i]);
-            ha += (a[3 + i] - a[i]) * (a[3 + i] - a[i]);
-            hb += (b[3 + i] - b[i]) * (b[3 + i] - b[i]);
-            dc += (ca[i] - cb[i]) * (ca[i] - cb[i]);
-        }
-        double reach = 0.5 * sqrt(ha) + 0.5 * sqrt(hb) + t->capsules[ia].radius + t->capsules[ib].radius;
-        if (dc >= reach * reach) continue;
+        const double *a = scratch + 10 * ia, *b = scratch + 10 * ib;
+        double dx = a[6] - b[6], dy = a[7] - b[7], dz = a[8] - b[8], reach = a[9] + b[9];
+        if (dx * dx + dy * dy + dz * dz >= reach * reach) continue;
         double pa[3], pb[3], e = 0;
         kin_segment_closest(a, a + 3, b, b + 3, pa, pb);
         for (int i = 0; i < 3; i++) e += (pa[i] - pb[i]) * (pa[i] - pb[i]);

@@ -30,7 +30,7 @@ enum rt_status rtg_targets_collide(struct rtg_targets *t, const struct kin_robot
 /* The deepest self-penetration of one frame (world link poses from kin_fk):
  * max(0, -d) over t's pairs, and the pair it is in (-1 when none
  * penetrates); *low gets the lowest point of any capsule but the feet's
- * (their soles are the ground figures'; world z; +inf without capsules). `scratch` holds 6 * t->n_capsules doubles. */
+ * (their soles are the ground figures'; world z; +inf without capsules). `scratch` holds 10 * t->n_capsules doubles. */
 double rtg_collide_depth(const struct rtg_targets *t, const double *link_pos, const double *link_rot,
                          double *scratch, int *pair, double *low);
 

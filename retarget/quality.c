@@ -331,7 +331,7 @@ static enum rt_status figures(const struct kin_robot *r, const struct rtg_target
     ex.self_pen = malloc((size_t)n_frames * sizeof *ex.self_pen);
     ex.low = malloc((size_t)n_frames * sizeof *ex.low);
     ex.self_pair = malloc((size_t)n_frames * sizeof *ex.self_pair);
-    ex.scratch = malloc((size_t)(t->n_capsules ? t->n_capsules : 1) * 6 * sizeof *ex.scratch);
+    ex.scratch = malloc((size_t)(t->n_capsules ? t->n_capsules : 1) * 10 * sizeof *ex.scratch);
     if (rt_mul_size((size_t)n_frames, (size_t)r->n_links * 3 * sizeof(double), &nb))
         ex.bodies = malloc(nb);
     if (!x || !lp || !lr || !ep || !er || !buf || !foot || !pen || (lift && (!mx || !lf)) || !ex.self_pen ||
