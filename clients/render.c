@@ -1,12 +1,15 @@
 /* render.c -- `retarget render CLIP.bvh RESULT.csv --robot NAME -o FILE.svg
- * [--frames a,b,c]`: an SVG with, for each chosen frame, the source skeleton
+ * [--frames a,b,c | --worst REPORT.json]`: an SVG with, for each chosen frame, the source skeleton
  * (blue) beside the robot's link chain (orange), seen along x (y across,
  * z up) and seen along y (x across, z up) -- front and side views for a
  * clip that faces along x, and the robot turns as the clip does -- so that a
  * person can see at a glance whether the motion carried over. Without
  * --frames, six evenly spaced frames. Each figure is centred on its own root;
  * the line at the bottom of a cell is the ground (z = 0 for the robot, the
- * clip's lowest point over the chosen frames for the source). */
+ * clip's lowest point over the chosen frames for the source). With --worst,
+ * the frames the solve's report names as the worst (the deepest
+ * self-penetration, the fastest sliding foot), each captioned with what
+ * happens there, so that a person can look at them. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +19,7 @@
 #include "../kinematics/robot.h"
 #include "../kinematics/traj.h"
 #include "../retarget/retarget.h"
+#include <cjson/cJSON.h>
 #include "cli.h"
 
 #define RENDER_MAX_FRAMES 32
@@ -26,7 +30,7 @@
 static int render_usage(void)
 {
     fprintf(stderr, "usage: retarget render CLIP.bvh RESULT.csv --robot NAME|URDF -o FILE.svg "
-                    "[--frames a,b,c]\n");
+                    "[--frames a,b,c | --worst REPORT.json]\n");
     return 2;
 }
 
@@ -45,6 +49,46 @@ static int parse_frames(const char *s, int *frames, int cap)
         if (*s == ',') s++;
         else if (*s) return -1;
     }
+    return n;
+}
+
+/* The worst frames of a report (quality.self_penetration_worst_frame,
+ * quality.foot_slide_worst_frame) into frames[] and their captions into
+ * caption[] (64 bytes each); returns their count (0: the report names
+ * none), -1 with err set when the report cannot be read. */
+static int worst_frames(const char *path, int *frames, char caption[][64], struct rt_err *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    int n = 0;
+    if (rt_read_file(path, (size_t)256 << 20, &text, &len, err) != RT_OK) return -1;
+    cJSON *rep = cJSON_ParseWithLength(text, len);
+    free(text);
+    const cJSON *q = cJSON_GetObjectItemCaseSensitive(rep, "quality");
+    if (!cJSON_IsObject(q)) {
+        cJSON_Delete(rep);
+        rt_err_set(err, RT_EPARSE, path, "not a retarget report (no \"quality\" object)");
+        return -1;
+    }
+    const cJSON *sf = cJSON_GetObjectItemCaseSensitive(q, "self_penetration_worst_frame");
+    const cJSON *pair = cJSON_GetObjectItemCaseSensitive(q, "self_penetration_pair");
+    const cJSON *depth = cJSON_GetObjectItemCaseSensitive(q, "self_penetration_m");
+    if (cJSON_IsNumber(sf) && sf->valuedouble >= 0) {
+        const cJSON *a = cJSON_GetArrayItem(pair, 0), *b = cJSON_GetArrayItem(pair, 1);
+        frames[n] = (int)sf->valuedouble;
+        snprintf(caption[n], 64, "%.1f cm: %s / %s", cJSON_IsNumber(depth) ? depth->valuedouble * 100 : 0.0,
+                 cJSON_IsString(a) ? a->valuestring : "?", cJSON_IsString(b) ? b->valuestring : "?");
+        n++;
+    }
+    const cJSON *lf = cJSON_GetObjectItemCaseSensitive(q, "foot_slide_worst_frame");
+    const cJSON *sp = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(q, "foot_slide_speed_m_s"),
+                                                       "max");
+    if (cJSON_IsNumber(lf) && lf->valuedouble >= 0) {
+        frames[n] = (int)lf->valuedouble;
+        snprintf(caption[n], 64, "foot slides %.3f m/s", cJSON_IsNumber(sp) ? sp->valuedouble : 0.0);
+        n++;
+    }
+    cJSON_Delete(rep);
     return n;
 }
 
@@ -68,6 +112,8 @@ static void draw_figure(FILE *f, const double *pts, const int *parent, int n, in
 int cli_render(int argc, char **argv)
 {
     const char *clip_path = NULL, *csv_path = NULL, *robot_name = NULL, *out_path = NULL, *frames_arg = NULL;
+    const char *worst_arg = NULL;
+    char caption[RENDER_MAX_FRAMES][64];
     struct kin_clip *clip = NULL;
     struct kin_robot *robot = NULL;
     struct kin_bvh_convert conv;
@@ -81,12 +127,14 @@ int cli_render(int argc, char **argv)
         if (strcmp(argv[i], "--robot") == 0 && i + 1 < argc) robot_name = argv[++i];
         else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) out_path = argv[++i];
         else if (strcmp(argv[i], "--frames") == 0 && i + 1 < argc) frames_arg = argv[++i];
+        else if (strcmp(argv[i], "--worst") == 0 && i + 1 < argc) worst_arg = argv[++i];
         else if (argv[i][0] == '-') return render_usage();
         else if (!clip_path) clip_path = argv[i];
         else if (!csv_path) csv_path = argv[i];
         else return render_usage();
     }
-    if (!clip_path || !csv_path || !robot_name || !out_path) return render_usage();
+    if (!clip_path || !csv_path || !robot_name || !out_path || (frames_arg && worst_arg)) return render_usage();
+    memset(caption, 0, sizeof caption);
     if (kin_bvh_load(clip_path, &clip, &err) || kin_robot_load(robot_name, &robot, &err)) goto fail;
     if (clip->n_frames < 1) {
         rt_err_set(&err, RT_EINVAL, clip_path, "the clip has no frames");
@@ -103,7 +151,18 @@ int cli_render(int argc, char **argv)
         rt_err_set(&err, RT_EINVAL, csv_path, "the trajectory has no rows");
         goto fail;
     }
-    if (frames_arg) {
+    if (worst_arg) {
+        if ((n_sel = worst_frames(worst_arg, frames, caption, &err)) < 0) goto fail;
+        if (n_sel == 0) {
+            rt_err_set(&err, RT_EINVAL, worst_arg, "the report names no worst frame (no self-penetration, no sliding foot)");
+            goto fail;
+        }
+        for (int i = 0; i < n_sel; i++)
+            if (frames[i] >= n_states) {
+                rt_err_set(&err, RT_EINVAL, worst_arg, "frame %d is past the trajectory's %d rows", frames[i], n_states);
+                goto fail;
+            }
+    } else if (frames_arg) {
         n_sel = parse_frames(frames_arg, frames, RENDER_MAX_FRAMES);
         if (n_sel <= 0) {
             rt_err_set(&err, RT_EINVAL, "--frames", "expected up to %d comma-separated frame numbers",
@@ -160,7 +219,8 @@ int cli_render(int argc, char **argv)
     for (int i = 0; i < n_sel; i++) {
         const double *sp = spos + (size_t)i * n_all * 3, *rp = rpos + (size_t)i * robot->n_links * 3;
         double x0 = i * cw;
-        fprintf(f, "<text x=\"%.1f\" y=\"34\">frame %d</text>\n", x0 + 8, frames[i]);
+        fprintf(f, "<text x=\"%.1f\" y=\"34\">frame %d%s%s</text>\n", x0 + 8, frames[i], caption[i][0] ? ": " : "",
+                caption[i]);
         for (int v = 0; v < 2; v++) {
             int ax = v == 0 ? 1 : 0;
             double base = top + (v + 1) * ch - 10;

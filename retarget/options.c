@@ -104,6 +104,8 @@ static const struct rtg_option table[] = {
     {NULL, "--jobs", "N", RTG_OPT_INT, 1, 1024, 0, 0, NULL, S_BATCH, "8", "clips in flight at once"},
     /* retarget render */
     {NULL, "--frames", "N", RTG_OPT_INT, 1, 64, 0, 0, NULL, RTG_SCOPE_RENDER, "6", "frames drawn"},
+    {NULL, "--worst", "REPORT.json", RTG_OPT_TEXT, 0, 0, 0, 0, NULL, RTG_SCOPE_RENDER, NULL,
+     "draw the frames the solve's report names as the worst (deepest self-penetration, fastest sliding foot)"},
     /* retargetd */
     {NULL, "--listen", "ADDR:PORT", RTG_OPT_TEXT, 0, 0, 0, 0, NULL, RTG_SCOPE_DAEMON, "127.0.0.1:8080",
      "address to serve on (port 0 picks one)"},
