@@ -52,8 +52,8 @@ void kin_segment_closest(const double *p0, const double *p1, const double *q0, c
     }
 }
 
-static void capsule_world(const struct kin_capsule *c, const double *link_pos, const double *link_rot, double *w0,
-                          double *w1)
+void kin_capsule_world(const struct kin_capsule *c, const double *link_pos, const double *link_rot, double *w0,
+                       double *w1)
 {
     const double *p = link_pos + 3 * c->link, *m = link_rot + 9 * c->link;
     kin_mat_vec(m, c->a, w0);
@@ -68,8 +68,8 @@ double kin_capsule_distance(const struct kin_capsule *ca, const struct kin_capsu
                             const double *link_rot)
 {
     double a0[3], a1[3], b0[3], b1[3], pa[3], pb[3];
-    capsule_world(ca, link_pos, link_rot, a0, a1);
-    capsule_world(cb, link_pos, link_rot, b0, b1);
+    kin_capsule_world(ca, link_pos, link_rot, a0, a1);
+    kin_capsule_world(cb, link_pos, link_rot, b0, b1);
     kin_segment_closest(a0, a1, b0, b1, pa, pb);
     return v_dist(pa, pb) - ca->radius - cb->radius;
 }

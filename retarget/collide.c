@@ -2,7 +2,6 @@
  * (collide.h). */
 #include "collide.h"
 
-#include "../kinematics/rot.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -64,13 +63,9 @@ double rtg_collide_depth(const struct rtg_targets *t, const double *link_pos, co
      * are far apart), the segments after. scratch: 10 doubles a capsule. */
     for (int c = 0; c < t->n_capsules; c++) {
         const struct kin_capsule *k = &t->capsules[c];
-        const double *p = link_pos + 3 * k->link, *m = link_rot + 9 * k->link;
         double *w = scratch + 10 * c, hl = 0;
-        kin_mat_vec(m, k->a, w);
-        kin_mat_vec(m, k->b, w + 3);
+        kin_capsule_world(k, link_pos, link_rot, w, w + 3);
         for (int i = 0; i < 3; i++) {
-            w[i] += p[i];
-            w[3 + i] += p[i];
             w[6 + i] = 0.5 * (w[i] + w[3 + i]);
             hl += (w[3 + i] - w[i]) * (w[3 + i] - w[i]);
         }

@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../kinematics/capsule.h"
 #include "../kinematics/robot.h"
+#include "../retarget/collide.h"
 #include "../solver/backend.h"
 #include "../solver/solver.h"
 
@@ -214,44 +214,28 @@ static void g1_batch_fill(const struct g1_clip *c, int n_clips, const int *frame
     solver_options_default(&b->opt);
 }
 
-/* The robot's self-collision capsules and pairs (kinematics/capsule.h) in
- * the solver's layout, owned here; g1_collide_set points a batch at them. */
+/* The robot's self-collision capsules and pairs as a job has them
+ * (retarget/collide.h, held in a target set of its own: t.capsules in
+ * double, t.capsule_link / capsule_seg / pair for the solver);
+ * g1_collide_set points a batch at them. */
 struct g1_collide {
-    int n_caps, n_pairs;
-    int *link, *pair;
-    float *seg;
+    struct rtg_targets t;
 };
 
 static inline int g1_collide_make(struct g1_collide *cd, const struct kin_robot *r, double clear)
 {
-    struct kin_capsule *caps = NULL;
     memset(cd, 0, sizeof *cd);
-    if (kin_robot_capsules(r, &caps, &cd->n_caps, NULL) != RT_OK) return -1;
-    if (kin_capsule_pairs(r, caps, cd->n_caps, clear, &cd->pair, &cd->n_pairs, NULL) != RT_OK) {
-        free(caps);
-        return -1;
-    }
-    cd->link = (int *)malloc((size_t)(cd->n_caps ? cd->n_caps : 1) * sizeof(int));
-    cd->seg = (float *)malloc((size_t)(cd->n_caps ? cd->n_caps : 1) * 7 * sizeof(float));
-    for (int c = 0; c < cd->n_caps; c++) {
-        cd->link[c] = caps[c].link;
-        for (int k = 0; k < 3; k++) {
-            cd->seg[7 * c + k] = (float)caps[c].a[k];
-            cd->seg[7 * c + 3 + k] = (float)caps[c].b[k];
-        }
-        cd->seg[7 * c + 6] = (float)caps[c].radius;
-    }
-    free(caps);
-    return 0;
+    cd->t.foot_link[0] = cd->t.foot_link[1] = -1;
+    return rtg_targets_collide(&cd->t, r, clear, 1.0, NULL) == RT_OK ? 0 : -1;
 }
 
 static inline void g1_collide_set(const struct g1_collide *cd, float weight, float margin, struct solver_batch *b)
 {
-    b->n_capsules = cd->n_caps;
-    b->capsule_link = cd->link;
-    b->capsule_seg = cd->seg;
-    b->n_pairs = cd->n_pairs;
-    b->pair = cd->pair;
+    b->n_capsules = cd->t.n_capsules;
+    b->capsule_link = cd->t.capsule_link;
+    b->capsule_seg = cd->t.capsule_seg;
+    b->n_pairs = cd->t.n_pairs;
+    b->pair = cd->t.pair;
     b->w_collide = weight;
     b->collide_margin = margin;
 }
@@ -272,13 +256,7 @@ static inline void g1_vlimit_set(const struct kin_robot *r, double dt, double fr
     b->w_vlim = w;
 }
 
-static inline void g1_collide_free(struct g1_collide *cd)
-{
-    free(cd->link);
-    free(cd->pair);
-    free(cd->seg);
-    memset(cd, 0, sizeof *cd);
-}
+static inline void g1_collide_free(struct g1_collide *cd) { rtg_targets_free(&cd->t); }
 
 static void g1_clip_batch(const struct g1_clip *c, int n_clips, const int *first, const int *len,
                           int *frame_off, float **owned, struct solver_batch *b)

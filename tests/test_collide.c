@@ -53,9 +53,7 @@ static void jacobian_checks(const struct g1_clip *c, const struct g1_collide *cd
     memset(&b, 0, sizeof b);
     b.tree = &r->tree;
     g1_collide_set(cd, 1.0f, 0.2f, &b);
-    struct kin_capsule *caps = NULL;
-    int n = 0;
-    CHECK_EQ_INT(kin_robot_capsules(r, &caps, &n, NULL), RT_OK);
+    const struct kin_capsule *caps = cd->t.capsules;
     int cols = c->cols, nl = r->n_links, checked = 0, worst_i = 0;
     float *lk = malloc((size_t)nl * FRAME_LINK_STRIDE * sizeof *lk);
     double *x = malloc((size_t)cols * sizeof *x), *P = malloc((size_t)nl * 3 * sizeof *P);
@@ -68,12 +66,12 @@ static void jacobian_checks(const struct g1_clip *c, const struct g1_collide *cd
         for (int k = 0; k < cols; k++) xf[k] = c->truth[(size_t)f * cols + k];
         if (cshoulder >= 0) xf[RT_ROOT_COLS + cshoulder] = -0.2f; /* arm into the torso */
         frame_fk(&r->tree, xf, lk);
-        for (int p = 0; p < cd->n_pairs; p++) {
+        for (int p = 0; p < cd->t.n_pairs; p++) {
             float pa[3], pb[3], nrm[3];
             float d = frame_pair_eval(&b, lk, p, pa, pb, nrm);
             for (int k = 0; k < cols; k++) x[k] = xf[k];
             kin_fk(r, x, P, M);
-            double dd = kin_capsule_distance(&caps[cd->pair[2 * p]], &caps[cd->pair[2 * p + 1]], P, M);
+            double dd = kin_capsule_distance(&caps[cd->t.pair[2 * p]], &caps[cd->t.pair[2 * p + 1]], P, M);
             if (fabs(d - dd) > worst_d) worst_d = fabs(d - dd);
             if (!(d < 0.05f)) continue;
             int cl[FRAME_MAX_DIM];
@@ -84,10 +82,10 @@ static void jacobian_checks(const struct g1_clip *c, const struct g1_collide *cd
                 const double h = 1e-6;
                 x[RT_ROOT_COLS + j] = xf[RT_ROOT_COLS + j] + h;
                 kin_fk(r, x, P, M);
-                double up = kin_capsule_distance(&caps[cd->pair[2 * p]], &caps[cd->pair[2 * p + 1]], P, M);
+                double up = kin_capsule_distance(&caps[cd->t.pair[2 * p]], &caps[cd->t.pair[2 * p + 1]], P, M);
                 x[RT_ROOT_COLS + j] = xf[RT_ROOT_COLS + j] - h;
                 kin_fk(r, x, P, M);
-                double dn = kin_capsule_distance(&caps[cd->pair[2 * p]], &caps[cd->pair[2 * p + 1]], P, M);
+                double dn = kin_capsule_distance(&caps[cd->t.pair[2 * p]], &caps[cd->t.pair[2 * p + 1]], P, M);
                 x[RT_ROOT_COLS + j] = xf[RT_ROOT_COLS + j];
                 double fd = (up - dn) / (2 * h), err = fabs(fd - jr[e]);
                 if (err > worst_j) {
@@ -107,7 +105,6 @@ static void jacobian_checks(const struct g1_clip *c, const struct g1_collide *cd
     free(x);
     free(P);
     free(M);
-    free(caps);
 }
 
 /* The deepest penetration of every frame of a state, over the batch's pairs

@@ -293,11 +293,11 @@ static void robot_checks_collide(const char *tag, int loaded, struct g1_clip *c,
         struct solver_clip_result r0[4];
         s0 = solve(&bt, c->cols, 2, r0, NULL);
         CHECK(g1_collide_make(&cd, c->robot, 0.01) == 0);
-        CHECK(cd.n_pairs > 0);
+        CHECK(cd.t.n_pairs > 0);
         g1_collide_set(&cd, 20.0f, margin, &bt.b);
         /* and velocity limits at a tenth of the robot's (many active) */
         g1_vlimit_set(c->robot, 1.0 / 30.0, 0.1, 4.0f, vlim, &bt.b);
-        printf("%s: %d capsules, %d pairs, margin %g, velocity limits at 0.1x\n", tag, cd.n_caps, cd.n_pairs,
+        printf("%s: %d capsules, %d pairs, margin %g, velocity limits at 0.1x\n", tag, cd.t.n_capsules, cd.t.n_pairs,
                (double)margin);
     }
     float *sg = solve(&bt, c->cols, 0, rg, NULL);
