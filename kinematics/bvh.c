@@ -34,9 +34,9 @@
 /* Parser state. Invariants: buf holds the current line (line number `line`,
  * 1-based; 0 before the first) NUL-terminated, with tokens already returned
  * cut out by NULs; cur points into buf at the first unread byte; next is the
- * first byte of the following line in text, or end. */
+ * first byte of the following line in text (which starts at begin), or end. */
 struct bvh_parser {
-    const char *next, *end;
+    const char *begin, *next, *end;
     const char *name;
     int line;
     char *buf;
@@ -591,26 +591,35 @@ static enum rt_status read_motion_header(struct bvh_parser *P, int *declared, do
  * The array grows geometrically from min(declared, what the remaining bytes
  * can hold): a row of nc numbers takes at least 2*nc - 1 bytes plus a line
  * end, so a lying `Frames:` header cannot make it allocate more than the
- * input could fill. */
+ * input could fill. With `offs` the rows are checked one at a time in a
+ * one-row buffer and *offs gets each row's byte offset from P->begin
+ * instead (*out stays NULL). */
 static enum rt_status read_rows(struct bvh_parser *P, const struct joint_list *joints, int nc,
-                                int declared, double **out, int *n_rows)
+                                int declared, double **out, uint32_t **offs, int *n_rows)
 {
     static const char *const chan_names[6] = {"Xposition", "Yposition", "Zposition",
                                               "Xrotation", "Yrotation", "Zrotation"};
     size_t remaining = (size_t)(P->end - P->next);
     size_t bound = (remaining + 1) / (2 * (size_t)nc - 1), cap = 0, bytes;
     double *m = NULL;
+    uint32_t *at = NULL;
     int rows = 0;
     enum rt_status st = RT_OK;
     /* col_joint[k]: the joint whose channel column k is (for the bounds). */
     int *col_joint = malloc((size_t)nc * sizeof *col_joint);
     if (bound > KIN_BVH_MAX_FRAMES) bound = KIN_BVH_MAX_FRAMES;
     *out = NULL;
+    if (offs) *offs = NULL;
     *n_rows = 0;
     if (!col_joint) return perr(P, RT_ENOMEM, "out of memory for %d channels", nc);
+    if (offs && !(m = malloc((size_t)nc * sizeof *m))) {
+        free(col_joint);
+        return perr(P, RT_ENOMEM, "out of memory for %d channels", nc);
+    }
     for (int i = 0; i < joints->n; i++)
         for (int k = 0; k < joints->v[i].n_channels; k++) col_joint[joints->v[i].chan_off + k] = i;
     for (;;) {
+        size_t line_at = (size_t)(P->next - P->begin);
         int r = read_line(P);
         if (r < 0) {
             st = (enum rt_status)r;
@@ -627,16 +636,26 @@ static enum rt_status read_rows(struct bvh_parser *P, const struct joint_list *j
             size_t ncap = cap ? cap * 2 : ((size_t)declared ? (size_t)declared : 64);
             if (ncap > bound) ncap = bound;
             if (ncap <= cap) ncap = cap + 1;
-            double *nm;
-            if (!rt_mul_size(ncap, (size_t)nc, &bytes) ||
-                !rt_mul_size(bytes, sizeof *m, &bytes) || !(nm = realloc(m, bytes))) {
-                st = perr(P, RT_ENOMEM, "out of memory for %zu motion rows", ncap);
-                goto fail;
+            if (offs) {
+                uint32_t *na = realloc(at, ncap * sizeof *at);
+                if (!na) {
+                    st = perr(P, RT_ENOMEM, "out of memory for %zu motion rows", ncap);
+                    goto fail;
+                }
+                at = na;
+            } else {
+                double *nm;
+                if (!rt_mul_size(ncap, (size_t)nc, &bytes) || !rt_mul_size(bytes, sizeof *m, &bytes) ||
+                    !(nm = realloc(m, bytes))) {
+                    st = perr(P, RT_ENOMEM, "out of memory for %zu motion rows", ncap);
+                    goto fail;
+                }
+                m = nm;
             }
-            m = nm;
             cap = ncap;
         }
-        double *dst = m + (size_t)rows * (size_t)nc;
+        double *dst = offs ? m : m + (size_t)rows * (size_t)nc;
+        if (offs) at[rows] = (uint32_t)line_at; /* KIN_BVH_MAX_BYTES < 2^32 */
         int k = 0;
         do {
             if (k < nc && !parse_number(tok, &dst[k])) {
@@ -667,7 +686,18 @@ static enum rt_status read_rows(struct bvh_parser *P, const struct joint_list *j
         st = perr(P, RT_EPARSE, "truncated: Frames: %d declared, %d rows", declared, rows);
         goto fail;
     }
-    if (rows == 0) {
+    if (offs) {
+        free(m);
+        m = NULL;
+        if (rows == 0) {
+            free(at);
+            at = NULL;
+        } else if ((size_t)rows < cap) {
+            uint32_t *na = realloc(at, (size_t)rows * sizeof *at);
+            if (na) at = na;
+        }
+        *offs = at;
+    } else if (rows == 0) {
         free(m);
         m = NULL;
     } else if ((size_t)rows < cap) {
@@ -681,6 +711,7 @@ static enum rt_status read_rows(struct bvh_parser *P, const struct joint_list *j
 fail:
     free(col_joint);
     free(m);
+    free(at);
     return st;
 }
 
@@ -691,13 +722,14 @@ fail:
 /* Parses a whole clip (contract in bvh.h). The pieces own their memory until
  * the end: on any failure everything read so far is freed and *out stays
  * NULL; on success the joint and End Site lists are moved into one array. */
-enum rt_status kin_bvh_parse(const char *text, size_t len, const char *name,
-                             struct kin_clip **out, struct rt_err *err)
+static enum rt_status parse_clip(const char *text, size_t len, const char *name, int borrow,
+                                 struct kin_clip **out, struct rt_err *err)
 {
     struct bvh_parser P;
     struct joint_list joints = {0}, ends = {0};
     struct kin_clip *c = NULL;
     double *motion = NULL;
+    uint32_t *row_at = NULL;
     int n_channels = 0, declared = 0, rows = 0;
     double frame_time = 0.0;
     size_t bytes;
@@ -712,6 +744,7 @@ enum rt_status kin_bvh_parse(const char *text, size_t len, const char *name,
         return rt_err_set(err, RT_ELIMIT, P.name, "clip larger than %u bytes",
                           (unsigned)KIN_BVH_MAX_BYTES);
     if (!text) text = "";
+    P.begin = text;
     P.next = text;
     P.end = text + len;
     if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0) P.next += 3;
@@ -724,7 +757,7 @@ enum rt_status kin_bvh_parse(const char *text, size_t len, const char *name,
     if (st) goto fail;
     st = read_motion_header(&P, &declared, &frame_time);
     if (st) goto fail;
-    st = read_rows(&P, &joints, n_channels, declared, &motion, &rows);
+    st = read_rows(&P, &joints, n_channels, declared, &motion, borrow ? &row_at : NULL, &rows);
     if (st) goto fail;
 
     c = calloc(1, sizeof *c);
@@ -743,6 +776,11 @@ enum rt_status kin_bvh_parse(const char *text, size_t len, const char *name,
     c->declared_frames = declared;
     c->frame_time = frame_time;
     c->motion = motion;
+    if (borrow) {
+        c->text = text;
+        c->text_len = len;
+        c->row_at = row_at;
+    }
     if (rows > declared)
         snprintf(c->warning, sizeof c->warning, "Frames: %d declared, %d rows read; using %d",
                  declared, rows, rows);
@@ -755,10 +793,23 @@ fail:
     if (c) free(c->joints);
     free(c);
     free(motion);
+    free(row_at);
     joint_list_free(&ends);
     joint_list_free(&joints);
     free(P.buf);
     return st;
+}
+
+enum rt_status kin_bvh_parse(const char *text, size_t len, const char *name,
+                             struct kin_clip **out, struct rt_err *err)
+{
+    return parse_clip(text, len, name, 0, out, err);
+}
+
+enum rt_status kin_bvh_parse_borrowed(const char *text, size_t len, const char *name,
+                                      struct kin_clip **out, struct rt_err *err)
+{
+    return parse_clip(text, len, name, 1, out, err);
 }
 
 /* Reads `path` whole (rt_read_file refuses more than KIN_BVH_MAX_BYTES) and
@@ -787,7 +838,39 @@ void kin_clip_free(struct kin_clip *c)
         for (int i = 0; i < c->n_joints + c->n_end_sites; i++) free(c->joints[i].name);
     free(c->joints);
     free(c->motion);
+    free(c->row_at);
     free(c);
+}
+
+/* Row `frame` of a borrowed clip, parsed again from its text: read_rows()
+ * checked it (nc numbers, each a whole token parse_number() takes), so every
+ * token is read as it was then. A token is copied out before strtod, since
+ * the text need not be NUL-terminated; tokens longer than the buffer (only
+ * zero-padded numbers reach that) take a heap copy. */
+static void borrowed_row(const struct kin_clip *c, int frame, double *row)
+{
+    const char *p = c->text + c->row_at[frame], *end = c->text + c->text_len;
+    char tok[128];
+    for (int k = 0; k < c->n_channels; k++) {
+        while (p < end && is_ws(*p)) p++;
+        const char *s = p;
+        while (p < end && !is_ws(*p) && *p != '\n') p++;
+        size_t n = (size_t)(p - s);
+        char *buf = n < sizeof tok ? tok : malloc(n + 1);
+        row[k] = 0.0;
+        if (!buf) continue; /* unreachable in practice: a token of 128+ bytes and no memory */
+        memcpy(buf, s, n);
+        buf[n] = 0;
+        if (!parse_number(buf, &row[k])) row[k] = 0.0;
+        if (buf != tok) free(buf);
+    }
+}
+
+void kin_clip_row(const struct kin_clip *c, int frame, double *row)
+{
+    assert(c && row && frame >= 0 && frame < c->n_frames);
+    if (c->motion) memcpy(row, c->motion + (size_t)frame * (size_t)c->n_channels, (size_t)c->n_channels * sizeof *row);
+    else borrowed_row(c, frame, row);
 }
 
 /* Linear search: clips have at most 2 * KIN_BVH_MAX_JOINTS entries and
@@ -894,7 +977,13 @@ void kin_clip_global(const struct kin_clip *c, int frame, const struct kin_bvh_c
     assert(c && pos && rot);
     assert(frame >= 0 && frame < c->n_frames);
     assert(!conv || conv->up == 'y' || conv->up == 'z');
-    clip_pose(c, c->motion + (size_t)frame * (size_t)c->n_channels, pos, rot);
+    if (c->motion) {
+        clip_pose(c, c->motion + (size_t)frame * (size_t)c->n_channels, pos, rot);
+    } else {
+        double row[KIN_BVH_MAX_CHANNELS];
+        borrowed_row(c, frame, row);
+        clip_pose(c, row, pos, rot);
+    }
     convert_pose(c->n_joints + c->n_end_sites, conv, pos, rot);
 }
 
@@ -935,7 +1024,14 @@ enum rt_status kin_clip_detect_units(const struct kin_clip *c, struct kin_bvh_co
         st = rt_err_set(err, RT_ENOMEM, "units", "out of memory");
         goto done;
     }
-    clip_pose(c, c->n_frames > 0 ? c->motion : NULL, pos, rot);
+    double *row = c->n_frames > 0 ? malloc((size_t)c->n_channels * sizeof *row) : NULL;
+    if (c->n_frames > 0 && !row) {
+        st = rt_err_set(err, RT_ENOMEM, "units", "out of memory");
+        goto done;
+    }
+    if (row) kin_clip_row(c, 0, row);
+    clip_pose(c, row, pos, rot);
+    free(row);
     for (int a = 0; a < 3; a++) lo[a] = hi[a] = pos[a];
     for (int i = 1; i < n_all; i++)
         for (int a = 0; a < 3; a++) {

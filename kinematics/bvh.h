@@ -19,6 +19,7 @@
 #define RT_KIN_BVH_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "../base/status.h"
 
@@ -69,7 +70,13 @@ struct kin_clip {
     double frame_time;    /* seconds, as written */
     struct kin_bvh_joint *joints;
     double *motion;       /* [n_frames * n_channels] raw channel values
-                             (NULL when n_frames is 0) */
+                             (NULL when n_frames is 0, or for a borrowed clip) */
+    /* A clip from kin_bvh_parse_borrowed(): no motion array; row_at[f] is
+     * the byte offset of row f in `text` (borrowed, text_len bytes), read
+     * again by kin_clip_row() when a frame is asked for. */
+    const char *text;
+    size_t text_len;
+    uint32_t *row_at;
     char warning[160];    /* non-fatal note (extra rows), "" if none */
 };
 
@@ -101,6 +108,20 @@ struct kin_clip {
  * and `err` (when non-NULL) says what and where. */
 enum rt_status kin_bvh_parse(const char *text, size_t len, const char *name,
                              struct kin_clip **out, struct rt_err *err);
+
+/* kin_bvh_parse() with every check, keeping each row's place in `text`
+ * instead of its values: the clip borrows `text`, which must outlive it and
+ * stay unchanged. Its frames read as a parsed clip's do (kin_clip_row(),
+ * kin_clip_global(): the same doubles, parsed again from the text each time
+ * a frame is asked for). For a caller that looks at a few frames of a large
+ * clip whose text it holds anyway (the daemon's submission: 4 bytes a frame
+ * instead of 8 a channel value). */
+enum rt_status kin_bvh_parse_borrowed(const char *text, size_t len, const char *name,
+                                      struct kin_clip **out, struct rt_err *err);
+
+/* The n_channels raw values of row `frame` (0 <= frame < n_frames) into
+ * row[]: from the motion array, or parsed from the borrowed text. */
+void kin_clip_row(const struct kin_clip *c, int frame, double *row);
 
 /* Reads the file at `path` (at most KIN_BVH_MAX_BYTES, else RT_ELIMIT) and
  * parses it as kin_bvh_parse() does, labelling errors with the file's base

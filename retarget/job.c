@@ -68,7 +68,9 @@ static enum rt_status parse_source(const struct rtg_job_spec *spec, struct rtg_j
     plan->source_kind = spec->source_kind;
     plan->source_robot = spec->source_robot;
     if (spec->source_kind == RTG_SRC_BVH) {
-        if ((st = kin_bvh_parse(spec->source, spec->source_len, label, &plan->clip, err)) != RT_OK) return st;
+        st = spec->source_borrow ? kin_bvh_parse_borrowed(spec->source, spec->source_len, label, &plan->clip, err)
+                                 : kin_bvh_parse(spec->source, spec->source_len, label, &plan->clip, err);
+        if (st != RT_OK) return st;
         const struct kin_clip *c = plan->clip;
         snprintf(plan->warning, sizeof plan->warning, "%s", c->warning);
         if (c->n_frames < 1) return rt_err_set(err, RT_EINVAL, label, "the clip has no frames");

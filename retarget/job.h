@@ -55,6 +55,9 @@ struct rtg_job_spec {
     int source_kind;                  /* enum rtg_source_kind */
     const char *source;               /* the source text (need not be NUL-terminated) */
     size_t source_len;
+    int source_borrow;                /* 1: the plan may read a BVH clip's frames from `source`
+                                         (kin_bvh_parse_borrowed()) rather than copy them; the
+                                         source then outlives the plan's parsed clip */
     const char *source_label;         /* labels the source's errors ("clip", a path) */
     const struct kin_robot *source_robot; /* RTG_SRC_TRAJ: the robot it moves */
     const char *source_robot_name;    /* as the user named it */

@@ -197,6 +197,9 @@ void srv_jobs_submit(struct srv *s, struct srv_req *r, struct srv_resp *out)
     spec.joint_names_len = sub.joint_names_len;
     spec.joint_units = sub.joint_units;
     spec.joint_up = sub.joint_up;
+    /* The body outlives the plan, whose source is dropped before the insert:
+     * a clip's frames are read from the body, not copied (submit memory). */
+    spec.source_borrow = 1;
     double t_plan = rt_now();
     st = rtg_job_plan(&spec, &plan, &err);
     srv_metrics_stage(&s->metrics, SRV_STAGE_PLAN, rt_now() - t_plan);

@@ -123,6 +123,18 @@ static void expect_fail_n(const char *text, size_t len, enum rt_status want, int
         test_passed++;
     }
     if (st == RT_OK && c != (struct kin_clip *)1) kin_clip_free(c);
+    /* The borrowed parse checks the same and says the same. */
+    struct kin_clip *b = (struct kin_clip *)1;
+    struct rt_err berr = {0};
+    enum rt_status bst = kin_bvh_parse_borrowed(text, len, "t.bvh", &b, &berr);
+    if (bst != st || b != NULL || strcmp(berr.where, err.where) || strcmp(berr.msg, err.msg)) {
+        test_failed++;
+        fprintf(stderr, "%s: borrowed parse: status %d where '%s' msg '%s'; the parse: %d '%s' '%s'\n", label, bst,
+                berr.where, berr.msg, st, err.where, err.msg);
+    } else {
+        test_passed++;
+    }
+    if (bst == RT_OK && b != (struct kin_clip *)1) kin_clip_free(b);
 }
 
 static void expect_fail(const char *text, enum rt_status want, int line, const char *msg_part,
@@ -289,6 +301,52 @@ static void check_inspect_json(const struct kin_clip *c)
     free(js);
 }
 
+/* kin_bvh_parse_borrowed() against kin_bvh_parse() on `len` bytes copied
+ * to a buffer of exactly that size (no NUL after it: ASan sees a read past
+ * the end): the same clip, every row and every frame's global poses the
+ * same bits, the same unit guess. */
+static void check_borrowed(const char *text, size_t len, const char *label)
+{
+    char *exact = malloc(len ? len : 1);
+    struct kin_clip *c = NULL, *b = NULL;
+    struct rt_err err = {0};
+    CHECK(exact != NULL);
+    if (!exact) return;
+    memcpy(exact, text, len);
+    enum rt_status st = kin_bvh_parse(exact, len, label, &c, &err);
+    enum rt_status bst = kin_bvh_parse_borrowed(exact, len, label, &b, &err);
+    CHECK_EQ_INT(bst, st);
+    if (c && b) {
+        int n_all = c->n_joints + c->n_end_sites, same = 1;
+        CHECK(b->motion == NULL && b->row_at != NULL);
+        CHECK_EQ_INT(b->n_frames, c->n_frames);
+        CHECK_EQ_INT(b->n_channels, c->n_channels);
+        CHECK_EQ_STR(b->warning, c->warning);
+        double *row = malloc((size_t)c->n_channels * sizeof *row);
+        double *p1 = malloc((size_t)n_all * 12 * sizeof *p1), *p2 = malloc((size_t)n_all * 12 * sizeof *p2);
+        const struct kin_bvh_convert cm = {0.01, 'y'};
+        for (int f = 0; row && p1 && p2 && f < c->n_frames; f++) {
+            kin_clip_row(b, f, row);
+            same &= !memcmp(row, c->motion + (size_t)f * (size_t)c->n_channels, (size_t)c->n_channels * sizeof *row);
+            kin_clip_global(c, f, &cm, p1, p1 + 3 * n_all);
+            kin_clip_global(b, f, &cm, p2, p2 + 3 * n_all);
+            same &= !memcmp(p1, p2, (size_t)n_all * 12 * sizeof *p1);
+        }
+        if (!same) fprintf(stderr, "%s: a borrowed clip's frames differ from the parsed clip's\n", label);
+        CHECK(same);
+        struct kin_bvh_convert u1 = {0, 0}, u2 = {0, 0};
+        double h1 = 0, h2 = 0;
+        CHECK_EQ_INT(kin_clip_detect_units(b, &u2, &h2, NULL), kin_clip_detect_units(c, &u1, &h1, NULL));
+        CHECK(u1.scale == u2.scale && u1.up == u2.up && h1 == h2);
+        free(row);
+        free(p1);
+        free(p2);
+    }
+    kin_clip_free(c);
+    kin_clip_free(b);
+    free(exact);
+}
+
 static int test_real_clips(void)
 {
     char path[512];
@@ -311,6 +369,7 @@ static int test_real_clips(void)
         char *text = test_slurp(path, &len);
         CHECK(text != NULL);
         int rows = text ? count_rows(text, len) : -1;
+        if (text) check_borrowed(text, len, cc->file);
         free(text);
         CHECK_EQ_INT(c->n_frames, rows);
         CHECK_EQ_INT(c->n_frames, cc->frames);
@@ -615,6 +674,26 @@ static char *replace_all(const char *s, const char *from, const char *to)
         }
     }
     return b.p;
+}
+
+static void test_borrowed(void)
+{
+    check_borrowed(BASE, strlen(BASE), "base");
+    /* The last row at the very end of the input, without a line end. */
+    check_borrowed(BASE, strlen(BASE) - 1, "no final newline");
+    char *crlf = replace_all(BASE, "\n", "\r\n"), *cr = replace_all(BASE, "\n", "\r");
+    char *tabs = replace_all(BASE, " ", " \t  ");
+    if (crlf) check_borrowed(crlf, strlen(crlf), "crlf");
+    if (cr) check_borrowed(cr, strlen(cr) - 1, "cr, no final line end");
+    if (tabs) check_borrowed(tabs, strlen(tabs), "tabs");
+    free(crlf);
+    free(cr);
+    free(tabs);
+    /* A long zero-padded number (a token longer than the row reader's buffer). */
+    char *padded = replace_all(BASE, "4.25", "0000000000000000000000000000000000000000000000000000000000000000000000000"
+                                             "0000000000000000000000000000000000000000000000000000000000000004.25");
+    if (padded) check_borrowed(padded, strlen(padded), "a 140-byte number");
+    free(padded);
 }
 
 static void test_variants(void)
@@ -1055,6 +1134,7 @@ int main(void)
     test_malformed();
     test_limits();
     test_bounds();
+    test_borrowed();
     int have_data = test_real_clips();
     int rc = test_report("test_bvh");
     if (rc == 0 && !have_data) TEST_SKIP("shared/data/clips not found (set RT_SHARED_DATA)");

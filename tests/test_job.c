@@ -209,6 +209,23 @@ static void test_stored_plan(const struct kin_robot *g1)
         char *stored = rtg_job_plan_json(&p);
         CHECK(stored != NULL);
         CHECK_EQ_INT(rtg_job_build(g1, &p, &t1, &e), RT_OK);
+        {
+            /* The submission's plan reads the clip's frames from the text
+             * (source_borrow): the same plan, the same targets. */
+            struct rtg_job_spec sb = s;
+            struct rtg_job_plan pb;
+            struct rtg_targets t3;
+            sb.source_borrow = 1;
+            CHECK_EQ_INT(rtg_job_plan(&sb, &pb, &e), RT_OK);
+            CHECK(pb.clip && !pb.clip->motion);
+            char *json_b = rtg_job_plan_json(&pb);
+            CHECK(json_b && stored && !strcmp(json_b, stored));
+            CHECK_EQ_INT(rtg_job_build(g1, &pb, &t3, &e), RT_OK);
+            CHECK(targets_equal(&t1, &t3));
+            rtg_targets_free(&t3);
+            rtg_job_plan_free(&pb);
+            free(json_b);
+        }
         /* The worker: a named profile is loaded by the caller; an automatic
          * one comes from the plan. */
         struct rtg_profile *named = NULL;

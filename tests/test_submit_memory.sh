@@ -11,10 +11,9 @@
 # is the base, which only overstates), then the big body is posted (201),
 # and the growth of VmHWM over the RSS before is the submission's peak.
 # Three such submissions in turn (the later ones find the allocator's
-# state the first left): each must cost at most 2.0 times its body. Before
-# them the raw BVH form with the largest shared clip (01_03.bvh) is
-# measured and printed, for the record (bench/RESULTS.md "Submission
-# memory"). Skips (77) without ../shared/data or /proc, and for a
+# state the first left): each must cost at most 2.0 times its body, and so
+# must the raw BVH form with the largest shared clip (01_03.bvh), measured
+# before them (bench/RESULTS.md "Submission memory"). Skips (77) without ../shared/data or /proc, and for a
 # sanitizer build (make test SANITIZE=1), whose allocator keeps freed
 # memory.
 cd "$(dirname "$0")/.." || exit 1
@@ -77,9 +76,11 @@ try:
         if st != 201:
             fail.append("warm-up submission: HTTP %d" % st)
     if os.path.exists(bvh_path):
-        st, _, reply = measure("01_03.bvh (raw form)", "/v1/jobs?robot=g1&name=bvh", open(bvh_path, "rb").read())
+        st, ratio, reply = measure("01_03.bvh (raw form)", "/v1/jobs?robot=g1&name=bvh", open(bvh_path, "rb").read())
         if st != 201:
             fail.append("01_03.bvh: HTTP %d %s" % (st, reply[:300]))
+        elif ratio > LIMIT:
+            fail.append("01_03.bvh cost %.2fx its body, want at most %.1fx" % (ratio, LIMIT))
     for i in range(3):
         big = json.dumps({"source_robot": "g1", "robot": "g1", "name": "big%d" % i, "trajectory": ref * 10}).encode()
         st, ratio, reply = measure("trajectory (JSON) #%d" % (i + 1), "/v1/jobs", big)
