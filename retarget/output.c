@@ -46,13 +46,46 @@ static long double pow10l_small(int n)
 }
 
 /* %.9g of a float, without printf: the nine significant digits come from
- * the value scaled into [1e8, 1e9) in long double (one or two roundings,
- * a relative error below 1e-18), rounded to the nearest integer. A value
- * whose scaled fraction lies within 1e-6 of one half -- where that error
- * could decide the rounding -- and NaN and infinities go to snprintf, so
+ * the value scaled into [1e8, 1e9), exactly in 128-bit integers where the
+ * compiler has them (digits_exact(): every value from 1e-19 to 1e8), else
+ * in long double (one or two roundings, a relative error below 1e-18),
+ * rounded to the nearest integer. An exact tie, a long double whose scaled
+ * fraction lies within 1e-6 of one half -- where its error could decide the
+ * rounding -- and NaN and infinities go to snprintf, so
  * the bytes are always printf's (tests/test_output.c compares them over
  * millions of values). The layout is %g's: exponent X of the rounded
  * value, fixed notation when -4 <= X < 9, trailing zeros dropped. */
+#ifdef __SIZEOF_INT128__
+/* The nine digits of a float's value m 2^e (m < 2^24 its integer
+ * significand) at decimal exponent k, exactly: s = m 10^(8-k) 2^e as a
+ * 128-bit integer and its remainder, for 0 <= 8 - k <= 27 and e >= -127
+ * (the values a trajectory holds: 1e-19 up to 1e8). Returns the rounded
+ * digits, 0 when s is not in [1e8, 1e9) (k is off by one), or -1 outside
+ * the range or on an exact tie (left to printf). */
+static long long digits_exact(unsigned long long m, int e, int k)
+{
+    static const unsigned long long p10[20] = {1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull,
+                                               10000000ull, 100000000ull, 1000000000ull, 10000000000ull,
+                                               100000000000ull, 1000000000000ull, 10000000000000ull,
+                                               100000000000000ull, 1000000000000000ull, 10000000000000000ull,
+                                               100000000000000000ull, 1000000000000000000ull,
+                                               10000000000000000000ull};
+    int p = 8 - k;
+    if (p < 0 || p > 27 || e < -127 || e > 40) return -1;
+    unsigned __int128 num = (unsigned __int128)m * (p > 19 ? p10[19] : p10[p]);
+    if (p > 19) num *= p10[p - 19];
+    if (e >= 0) {
+        num <<= e;
+        return num < 100000000u || num >= 1000000000u ? 0 : (long long)num;
+    }
+    unsigned __int128 q = num >> -e, rem = num & (((unsigned __int128)1 << -e) - 1);
+    unsigned __int128 half = (unsigned __int128)1 << (-e - 1);
+    if (q < 100000000u || q >= 1000000000u) return 0;
+    if (rem == half) return -1;
+    return (long long)q + (rem > half);
+}
+#endif
+
 int rtg_format_float(float v, char *buf)
 {
     double d = (double)v;
@@ -68,6 +101,22 @@ int rtg_format_float(float v, char *buf)
     int e2;
     frexp(d, &e2); /* d in [2^(e2-1), 2^e2): k is within one of (e2-1) log10(2) */
     int k = (int)floor((e2 - 1) * 0.30102999566398120);
+    unsigned long n;
+#ifdef __SIZEOF_INT128__
+    {
+        uint32_t u;
+        memcpy(&u, &v, sizeof u);
+        int be = (int)(u >> 23 & 0xff);
+        unsigned long long m = be ? (u & 0x7fffffu) | 0x800000u : u & 0x7fffffu;
+        int e = be ? be - 150 : -149;
+        long long x = digits_exact(m, e, k);
+        if (x == 0) x = digits_exact(m, e, ++k);
+        if (x > 0) {
+            n = (unsigned long)x;
+            goto digits;
+        }
+    }
+#endif
     long double s;
     for (int tries = 0;; tries++) {
         int p = 8 - k;
@@ -82,7 +131,10 @@ int rtg_format_float(float v, char *buf)
     }
     long double fl = floorl(s), frac = s - fl;
     if (fabsl(frac - 0.5L) < 1e-6L) return snprintf(buf, 16, "%.9g", (double)v);
-    unsigned long n = (unsigned long)fl + (frac > 0.5L);
+    n = (unsigned long)fl + (frac > 0.5L);
+#ifdef __SIZEOF_INT128__
+digits:
+#endif
     if (n >= 1000000000ul) n /= 10, k++;
     char dg[9];
     for (int i = 8; i >= 0; i--) dg[i] = (char)('0' + n % 10), n /= 10;
