@@ -76,6 +76,7 @@ struct run {
     const struct rtg_profile *given;
     struct solver_backend *be;
     struct clip *clips;
+    struct rtg_batch_ws *ws; /* the solver calls' arrays, reused call to call */
 };
 
 void cli_solve_args_init(struct cli_solve_args *a)
@@ -368,7 +369,7 @@ static enum rt_status solve_call(struct run *r, struct rtg_pool *pool, struct rt
     for (int i = 0; i < n; i++) items[i].t = &r->clips[idx[i]].t_store;
     prog->n_clips = n;
     double t0 = rt_now();
-    st = rtg_batch_solve(r->be, r->robot, &r->clips[idx[0]].opt, items, n, on_progress, prog, err);
+    st = rtg_batch_solve(r->ws, r->be, r->robot, &r->clips[idx[0]].opt, items, n, on_progress, prog, err);
     *solve_s += rt_now() - t0;
     if (st == RT_OK)
         for (int i = 0; i < n; i++) {
@@ -443,6 +444,7 @@ int cli_solve_run(const struct cli_solve_args *a, struct rt_err *err)
     struct rtg_pool *pool = NULL;
     struct rtg_pool_group g = {0};
     struct clip *clips = NULL;
+    struct rtg_batch_ws ws = {0};
     int *idx = NULL, *done = NULL, rc = 1, failed = -1;
     double wall0 = rt_now(), solve_s = 0;
     rt_err_clear(err);
@@ -470,7 +472,8 @@ int cli_solve_run(const struct cli_solve_args *a, struct rt_err *err)
                            clips[i].name);
                 goto out;
             }
-    struct run r = {a, robot, src_robot, given, &be, clips};
+    ws.pool = pool;
+    struct run r = {a, robot, src_robot, given, &be, clips, &ws};
     /* 1. Every source planned and built, in parallel; the first failure in
      *    source order is the one reported. */
     rtg_pool_for(pool, a->n_sources, prepare, &r);
@@ -553,6 +556,7 @@ int cli_solve_run(const struct cli_solve_args *a, struct rt_err *err)
     rc = 0;
 out:
     rtg_pool_free(pool); /* waits for queued work */
+    rtg_batch_ws_free(&ws);
     if (clips)
         for (int i = 0; i < a->n_sources; i++) {
             rtg_targets_free(&clips[i].t_store);

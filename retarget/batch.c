@@ -1,6 +1,6 @@
-/* batch.c -- several clips' targets as one solver batch (see batch.h).
- * Moved here from clients/solve.c so that the CLI and the daemon build
- * batches the same way. */
+/* batch.c -- several clips' targets as one solver batch (see batch.h), so
+ * that the CLI and the daemon build batches the same way: the clips copied
+ * into the caller's reused arrays in parallel, solved, copied back out. */
 #include "batch.h"
 
 #include "retarget.h"
@@ -28,7 +28,66 @@ int rtg_targets_same_weights(const struct kin_robot *robot, const struct rtg_tar
            (!x->v_limit || !memcmp(x->v_limit, y->v_limit, (size_t)nt * sizeof(float)));
 }
 
-enum rt_status rtg_batch_solve(struct solver_backend *be, const struct kin_robot *robot,
+void rtg_batch_ws_free(struct rtg_batch_ws *ws)
+{
+    if (!ws) return;
+    free(ws->pos);
+    free(ws->rot);
+    free(ws->wpos);
+    free(ws->wrot);
+    free(ws->init);
+    free(ws->state);
+    struct rtg_pool *pool = ws->pool;
+    memset(ws, 0, sizeof *ws);
+    ws->pool = pool;
+}
+
+/* Grows *a to hold `n` floats (keeping nothing); 0 when out of memory. */
+static int ws_reserve(float **a, size_t *cap, size_t n)
+{
+    if (n <= *cap && *a) return 1;
+    free(*a);
+    *a = malloc((n ? n : 1) * sizeof **a);
+    *cap = *a ? n : 0;
+    return *a != NULL;
+}
+
+/* One clip's part of a batch, copied in or out (rtg_pool_for). */
+struct batch_copy {
+    struct rtg_batch_item *items;
+    const int *off;
+    int nk, cols, failed;
+    float *pos, *rot, *wpos, *wrot, *init, *state;
+    const struct solver_clip_result *res;
+};
+
+static void copy_in(void *ctx, int i)
+{
+    const struct batch_copy *c = ctx;
+    const struct rtg_targets *t = c->items[i].t;
+    size_t o = (size_t)c->off[i] * (size_t)c->nk, m = (size_t)t->n_frames * (size_t)c->nk;
+    memcpy(c->pos + 3 * o, t->pos, 3 * m * sizeof(float));
+    memcpy(c->rot + 4 * o, t->rot, 4 * m * sizeof(float));
+    memcpy(c->wpos + o, t->wpos, m * sizeof(float));
+    memcpy(c->wrot + o, t->wrot, m * sizeof(float));
+    if (c->init)
+        memcpy(c->init + (size_t)c->off[i] * (size_t)c->cols, t->init,
+               (size_t)t->n_frames * (size_t)c->cols * sizeof(float));
+}
+
+static void copy_out(void *ctx, int i)
+{
+    struct batch_copy *c = ctx;
+    size_t bytes = (size_t)c->items[i].t->n_frames * (size_t)c->cols * sizeof(float);
+    if (!(c->items[i].state = malloc(bytes))) {
+        c->failed = 1; /* one int written 0 -> 1 by any: read after the loop */
+        return;
+    }
+    memcpy(c->items[i].state, c->state + (size_t)c->off[i] * (size_t)c->cols, bytes);
+    c->items[i].res = c->res[i];
+}
+
+enum rt_status rtg_batch_solve(struct rtg_batch_ws *ws, struct solver_backend *be, const struct kin_robot *robot,
                                const struct solver_options *opt, struct rtg_batch_item *items,
                                int n, void (*progress)(void *user, int lm_iter, int clips_done),
                                void *progress_user, struct rt_err *err)
@@ -37,8 +96,9 @@ enum rt_status rtg_batch_solve(struct solver_backend *be, const struct kin_robot
     int nk = t0->n_targets, cols = rt_state_cols(&robot->tree);
     size_t total = 0;
     enum rt_status st = RT_ENOMEM;
+    struct rtg_batch_ws own = {0};
+    if (!ws) ws = &own;
     int *off = malloc((size_t)(n + 1) * sizeof(int));
-    float *pos = NULL, *rot = NULL, *wpos = NULL, *wrot = NULL, *init = NULL, *state = NULL;
     struct solver_clip_result *res = malloc((size_t)n * sizeof *res);
     for (int i = 0; i < n; i++) items[i].state = NULL;
     if (!off || !res) goto fail;
@@ -52,64 +112,45 @@ enum rt_status rtg_batch_solve(struct solver_backend *be, const struct kin_robot
         off[i + 1] = (int)total;
     }
     /* total <= INT_MAX/64 and nk <= RTG_MAX_TARGETS, cols <= 64 + 7: no overflow. */
-    size_t nft = total * (size_t)(nk ? nk : 1);
-    pos = malloc(nft * 3 * sizeof(float));
-    rot = malloc(nft * 4 * sizeof(float));
-    wpos = malloc(nft * sizeof(float));
-    wrot = malloc(nft * sizeof(float));
-    state = malloc(total * (size_t)cols * sizeof(float));
-    if (t0->init) init = malloc(total * (size_t)cols * sizeof(float));
-    if (!pos || !rot || !wpos || !wrot || !state || (t0->init && !init)) goto fail;
-    for (int i = 0; i < n; i++) {
-        const struct rtg_targets *t = items[i].t;
-        size_t o = (size_t)off[i] * (size_t)nk, m = (size_t)t->n_frames * (size_t)nk;
-        memcpy(pos + 3 * o, t->pos, 3 * m * sizeof(float));
-        memcpy(rot + 4 * o, t->rot, 4 * m * sizeof(float));
-        memcpy(wpos + o, t->wpos, m * sizeof(float));
-        memcpy(wrot + o, t->wrot, m * sizeof(float));
-        if (init)
-            memcpy(init + (size_t)off[i] * (size_t)cols, t->init,
-                   (size_t)t->n_frames * (size_t)cols * sizeof(float));
+    size_t nft = total * (size_t)(nk ? nk : 1), nfc = total * (size_t)cols;
+    if (!ws_reserve(&ws->pos, &ws->cap_pos, 3 * nft) || !ws_reserve(&ws->rot, &ws->cap_rot, 4 * nft) ||
+        !ws_reserve(&ws->wpos, &ws->cap_wpos, nft) || !ws_reserve(&ws->wrot, &ws->cap_wrot, nft) ||
+        !ws_reserve(&ws->state, &ws->cap_state, nfc) || (t0->init && !ws_reserve(&ws->init, &ws->cap_init, nfc))) {
+        rtg_batch_ws_free(ws);
+        goto fail;
     }
+    struct batch_copy cp = {items, off, nk, cols, 0, ws->pos, ws->rot, ws->wpos, ws->wrot,
+                            t0->init ? ws->init : NULL, ws->state, res};
+    rtg_pool_for(ws->pool, n, copy_in, &cp);
     /* the first clip's weights and options (the caller groups equal ones),
      * the batch's concatenated targets */
     struct solver_batch b;
     rtg_targets_batch(robot, t0, off, opt, &b);
     b.n_clips = n;
-    b.target_pos = pos;
-    b.target_rot = rot;
-    b.target_wpos = wpos;
-    b.target_wrot = wrot;
-    b.init = init;
+    b.target_pos = ws->pos;
+    b.target_rot = ws->rot;
+    b.target_wpos = ws->wpos;
+    b.target_wrot = ws->wrot;
+    b.init = cp.init;
     b.progress = progress;
     b.progress_user = progress_user;
-    struct solver_result r = {state, res};
+    struct solver_result r = {ws->state, res};
     st = solver_backend_solve(be, &b, &r, err);
     if (st != RT_OK) goto fail;
-    for (int i = 0; i < n; i++) {
-        size_t bytes = (size_t)items[i].t->n_frames * (size_t)cols * sizeof(float);
-        if (!(items[i].state = malloc(bytes))) {
-            for (int j = 0; j < i; j++) {
-                free(items[j].state);
-                items[j].state = NULL;
-            }
-            st = RT_ENOMEM;
-            goto fail;
-        }
-        memcpy(items[i].state, state + (size_t)off[i] * (size_t)cols, bytes);
-        items[i].res = res[i];
-    }
+    rtg_pool_for(ws->pool, n, copy_out, &cp);
     st = RT_OK;
+    if (cp.failed) {
+        for (int j = 0; j < n; j++) {
+            free(items[j].state);
+            items[j].state = NULL;
+        }
+        st = RT_ENOMEM;
+    }
 fail:
     if (st == RT_ENOMEM)
         rt_err_set(err, RT_ENOMEM, "batch", "out of memory for %zu frames", total);
     free(off);
     free(res);
-    free(pos);
-    free(rot);
-    free(wpos);
-    free(wrot);
-    free(init);
-    free(state);
+    rtg_batch_ws_free(&own);
     return st;
 }

@@ -1,6 +1,7 @@
 /* pool.c -- the host's worker threads (see pool.h): one queue of tasks
  * under one mutex; rtg_pool_for() hands indices out with an atomic counter
- * so that the caller's thread works too. */
+ * so that the caller's thread works too, its helpers queued ahead of the
+ * tasks already waiting, and returns once every index is done. */
 #include "pool.h"
 
 #include <pthread.h>
@@ -112,26 +113,82 @@ void rtg_pool_wait(struct rtg_pool *p, struct rtg_pool_group *g)
     pthread_mutex_unlock(&p->mu);
 }
 
+/* An rtg_pool_for() in progress: on the heap, since a helper queued behind
+ * other tasks may start after the caller has returned; the last of the
+ * caller and its helpers to let go frees it. */
 struct for_ctx {
+    struct rtg_pool *p;
     void (*fn)(void *ctx, int i);
     void *ctx;
     int n;
-    atomic_int next;
+    atomic_int next, done, refs;
 };
+
+static void for_release(struct for_ctx *f)
+{
+    if (atomic_fetch_sub(&f->refs, 1) == 1) free(f);
+}
 
 static void for_run(void *arg)
 {
     struct for_ctx *f = arg;
-    for (int i; (i = atomic_fetch_add(&f->next, 1)) < f->n;) f->fn(f->ctx, i);
+    for (int i; (i = atomic_fetch_add(&f->next, 1)) < f->n;) {
+        f->fn(f->ctx, i);
+        if (atomic_fetch_add(&f->done, 1) + 1 == f->n && f->p) {
+            pthread_mutex_lock(&f->p->mu);
+            pthread_cond_broadcast(&f->p->done);
+            pthread_mutex_unlock(&f->p->mu);
+        }
+    }
+    for_release(f);
+}
+
+/* Queues fn(arg) ahead of every queued task. 0 when it cannot be queued. */
+static int submit_first(struct rtg_pool *p, void (*fn)(void *arg), void *arg)
+{
+    struct task *t = malloc(sizeof *t);
+    if (!t) return 0;
+    t->fn = fn;
+    t->arg = arg;
+    t->g = NULL;
+    pthread_mutex_lock(&p->mu);
+    t->next = p->head;
+    p->head = t;
+    if (!p->tail) p->tail = t;
+    pthread_cond_signal(&p->work);
+    pthread_mutex_unlock(&p->mu);
+    return 1;
 }
 
 void rtg_pool_for(struct rtg_pool *p, int n, void (*fn)(void *ctx, int i), void *ctx)
 {
-    struct for_ctx f = {fn, ctx, n, 0};
-    struct rtg_pool_group g = {0};
+    if (n <= 0) return;
+    struct for_ctx *f = malloc(sizeof *f);
+    if (!f) {
+        for (int i = 0; i < n; i++) fn(ctx, i);
+        return;
+    }
+    f->p = p;
+    f->fn = fn;
+    f->ctx = ctx;
+    f->n = n;
+    atomic_init(&f->next, 0);
+    atomic_init(&f->done, 0);
+    atomic_init(&f->refs, 1);
     int helpers = p ? p->n_threads : 0;
     if (helpers > n - 1) helpers = n - 1;
-    for (int k = 0; k < helpers; k++) rtg_pool_submit(p, &g, for_run, &f);
-    for_run(&f);
-    rtg_pool_wait(p, &g);
+    /* The helpers go ahead of queued work (the finishing of an earlier
+     * batch), so that a loop the caller waits on is never held up by it. */
+    for (int k = 0; k < helpers; k++) {
+        atomic_fetch_add(&f->refs, 1);
+        if (!submit_first(p, for_run, f)) atomic_fetch_sub(&f->refs, 1);
+    }
+    atomic_fetch_add(&f->refs, 1); /* the caller's for_run lets go of one */
+    for_run(f);
+    if (p) {
+        pthread_mutex_lock(&p->mu);
+        while (atomic_load(&f->done) < n) pthread_cond_wait(&p->done, &p->mu);
+        pthread_mutex_unlock(&p->mu);
+    }
+    for_release(f);
 }

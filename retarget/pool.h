@@ -29,7 +29,10 @@ void rtg_pool_free(struct rtg_pool *p);
 int rtg_pool_threads(const struct rtg_pool *p);
 
 /* Runs fn(ctx, i) for i in [0, n) on the pool's threads and the caller's,
- * and returns when every call has returned. */
+ * and returns when every call has returned. Its helpers go ahead of the
+ * tasks already queued (a loop the caller waits on is never held up by
+ * finishing work queued earlier); a worker busy with a task joins when it
+ * is done with it. */
 void rtg_pool_for(struct rtg_pool *p, int n, void (*fn)(void *ctx, int i), void *ctx);
 
 /* A group of queued tasks that can be waited for. */

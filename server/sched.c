@@ -67,6 +67,7 @@ struct sched {
     pthread_t worker;
     struct solver_backend be;
     struct rtg_pool *pool; /* host work: building and finishing jobs */
+    struct rtg_batch_ws ws; /* the worker's batch arrays, reused call to call */
 };
 
 static int horizon_class(int frames)
@@ -385,7 +386,7 @@ static void solve_part(struct batch_ctx *bc, const int *idx, int n)
     }
     struct progress prog = {q, ids, n, 0};
     double t0 = rt_now();
-    enum rt_status st = rtg_batch_solve(&q->be, bc->robot, &jobs[idx[0]].in.opt, items, n, on_progress, &prog, &err);
+    enum rt_status st = rtg_batch_solve(&q->ws, &q->be, bc->robot, &jobs[idx[0]].in.opt, items, n, on_progress, &prog, &err);
     double dt = rt_now() - t0;
     if (st != RT_OK && n > 1) {
         /* One clip may have failed the call for all: each is solved again
@@ -536,10 +537,12 @@ static void *worker_main(void *arg)
             continue;
         }
         if (prev) {
-            /* Nothing to solve: finish the last batch before waiting. */
+            /* Nothing to solve: finish the last batch before waiting, and
+             * give the batch arrays back while idle. */
             pthread_mutex_unlock(&q->mu);
             batch_ctx_free(prev);
             prev = NULL;
+            rtg_batch_ws_free(&q->ws);
             pthread_mutex_lock(&q->mu);
             continue;
         }
@@ -588,6 +591,7 @@ enum rt_status sched_start(struct srv *s, struct sched **out, struct rt_err *err
     pthread_cond_init(&q->cv, NULL);
     if ((st = rtg_backend_init(&q->be, s->cfg.backend, s->cfg.solver_threads, err)) != RT_OK) goto fail;
     if ((st = rtg_pool_create(s->cfg.host_threads, &q->pool, err)) != RT_OK) goto fail;
+    q->ws.pool = q->pool;
     if ((st = store_job_each_queued(s->store, load_queued, q, err)) != RT_OK) goto fail;
     if (q->n && !s->cfg.quiet) rt_log("info", "sched", "start", "%d queued job(s) from the database", q->n);
     if (pthread_create(&q->worker, NULL, worker_main, q)) {
@@ -613,6 +617,7 @@ void sched_stop(struct sched *q)
         pthread_join(q->worker, NULL);
     }
     rtg_pool_free(q->pool);
+    rtg_batch_ws_free(&q->ws);
     solver_backend_free(&q->be);
     pthread_cond_destroy(&q->cv);
     pthread_mutex_destroy(&q->mu);

@@ -24,11 +24,11 @@
 #define BAD_FRAMES 127
 #define N_JOBS 4
 
-enum rt_status __real_rtg_batch_solve(struct solver_backend *be, const struct kin_robot *robot,
+enum rt_status __real_rtg_batch_solve(struct rtg_batch_ws *ws, struct solver_backend *be, const struct kin_robot *robot,
                                       const struct solver_options *opt, struct rtg_batch_item *items, int n,
                                       void (*progress)(void *user, int lm_iter, int clips_done),
                                       void *progress_user, struct rt_err *err);
-enum rt_status __wrap_rtg_batch_solve(struct solver_backend *be, const struct kin_robot *robot,
+enum rt_status __wrap_rtg_batch_solve(struct rtg_batch_ws *ws, struct solver_backend *be, const struct kin_robot *robot,
                                       const struct solver_options *opt, struct rtg_batch_item *items, int n,
                                       void (*progress)(void *user, int lm_iter, int clips_done),
                                       void *progress_user, struct rt_err *err);
@@ -36,7 +36,7 @@ enum rt_status __wrap_rtg_batch_solve(struct solver_backend *be, const struct ki
 /* The solver calls seen: how many clips each held (the worker is one thread). */
 static int call_clips[64], n_calls;
 
-enum rt_status __wrap_rtg_batch_solve(struct solver_backend *be, const struct kin_robot *robot,
+enum rt_status __wrap_rtg_batch_solve(struct rtg_batch_ws *ws, struct solver_backend *be, const struct kin_robot *robot,
                                       const struct solver_options *opt, struct rtg_batch_item *items, int n,
                                       void (*progress)(void *user, int lm_iter, int clips_done),
                                       void *progress_user, struct rt_err *err)
@@ -48,7 +48,7 @@ enum rt_status __wrap_rtg_batch_solve(struct solver_backend *be, const struct ki
         if (items[i].t->n_frames == BAD_FRAMES)
             return rt_err_set(err, RT_EBACKEND, "solver", "injected failure: a clip of %d frames", BAD_FRAMES);
     }
-    return __real_rtg_batch_solve(be, robot, opt, items, n, progress, progress_user, err);
+    return __real_rtg_batch_solve(ws, be, robot, opt, items, n, progress, progress_user, err);
 }
 
 static char dir[64];

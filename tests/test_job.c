@@ -138,7 +138,7 @@ static void test_same_as_cli(const struct kin_robot *g1)
     struct solver_backend be;
     CHECK_EQ_INT(rtg_backend_init(&be, "cpu", 2, &e), RT_OK);
     struct rtg_batch_item item = {.t = &t};
-    CHECK_EQ_INT(rtg_batch_solve(&be, g1, &p.opt, &item, 1, NULL, NULL, &e), RT_OK);
+    CHECK_EQ_INT(rtg_batch_solve(NULL, &be, g1, &p.opt, &item, 1, NULL, NULL, &e), RT_OK);
     cJSON *rep = NULL;
     struct rtg_report_info info = {.source = src, .robot = g1->name, .profile = p.profile_name,
                                    .backend = "cpu", .mode = "trajectory", .threads = 2, .batch_clips = 1};

@@ -379,7 +379,7 @@ static void test_end_to_end(struct solver_backend *be)
                 rtg_profile_solver_options(prof, &opt);
                 memset(&it, 0, sizeof it);
                 it.t = &t;
-                CHECK_EQ_INT(rtg_batch_solve(be, robot, &opt, &it, 1, NULL, NULL, &e), RT_OK);
+                CHECK_EQ_INT(rtg_batch_solve(NULL, be, robot, &opt, &it, 1, NULL, NULL, &e), RT_OK);
                 if (it.state) {
                     struct rtg_quality q;
                     CHECK_EQ_INT(rtg_quality_compute(robot, &t, it.state, t.n_frames, &q, NULL, NULL), RT_OK);

@@ -214,7 +214,7 @@ static void retarget(const struct kin_robot *g1, struct solver_backend *be, cons
         return;
     }
     struct rtg_batch_item item = {.t = &t};
-    if (rtg_batch_solve(be, g1, &p.opt, &item, 1, NULL, NULL, &e) != RT_OK) {
+    if (rtg_batch_solve(NULL, be, g1, &p.opt, &item, 1, NULL, NULL, &e) != RT_OK) {
         fprintf(stderr, "solve: %s: %s\n", e.where, e.msg);
         goto done;
     }
