@@ -4,12 +4,14 @@
  * NAME_y, NAME_z columns -- or a robot trajectory CSV with --source-robot)
  * goes through the job recipe (retarget/job.h). The host work runs on a
  * pool of threads (retarget/pool.h), in three stages:
- *   1. every source read, planned and built into targets, in parallel
- *      across sources (every source is planned before anything is solved,
- *      so a bad one stops the run before any work);
+ *   1. every source read and planned, in parallel across sources (every
+ *      source is planned before anything is solved, so a bad one stops the
+ *      run before any work);
  *   2. the solves: each clip alone, or with --batch the clips with
  *      identical weights and options together, in solver calls of at most
  *      CLI_BATCH_FRAMES frames (a batch shares its weights and options);
+ *      a call's targets are built from the plans, in parallel, while the
+ *      call before it solves, so that only two calls' targets are held;
  *   3. each solved clip finished (ground lift, quality, report), resampled
  *      when --out-fps asks, formatted (CSV, or NPZ with --format npz)
  *      and written -- queued to the pool as soon as its solver call
@@ -56,8 +58,9 @@ struct clip {
     char name[256];
     char profile[128]; /* profile used ("cmu_g1", "auto:cmu_asf_g1"), "" for the identity mapping */
     char warning[160]; /* the reader's note, printed in order */
-    struct rtg_targets t_store; /* the targets, freed once written */
-    int t_frames;              /* their frame count */
+    struct rtg_job_plan plan;  /* stage 1's plan, until its targets are built */
+    struct rtg_targets t_store; /* the targets, built just before their solver call, freed once written */
+    int t_frames;              /* their frame count (the plan's until built) */
     struct solver_options opt;
     float *state;
     struct solver_clip_result res;
@@ -181,18 +184,19 @@ static int source_kind(const char *path, const char *text, size_t len)
     return cli_joints_format(path, text, len) ? RTG_SRC_JOINTS : RTG_SRC_TRAJ;
 }
 
-/* Stage 1 for clip i: read, plan and build (retarget/job.h). */
+/* Stage 1 for clip i: read and plan (retarget/job.h); the plan is kept
+ * for build(). */
 static void prepare(void *ctx, int i)
 {
     struct run *r = ctx;
     const struct cli_solve_args *a = r->a;
     struct clip *c = &r->clips[i];
-    struct rtg_job_plan plan;
+    struct rtg_job_plan *plan = &c->plan;
     char *text = NULL, *names = NULL;
     size_t len = 0, names_len = 0;
     int bvh = cli_is_bvh(c->path);
-    double t0 = rt_now(), t1, t2;
-    memset(&plan, 0, sizeof plan);
+    double t0 = rt_now(), t1;
+    memset(plan, 0, sizeof *plan);
     rt_err_clear(&c->err);
     c->st = rt_read_file(c->path, bvh ? KIN_BVH_MAX_BYTES : KIN_JOINTS_MAX_BYTES, &text, &len, &c->err);
     int kind = c->st == RT_OK ? source_kind(c->path, text, len) : RTG_SRC_BVH;
@@ -232,24 +236,70 @@ static void prepare(void *ctx, int i)
         .profile_where = c->path,
         .profile_hint = "give --profile FILE",
     };
-    if ((c->st = rtg_job_plan(&spec, &plan, &c->err)) == RT_OK) {
-        snprintf(c->warning, sizeof c->warning, "%s", plan.warning);
-        t2 = rt_now();
-        c->t[ST_PLAN] = t2 - t1;
-        c->st = rtg_job_build(r->robot, &plan, &c->t_store, &c->err);
-        c->t[ST_TARGETS] = rt_now() - t2;
-        c->opt = plan.opt;
-        snprintf(c->profile, sizeof c->profile, "%s", plan.profile_name);
+    if ((c->st = rtg_job_plan(&spec, plan, &c->err)) == RT_OK) {
+        snprintf(c->warning, sizeof c->warning, "%s", plan->warning);
+        c->t[ST_PLAN] = rt_now() - t1;
+        c->opt = plan->opt;
+        c->t_frames = plan->n_frames;
+        snprintf(c->profile, sizeof c->profile, "%s", plan->profile_name);
     }
-    rtg_job_plan_free(&plan);
 out:
     free(names);
     free(text);
 }
 
+/* The targets of clip i from its plan, which is freed (rtg_pool_for). */
+static void build(void *ctx, int i)
+{
+    struct run *r = ctx;
+    struct clip *c = &r->clips[i];
+    double t0 = rt_now();
+    if (c->st != RT_OK) return;
+    c->st = rtg_job_build(r->robot, &c->plan, &c->t_store, &c->err);
+    c->t[ST_TARGETS] = rt_now() - t0;
+    if (c->st == RT_OK) c->t_frames = c->t_store.n_frames;
+    rtg_job_plan_free(&c->plan);
+}
+
+/* build() of the clips clips[idx[0..n)]. */
+struct build_set {
+    struct run *r;
+    const int *idx;
+};
+
+static void build_one(void *ctx, int i)
+{
+    const struct build_set *b = ctx;
+    build(b->r, b->idx[i]);
+}
+
+/* build() of one clip as a queued task. */
+struct build_arg {
+    struct run *r;
+    int i;
+};
+
+static void build_task(void *arg)
+{
+    const struct build_arg *b = arg;
+    build(b->r, b->i);
+}
+
 static int weights_equal(const struct kin_robot *robot, const struct clip *cx, const struct clip *cy)
 {
     return !memcmp(&cx->opt, &cy->opt, sizeof cx->opt) && rtg_targets_same_weights(robot, &cx->t_store, &cy->t_store);
+}
+
+/* Whether two planned clips will likely share a solver call: the same
+ * options, terms, mapping, kind and rate. The built targets decide
+ * (weights_equal()); this only groups the calls before they are built. */
+static int plans_alike(const struct clip *cx, const struct clip *cy)
+{
+    const struct rtg_job_plan *x = &cx->plan, *y = &cy->plan;
+    return !memcmp(&x->opt, &y->opt, sizeof x->opt) && x->collide_weight == y->collide_weight &&
+           x->collide_margin == y->collide_margin && x->velocity_weight == y->velocity_weight &&
+           x->source_kind == y->source_kind && x->frame_time == y->frame_time &&
+           !strcmp(x->profile_name, y->profile_name);
 }
 
 struct progress {
@@ -445,7 +495,8 @@ int cli_solve_run(const struct cli_solve_args *a, struct rt_err *err)
     struct rtg_pool_group g = {0};
     struct clip *clips = NULL;
     struct rtg_batch_ws ws = {0};
-    int *idx = NULL, *done = NULL, rc = 1, failed = -1;
+    struct build_arg *bargs = NULL;
+    int *idx = NULL, *done = NULL, *call_at = NULL, *sel = NULL, rc = 1, failed = -1;
     double wall0 = rt_now(), solve_s = 0;
     rt_err_clear(err);
     if (kin_robot_load(a->robot, &robot, err) != RT_OK) goto out;
@@ -484,12 +535,13 @@ int cli_solve_run(const struct cli_solve_args *a, struct rt_err *err)
             *err = clips[i].err;
             goto out;
         }
-        clips[i].t_frames = clips[i].t_store.n_frames;
     }
     /* 2. The solves, each call's stage 3 queued as it returns. */
     struct progress prog = {a->quiet || !isatty(2), 0, 0, 0};
     if (a->per_frame) {
+        rtg_pool_for(pool, a->n_sources, build, &r);
         for (int i = 0; i < a->n_sources; i++) {
+            if (clips[i].st != RT_OK) continue; /* reported below */
             struct clip *c = &clips[i];
             size_t bytes;
             if (!rt_mul_size((size_t)c->t_store.n_frames, (size_t)rt_state_cols(&robot->tree) * sizeof(float), &bytes) ||
@@ -504,33 +556,63 @@ int cli_solve_run(const struct cli_solve_args *a, struct rt_err *err)
             queue_finish(pool, &g, &r, c);
         }
     } else {
-        /* The calls: solo, one per clip; --batch, the clips with equal
-         * weights and options in source order, cut at CLI_BATCH_FRAMES. */
-        int n_calls = 0;
-        for (int pass = 0; pass < 2; pass++) {
-            memset(done, 0, (size_t)a->n_sources * sizeof *done);
-            int call = 0;
-            for (int i = 0; i < a->n_sources; i++) {
-                if (done[i]) continue;
-                int n = 0;
-                long long frames = 0;
-                for (int j = i; j < a->n_sources; j++) {
-                    if (done[j] || (j > i && (!a->batch || !weights_equal(robot, &clips[i], &clips[j])))) continue;
-                    if (n > 0 && frames + clips[j].t_frames > CLI_BATCH_FRAMES) continue;
-                    idx[n++] = j;
-                    done[j] = 1;
-                    frames += clips[j].t_frames;
-                    if (!a->batch) break;
-                }
-                call++;
-                if (pass == 1) {
-                    prog.call = call;
-                    prog.n_calls = n_calls;
-                    if (solve_call(&r, pool, &g, idx, n, &prog, &solve_s, err) != RT_OK) goto out;
+        /* The calls, from the plans: solo, one per clip; --batch, the clips
+         * whose plans are alike, in source order, cut at CLI_BATCH_FRAMES.
+         * A call's targets are built in parallel (ahead of the finishing
+         * work on the pool) while the call before it solves; a clip whose
+         * built weights differ from its call's first is solved alone at the
+         * end (the same bits: DESIGN.md "The numerical contract"). */
+        int n_calls = 0, m = 0, n_alone = 0;
+        call_at = malloc(((size_t)a->n_sources + 1) * sizeof *call_at);
+        sel = malloc((size_t)a->n_sources * sizeof *sel);
+        bargs = malloc((size_t)a->n_sources * sizeof *bargs);
+        if (!call_at || !sel || !bargs) {
+            rt_err_set(err, RT_ENOMEM, "solve", "out of memory");
+            goto out;
+        }
+        memset(done, 0, (size_t)a->n_sources * sizeof *done);
+        for (int i = 0; i < a->n_sources; i++) {
+            if (done[i]) continue;
+            long long frames = 0;
+            call_at[n_calls++] = m;
+            for (int j = i; j < a->n_sources; j++) {
+                if (done[j] || (j > i && (!a->batch || !plans_alike(&clips[i], &clips[j])))) continue;
+                if (m > call_at[n_calls - 1] && frames + clips[j].t_frames > CLI_BATCH_FRAMES) continue;
+                idx[m++] = j;
+                done[j] = 1;
+                frames += clips[j].t_frames;
+                if (!a->batch) break;
+            }
+        }
+        call_at[n_calls] = m;
+        for (int i = 0; i < a->n_sources; i++) bargs[i] = (struct build_arg){&r, i};
+        struct build_set first = {&r, idx};
+        if (n_calls) rtg_pool_for(pool, call_at[1], build_one, &first);
+        struct rtg_pool_group gb = {0};
+        for (int k = 0; k < n_calls; k++) {
+            for (int q = k + 1 < n_calls ? call_at[k + 1] : m; k + 1 < n_calls && q < call_at[k + 2]; q++)
+                rtg_pool_submit_first(pool, &gb, build_task, &bargs[idx[q]]);
+            int n_ok = 0, lead = -1;
+            for (int q = call_at[k]; q < call_at[k + 1]; q++) {
+                struct clip *c = &clips[idx[q]];
+                if (c->st != RT_OK) continue; /* a build that failed: reported below */
+                if (lead < 0 || weights_equal(robot, &clips[lead], c)) {
+                    if (lead < 0) lead = idx[q];
+                    sel[n_ok++] = idx[q];
+                } else {
+                    done[n_alone++] = idx[q]; /* done[] is free again: the clips solved alone */
                 }
             }
-            n_calls = call;
+            prog.call = k + 1;
+            prog.n_calls = n_calls;
+            if (n_ok && solve_call(&r, pool, &g, sel, n_ok, &prog, &solve_s, err) != RT_OK) {
+                rtg_pool_wait(pool, &gb);
+                goto out;
+            }
+            rtg_pool_wait(pool, &gb);
         }
+        for (int q = 0; q < n_alone; q++)
+            if (solve_call(&r, pool, &g, &done[q], 1, &prog, &solve_s, err) != RT_OK) goto out;
         if (!prog.quiet) fputs("\n", stderr);
     }
     /* 3. Every clip finished and written; messages in source order. */
@@ -559,6 +641,7 @@ out:
     rtg_batch_ws_free(&ws);
     if (clips)
         for (int i = 0; i < a->n_sources; i++) {
+            rtg_job_plan_free(&clips[i].plan);
             rtg_targets_free(&clips[i].t_store);
             free(clips[i].state);
             for (int k = 0; k < clips[i].n_warnings; k++) free(clips[i].warnings[k]);
@@ -567,6 +650,9 @@ out:
     free(clips);
     free(idx);
     free(done);
+    free(call_at);
+    free(sel);
+    free(bargs);
     solver_backend_free(&be);
     rtg_profile_free(given);
     kin_robot_free(robot);

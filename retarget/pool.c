@@ -105,6 +105,31 @@ enum rt_status rtg_pool_submit(struct rtg_pool *p, struct rtg_pool_group *g, voi
     return RT_OK;
 }
 
+/* Queues fn(arg) ahead of every queued task. 0 when it cannot be queued. */
+static int submit_first(struct rtg_pool *p, struct rtg_pool_group *g, void (*fn)(void *arg), void *arg)
+{
+    struct task *t = p ? malloc(sizeof *t) : NULL;
+    if (!t) return 0;
+    t->fn = fn;
+    t->arg = arg;
+    t->g = g;
+    pthread_mutex_lock(&p->mu);
+    if (g) g->pending++;
+    t->next = p->head;
+    p->head = t;
+    if (!p->tail) p->tail = t;
+    pthread_cond_signal(&p->work);
+    pthread_mutex_unlock(&p->mu);
+    return 1;
+}
+
+enum rt_status rtg_pool_submit_first(struct rtg_pool *p, struct rtg_pool_group *g, void (*fn)(void *arg), void *arg)
+{
+    if (submit_first(p, g, fn, arg)) return RT_OK;
+    fn(arg);
+    return RT_ENOMEM;
+}
+
 void rtg_pool_wait(struct rtg_pool *p, struct rtg_pool_group *g)
 {
     if (!p || !g) return;
@@ -143,23 +168,6 @@ static void for_run(void *arg)
     for_release(f);
 }
 
-/* Queues fn(arg) ahead of every queued task. 0 when it cannot be queued. */
-static int submit_first(struct rtg_pool *p, void (*fn)(void *arg), void *arg)
-{
-    struct task *t = malloc(sizeof *t);
-    if (!t) return 0;
-    t->fn = fn;
-    t->arg = arg;
-    t->g = NULL;
-    pthread_mutex_lock(&p->mu);
-    t->next = p->head;
-    p->head = t;
-    if (!p->tail) p->tail = t;
-    pthread_cond_signal(&p->work);
-    pthread_mutex_unlock(&p->mu);
-    return 1;
-}
-
 void rtg_pool_for(struct rtg_pool *p, int n, void (*fn)(void *ctx, int i), void *ctx)
 {
     if (n <= 0) return;
@@ -181,7 +189,7 @@ void rtg_pool_for(struct rtg_pool *p, int n, void (*fn)(void *ctx, int i), void 
      * batch), so that a loop the caller waits on is never held up by it. */
     for (int k = 0; k < helpers; k++) {
         atomic_fetch_add(&f->refs, 1);
-        if (!submit_first(p, for_run, f)) atomic_fetch_sub(&f->refs, 1);
+        if (!submit_first(p, NULL, for_run, f)) atomic_fetch_sub(&f->refs, 1);
     }
     atomic_fetch_add(&f->refs, 1); /* the caller's for_run lets go of one */
     for_run(f);

@@ -45,6 +45,11 @@ struct rtg_pool_group {
  * run on the caller's thread, so it is never lost). */
 enum rt_status rtg_pool_submit(struct rtg_pool *p, struct rtg_pool_group *g, void (*fn)(void *arg), void *arg);
 
+/* rtg_pool_submit() ahead of every task already queued: work the caller
+ * will wait on soon (the next solver call's targets) before work that can
+ * wait (the finishing of solved clips). */
+enum rt_status rtg_pool_submit_first(struct rtg_pool *p, struct rtg_pool_group *g, void (*fn)(void *arg), void *arg);
+
 /* Waits until every task queued with `g` has run. */
 void rtg_pool_wait(struct rtg_pool *p, struct rtg_pool_group *g);
 
