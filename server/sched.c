@@ -11,15 +11,16 @@
  * order up to the frame budget (at least one job, however long).
  *
  * One worker owns the solver backend ("auto": the GPU when there is one,
- * else the CPU with --solver-threads threads). For a batch it claims each
- * job (queued -> running; a job cancelled meanwhile is skipped), builds the
- * targets from each job's stored plan in parallel on the host pool
- * (--host-threads), splits the jobs by identical weights and options
- * (rtg_targets_same_weights), solves each part with rtg_batch_solve(), and
- * queues each job's finishing on the pool: the ground lift, quality and
- * report, and the result stored in the transaction that marks the job
- * succeeded -- or dropped when the job was cancelled while it ran. The
- * finishing of batch N runs while the worker builds and solves batch N+1. A clip's result is the same
+ * else the CPU with --solver-threads threads). A batch's targets are built
+ * from each job's stored plan in parallel on the host pool (--host-threads)
+ * while the worker solves the batch before it; then the worker claims each
+ * job (queued -> running; a job cancelled meanwhile is skipped), splits the
+ * jobs by identical weights and options (rtg_targets_same_weights), solves
+ * each part with rtg_batch_solve(), and queues each job's finishing on the
+ * pool: the ground lift, quality and report, and the result stored in the
+ * transaction that marks the job succeeded -- or dropped when the job was
+ * cancelled while it ran. The finishing of batch N runs while the worker
+ * solves batch N+1 and batch N+2 is built. A clip's result is the same
  * bits in any batch (DESIGN.md "The numerical contract"), so batching is
  * invisible in the results. Progress (LM iteration) is written to the job
  * row while the batch runs. */
@@ -436,26 +437,26 @@ static void build_job(void *arg, int i)
     srv_metrics_stage(&bc->q->s->metrics, SRV_STAGE_TARGETS, rt_now() - t0);
 }
 
-/* Claims, builds (in parallel on the host pool) and solves a batch; its
- * finishing is left queued. Returns the batch, which the caller frees
- * (batch_ctx_free() waits for the finishing) -- or NULL. */
-static struct batch_ctx *run_batch(struct sched *q, const struct sched_entry *e, int n)
+/* Reads and builds (in parallel on the host pool) the jobs of a batch,
+ * without claiming them: the worker builds the next batch this way while it
+ * solves the one before (a job cancelled meanwhile is dropped when
+ * solve_batch() claims it). A job whose targets cannot be built fails
+ * here. Returns the batch, which the caller frees -- or NULL when out of
+ * memory (the jobs are put back in the queue). */
+static struct batch_ctx *build_batch(struct sched *q, const struct sched_entry *e, int n)
 {
     struct srv *s = q->s;
     struct rt_err err;
     struct batch_ctx *bc = calloc(1, sizeof *bc);
     struct batch_job *jobs = calloc((size_t)n, sizeof *jobs);
-    int *idx = calloc((size_t)n, sizeof *idx);
-    int n_ok = 0;
     char robot_name[STORE_MAX_NAME + 1] = "";
-    if (!bc || !jobs || !idx) {
+    if (!bc || !jobs) {
         /* Put them back: the jobs are still queued in the database. */
         pthread_mutex_lock(&q->mu);
         for (int i = 0; i < n; i++) add_locked(q, e[i].id, e[i].frames, e[i].key, e[i].alone);
         pthread_mutex_unlock(&q->mu);
         free(bc);
         free(jobs);
-        free(idx);
         return NULL;
     }
     bc->q = q;
@@ -463,12 +464,14 @@ static struct batch_ctx *run_batch(struct sched *q, const struct sched_entry *e,
     bc->n = n;
     pthread_mutex_init(&bc->store_mu, NULL);
     for (int i = 0; i < n; i++) {
-        int claimed = 0;
         jobs[i].ctx = bc;
         rt_err_clear(&err);
-        if (store_job_claim(s->store, e[i].id, &claimed, &err) != RT_OK || !claimed) continue;
         if (store_job_get(s->store, e[i].id, NULL, 1, &jobs[i].j, &err) != RT_OK) {
-            fail_job(q, e[i].id, &err);
+            if (err.code != RT_ENOTFOUND) fail_job(q, e[i].id, &err);
+            continue;
+        }
+        if (jobs[i].j.state != STORE_QUEUED) { /* cancelled since it was queued */
+            store_job_release(&jobs[i].j);
             continue;
         }
         if (!bc->robot) {
@@ -489,9 +492,36 @@ static struct batch_ctx *run_batch(struct sched *q, const struct sched_entry *e,
         jobs[i].ok = 1;
     }
     rtg_pool_for(q->pool, n, build_job, bc);
+    for (int i = 0; i < n; i++)
+        if (!jobs[i].ok && jobs[i].err.code != RT_OK) fail_job(q, jobs[i].j.id, &jobs[i].err);
+    return bc;
+}
+
+/* Claims the built jobs of `bc` (queued -> running; one cancelled since it
+ * was built is dropped), splits them by identical options and weights and
+ * solves each part; their finishing is left queued. */
+static void solve_batch(struct batch_ctx *bc)
+{
+    struct sched *q = bc->q;
+    struct batch_job *jobs = bc->jobs;
+    struct rt_err err;
+    int n = bc->n, n_ok = 0;
+    int *idx = calloc((size_t)n, sizeof *idx);
     for (int i = 0; i < n; i++) {
-        if (jobs[i].ok) n_ok++;
-        else if (jobs[i].err.code != RT_OK) fail_job(q, jobs[i].j.id, &jobs[i].err);
+        int claimed = 0;
+        if (!jobs[i].ok) continue;
+        rt_err_clear(&err);
+        if (store_job_claim(q->s->store, jobs[i].j.id, &claimed, &err) != RT_OK || !claimed) {
+            jobs[i].ok = 0;
+            continue;
+        }
+        n_ok++;
+    }
+    if (!idx) {
+        rt_err_set(&err, RT_ENOMEM, "batch", "out of memory");
+        for (int i = 0; i < n; i++)
+            if (jobs[i].ok) fail_job(q, jobs[i].j.id, &err);
+        return;
     }
     /* Split by identical options and weights: each part is one solver call. */
     for (int i = 0; i < n && n_ok; i++) {
@@ -506,17 +536,33 @@ static struct batch_ctx *run_batch(struct sched *q, const struct sched_entry *e,
         solve_part(bc, idx, m);
     }
     free(idx);
-    return bc;
 }
 
+/* A batch built on the pool while the worker solves the one before. */
+struct build_req {
+    struct sched *q;
+    struct sched_entry *e; /* owned copy of the picked entries */
+    int n;
+    struct batch_ctx *bc;  /* out */
+};
+
+static void build_req_run(void *arg)
+{
+    struct build_req *r = arg;
+    r->bc = build_batch(r->q, r->e, r->n);
+}
+
+/* The worker: picks a ready group, builds it, and solves it while the next
+ * ready group is built on the pool; the finishing of each batch runs on the
+ * pool while the next is solved. */
 static void *worker_main(void *arg)
 {
     struct sched *q = arg;
     struct sched_entry *batch = NULL;
-    struct batch_ctx *prev = NULL;
+    struct batch_ctx *prev = NULL, *cur = NULL; /* finishing; built, to solve */
     int batch_cap = 0;
     pthread_mutex_lock(&q->mu);
-    while (!q->stop) {
+    while (!q->stop || cur) {
         double wait_s = -1;
         if (batch_cap < q->n) {
             struct sched_entry *b = realloc(batch, (size_t)q->n * sizeof *b);
@@ -525,14 +571,33 @@ static void *worker_main(void *arg)
                 batch_cap = q->n;
             }
         }
-        int n = batch_cap >= q->n ? pick_locked(q, batch, &wait_s) : 0;
-        if (n) {
+        int n = !q->stop && batch_cap >= q->n ? pick_locked(q, batch, &wait_s) : 0;
+        struct build_req req = {q, NULL, n, NULL};
+        struct rtg_pool_group gb = {0};
+        if (n && !(req.e = malloc((size_t)n * sizeof *req.e))) {
+            for (int i = 0; i < n; i++) add_locked(q, batch[i].id, batch[i].frames, batch[i].key, batch[i].alone);
+            n = 0;
+            wait_s = 0.1; /* out of memory: retry */
+        }
+        if (n || cur) {
             pthread_mutex_unlock(&q->mu);
-            struct batch_ctx *next = run_batch(q, batch, n);
-            /* The previous batch's finishing ran while this one was built
-             * and solved; it is done now or soon. */
-            batch_ctx_free(prev);
-            prev = next;
+            if (n) {
+                memcpy(req.e, batch, (size_t)n * sizeof *req.e);
+                rtg_pool_submit_first(q->pool, &gb, build_req_run, &req);
+            }
+            if (cur) {
+                solve_batch(cur);
+                /* The previous batch's finishing ran while this one was
+                 * built and solved; it is done now or soon. */
+                batch_ctx_free(prev);
+                prev = cur;
+                cur = NULL;
+            }
+            if (n) {
+                rtg_pool_wait(q->pool, &gb);
+                cur = req.bc;
+                free(req.e);
+            }
             pthread_mutex_lock(&q->mu);
             continue;
         }
@@ -546,6 +611,7 @@ static void *worker_main(void *arg)
             pthread_mutex_lock(&q->mu);
             continue;
         }
+        if (q->stop) break;
         if (wait_s < 0 && q->n && batch_cap < q->n) wait_s = 0.1; /* out of memory: retry */
         if (wait_s < 0) {
             pthread_cond_wait(&q->cv, &q->mu);
