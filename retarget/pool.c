@@ -5,6 +5,11 @@
 #include "pool.h"
 
 #include <pthread.h>
+#ifdef __linux__
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 #include <stdatomic.h>
 #include <stdlib.h>
 
@@ -19,13 +24,19 @@ struct rtg_pool {
     pthread_mutex_t mu;
     pthread_cond_t work, done;
     struct task *head, *tail;
-    int n_threads, stop;
+    int n_threads, stop, nice;
     pthread_t *threads;
 };
 
 static void *worker(void *arg)
 {
     struct rtg_pool *p = arg;
+#ifdef __linux__
+    /* Linux's nice value is per thread: a background pool yields the CPU
+     * to the process's other threads (a daemon's request handlers). A
+     * refusal only leaves the thread at its priority. */
+    if (p->nice > 0) (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), p->nice);
+#endif
     pthread_mutex_lock(&p->mu);
     for (;;) {
         while (!p->head && !p->stop) pthread_cond_wait(&p->work, &p->mu);
@@ -45,6 +56,11 @@ static void *worker(void *arg)
 
 enum rt_status rtg_pool_create(int threads, struct rtg_pool **out, struct rt_err *err)
 {
+    return rtg_pool_create_nice(threads, 0, out, err);
+}
+
+enum rt_status rtg_pool_create_nice(int threads, int nice, struct rtg_pool **out, struct rt_err *err)
+{
     struct rtg_pool *p;
     *out = NULL;
     if (threads < 1 || threads > 256) return rt_err_set(err, RT_EINVAL, "threads", "%d threads (want 1..256)", threads);
@@ -52,6 +68,7 @@ enum rt_status rtg_pool_create(int threads, struct rtg_pool **out, struct rt_err
         free(p);
         return rt_err_set(err, RT_ENOMEM, "pool", "out of memory");
     }
+    p->nice = nice > 0 ? (nice < 19 ? nice : 19) : 0;
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->work, NULL);
     pthread_cond_init(&p->done, NULL);

@@ -23,6 +23,11 @@ struct rtg_pool;
 /* Starts `threads` workers (1..256). RT_ENOMEM / RT_EINVAL; *out NULL then. */
 enum rt_status rtg_pool_create(int threads, struct rtg_pool **out, struct rt_err *err);
 
+/* rtg_pool_create() with workers at `nice` (1..19; 0: the caller's
+ * priority) above the process's other threads where the OS sets it per
+ * thread (Linux): host work in the background of a server's requests. */
+enum rt_status rtg_pool_create_nice(int threads, int nice, struct rtg_pool **out, struct rt_err *err);
+
 /* Waits for every queued task, stops the workers, frees. NULL-safe. */
 void rtg_pool_free(struct rtg_pool *p);
 

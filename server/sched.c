@@ -49,6 +49,9 @@
 #include "sched.h"
 #include "state.h"
 
+/* The host pool's nice value above the request handlers' (rtg_pool_create_nice). */
+#define SRV_HOST_NICE 5
+
 struct sched_entry {
     int64_t id;
     int frames, hclass;
@@ -656,7 +659,9 @@ enum rt_status sched_start(struct srv *s, struct sched **out, struct rt_err *err
     pthread_mutex_init(&q->mu, NULL);
     pthread_cond_init(&q->cv, NULL);
     if ((st = rtg_backend_init(&q->be, s->cfg.backend, s->cfg.solver_threads, err)) != RT_OK) goto fail;
-    if ((st = rtg_pool_create(s->cfg.host_threads, &q->pool, err)) != RT_OK) goto fail;
+    /* Building and finishing jobs give way to the request handlers (health
+     * and polls stay fast while a corpus is solved): nice 5. */
+    if ((st = rtg_pool_create_nice(s->cfg.host_threads, SRV_HOST_NICE, &q->pool, err)) != RT_OK) goto fail;
     q->ws.pool = q->pool;
     if ((st = store_job_each_queued(s->store, load_queued, q, err)) != RT_OK) goto fail;
     if (q->n && !s->cfg.quiet) rt_log("info", "sched", "start", "%d queued job(s) from the database", q->n);
