@@ -265,6 +265,7 @@ struct batch_ctx {
     int n;
     struct rtg_pool_group g;
     atomic_int unfinished;  /* finishing tasks queued and not yet run */
+    struct sched_entry *e;  /* the queue entries it was built from (to queue them again) */
     pthread_mutex_t store_mu; /* one store_batch() at a time */
 };
 
@@ -332,6 +333,7 @@ static void batch_ctx_free(struct batch_ctx *b)
         cJSON_free(b->jobs[i].report);
     }
     free(b->jobs);
+    free(b->e);
     free(b->col_names);
     kin_robot_free(b->robot);
     pthread_mutex_destroy(&b->store_mu);
@@ -452,19 +454,23 @@ static struct batch_ctx *build_batch(struct sched *q, const struct sched_entry *
     struct rt_err err;
     struct batch_ctx *bc = calloc(1, sizeof *bc);
     struct batch_job *jobs = calloc((size_t)n, sizeof *jobs);
+    struct sched_entry *e_copy = malloc((size_t)n * sizeof *e_copy);
     char robot_name[STORE_MAX_NAME + 1] = "";
-    if (!bc || !jobs) {
+    if (!bc || !jobs || !e_copy) {
         /* Put them back: the jobs are still queued in the database. */
         pthread_mutex_lock(&q->mu);
         for (int i = 0; i < n; i++) add_locked(q, e[i].id, e[i].frames, e[i].key, e[i].alone);
         pthread_mutex_unlock(&q->mu);
         free(bc);
         free(jobs);
+        free(e_copy);
         return NULL;
     }
     bc->q = q;
     bc->jobs = jobs;
     bc->n = n;
+    bc->e = e_copy;
+    memcpy(e_copy, e, (size_t)n * sizeof *e_copy);
     pthread_mutex_init(&bc->store_mu, NULL);
     for (int i = 0; i < n; i++) {
         jobs[i].ctx = bc;
@@ -508,24 +514,39 @@ static void solve_batch(struct batch_ctx *bc)
     struct sched *q = bc->q;
     struct batch_job *jobs = bc->jobs;
     struct rt_err err;
-    int n = bc->n, n_ok = 0;
-    int *idx = calloc((size_t)n, sizeof *idx);
-    for (int i = 0; i < n; i++) {
-        int claimed = 0;
-        if (!jobs[i].ok) continue;
-        rt_err_clear(&err);
-        if (store_job_claim(q->s->store, jobs[i].j.id, &claimed, &err) != RT_OK || !claimed) {
-            jobs[i].ok = 0;
-            continue;
-        }
-        n_ok++;
+    int n = bc->n, n_ok = 0, n_want = 0;
+    int *idx = calloc((size_t)n, sizeof *idx), *claimed = calloc((size_t)n, sizeof *claimed);
+    int64_t *ids = calloc((size_t)n, sizeof *ids);
+    int put_back = !idx || !claimed || !ids;
+    for (int i = 0; !put_back && i < n; i++)
+        if (jobs[i].ok) ids[n_want++] = jobs[i].j.id;
+    rt_err_clear(&err);
+    if (!put_back && store_job_claim_many(q->s->store, ids, n_want, claimed, &err) != RT_OK) {
+        char line[RT_ERR_LINE_MAX];
+        rt_log("warn", "sched", "batch", "claiming %d job(s) failed (%s): queued again", n_want,
+               rt_err_line(&err, line, sizeof line));
+        put_back = 1;
     }
-    if (!idx) {
-        rt_err_set(&err, RT_ENOMEM, "batch", "out of memory");
+    if (put_back) {
+        /* Unclaimed, the jobs are still queued in the database: back in the queue. */
+        pthread_mutex_lock(&q->mu);
         for (int i = 0; i < n; i++)
-            if (jobs[i].ok) fail_job(q, jobs[i].j.id, &err);
+            if (jobs[i].ok) add_locked(q, bc->e[i].id, bc->e[i].frames, bc->e[i].key, bc->e[i].alone);
+        pthread_cond_broadcast(&q->cv);
+        pthread_mutex_unlock(&q->mu);
+        for (int i = 0; i < n; i++) jobs[i].ok = 0;
+        free(idx);
+        free(claimed);
+        free(ids);
         return;
     }
+    for (int i = 0, k = 0; i < n; i++) {
+        if (!jobs[i].ok) continue;
+        if (!claimed[k++]) jobs[i].ok = 0;
+        else n_ok++;
+    }
+    free(claimed);
+    free(ids);
     /* Split by identical options and weights: each part is one solver call. */
     for (int i = 0; i < n && n_ok; i++) {
         if (!jobs[i].ok || jobs[i].done) continue;

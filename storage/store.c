@@ -963,25 +963,45 @@ unlock:
     return st;
 }
 
-enum rt_status store_job_claim(struct store *s, int64_t id, int *claimed, struct rt_err *err)
+enum rt_status store_job_claim_many(struct store *s, const int64_t *ids, int n, int *claimed, struct rt_err *err)
 {
     enum rt_status st = RT_OK;
-    *claimed = 0;
+    sqlite3_stmt *q = NULL;
+    for (int i = 0; i < n; i++) claimed[i] = 0;
+    if (n <= 0) return RT_OK;
     LOCK(s);
-    sqlite3_stmt *q = prep(s->db, "UPDATE jobs SET state = 'running', started = ?, attempts = attempts + 1, "
-                              "lm_iter = 0, cost = NULL WHERE id = ? AND state = 'queued'");
-    if (!q) {
-        st = db_err(s->db, err, "jobs");
-        goto done;
-    }
+    /* A claim lost to a power cut only leaves its job queued (attempts as
+     * they were), so with --sync full it is not synced on its own either:
+     * a batch's claims cost one commit, not one sync each. */
+    if (s->sync_full) exec(s, "PRAGMA synchronous = NORMAL", NULL, NULL);
+    if ((st = exec(s, "BEGIN IMMEDIATE", err, "jobs")) != RT_OK) goto unlock;
+    q = prep(s->db, "UPDATE jobs SET state = 'running', started = ?, attempts = attempts + 1, "
+                    "lm_iter = 0, cost = NULL WHERE id = ? AND state = 'queued'");
+    if (!q) goto dberr;
     sqlite3_bind_double(q, 1, now_s());
-    sqlite3_bind_int64(q, 2, id);
-    if (sqlite3_step(q) != SQLITE_DONE) st = db_err(s->db, err, "jobs");
-    else *claimed = sqlite3_changes(s->db) == 1;
-done:
+    for (int i = 0; i < n; i++) {
+        sqlite3_reset(q);
+        sqlite3_bind_int64(q, 2, ids[i]);
+        if (sqlite3_step(q) != SQLITE_DONE) goto dberr;
+        claimed[i] = sqlite3_changes(s->db) == 1;
+    }
+    goto end;
+dberr:
+    st = db_err(s->db, err, "jobs");
+end:
     sqlite3_finalize(q);
+    st = tx_end(s, st, err, "jobs");
+    if (st != RT_OK)
+        for (int i = 0; i < n; i++) claimed[i] = 0;
+unlock:
+    if (s->sync_full) exec(s, "PRAGMA synchronous = FULL", NULL, NULL);
     UNLOCK(s);
     return st;
+}
+
+enum rt_status store_job_claim(struct store *s, int64_t id, int *claimed, struct rt_err *err)
+{
+    return store_job_claim_many(s, &id, 1, claimed, err);
 }
 
 enum rt_status store_job_progress_many(struct store *s, const int64_t *ids, int n, int lm_iter,

@@ -221,6 +221,11 @@ enum rt_status store_job_requeue_running(struct store *s, int *n, int *n_failed,
  * was not queued any more (cancelled meanwhile). */
 enum rt_status store_job_claim(struct store *s, int64_t id, int *claimed, struct rt_err *err);
 
+/* store_job_claim() of ids[0..n) in one transaction, claimed[i] for each
+ * (all 0 on failure). Not synced on its own with --sync full: a claim a
+ * power cut loses leaves its job queued, as it was. */
+enum rt_status store_job_claim_many(struct store *s, const int64_t *ids, int n, int *claimed, struct rt_err *err);
+
 /* Progress of a running job (LM iteration, cost; cost NAN: unknown). */
 enum rt_status store_job_progress(struct store *s, int64_t id, int lm_iter, double cost,
                                   struct rt_err *err);

@@ -432,6 +432,35 @@ static void seen_key(void *user, int64_t id, int frames, int attempts, const cha
     }
 }
 
+/* store_job_claim_many(): one transaction, each job claimed at most once,
+ * a cancelled one not at all, and each claim counted as an attempt. */
+static void test_claim_many(const char *path)
+{
+    struct store *s = NULL;
+    struct rt_err err;
+    int64_t id[3];
+    int existed, claimed[3] = {-1, -1, -1}, state;
+    CHECK_EQ_INT(store_open(path, &s, &err), RT_OK);
+    if (!s) return;
+    for (int i = 0; i < 3; i++) {
+        struct store_job_new nj = new_job("fay", NULL, i == 0 ? "M0" : i == 1 ? "M1" : "M2");
+        CHECK_EQ_INT(store_job_insert(s, &nj, &id[i], &existed, &err), RT_OK);
+    }
+    CHECK_EQ_INT(store_job_cancel(s, id[1], "fay", &state, &err), RT_OK);
+    CHECK_EQ_INT(store_job_claim_many(s, id, 3, claimed, &err), RT_OK);
+    CHECK(claimed[0] == 1 && claimed[1] == 0 && claimed[2] == 1);
+    CHECK_EQ_INT(store_job_claim_many(s, id, 3, claimed, &err), RT_OK);
+    CHECK(claimed[0] == 0 && claimed[1] == 0 && claimed[2] == 0);
+    for (int i = 0; i < 3; i += 2) {
+        struct store_job j;
+        CHECK_EQ_INT(store_job_get(s, id[i], NULL, 0, &j, &err), RT_OK);
+        CHECK_EQ_INT(j.state, STORE_RUNNING);
+        CHECK_EQ_INT(j.attempts, 1);
+        store_job_release(&j);
+    }
+    store_close(s);
+}
+
 static void test_lifecycle(const char *path)
 {
     struct store *s = NULL;
@@ -637,6 +666,7 @@ int main(void)
     }
     db_path(path, sizeof path, "life.db");
     test_lifecycle(path);
+    test_claim_many(path);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd)) fprintf(stderr, "cannot remove %s\n", dir);
