@@ -49,6 +49,9 @@
 #include "sched.h"
 #include "state.h"
 
+/* Bytes of results per commit (store_batch()). */
+#define SCHED_STORE_BYTES ((size_t)4 << 20)
+
 /* The host pool's nice value above the request handlers' (rtg_pool_create_nice). */
 #define SRV_HOST_NICE 5
 
@@ -269,8 +272,9 @@ struct batch_ctx {
     pthread_mutex_t store_mu; /* one store_batch() at a time */
 };
 
-/* Stores the finished jobs of batch `b` not stored yet in one transaction
- * (one commit per solver call, not per job); when that fails, one by one,
+/* Stores the finished jobs of batch `b` not stored yet in a few
+ * transactions (commits of about SCHED_STORE_BYTES, not one per job); when
+ * one fails, its jobs one by one,
  * so that one bad result fails alone. The last finishing task of a call
  * runs it, so a result is durable as soon as it is finished, while the
  * worker solves the next batch. */
@@ -306,11 +310,23 @@ static void store_batch(struct batch_ctx *b)
                                          j->res.lm_iters, j->res.final_cost, j->part_seconds, j->part_clips, 0};
         of[m++] = j;
     }
-    if (m > 0 && store_job_finish_many(s->store, r, m, &err) != RT_OK) {
-        for (int k = 0; k < m; k++) {
-            rt_err_clear(&err);
-            if (store_job_finish_many(s->store, &r[k], 1, &err) != RT_OK) fail_job(q, r[k].id, &err);
+    /* Commits of at most SCHED_STORE_BYTES (at least one result each): a
+     * submission waiting for the store's writer waits for one of those, not
+     * for a whole batch's results (30 MB for 120 windows of the G1). */
+    for (int k0 = 0; k0 < m;) {
+        size_t bytes = 0;
+        int k1 = k0;
+        while (k1 < m && (k1 == k0 || bytes < SCHED_STORE_BYTES)) {
+            bytes += (size_t)r[k1].frames * (size_t)r[k1].columns * sizeof(float) + strlen(r[k1].report);
+            k1++;
         }
+        if (store_job_finish_many(s->store, r + k0, k1 - k0, &err) != RT_OK) {
+            for (int k = k0; k < k1; k++) {
+                rt_err_clear(&err);
+                if (store_job_finish_many(s->store, &r[k], 1, &err) != RT_OK) fail_job(q, r[k].id, &err);
+            }
+        }
+        k0 = k1;
     }
     for (int k = 0; k < m; k++)
         if (!r[k].stored && of[k])
