@@ -126,9 +126,17 @@ static const char *migration_sql(int version)
  * polls, listings and token checks do not queue behind a commit that
  * writes (and syncs) a large clip or result. `version` is the schema
  * version after the migrations. */
+struct insert_req;
+
 struct store {
     sqlite3 *db, *rdb;
     pthread_mutex_t mu, rmu;
+    /* store_job_insert()'s group commit: the submissions waiting, and
+     * whether one of them is committing (under gmu). */
+    pthread_mutex_t gmu;
+    pthread_cond_t gcv;
+    struct insert_req *g_head, **g_tail;
+    int g_leader;
     int version;
     int sync_full; /* store_set_sync(): the writer's PRAGMA synchronous is FULL */
 };
@@ -276,6 +284,9 @@ enum rt_status store_open_at(const char *path, int version, struct store **out, 
     if (!s) return rt_err_set(err, RT_ENOMEM, "db", "out of memory");
     pthread_mutex_init(&s->mu, NULL);
     pthread_mutex_init(&s->rmu, NULL);
+    pthread_mutex_init(&s->gmu, NULL);
+    pthread_cond_init(&s->gcv, NULL);
+    s->g_tail = &s->g_head;
     if (sqlite3_open_v2(path, &s->db,
                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
                         NULL) != SQLITE_OK) {
@@ -341,6 +352,8 @@ void store_close(struct store *s)
     sqlite3_close_v2(s->db);
     pthread_mutex_destroy(&s->rmu);
     pthread_mutex_destroy(&s->mu);
+    pthread_mutex_destroy(&s->gmu);
+    pthread_cond_destroy(&s->gcv);
     free(s);
 }
 
@@ -701,13 +714,9 @@ static enum rt_status job_from_row(sqlite3_stmt *q, int with_clip, struct store_
     return RT_OK;
 }
 
-enum rt_status store_job_insert(struct store *s, const struct store_job_new *in, int64_t *id,
-                                int *existed, struct rt_err *err)
+/* What store_job_insert() refuses before it touches the database. */
+static enum rt_status insert_check(const struct store *s, const struct store_job_new *in, struct rt_err *err)
 {
-    enum rt_status st = RT_OK;
-    sqlite3_stmt *q = NULL;
-    *existed = 0;
-    *id = 0;
     if (!store_name_ok(in->owner)) return rt_err_set(err, RT_EINVAL, "owner", "bad owner name");
     if (!store_name_ok(in->robot)) return rt_err_set(err, RT_EINVAL, "body.robot", "bad robot name");
     if (in->profile && !store_name_ok(in->profile))
@@ -725,8 +734,20 @@ enum rt_status store_job_insert(struct store *s, const struct store_job_new *in,
                           s->version);
     if (in->joint_up && in->joint_up != 'y' && in->joint_up != 'z')
         return rt_err_set(err, RT_EINVAL, "joint_up", "expected 'y' or 'z'");
-    LOCK(s);
-    if ((st = exec(s, "BEGIN IMMEDIATE", err, "jobs")) != RT_OK) goto unlock;
+    return RT_OK;
+}
+
+/* One job inserted inside the writer's open transaction, under a savepoint:
+ * on any failure its own changes are undone and the transaction goes on
+ * (store_job_insert()'s group commit). */
+static enum rt_status insert_one(struct store *s, const struct store_job_new *in, int64_t *id, int *existed,
+                                 struct rt_err *err)
+{
+    enum rt_status st = RT_OK;
+    sqlite3_stmt *q = NULL;
+    *existed = 0;
+    *id = 0;
+    if ((st = exec(s, "SAVEPOINT insert_one", err, "jobs")) != RT_OK) return st;
     if (in->idem_key) {
         q = prep(s->db, "SELECT id, input_hash FROM jobs WHERE owner = ? AND idem_key = ?");
         if (!q) goto dberr;
@@ -821,10 +842,87 @@ dberr:
     st = db_err(s->db, err, "jobs");
 end:
     sqlite3_finalize(q);
-    if ((st = tx_end(s, st, err, "jobs")) != RT_OK) *existed = 0;
-unlock:
-    UNLOCK(s);
+    if (st != RT_OK) {
+        exec(s, "ROLLBACK TO insert_one", NULL, NULL);
+        *existed = 0;
+        *id = 0;
+    }
+    exec(s, "RELEASE insert_one", NULL, NULL);
     return st;
+}
+
+/* A submission waiting for its group's commit (store_job_insert()). */
+struct insert_req {
+    const struct store_job_new *in;
+    int64_t *id;
+    int *existed;
+    struct rt_err *err;
+    enum rt_status st;
+    int done;
+    struct insert_req *next;
+};
+
+enum rt_status store_job_insert(struct store *s, const struct store_job_new *in, int64_t *id,
+                                int *existed, struct rt_err *err)
+{
+    enum rt_status st;
+    *existed = 0;
+    *id = 0;
+    if ((st = insert_check(s, in, err)) != RT_OK) return st;
+    /* Group commit: the first submission to find no commit under way
+     * leads: it takes every submission queued so far, inserts them in one
+     * transaction (each under its own savepoint) and commits once, one
+     * disk sync for all; those queued meanwhile wait for the next leader.
+     * Alone, a submission commits at once, as before. */
+    struct insert_req me = {in, id, existed, err, RT_OK, 0, NULL};
+    pthread_mutex_lock(&s->gmu);
+    *s->g_tail = &me;
+    s->g_tail = &me.next;
+    while (!me.done) {
+        if (s->g_leader) {
+            pthread_cond_wait(&s->gcv, &s->gmu);
+            continue;
+        }
+        s->g_leader = 1;
+        struct insert_req *group = s->g_head;
+        s->g_head = NULL;
+        s->g_tail = &s->g_head;
+        pthread_mutex_unlock(&s->gmu);
+        LOCK(s);
+        struct rt_err begin_err;
+        enum rt_status bst = exec(s, "BEGIN IMMEDIATE", &begin_err, "jobs");
+        for (struct insert_req *r = group; r; r = r->next) {
+            if (bst != RT_OK) {
+                if (r->err) *r->err = begin_err;
+                r->st = bst;
+            } else {
+                r->st = insert_one(s, r->in, r->id, r->existed, r->err);
+            }
+        }
+        if (bst == RT_OK) {
+            struct rt_err commit_err;
+            enum rt_status cst = tx_end(s, RT_OK, &commit_err, "jobs");
+            for (struct insert_req *r = group; cst != RT_OK && r; r = r->next) {
+                /* Nothing of the group was stored. */
+                if (r->st == RT_OK) {
+                    if (r->err) *r->err = commit_err;
+                    r->st = cst;
+                }
+                *r->existed = 0;
+                *r->id = 0;
+            }
+        }
+        UNLOCK(s);
+        pthread_mutex_lock(&s->gmu);
+        for (struct insert_req *r = group, *next; r; r = next) {
+            next = r->next;
+            r->done = 1;
+        }
+        s->g_leader = 0;
+        pthread_cond_broadcast(&s->gcv);
+    }
+    pthread_mutex_unlock(&s->gmu);
+    return me.st;
 }
 
 /* After the first sqlite3_step() (result `rc`) of a query for job `id`

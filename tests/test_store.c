@@ -432,6 +432,71 @@ static void seen_key(void *user, int64_t id, int frames, int attempts, const cha
     }
 }
 
+/* Group commit: 16 threads insert at once, every job its own clip; each
+ * fourth pair shares an Idempotency-Key (the second finds the first:
+ * existed, the same id), and one reuses a key for a different clip (409
+ * alone, its group's other jobs stored). */
+#define GROUP_THREADS 16
+struct group_insert {
+    struct store *s;
+    char key[32], clip[64];
+    int use_key;
+    int64_t id;
+    int existed;
+    enum rt_status st;
+};
+
+static void *group_insert_run(void *arg)
+{
+    struct group_insert *g = arg;
+    struct store_job_new nj = new_job("gus", g->use_key ? g->key : NULL, g->clip);
+    struct rt_err err;
+    g->st = store_job_insert(g->s, &nj, &g->id, &g->existed, &err);
+    return NULL;
+}
+
+static void test_group_commit(const char *path)
+{
+    struct store *s = NULL;
+    struct rt_err err;
+    struct group_insert g[GROUP_THREADS];
+    pthread_t th[GROUP_THREADS];
+    CHECK_EQ_INT(store_open(path, &s, &err), RT_OK);
+    if (!s) return;
+    for (int i = 0; i < GROUP_THREADS; i++) {
+        memset(&g[i], 0, sizeof g[i]);
+        g[i].s = s;
+        /* Threads 0-1, 4-5, 8-9, 12-13 share a key and a clip; 15 reuses 14's key. */
+        int pair = i % 4 < 2;
+        snprintf(g[i].key, sizeof g[i].key, "k%d", pair ? i / 4 : i == 15 ? 14 : i);
+        snprintf(g[i].clip, sizeof g[i].clip, "clip %d", pair ? i / 4 : i);
+        g[i].use_key = pair || i >= 14;
+    }
+    for (int i = 0; i < GROUP_THREADS; i++) CHECK_EQ_INT(pthread_create(&th[i], NULL, group_insert_run, &g[i]), 0);
+    for (int i = 0; i < GROUP_THREADS; i++) pthread_join(th[i], NULL);
+    int stored = 0, conflicts = 0;
+    for (int i = 0; i < GROUP_THREADS; i++) {
+        if (g[i].st == RT_ECONFLICT) conflicts++;
+        else CHECK_EQ_INT(g[i].st, RT_OK);
+        if (g[i].st == RT_OK && !g[i].existed) stored++;
+    }
+    /* 14 and 15: one stored, the other a conflict (whichever came second). */
+    CHECK_EQ_INT(conflicts, 1);
+    CHECK_EQ_INT(stored, GROUP_THREADS - 4 - 1);
+    for (int i = 0; i < GROUP_THREADS; i += 4) {
+        CHECK_EQ_INT(g[i].existed + g[i + 1].existed, 1);
+        CHECK(g[i].id == g[i + 1].id && g[i].id > 0);
+    }
+    for (int i = 0; i < GROUP_THREADS; i++) {
+        struct store_job j;
+        if (g[i].st != RT_OK) continue;
+        CHECK_EQ_INT(store_job_get(s, g[i].id, NULL, 1, &j, &err), RT_OK);
+        CHECK(j.clip && !strcmp(j.clip, g[i].clip));
+        store_job_release(&j);
+    }
+    store_close(s);
+}
+
 /* store_job_claim_many(): one transaction, each job claimed at most once,
  * a cancelled one not at all, and each claim counted as an attempt. */
 static void test_claim_many(const char *path)
@@ -667,6 +732,7 @@ int main(void)
     db_path(path, sizeof path, "life.db");
     test_lifecycle(path);
     test_claim_many(path);
+    test_group_commit(path);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd)) fprintf(stderr, "cannot remove %s\n", dir);
