@@ -33,7 +33,9 @@
  * runs srv_jobs_submit(), which makes the reply without touching the
  * connection, and resumes it; MHD then calls the access handler once more
  * and the reply is queued. A large clip being parsed therefore never holds
- * an HTTP thread, and /v1/health and status polls stay fast. A full queue
+ * an HTTP thread, and /v1/health and status polls stay fast. Results
+ * (GET .../result, result.csv, result.npz), whose formatting takes
+ * milliseconds for a long clip, go the same way. A full queue
  * (--plan-queue) is 503 with Retry-After.
  *
  * struct srv_req is defined in state.h, not here: auth.c and the route
@@ -357,7 +359,8 @@ static void plan_task(void *arg)
     struct srv_req *r = arg;
     struct srv *s = r->srv;
     struct srv_resp out = {0, NULL};
-    srv_jobs_submit(s, r, &out);
+    if (srv_jobs_is_result(r->route)) srv_jobs_result(s, r, &out);
+    else srv_jobs_submit(s, r, &out);
     r->resp_code = out.code;
     r->resp = out.resp;
     r->done = 1;
@@ -425,7 +428,9 @@ enum MHD_Result srv_http_request(void *cls, struct MHD_Connection *c, const char
     if (!r->body) {
         if (!(r->body = calloc(1, 1))) return MHD_NO;
     }
-    if (r->route == SRV_R_JOBS && !strcmp(method, "POST") && s->pool) {
+    if (((r->route == SRV_R_JOBS && !strcmp(method, "POST")) ||
+         (srv_jobs_is_result(r->route) && !strcmp(method, "GET"))) &&
+        s->pool) {
         r->srv = s;
         r->queued = 1;
         MHD_suspend_connection(c);

@@ -344,9 +344,9 @@ static enum MHD_Result list_jobs(struct srv *s, struct MHD_Connection *c, struct
 
 /* A boolean query parameter: absent keeps *out; 0/false and 1/true set it;
  * anything else is RT_EINVAL naming query.K. */
-static enum rt_status query_bool(struct MHD_Connection *c, const char *k, int *out, struct rt_err *err)
+static enum rt_status query_bool(const struct srv_req *r, const char *k, int *out, struct rt_err *err)
 {
-    const char *v = qarg(c, k);
+    const char *v = srv_query_get(&r->query, k);
     char where[32];
     if (!v) return RT_OK;
     if (!strcmp(v, "0") || !strcmp(v, "false")) *out = 0;
@@ -358,7 +358,11 @@ static enum rt_status query_bool(struct MHD_Connection *c, const char *k, int *o
     return RT_OK;
 }
 
-static enum MHD_Result get_result(struct srv *s, struct MHD_Connection *c, struct srv_req *r, int csv)
+/* The reply of GET /v1/jobs/ID/result[.csv] into `out`: from the request's
+ * copied query and the store only, so that it runs on a validation thread
+ * while the connection is suspended (formatting a long result takes
+ * milliseconds that an HTTP thread owes its other connections' polls). */
+static void result_resp(struct srv *s, struct srv_req *r, int csv, struct srv_resp *out)
 {
     struct rt_err err;
     struct store_job j;
@@ -371,9 +375,9 @@ static enum MHD_Result get_result(struct srv *s, struct MHD_Connection *c, struc
     char *series = NULL;
     int want_traj = 1, header = 1, want_series = 0, ok = 0; /* ok: text holds the reply */
     memset(&j, 0, sizeof j);
-    if ((!csv && query_bool(c, "trajectory", &want_traj, &err) != RT_OK) ||
-        (!csv && query_bool(c, "series", &want_series, &err) != RT_OK) ||
-        (csv && query_bool(c, "header", &header, &err) != RT_OK) ||
+    if ((!csv && query_bool(r, "trajectory", &want_traj, &err) != RT_OK) ||
+        (!csv && query_bool(r, "series", &want_series, &err) != RT_OK) ||
+        (csv && query_bool(r, "header", &header, &err) != RT_OK) ||
         store_job_get(s->store, r->id, r->owner, want_series, &j, &err) != RT_OK ||
         store_result_get(s->store, r->id, r->owner, &frames, &cols, &names,
                          want_traj || want_series ? &traj : NULL, csv ? NULL : &report, &err) != RT_OK)
@@ -468,15 +472,15 @@ done:
     free(traj);
     free(report);
     free(series);
-    if (!ok) return srv_reply_err(s, c, &err);
-    return srv_reply(s, c, MHD_HTTP_OK, csv ? "text/csv" : "application/json", text, len);
+    if (!ok) srv_resp_err(s, out, &err);
+    else srv_resp_text(s, out, MHD_HTTP_OK, csv ? "text/csv" : "application/json", text, len);
 }
 
 /* GET /v1/jobs/ID/result.npz[?fps=F]: the stored trajectory as an NPZ
  * (rtg_npz_format()), its bodies from the job's robot as loaded now; the
  * rate is the report's frame_time, or F (rtg_resample()). RT_ESTATE when
  * the robot's coordinates no longer match the stored columns. */
-static enum MHD_Result get_result_npz(struct srv *s, struct MHD_Connection *c, struct srv_req *r)
+static void result_npz_resp(struct srv *s, struct srv_req *r, struct srv_resp *out)
 {
     struct rt_err err;
     struct store_job j;
@@ -487,7 +491,7 @@ static enum MHD_Result get_result_npz(struct srv *s, struct MHD_Connection *c, s
     size_t len = 0;
     int frames = 0, cols = 0, ok = 0;
     double fps_out = 0;
-    const char *fq = qarg(c, "fps");
+    const char *fq = srv_query_get(&r->query, "fps");
     memset(&j, 0, sizeof j);
     rt_err_clear(&err);
     if (fq && (!rt_parse_real(fq, &fps_out) || !(fps_out > 0) || fps_out > 10000)) {
@@ -538,8 +542,19 @@ done:
     free(traj);
     free(resampled);
     free(report);
-    if (!ok) return srv_reply_err(s, c, &err);
-    return srv_reply(s, c, MHD_HTTP_OK, "application/octet-stream", npz, len);
+    if (!ok) srv_resp_err(s, out, &err);
+    else srv_resp_text(s, out, MHD_HTTP_OK, "application/octet-stream", npz, len);
+}
+
+int srv_jobs_is_result(int route)
+{
+    return route == SRV_R_RESULT || route == SRV_R_RESULT_CSV || route == SRV_R_RESULT_NPZ;
+}
+
+void srv_jobs_result(struct srv *s, struct srv_req *r, struct srv_resp *out)
+{
+    if (r->route == SRV_R_RESULT_NPZ) result_npz_resp(s, r, out);
+    else result_resp(s, r, r->route == SRV_R_RESULT_CSV, out);
 }
 
 /* GET /v1/jobs/ID/source: the clip (BVH, text/plain), trajectory (CSV,
@@ -583,9 +598,13 @@ enum MHD_Result srv_route_jobs(struct srv *s, struct MHD_Connection *c, struct s
             srv_jobs_submit(s, r, &out);
             return srv_resp_queue(s, c, &out);
         }
-    case SRV_R_RESULT: return get_result(s, c, r, 0);
-    case SRV_R_RESULT_CSV: return get_result(s, c, r, 1);
-    case SRV_R_RESULT_NPZ: return get_result_npz(s, c, r);
+    case SRV_R_RESULT:
+    case SRV_R_RESULT_CSV:
+    case SRV_R_RESULT_NPZ: {
+        struct srv_resp out = {0, NULL};
+        srv_jobs_result(s, r, &out);
+        return srv_resp_queue(s, c, &out);
+    }
     case SRV_R_SOURCE: return get_source(s, c, r);
     default: break;
     }

@@ -17,6 +17,12 @@ struct srv_resp;
  * thread (http.c) while the connection is suspended. */
 void srv_jobs_submit(struct srv *s, struct srv_req *r, struct srv_resp *out);
 
+/* GET /v1/jobs/ID/result, .../result.csv, .../result.npz (srv_jobs_is_result()
+ * of the route): the reply into `out` from the request's copied query and
+ * the store, so that it may run off the connection's thread. */
+int srv_jobs_is_result(int route);
+void srv_jobs_result(struct srv *s, struct srv_req *r, struct srv_resp *out);
+
 /* POST and GET /v1/jobs, GET and DELETE /v1/jobs/ID, GET .../result and
  * .../result.csv. Queues the reply and returns MHD's result. A POST runs
  * srv_jobs_submit() on the calling thread. */

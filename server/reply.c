@@ -113,10 +113,18 @@ void srv_resp_err(struct srv *s, struct srv_resp *out, const struct rt_err *err)
     srv_resp_err_http(s, out, srv_http_status(err->code), rt_status_str(err->code), err->where, err->msg);
 }
 
+void srv_resp_text(struct srv *s, struct srv_resp *out, unsigned int code, const char *type, char *text, size_t len)
+{
+    (void)s;
+    out->code = code;
+    out->resp = make_resp(type, text, len, NULL, NULL);
+}
+
 enum MHD_Result srv_reply(struct srv *s, struct MHD_Connection *c, unsigned int code,
                           const char *type, char *text, size_t len)
 {
-    struct srv_resp r = {code, make_resp(type, text, len, NULL, NULL)};
+    struct srv_resp r;
+    srv_resp_text(s, &r, code, type, text, len);
     return srv_resp_queue(s, c, &r);
 }
 

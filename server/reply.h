@@ -71,6 +71,8 @@ struct srv_resp {
 void srv_resp_json_hdr(struct srv *s, struct srv_resp *out, unsigned int code, char *text, const char *hdr,
                        const char *val);
 void srv_resp_err(struct srv *s, struct srv_resp *out, const struct rt_err *err);
+/* srv_reply()'s reply, made (`text` owned from the call on). */
+void srv_resp_text(struct srv *s, struct srv_resp *out, unsigned int code, const char *type, char *text, size_t len);
 void srv_resp_err_http(struct srv *s, struct srv_resp *out, unsigned int http, const char *code,
                        const char *where, const char *msg);
 

@@ -79,8 +79,9 @@ struct srv_query {
  * callback) or the first call of the access handler to
  * MHD_OPTION_NOTIFY_COMPLETED, which frees it.
  *
- * A submission (POST /v1/jobs) is planned on a validation thread while its
- * connection is suspended: from the hand-over until `done` is set, that
+ * A submission (POST /v1/jobs) is planned, and a result (GET .../result*)
+ * made, on a validation thread while its connection is suspended: from the
+ * hand-over until `done` is set, that
  * thread alone touches the fields below `query`, and http.c only frees the
  * request after the thread resumed the connection. */
 struct srv_req {
