@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
+#include <time.h>
 
 /* The schema file, embedded at build time (the Makefile makes store.o
  * depend on storage/schema.sql). NUL-terminated. */
@@ -137,6 +138,15 @@ struct store {
     pthread_cond_t gcv;
     struct insert_req *g_head, **g_tail;
     int g_leader;
+    /* The WAL checkpointer: a connection of its own and a thread that folds
+     * the WAL back into the database every STORE_CHECKPOINT_MS, so that no
+     * writer's commit (a submission's) waits for a checkpoint (started,
+     * stop and the wakeup under cmu). */
+    sqlite3 *cdb;
+    pthread_t ckpt;
+    int ckpt_started, ckpt_stop;
+    pthread_mutex_t cmu;
+    pthread_cond_t ccv;
     int version;
     int sync_full; /* store_set_sync(): the writer's PRAGMA synchronous is FULL */
 };
@@ -272,6 +282,66 @@ static enum rt_status migrate(struct store *s, int target, struct rt_err *err)
     return st != RT_OK ? st : on;
 }
 
+/* Milliseconds between the checkpointer's passes; WAL frames (pages of
+ * 4 kB) past which it restarts the WAL, and the size the file is cut back
+ * to then. */
+#define STORE_CHECKPOINT_MS 100
+#define STORE_WAL_RESTART_FRAMES 8192
+#define STORE_WAL_LIMIT "33554432"
+
+static void *checkpointer_main(void *arg)
+{
+    struct store *s = arg;
+    pthread_mutex_lock(&s->cmu);
+    while (!s->ckpt_stop) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += STORE_CHECKPOINT_MS * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+        pthread_cond_timedwait(&s->ccv, &s->cmu, &ts);
+        if (s->ckpt_stop) break;
+        pthread_mutex_unlock(&s->cmu);
+        /* PASSIVE: copies what it can without waiting for any reader or
+         * writer; the database file is synced when it has copied. A WAL
+         * that readers never let restart from its beginning (polls all the
+         * time) is restarted once it holds STORE_WAL_RESTART_FRAMES: that
+         * waits for the readers of the moment and holds writers back that
+         * long, and the file is cut back to journal_size_limit. */
+        int n_log = 0, n_done = 0;
+        (void)sqlite3_wal_checkpoint_v2(s->cdb, NULL, SQLITE_CHECKPOINT_PASSIVE, &n_log, &n_done);
+        if (n_log >= STORE_WAL_RESTART_FRAMES)
+            (void)sqlite3_wal_checkpoint_v2(s->cdb, NULL, SQLITE_CHECKPOINT_RESTART, &n_log, &n_done);
+        pthread_mutex_lock(&s->cmu);
+    }
+    pthread_mutex_unlock(&s->cmu);
+    return NULL;
+}
+
+/* Moves checkpoints off the writer (wal_autocheckpoint 0 there) onto a
+ * thread of their own; where that cannot start, the writer checkpoints as
+ * SQLite does by default. */
+static void checkpointer_start(struct store *s, const char *path)
+{
+    if (sqlite3_open_v2(path, &s->cdb, SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX, NULL) != SQLITE_OK) {
+        sqlite3_close_v2(s->cdb);
+        s->cdb = NULL;
+        return;
+    }
+    sqlite3_busy_timeout(s->cdb, 5000);
+    /* The connection learns that the file is in WAL mode when it first
+     * reads it: until then a checkpoint would do nothing. */
+    if (sqlite3_exec(s->cdb, "PRAGMA journal_mode = WAL", NULL, NULL, NULL) != SQLITE_OK) {
+        sqlite3_close_v2(s->cdb);
+        s->cdb = NULL;
+        return;
+    }
+    sqlite3_exec(s->cdb, "PRAGMA journal_size_limit = " STORE_WAL_LIMIT, NULL, NULL, NULL);
+    sqlite3_exec(s->db, "PRAGMA journal_size_limit = " STORE_WAL_LIMIT, NULL, NULL, NULL);
+    if (pthread_create(&s->ckpt, NULL, checkpointer_main, s)) return;
+    s->ckpt_started = 1;
+    sqlite3_exec(s->db, "PRAGMA wal_autocheckpoint = 0", NULL, NULL, NULL);
+}
+
 enum rt_status store_open_at(const char *path, int version, struct store **out, struct rt_err *err)
 {
     enum rt_status st;
@@ -286,6 +356,8 @@ enum rt_status store_open_at(const char *path, int version, struct store **out, 
     pthread_mutex_init(&s->rmu, NULL);
     pthread_mutex_init(&s->gmu, NULL);
     pthread_cond_init(&s->gcv, NULL);
+    pthread_mutex_init(&s->cmu, NULL);
+    pthread_cond_init(&s->ccv, NULL);
     s->g_tail = &s->g_head;
     if (sqlite3_open_v2(path, &s->db,
                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
@@ -313,6 +385,7 @@ enum rt_status store_open_at(const char *path, int version, struct store **out, 
         st = rt_err_set(err, RT_EIO, path, "sqlite: %s", sqlite3_errmsg(s->rdb));
         goto fail;
     }
+    checkpointer_start(s, path);
     *out = s;
     return RT_OK;
 fail:
@@ -348,6 +421,16 @@ int store_synchronous(struct store *s)
 void store_close(struct store *s)
 {
     if (!s) return;
+    if (s->ckpt_started) {
+        pthread_mutex_lock(&s->cmu);
+        s->ckpt_stop = 1;
+        pthread_cond_signal(&s->ccv);
+        pthread_mutex_unlock(&s->cmu);
+        pthread_join(s->ckpt, NULL);
+    }
+    sqlite3_close_v2(s->cdb);
+    pthread_mutex_destroy(&s->cmu);
+    pthread_cond_destroy(&s->ccv);
     sqlite3_close_v2(s->rdb);
     sqlite3_close_v2(s->db);
     pthread_mutex_destroy(&s->rmu);

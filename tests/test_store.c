@@ -497,6 +497,76 @@ static void test_group_commit(const char *path)
     store_close(s);
 }
 
+/* The checkpointer keeps the WAL bounded while a reader polls all the
+ * time: 160 submissions of 1 MB clips (160 MB written), and the WAL file
+ * never passes 96 MB (the restart threshold is 32 MB, the passes 100 ms
+ * apart). */
+struct wal_poller {
+    struct store *s;
+    int64_t id;
+    volatile int stop;
+};
+
+static void *wal_poll_run(void *arg)
+{
+    struct wal_poller *w = arg;
+    while (!w->stop) {
+        struct store_job j;
+        struct rt_err err;
+        if (store_job_get(w->s, w->id, NULL, 0, &j, &err) == RT_OK) store_job_release(&j);
+    }
+    return NULL;
+}
+
+static long long file_size(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    long long n = -1;
+    if (f && fseek(f, 0, SEEK_END) == 0) n = ftell(f);
+    if (f) fclose(f);
+    return n;
+}
+
+static void test_wal_bounded(const char *folder)
+{
+    char path[512], wal[520];
+    struct store *s = NULL;
+    struct rt_err err;
+    snprintf(path, sizeof path, "%s/wal.db", folder);
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    CHECK_EQ_INT(store_open(path, &s, &err), RT_OK);
+    if (!s) return;
+    size_t n = (size_t)1 << 20;
+    char *clip = malloc(n + 1);
+    if (!clip) {
+        store_close(s);
+        return;
+    }
+    memset(clip, 'x', n);
+    clip[n] = 0;
+    struct store_job_new nj = new_job("wal", NULL, "first");
+    int64_t id;
+    int existed;
+    CHECK_EQ_INT(store_job_insert(s, &nj, &id, &existed, &err), RT_OK);
+    struct wal_poller w = {s, id, 0};
+    pthread_t th;
+    CHECK_EQ_INT(pthread_create(&th, NULL, wal_poll_run, &w), 0);
+    long long most = 0;
+    for (int i = 0; i < 160; i++) {
+        clip[0] = (char)('a' + i % 26);
+        struct store_job_new big = new_job("wal", NULL, clip);
+        CHECK_EQ_INT(store_job_insert(s, &big, &id, &existed, &err), RT_OK);
+        long long sz = file_size(wal);
+        if (sz > most) most = sz;
+    }
+    w.stop = 1;
+    pthread_join(th, NULL);
+    if (most > (96ll << 20)) fprintf(stderr, "WAL grew to %lld bytes\n", most);
+    CHECK(most > 0 && most <= (96ll << 20));
+    free(clip);
+    store_close(s);
+}
+
 /* store_job_claim_many(): one transaction, each job claimed at most once,
  * a cancelled one not at all, and each claim counted as an attempt. */
 static void test_claim_many(const char *path)
@@ -733,6 +803,7 @@ int main(void)
     test_lifecycle(path);
     test_claim_many(path);
     test_group_commit(path);
+    test_wal_bounded(dir);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd)) fprintf(stderr, "cannot remove %s\n", dir);
