@@ -51,6 +51,10 @@
 
 /* Bytes of results per commit (store_batch()). */
 #define SCHED_STORE_BYTES ((size_t)4 << 20)
+/* Batches built and not freed yet past which the worker waits before it
+ * solves another: the one being solved, the next being built, and those
+ * still finishing. */
+#define SCHED_LIVE_BATCHES 4
 
 /* The host pool's nice value above the request handlers' (rtg_pool_create_nice). */
 #define SRV_HOST_NICE 5
@@ -75,6 +79,7 @@ struct sched {
     struct solver_backend be;
     struct rtg_pool *pool; /* host work: building and finishing jobs */
     struct rtg_batch_ws ws; /* the worker's batch arrays, reused call to call */
+    int live;               /* batches built and not yet freed (under mu) */
 };
 
 static int horizon_class(int frames)
@@ -239,9 +244,10 @@ static void fail_job(struct sched *q, int64_t id, const struct rt_err *err)
 }
 
 /* A batch in flight: its jobs, its robot, and the finishing tasks queued
- * for it on the host pool. It lives until those tasks have run: the
- * worker frees it after it has solved the next batch, so that finishing
- * (lift, quality, report, store) overlaps the next batch's build and solve. */
+ * for it on the host pool. It lives until those tasks have run: the last
+ * reference (the worker's, or the last finishing task's) frees it, so that
+ * finishing (lift, quality, report, store) overlaps the next batches'
+ * builds and solves. */
 struct batch_ctx;
 
 struct batch_job {
@@ -266,8 +272,8 @@ struct batch_ctx {
     char *col_names;
     struct batch_job *jobs;
     int n;
-    struct rtg_pool_group g;
     atomic_int unfinished;  /* finishing tasks queued and not yet run */
+    atomic_int refs;        /* the worker's, until it has queued every part, and one per finishing task */
     struct sched_entry *e;  /* the queue entries it was built from (to queue them again) */
     pthread_mutex_t store_mu; /* one store_batch() at a time */
 };
@@ -337,10 +343,11 @@ static void store_batch(struct batch_ctx *b)
     free(of);
 }
 
-static void batch_ctx_free(struct batch_ctx *b)
+/* Drops one reference to `b` (the worker's, or a finishing task's); the
+ * last stores what is finished and not stored yet and frees the batch. */
+static void batch_ctx_release(struct batch_ctx *b)
 {
-    if (!b) return;
-    rtg_pool_wait(b->q->pool, &b->g);
+    if (!b || atomic_fetch_sub(&b->refs, 1) != 1) return;
     store_batch(b);
     for (int i = 0; i < b->n; i++) {
         srv_job_input_free(&b->jobs[i].in);
@@ -353,11 +360,17 @@ static void batch_ctx_free(struct batch_ctx *b)
     free(b->col_names);
     kin_robot_free(b->robot);
     pthread_mutex_destroy(&b->store_mu);
+    struct sched *q = b->q;
     free(b);
+    pthread_mutex_lock(&q->mu);
+    q->live--;
+    pthread_cond_broadcast(&q->cv);
+    pthread_mutex_unlock(&q->mu);
 }
 
 /* On the pool: one solved job finished -- ground lift, quality and report
- * from one FK pass, the report formatted. batch_ctx_free() stores it. */
+ * from one FK pass, the report formatted; the last of a call's stores them
+ * (store_batch()). */
 static void finish_job(void *arg)
 {
     struct batch_job *b = arg;
@@ -381,7 +394,9 @@ static void finish_job(void *arg)
     b->finished = 1;
     srv_metrics_stage(&s->metrics, SRV_STAGE_QUALITY, rt_now() - t0);
     /* The last of the finished jobs queued so far stores them all. */
-    if (atomic_fetch_sub(&b->ctx->unfinished, 1) == 1) store_batch(b->ctx);
+    struct batch_ctx *bc = b->ctx;
+    if (atomic_fetch_sub(&bc->unfinished, 1) == 1) store_batch(bc);
+    batch_ctx_release(bc); /* may free b */
 }
 
 /* Solves jobs[idx[0..n)] (same weights and options) as one solver call and
@@ -434,7 +449,8 @@ static void solve_part(struct batch_ctx *bc, const int *idx, int n)
         b->part_clips = n;
         b->part_seconds = dt;
         atomic_fetch_add(&bc->unfinished, 1);
-        rtg_pool_submit(q->pool, &bc->g, finish_job, b);
+        atomic_fetch_add(&bc->refs, 1);
+        rtg_pool_submit(q->pool, NULL, finish_job, b);
     }
     if (!s->cfg.quiet)
         rt_log("info", "sched", "batch", "%d clip(s), %lld frames solved in %.3f s on %s", n, frames, dt,
@@ -485,6 +501,10 @@ static struct batch_ctx *build_batch(struct sched *q, const struct sched_entry *
     bc->q = q;
     bc->jobs = jobs;
     bc->n = n;
+    atomic_init(&bc->refs, 1);
+    pthread_mutex_lock(&q->mu);
+    q->live++;
+    pthread_mutex_unlock(&q->mu);
     bc->e = e_copy;
     memcpy(e_copy, e, (size_t)n * sizeof *e_copy);
     pthread_mutex_init(&bc->store_mu, NULL);
@@ -599,8 +619,8 @@ static void *worker_main(void *arg)
 {
     struct sched *q = arg;
     struct sched_entry *batch = NULL;
-    struct batch_ctx *prev = NULL, *cur = NULL; /* finishing; built, to solve */
-    int batch_cap = 0;
+    struct batch_ctx *cur = NULL; /* built, to solve */
+    int batch_cap = 0, worked = 0;
     pthread_mutex_lock(&q->mu);
     while (!q->stop || cur) {
         double wait_s = -1;
@@ -626,12 +646,16 @@ static void *worker_main(void *arg)
                 rtg_pool_submit_first(q->pool, &gb, build_req_run, &req);
             }
             if (cur) {
+                /* Finishing runs behind the solves on the pool; at most
+                 * SCHED_LIVE_BATCHES batches (their targets and results) are
+                 * held at once. */
+                pthread_mutex_lock(&q->mu);
+                while (q->live > SCHED_LIVE_BATCHES) pthread_cond_wait(&q->cv, &q->mu);
+                pthread_mutex_unlock(&q->mu);
                 solve_batch(cur);
-                /* The previous batch's finishing ran while this one was
-                 * built and solved; it is done now or soon. */
-                batch_ctx_free(prev);
-                prev = cur;
+                batch_ctx_release(cur); /* its finishing tasks hold it now */
                 cur = NULL;
+                worked = 1;
             }
             if (n) {
                 rtg_pool_wait(q->pool, &gb);
@@ -641,12 +665,10 @@ static void *worker_main(void *arg)
             pthread_mutex_lock(&q->mu);
             continue;
         }
-        if (prev) {
-            /* Nothing to solve: finish the last batch before waiting, and
-             * give the batch arrays back while idle. */
+        if (worked) {
+            /* Nothing to solve: give the batch arrays back while idle. */
+            worked = 0;
             pthread_mutex_unlock(&q->mu);
-            batch_ctx_free(prev);
-            prev = NULL;
             rtg_batch_ws_free(&q->ws);
             pthread_mutex_lock(&q->mu);
             continue;
@@ -665,7 +687,6 @@ static void *worker_main(void *arg)
         }
     }
     pthread_mutex_unlock(&q->mu);
-    batch_ctx_free(prev);
     free(batch);
     return NULL;
 }
