@@ -4,6 +4,7 @@
 #   make run        the main job: inspect, offline retarget, then the daemon
 #   make bench      CPU benchmarks;  make gpu-check / bench-gpu on a GPU machine
 #   make bench-e2e  a corpus end to end through the CLI and the daemon (N windows, K clients)
+#   make bench-plausibility  every shared clip onto G1, H1, T1: issue 13's quality bounds
 #   make fuzz       libFuzzer targets for the readers (FUZZ_SECONDS each)
 #   CUDA=auto|0|1   auto builds CUDA when nvcc is found; 0 forces CPU-only
 CUDA      ?= auto
@@ -76,7 +77,7 @@ BENCHES := $(patsubst bench/%.c,$(B)/bench/%,$(wildcard bench/bench_*.c))
 PROGS   := $(if $(wildcard clients/retarget.c),$(B)/retarget) $(if $(wildcard server/main.c),$(B)/retargetd)
 STAMP   := $(B)/.config
 
-.PHONY: all deps test run bench bench-e2e bench-gpu gpu-check fuzz clean
+.PHONY: all deps test run bench bench-e2e bench-plausibility bench-gpu gpu-check fuzz clean
 all: $(PROGS) $(TESTS) $(BENCHES)
 
 # The configuration stamp changes only when the configuration does, so that
@@ -161,6 +162,10 @@ N ?= 16
 K ?= 4
 bench-e2e: all
 	@sh bench/e2e.sh $(B) $(N) $(K)
+
+# Every shared human clip onto G1, H1 and T1 (URDF, MJCF): issue 13's bounds.
+bench-plausibility: all
+	@sh bench/plausibility.sh $(B)
 
 FUZZERS := $(patsubst tests/%.c,build/fuzz/%,$(wildcard tests/fuzz_*.c))
 FUZZ_CC  := clang -std=c11 -D_GNU_SOURCE -g -O1 -ffp-contract=off -I$(CURDIR)
