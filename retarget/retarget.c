@@ -38,7 +38,10 @@
  *  7. Anchors (SOLVER.md "Foot contact"): over each contact interval the foot
  *     link's position target is the interval's mean horizontal position at
  *     sole height, with weight contact_weight, and its orientation target is
- *     made level (heading kept). */
+ *     made level (heading kept); the swing targets within
+ *     RTG_CONTACT_BLEND_S of an interval leave and reach its anchor smoothly
+ *     (blend_swing), so that the foot's target has no jump at the
+ *     interval's ends for the smoothness terms to spread into the contact. */
 #include "retarget.h"
 
 #include <math.h>
@@ -56,6 +59,9 @@
 /* Metres an anchored (contact) foot target sits above the ground: the
  * smoothness terms round off the landing, and this keeps that above z = 0. */
 #define RTG_CONTACT_CLEARANCE 0.003
+/* Seconds over which a swing foot's target leaves or reaches its contact
+ * anchor (blend_swing). */
+#define RTG_CONTACT_BLEND_S 0.1
 
 /* ---- small vector helpers ---- */
 
@@ -84,6 +90,30 @@ static void m_rotz(double yaw, double *o)
 }
 /* Heading of rotation m: the angle of its x axis projected on the ground. */
 static double m_yaw(const double *m) { return atan2(m[3], m[0]); }
+
+/* o = the rotation a fraction s of the way from a to b (slerp of their
+ * quaternions along the shorter arc); o may alias b. */
+static void m_slerp(const double *a, const double *b, double s, double *o)
+{
+    double qa[4], qb[4], q[4], d = 0, wa, wb;
+    kin_mat_to_quat(a, qa);
+    kin_mat_to_quat(b, qb);
+    for (int i = 0; i < 4; i++) d += qa[i] * qb[i];
+    if (d < 0) {
+        d = -d;
+        for (int i = 0; i < 4; i++) qb[i] = -qb[i];
+    }
+    if (d > 0.9995) {
+        wa = 1.0 - s;
+        wb = s;
+    } else {
+        double th = acos(d), sn = sin(th);
+        wa = sin((1.0 - s) * th) / sn;
+        wb = sin(s * th) / sn;
+    }
+    for (int i = 0; i < 4; i++) q[i] = wa * qa[i] + wb * qb[i];
+    kin_quat_to_mat(q, o);
+}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -941,6 +971,42 @@ enum rt_status rtg_targets_check_robot_traj(const struct kin_robot *robot, const
     return st;
 }
 
+/* Step 7's blend: the swing targets of foot link k within w frames of a
+ * contact interval of c[0..n) start from (and end at) that interval's
+ * anchor, P = A + s(u) (P_swing - A) with s the smoothstep of u = distance
+ * / (w + 1), so that the foot's target leaves and reaches the anchor with
+ * continuous position and zero velocity. Without it the target jumps at
+ * the interval's ends and the smoothness terms spread that jump into the
+ * contact frames as sliding. A gap between two intervals is split at its
+ * middle. Orientation targets are blended the same way (geodesically from
+ * the anchor's level rotation). */
+static void blend_swing(double *tp, double *tr, const unsigned char *c, int n, int nl, int k, int w)
+{
+    if (w < 1) return;
+    int f = 0;
+    while (f < n) {
+        if (c[f]) { f++; continue; }
+        int g0 = f, g1 = f;
+        while (g1 < n && !c[g1]) g1++;
+        int prev = g0 > 0, next = g1 < n, len = g1 - g0;
+        int wl = prev && next ? len / 2 : len;
+        if (wl > w) wl = w;
+        for (int g = g0; g < g1; g++) {
+            int from = -1, dist = 0;
+            if (prev && g - g0 < wl) { from = g0 - 1; dist = g - g0 + 1; }
+            else if (next && g1 - 1 - g < wl) { from = g1; dist = g1 - g; }
+            if (from < 0) continue;
+            double u = (double)dist / (wl + 1), sm = u * u * (3.0 - 2.0 * u);
+            double *P = &tp[((size_t)g * nl + k) * 3];
+            const double *A = &tp[((size_t)from * nl + k) * 3];
+            for (int i = 0; i < 3; i++) P[i] = A[i] + sm * (P[i] - A[i]);
+            double *R = tr + ((size_t)g * nl + k) * 9;
+            m_slerp(tr + ((size_t)from * nl + k) * 9, R, sm, R);
+        }
+        f = g1;
+    }
+}
+
 static enum rt_status build_targets(const struct kin_robot *robot, const struct source *s,
                                     const struct rtg_profile *p, struct rtg_targets *t,
                                     struct rt_err *err)
@@ -1189,6 +1255,7 @@ static enum rt_status build_targets(const struct kin_robot *robot, const struct 
 
     /* 7. Anchors, level feet in contact, nothing below the ground. */
     if (has_feet && p->ground != RTG_GROUND_NONE) {
+        double dt = s->frame_time > 0 ? s->frame_time : 1.0 / 30.0;
         for (int side = 0; side < 2; side++) {
             int k = p->feet[side].link;
             const unsigned char *c1 = contact + (size_t)side * n;
@@ -1226,6 +1293,7 @@ static enum rt_status build_targets(const struct kin_robot *robot, const struct 
                 }
                 f = e;
             }
+            blend_swing(tp, tr, c1, n, nl, k, (int)floor(RTG_CONTACT_BLEND_S / dt + 0.5));
         }
     }
 
