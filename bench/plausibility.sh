@@ -16,12 +16,14 @@
 #  position error < 3 cm unless the report warns that the robot cannot
 #  follow ("warn" in the row's last column).
 # Environment: RT_SHARED_DATA (default ../shared/data), PLAUS_THREADS (2),
+# PLAUS_RETARGET (the retarget program, default BUILD/retarget),
 # PLAUS_ARGS (more `retarget solve` options, e.g. --collide-weight 40),
 # PLAUS_DIR (the work folder, kept; default a temporary folder, removed).
 # Exit status 0 when every solve ran (whether or not a bound is missed), 1
 # when a solve failed, 2 for a bad command line or missing programs.
 set -u
 b=${1:-build}
+rt=${PLAUS_RETARGET:-$b/retarget}
 [ $# -gt 0 ] && shift
 data=${RT_SHARED_DATA:-../shared/data}
 threads=${PLAUS_THREADS:-2}
@@ -29,7 +31,7 @@ args=${PLAUS_ARGS:-}
 py=/usr/bin/python3
 
 die() { echo "plausibility: $*" >&2; exit 2; }
-[ -x "$b/retarget" ] || die "$b/retarget: not built (make all)"
+[ -x "$rt" ] || die "$rt: not built (make all)"
 [ -x "$py" ] || die "$py: not found"
 [ -d "$data/clips" ] || die "$data/clips: no such folder (set RT_SHARED_DATA)"
 robots=${*:-g1 h1 t1 t1mjcf}
@@ -64,7 +66,7 @@ for r in $robots; do
     for f in $clips; do
         name=$(basename "$f" .bvh)
         # shellcheck disable=SC2086
-        if ! "$b/retarget" solve "$f" --robot "$spec" --threads "$threads" --quiet $args \
+        if ! "$rt" solve "$f" --robot "$spec" --threads "$threads" --quiet $args \
             -o "$dir/$r/" >"$dir/$r/$name.log" 2>&1; then
             echo "plausibility: $r $name: solve failed: $(tail -1 "$dir/$r/$name.log")" >&2
             failed=1

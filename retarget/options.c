@@ -29,7 +29,7 @@ static const char *const sync_choices[] = {"full", "normal", NULL};
 /* The job options come first, in enum rtg_job_opt order. */
 static const struct rtg_option table[] = {
     {"max_lm_iters", "--max-lm", "N", RTG_OPT_INT, 0, SOLVER_MAX_LM_ITERS, 0, 0, NULL,
-     RTG_SCOPE_JOB | S_SOLVE | S_SUBMIT | S_BATCH, "12 or the profile's",
+     RTG_SCOPE_JOB | S_SOLVE | S_SUBMIT | S_BATCH, "24 or the profile's",
      "Levenberg-Marquardt iterations of the trajectory solve"},
     {"max_cg_iters", "--max-cg", "N", RTG_OPT_INT, 1, SOLVER_MAX_CG_ITERS, 0, 0, NULL,
      RTG_SCOPE_JOB | S_SOLVE | S_SUBMIT | S_BATCH, "24 or the profile's",

@@ -10,7 +10,7 @@
 void solver_options_default(struct solver_options *o)
 {
     /* docs/solver.md "Default options" says why these values. */
-    o->max_lm_iters = 12;
+    o->max_lm_iters = 24;
     o->max_cg_iters = 24;
     o->cg_tol = 1e-3f;
     o->lambda_init = 1e-3f;
