@@ -164,6 +164,58 @@ static void frame_figures(const struct kin_robot *r, const struct rtg_targets *t
     memcpy(ex->bodies + (size_t)f * 3 * r->n_links, lp, (size_t)r->n_links * 3 * sizeof *lp);
 }
 
+/* The fastest position target of t between frames f and f + 1 (m/s) and
+ * the largest position error of the robot's links (ex->bodies) in those
+ * two frames. */
+static void source_at(const struct rtg_targets *t, const struct frame_extra *ex, int n, int nl, double dt, int f,
+                      double *speed, double *error)
+{
+    int nt = t->n_targets;
+    *speed = *error = 0;
+    for (int g = f; g <= f + 1 && g < n; g++)
+        for (int k = 0; k < nt; k++) {
+            size_t i = (size_t)g * nt + k;
+            int l = t->target_link[k];
+            if (!(t->wpos[i] > 0) || l < 0 || l >= nl) continue;
+            const float *p = t->pos + 3 * i;
+            const double *b = ex->bodies + ((size_t)g * nl + l) * 3;
+            double e = sqrt((b[0] - p[0]) * (b[0] - p[0]) + (b[1] - p[1]) * (b[1] - p[1]) + (b[2] - p[2]) * (b[2] - p[2]));
+            if (e > *error) *error = e;
+            if (g != f || g + 1 >= n || !(t->wpos[i + nt] > 0)) continue;
+            const float *p1 = p + 3 * nt;
+            double v = sqrt((p1[0] - p[0]) * (p1[0] - p[0]) + (p1[1] - p[1]) * (p1[1] - p[1]) +
+                            (p1[2] - p[2]) * (p1[2] - p[2])) / dt;
+            if (v > *speed) *speed = v;
+        }
+}
+
+/* What the source does where the speed and ground filters look (quality.h
+ * "max_joint_velocity_at"), and its fastest target over the clip. */
+static void source_figures(const struct rtg_targets *t, const struct frame_extra *ex, int n, int nl, double dt,
+                           struct rtg_quality *q)
+{
+    int nt = t->n_targets;
+    double e;
+    if (q->fast_joint_frame >= 0)
+        source_at(t, ex, n, nl, dt, q->fast_joint_frame, &q->src_speed_joint, &q->src_err_joint);
+    if (q->fast_link_frame >= 0)
+        source_at(t, ex, n, nl, dt, q->fast_link_frame, &q->src_speed_link, &q->src_err_link);
+    for (int f = 0; f + 1 < n; f++) {
+        double v;
+        source_at(t, ex, n, nl, dt, f, &v, &e);
+        if (v > q->source_max_speed_m_s) q->source_max_speed_m_s = v;
+    }
+    q->low_target_z = 0;
+    if (q->low_frame >= 0) {
+        double lo = INFINITY;
+        for (int k = 0; k < nt; k++) {
+            size_t i = (size_t)q->low_frame * nt + k;
+            if (t->wpos[i] > 0 && t->pos[3 * i + 2] < lo) lo = t->pos[3 * i + 2];
+        }
+        if (lo < INFINITY) q->low_target_z = lo;
+    }
+}
+
 /* The plausibility figures (quality.h) from the per-frame figures: self
  * and ground penetration, foot slide speeds, contacts kept, body and joint
  * speeds, normalized jerk, and the dataset filters they fail. *spd is
@@ -176,6 +228,7 @@ static enum rt_status plausibility(const struct kin_robot *r, const struct rtg_t
     int deep3 = 0, run = 0, longest = 0, src_contacts = 0, kept = 0, ns = 0;
     q->self_pair = -1;
     q->self_frame = q->slide_frame = -1;
+    q->fast_joint = q->fast_joint_frame = q->fast_link = q->fast_link_frame = q->low_frame = -1;
     q->lowest_body_z_m = INFINITY;
     for (int f = 0; f < n; f++) {
         if (ex->self_pen[f] > q->self_penetration_m) {
@@ -199,6 +252,11 @@ static enum rt_status plausibility(const struct kin_robot *r, const struct rtg_t
         }
     }
     if (!(q->lowest_body_z_m < INFINITY)) q->lowest_body_z_m = 0.0;
+    for (int f = 0; f < n; f++)
+        if (ex->low[f] == q->lowest_body_z_m) {
+            q->low_frame = f;
+            break;
+        }
     /* Feet in contact: speed between consecutive contact frames, and the
      * source's contact frames the robot's sole reproduces (within 2 cm). */
     if (!(*spd = malloc((size_t)(2 * n + 1) * sizeof **spd))) return RT_ENOMEM;
@@ -226,18 +284,28 @@ static enum rt_status plausibility(const struct kin_robot *r, const struct rtg_t
     q->foot_slide_speed_max = ss.max;
     q->contacts_kept = src_contacts ? (double)kept / src_contacts : 1.0;
     /* Body speeds (link origins) and joint speeds against the robot's limits. */
+    double jbest = -1;
     for (int f = 0; f + 1 < n; f++) {
         const double *a = ex->bodies + (size_t)f * 3 * nl, *b = a + 3 * nl;
         for (int l = 0; l < nl; l++) {
             double dx = b[3 * l] - a[3 * l], dy = b[3 * l + 1] - a[3 * l + 1], dz = b[3 * l + 2] - a[3 * l + 2];
             double v = sqrt(dx * dx + dy * dy + dz * dz) / dt;
-            if (v > q->max_body_speed_m_s) q->max_body_speed_m_s = v;
+            if (v > q->max_body_speed_m_s) {
+                q->max_body_speed_m_s = v;
+                q->fast_link = l;
+                q->fast_link_frame = f;
+            }
         }
         const float *s0 = state + (size_t)f * cols + RT_ROOT_COLS, *s1 = s0 + cols;
         int over = 0;
         for (int j = 0; j < nd; j++) {
             double vmax = r->joints[r->coord_joint[j]].velocity;
             double v = fabs((double)s1[j] - (double)s0[j]) / dt;
+            if (v > jbest) {
+                jbest = v;
+                q->fast_joint = j;
+                q->fast_joint_frame = f;
+            }
             if (vmax > 0 && v > vmax) {
                 over = 1;
                 if (v / vmax > q->joint_velocity_over_limit_ratio) q->joint_velocity_over_limit_ratio = v / vmax;
@@ -272,6 +340,7 @@ static enum rt_status plausibility(const struct kin_robot *r, const struct rtg_t
             }
         q->normalized_jerk = m ? sum / m : 0.0;
     }
+    source_figures(t, ex, n, nl, dt, q);
     if (q->lowest_body_z_m < -RTG_FILTER_BELOW_GROUND) q->filters |= RTG_FILTER_BELOW;
     if (q->max_body_speed_m_s > RTG_FILTER_BODY_SPEED) q->filters |= RTG_FILTER_BODY_FAST;
     if (q->max_joint_velocity > RTG_FILTER_JOINT_SPEED) q->filters |= RTG_FILTER_JOINT_FAST;
@@ -488,6 +557,24 @@ static cJSON *slide_json(const struct rtg_quality *q)
     return o;
 }
 
+/* {"frame": f, key: name, "source_speed_m_s", "tracking_error_m",
+ * "lowest_target_z_m"} (the figures that are not NAN, key when given), or
+ * null for f < 0. */
+static cJSON *at_json(int f, const char *key, const char *name, double speed, double error, double low)
+{
+    if (f < 0) return cJSON_CreateNull();
+    cJSON *o = cJSON_CreateObject();
+    if (!o) return NULL;
+    if (!cJSON_AddNumberToObject(o, "frame", f) || (key && !cJSON_AddStringToObject(o, key, name ? name : "?")) ||
+        (!isnan(speed) && !cJSON_AddNumberToObject(o, "source_speed_m_s", speed)) ||
+        (!isnan(error) && !cJSON_AddNumberToObject(o, "tracking_error_m", error)) ||
+        (!isnan(low) && !cJSON_AddNumberToObject(o, "lowest_target_z_m", low))) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
 /* The names of the failed filters, in bit order. */
 static cJSON *filters_json(unsigned filters)
 {
@@ -552,7 +639,16 @@ cJSON *rtg_quality_to_json(const struct kin_robot *r, const struct rtg_targets *
         !cJSON_AddNumberToObject(o, "max_body_speed_m_s", q.max_body_speed_m_s) ||
         !cJSON_AddNumberToObject(o, "joint_velocity_over_limit_frames", q.joint_velocity_over_limit_frames) ||
         !cJSON_AddNumberToObject(o, "joint_velocity_over_limit_ratio", q.joint_velocity_over_limit_ratio) ||
-        !add(o, "filters", filters_json(q.filters)))
+        !add(o, "filters", filters_json(q.filters)) ||
+        !cJSON_AddNumberToObject(o, "source_max_speed_m_s", q.source_max_speed_m_s) ||
+        !add(o, "max_joint_velocity_at",
+             at_json(q.fast_joint_frame, "joint",
+                     q.fast_joint >= 0 ? r->joints[r->coord_joint[q.fast_joint]].name : NULL, q.src_speed_joint,
+                     q.src_err_joint, NAN)) ||
+        !add(o, "max_body_speed_at",
+             at_json(q.fast_link_frame, "link", q.fast_link >= 0 ? r->links[q.fast_link].name : NULL,
+                     q.src_speed_link, q.src_err_link, NAN)) ||
+        !add(o, "lowest_body_at", at_json(q.low_frame, NULL, NULL, NAN, NAN, q.low_target_z)))
         goto fail;
     links = cJSON_AddArrayToObject(o, "links");
     if (!links) goto fail;

@@ -40,6 +40,14 @@
  *   and _ratio: frames with a joint faster than its description's velocity
  *   limit, and the largest speed / limit.
  * - filters: the dataset filters (ProtoMotions' rules) the clip fails.
+ * - max_joint_velocity_at, max_body_speed_at, lowest_body_at: where the
+ *   speed and ground figures of those filters occur (joint or link, frame)
+ *   and what the targets do there (source_speed_m_s: the fastest position
+ *   target between that frame and the next; tracking_error_m: the largest
+ *   position error in those frames; lowest_target_z_m: the lowest position
+ *   target of that frame), so that a report can tell a fast or low source
+ *   from a robot that cannot follow it; source_max_speed_m_s: the fastest
+ *   position target over the clip.
  *
  * Memory: rtg_quality_json() returns a cJSON object the caller deletes
  * (or attaches to a tree that it deletes). */
@@ -83,6 +91,14 @@ struct rtg_quality {
     int joint_velocity_over_limit_frames;
     double joint_velocity_over_limit_ratio;
     unsigned filters;             /* RTG_FILTER_* bits */
+    /* Where the speed and ground filters look, and what the source does
+     * there (filter_at_json): the fastest joint (coordinate index) and
+     * link between frames f and f + 1, the lowest body point's frame (-1:
+     * none); per place the fastest position target's speed over those
+     * frames and the largest position tracking error in them. */
+    int fast_joint, fast_joint_frame, fast_link, fast_link_frame, low_frame;
+    double src_speed_joint, src_err_joint, src_speed_link, src_err_link, low_target_z;
+    double source_max_speed_m_s;  /* the fastest position target over the clip */
 };
 
 #define RTG_JERK_WINDOW_S 1.0    /* s: the normalized jerk's window */

@@ -3,6 +3,7 @@
 #include "report.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "quality.h"
 
@@ -11,12 +12,76 @@
  * clips whose motion the robot cannot follow. */
 #define RTG_REPORT_MAX_MEAN_POS_M 0.03
 #define RTG_REPORT_MAX_PENETRATION_M 0.01
+/* A robot whose position targets are all within this distance where a
+ * speed filter fails is following them: the speed is the source's. */
+#define RTG_REPORT_FOLLOW_M 0.05
 
 static double num_at(const cJSON *o, const char *a, const char *b)
 {
     const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, a);
     if (b) x = cJSON_GetObjectItemCaseSensitive(x, b);
     return cJSON_IsNumber(x) ? x->valuedouble : 0.0;
+}
+
+static int failed(const cJSON *q, const char *filter)
+{
+    const cJSON *x;
+    cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(q, "filters"))
+        if (cJSON_IsString(x) && strcmp(x->valuestring, filter) == 0) return 1;
+    return 0;
+}
+
+static const char *str_at(const cJSON *o, const char *a, const char *b)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, a), b);
+    return cJSON_IsString(x) ? x->valuestring : "?";
+}
+
+/* One warning per failed speed or ground filter that says whether the
+ * source itself is that fast or that low there, or the robot cannot follow
+ * it (quality "max_joint_velocity_at", "max_body_speed_at",
+ * "lowest_body_at"). The filters themselves stay as they are. */
+static void filter_warnings(cJSON *w, const cJSON *q)
+{
+    char msg[512];
+    if (failed(q, "joint_speed")) {
+        double err = num_at(q, "max_joint_velocity_at", "tracking_error_m");
+        int n = snprintf(msg, sizeof msg, "joint_speed filter (%.0f rad/s): %s reaches %.1f rad/s in frame %.0f, where the "
+                         "source's fastest target moves %.2f m/s and the robot's largest position error is %.3f m: ",
+                         RTG_FILTER_JOINT_SPEED, str_at(q, "max_joint_velocity_at", "joint"),
+                         num_at(q, "max_joint_velocity_rad_s", NULL), num_at(q, "max_joint_velocity_at", "frame"),
+                         num_at(q, "max_joint_velocity_at", "source_speed_m_s"), err);
+        snprintf(msg + n, sizeof msg - (size_t)n, "%s",
+                 err <= RTG_REPORT_FOLLOW_M ? "the robot follows its targets there, so the source itself moves that fast"
+                                            : "the robot cannot follow the source continuously there and swings to "
+                                              "another configuration");
+        cJSON_AddItemToArray(w, cJSON_CreateString(msg));
+    }
+    if (failed(q, "body_speed")) {
+        double err = num_at(q, "max_body_speed_at", "tracking_error_m");
+        double src = num_at(q, "max_body_speed_at", "source_speed_m_s");
+        int n = snprintf(msg, sizeof msg, "body_speed filter (%.0f m/s): %s reaches %.1f m/s in frame %.0f, where the "
+                         "source's fastest target moves %.2f m/s and the robot's largest position error is %.3f m: ",
+                         RTG_FILTER_BODY_SPEED, str_at(q, "max_body_speed_at", "link"),
+                         num_at(q, "max_body_speed_m_s", NULL), num_at(q, "max_body_speed_at", "frame"), src, err);
+        snprintf(msg + n, sizeof msg - (size_t)n, "%s",
+                 src > RTG_FILTER_BODY_SPEED || err <= RTG_REPORT_FOLLOW_M
+                     ? "the source itself moves that fast"
+                     : "the robot cannot follow the source continuously there and swings to another configuration");
+        cJSON_AddItemToArray(w, cJSON_CreateString(msg));
+    }
+    if (failed(q, "body_below_ground")) {
+        double low = num_at(q, "lowest_body_at", "lowest_target_z_m");
+        int n = snprintf(msg, sizeof msg, "body_below_ground filter (%.2f m): a body of the robot reaches z = %.3f m in "
+                         "frame %.0f, where the source's lowest target is at z = %.3f m: ",
+                         -RTG_FILTER_BELOW_GROUND, num_at(q, "lowest_body_z_m", NULL),
+                         num_at(q, "lowest_body_at", "frame"), low);
+        snprintf(msg + n, sizeof msg - (size_t)n, "%s",
+                 low < -RTG_FILTER_BELOW_GROUND ? "the source itself goes below the ground"
+                                                : "the robot's collision geometry reaches below the ground where "
+                                                  "the source's points do not");
+        cJSON_AddItemToArray(w, cJSON_CreateString(msg));
+    }
 }
 
 /* Adds "warnings": [..] to `root` when the quality figures leave the
@@ -44,6 +109,7 @@ static void add_warnings(cJSON *root, const cJSON *q)
         snprintf(msg, sizeof msg, "%.0f joint-limit violations", viol);
         cJSON_AddItemToArray(w, cJSON_CreateString(msg));
     }
+    filter_warnings(w, q);
     if (cJSON_GetArraySize(w) > 0) cJSON_AddItemToObject(root, "warnings", w);
     else cJSON_Delete(w);
 }
