@@ -112,7 +112,7 @@ for r in robots:
         filt = q.get("filters") or []
         pos = num(q, "position_error_m", "mean") or 0.0
         warns = rep.get("warnings") or []
-        cannot = any("cannot follow" in w for w in warns)
+        cannot = any(w.startswith("mean position error") for w in warns)
         print("| %s | %s | %.2f | %d | %.3f/%.3f | %s | %d | %s | %.2f%s | %s | %.2f |" % (
             r, clip, 100 * pen, gpf, p95, smax, "-" if kept is None else "%.0f%%" % (100 * kept), viol,
             ", ".join(filt) or "-", 100 * pos, " warn" if cannot else "",

@@ -558,7 +558,7 @@ enum rt_status rtg_profile_parse(const char *text, size_t len, const char *name,
     p->feet[0].link = p->feet[1].link = -1;
     p->ground = RTG_GROUND_CONTACTS;
     p->sole_offset = -1;
-    p->contact_height = 0.06;
+    p->contact_height = 0.05;
     p->contact_speed = 0.6;
     p->min_contact = 0.1;
     p->contact_weight = 5.0;
