@@ -108,18 +108,18 @@ void rtg_targets_default_weights(struct rtg_targets *t, const struct kin_robot *
 enum rt_status rtg_targets_velocity_limits(struct rtg_targets *t, const struct kin_robot *r, double scale,
                                            struct rt_err *err)
 {
-    int nb = r->tree.floating_base ? 6 : 0, nt = rt_tangent_dim(&r->tree), any = 0;
+    int nb = r->tree.floating_base ? 6 : 0, nt = rt_tangent_dim(&r->tree);
     double dt = t->frame_time > 0 ? t->frame_time : RTG_REF_DT;
     free(t->v_limit);
     t->v_limit = NULL;
     t->w_vlim = 0.0f;
-    for (int j = 0; j < r->n_dof; j++) any |= r->joints[r->coord_joint[j]].velocity > 0.0;
-    if (!(scale > 0.0) || !any) return RT_OK;
+    if (!(scale > 0.0) || r->n_dof < 1) return RT_OK;
     if (!(t->v_limit = calloc((size_t)nt, sizeof *t->v_limit)))
         return rt_err_set(err, RT_ENOMEM, "targets", "out of memory");
     for (int j = 0; j < r->n_dof; j++) {
         double v = r->joints[r->coord_joint[j]].velocity;
-        if (v > 0.0 && isfinite(v)) t->v_limit[nb + j] = (float)(v * dt);
+        if (!(v > 0.0 && isfinite(v))) v = RTG_VLIM_FALLBACK;
+        t->v_limit[nb + j] = (float)(v * dt);
     }
     t->w_vlim = (float)(RTG_W_VLIM_REF * scale * (RTG_REF_DT / dt));
     return RT_OK;

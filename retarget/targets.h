@@ -80,11 +80,19 @@ enum rt_status rtg_targets_alloc(struct rtg_targets *t, const struct kin_robot *
 void rtg_targets_free(struct rtg_targets *t);
 
 /* The velocity-limit term of robot r for t's frame time: v_limit of every
- * joint with a velocity limit in its description (URDF `velocity`), limit
- * x frame time; weight RTG_W_VLIM_REF x `scale` for 30 fps, scaled with the
- * frame rate like the smoothness weights. scale 0, or a robot without
- * limits: none (v_limit NULL). RT_ENOMEM. */
+ * joint, limit x frame time, the limit its description's (URDF `velocity`)
+ * or, where it gives none (MJCF, a URDF without `velocity`),
+ * RTG_VLIM_FALLBACK; weight RTG_W_VLIM_REF x `scale` for 30 fps, scaled
+ * with the frame rate like the smoothness weights. scale 0: none (v_limit
+ * NULL). RT_ENOMEM. */
 #define RTG_W_VLIM_REF 0.2
+/* rad/s (m/s for a prismatic joint) of the soft bound of a joint with no
+ * velocity limit in its description: half the joint_speed dataset filter's
+ * 40 rad/s, because the bound is soft and a joint overshoots it where the
+ * robot cannot follow (Booster T1's URDF gives 10.9-18.8 rad/s; its MJCF
+ * none, where 01_01.bvh reached 128 rad/s without a bound, 48.7 at 40,
+ * 38.7 at 25). */
+#define RTG_VLIM_FALLBACK 20.0
 enum rt_status rtg_targets_velocity_limits(struct rtg_targets *t, const struct kin_robot *r, double scale,
                                            struct rt_err *err);
 
