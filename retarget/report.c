@@ -52,7 +52,8 @@ static void filter_warnings(cJSON *w, const cJSON *q)
                          num_at(q, "max_joint_velocity_rad_s", NULL), num_at(q, "max_joint_velocity_at", "frame"),
                          num_at(q, "max_joint_velocity_at", "source_speed_m_s"), err);
         snprintf(msg + n, sizeof msg - (size_t)n, "%s",
-                 err <= RTG_REPORT_FOLLOW_M ? "the robot follows its targets there, so the source itself moves that fast"
+                 err <= RTG_REPORT_FOLLOW_M ? "the robot holds its position targets there, so the source's motion (or a "
+                                              "rotation those targets leave free) is that fast"
                                             : "the robot cannot follow the source continuously there and swings to "
                                               "another configuration");
         cJSON_AddItemToArray(w, cJSON_CreateString(msg));
