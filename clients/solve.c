@@ -261,18 +261,6 @@ static void build(void *ctx, int i)
     rtg_job_plan_free(&c->plan);
 }
 
-/* build() of the clips clips[idx[0..n)]. */
-struct build_set {
-    struct run *r;
-    const int *idx;
-};
-
-static void build_one(void *ctx, int i)
-{
-    const struct build_set *b = ctx;
-    build(b->r, b->idx[i]);
-}
-
 /* build() of one clip as a queued task. */
 struct build_arg {
     struct run *r;
@@ -586,12 +574,13 @@ int cli_solve_run(const struct cli_solve_args *a, struct rt_err *err)
         }
         call_at[n_calls] = m;
         for (int i = 0; i < a->n_sources; i++) bargs[i] = (struct build_arg){&r, i};
-        struct build_set first = {&r, idx};
-        if (n_calls) rtg_pool_for(pool, call_at[1], build_one, &first);
         struct rtg_pool_group gb = {0};
+        for (int q = 0; n_calls && q < call_at[1]; q++) rtg_pool_submit_first(pool, &gb, build_task, &bargs[idx[q]]);
+        rtg_pool_wait(pool, &gb);
         for (int k = 0; k < n_calls; k++) {
-            for (int q = k + 1 < n_calls ? call_at[k + 1] : m; k + 1 < n_calls && q < call_at[k + 2]; q++)
-                rtg_pool_submit_first(pool, &gb, build_task, &bargs[idx[q]]);
+            if (k + 1 < n_calls)
+                for (int q = call_at[k + 1]; q < call_at[k + 2]; q++)
+                    rtg_pool_submit_first(pool, &gb, build_task, &bargs[idx[q]]);
             int n_ok = 0, lead = -1;
             for (int q = call_at[k]; q < call_at[k + 1]; q++) {
                 struct clip *c = &clips[idx[q]];

@@ -6,6 +6,7 @@
 #include "retarget.h"
 
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,7 +57,8 @@ static int ws_reserve(float **a, size_t *cap, size_t n)
 struct batch_copy {
     struct rtg_batch_item *items;
     const int *off;
-    int nk, cols, failed;
+    int nk, cols;
+    atomic_int failed;
     float *pos, *rot, *wpos, *wrot, *init, *state;
     const struct solver_clip_result *res;
 };
@@ -80,7 +82,7 @@ static void copy_out(void *ctx, int i)
     struct batch_copy *c = ctx;
     size_t bytes = (size_t)c->items[i].t->n_frames * (size_t)c->cols * sizeof(float);
     if (!(c->items[i].state = malloc(bytes))) {
-        c->failed = 1; /* one int written 0 -> 1 by any: read after the loop */
+        atomic_store(&c->failed, 1);
         return;
     }
     memcpy(c->items[i].state, c->state + (size_t)c->off[i] * (size_t)c->cols, bytes);
@@ -121,6 +123,7 @@ enum rt_status rtg_batch_solve(struct rtg_batch_ws *ws, struct solver_backend *b
     }
     struct batch_copy cp = {items, off, nk, cols, 0, ws->pos, ws->rot, ws->wpos, ws->wrot,
                             t0->init ? ws->init : NULL, ws->state, res};
+    atomic_init(&cp.failed, 0);
     rtg_pool_for(ws->pool, n, copy_in, &cp);
     /* the first clip's weights and options (the caller groups equal ones),
      * the batch's concatenated targets */
@@ -139,7 +142,7 @@ enum rt_status rtg_batch_solve(struct rtg_batch_ws *ws, struct solver_backend *b
     if (st != RT_OK) goto fail;
     rtg_pool_for(ws->pool, n, copy_out, &cp);
     st = RT_OK;
-    if (cp.failed) {
+    if (atomic_load(&cp.failed)) {
         for (int j = 0; j < n; j++) {
             free(items[j].state);
             items[j].state = NULL;

@@ -164,6 +164,25 @@ static void frame_figures(const struct kin_robot *r, const struct rtg_targets *t
     memcpy(ex->bodies + (size_t)f * 3 * r->n_links, lp, (size_t)r->n_links * 3 * sizeof *lp);
 }
 
+/* The fastest position target of t between frames f and f + 1 (m/s; 0 at
+ * the last frame). */
+static double target_speed(const struct rtg_targets *t, int n, int nl, double dt, int f)
+{
+    int nt = t->n_targets;
+    double best = 0;
+    if (f + 1 >= n) return 0;
+    for (int k = 0; k < nt; k++) {
+        size_t i = (size_t)f * nt + k;
+        int l = t->target_link[k];
+        if (!(t->wpos[i] > 0) || l < 0 || l >= nl || !(t->wpos[i + nt] > 0)) continue;
+        const float *p = t->pos + 3 * i, *p1 = p + 3 * nt;
+        double v = sqrt((p1[0] - p[0]) * (p1[0] - p[0]) + (p1[1] - p[1]) * (p1[1] - p[1]) +
+                        (p1[2] - p[2]) * (p1[2] - p[2])) / dt;
+        if (v > best) best = v;
+    }
+    return best;
+}
+
 /* The fastest position target of t between frames f and f + 1 (m/s) and
  * the largest position error of the robot's links (ex->bodies) in those
  * two frames. */
@@ -171,7 +190,8 @@ static void source_at(const struct rtg_targets *t, const struct frame_extra *ex,
                       double *speed, double *error)
 {
     int nt = t->n_targets;
-    *speed = *error = 0;
+    *speed = target_speed(t, n, nl, dt, f);
+    *error = 0;
     for (int g = f; g <= f + 1 && g < n; g++)
         for (int k = 0; k < nt; k++) {
             size_t i = (size_t)g * nt + k;
@@ -181,11 +201,6 @@ static void source_at(const struct rtg_targets *t, const struct frame_extra *ex,
             const double *b = ex->bodies + ((size_t)g * nl + l) * 3;
             double e = sqrt((b[0] - p[0]) * (b[0] - p[0]) + (b[1] - p[1]) * (b[1] - p[1]) + (b[2] - p[2]) * (b[2] - p[2]));
             if (e > *error) *error = e;
-            if (g != f || g + 1 >= n || !(t->wpos[i + nt] > 0)) continue;
-            const float *p1 = p + 3 * nt;
-            double v = sqrt((p1[0] - p[0]) * (p1[0] - p[0]) + (p1[1] - p[1]) * (p1[1] - p[1]) +
-                            (p1[2] - p[2]) * (p1[2] - p[2])) / dt;
-            if (v > *speed) *speed = v;
         }
 }
 
@@ -195,14 +210,12 @@ static void source_figures(const struct rtg_targets *t, const struct frame_extra
                            struct rtg_quality *q)
 {
     int nt = t->n_targets;
-    double e;
     if (q->fast_joint_frame >= 0)
         source_at(t, ex, n, nl, dt, q->fast_joint_frame, &q->src_speed_joint, &q->src_err_joint);
     if (q->fast_link_frame >= 0)
         source_at(t, ex, n, nl, dt, q->fast_link_frame, &q->src_speed_link, &q->src_err_link);
     for (int f = 0; f + 1 < n; f++) {
-        double v;
-        source_at(t, ex, n, nl, dt, f, &v, &e);
+        double v = target_speed(t, n, nl, dt, f);
         if (v > q->source_max_speed_m_s) q->source_max_speed_m_s = v;
     }
     q->low_target_z = 0;

@@ -57,7 +57,7 @@
 #define SCHED_LIVE_BATCHES 4
 
 /* The host pool's nice value above the request handlers' (rtg_pool_create_nice). */
-#define SRV_HOST_NICE 5
+#define SCHED_HOST_NICE 5
 
 struct sched_entry {
     int64_t id;
@@ -478,24 +478,24 @@ static void build_job(void *arg, int i)
  * without claiming them: the worker builds the next batch this way while it
  * solves the one before (a job cancelled meanwhile is dropped when
  * solve_batch() claims it). A job whose targets cannot be built fails
- * here. Returns the batch, which the caller frees -- or NULL when out of
+ * here. `e` (n malloc'd queue entries) is the batch's from the call on.
+ * Returns the batch, which the caller releases -- or NULL when out of
  * memory (the jobs are put back in the queue). */
-static struct batch_ctx *build_batch(struct sched *q, const struct sched_entry *e, int n)
+static struct batch_ctx *build_batch(struct sched *q, struct sched_entry *e, int n)
 {
     struct srv *s = q->s;
     struct rt_err err;
     struct batch_ctx *bc = calloc(1, sizeof *bc);
     struct batch_job *jobs = calloc((size_t)n, sizeof *jobs);
-    struct sched_entry *e_copy = malloc((size_t)n * sizeof *e_copy);
     char robot_name[STORE_MAX_NAME + 1] = "";
-    if (!bc || !jobs || !e_copy) {
+    if (!bc || !jobs) {
         /* Put them back: the jobs are still queued in the database. */
         pthread_mutex_lock(&q->mu);
         for (int i = 0; i < n; i++) add_locked(q, e[i].id, e[i].frames, e[i].key, e[i].alone);
         pthread_mutex_unlock(&q->mu);
         free(bc);
         free(jobs);
-        free(e_copy);
+        free(e);
         return NULL;
     }
     bc->q = q;
@@ -505,8 +505,7 @@ static struct batch_ctx *build_batch(struct sched *q, const struct sched_entry *
     pthread_mutex_lock(&q->mu);
     q->live++;
     pthread_mutex_unlock(&q->mu);
-    bc->e = e_copy;
-    memcpy(e_copy, e, (size_t)n * sizeof *e_copy);
+    bc->e = e;
     pthread_mutex_init(&bc->store_mu, NULL);
     for (int i = 0; i < n; i++) {
         jobs[i].ctx = bc;
@@ -601,7 +600,7 @@ static void solve_batch(struct batch_ctx *bc)
 /* A batch built on the pool while the worker solves the one before. */
 struct build_req {
     struct sched *q;
-    struct sched_entry *e; /* owned copy of the picked entries */
+    struct sched_entry *e; /* a copy of the picked entries, build_batch()'s from then on */
     int n;
     struct batch_ctx *bc;  /* out */
 };
@@ -660,7 +659,6 @@ static void *worker_main(void *arg)
             if (n) {
                 rtg_pool_wait(q->pool, &gb);
                 cur = req.bc;
-                free(req.e);
             }
             pthread_mutex_lock(&q->mu);
             continue;
@@ -719,7 +717,7 @@ enum rt_status sched_start(struct srv *s, struct sched **out, struct rt_err *err
     if ((st = rtg_backend_init(&q->be, s->cfg.backend, s->cfg.solver_threads, err)) != RT_OK) goto fail;
     /* Building and finishing jobs give way to the request handlers (health
      * and polls stay fast while a corpus is solved): nice 5. */
-    if ((st = rtg_pool_create_nice(s->cfg.host_threads, SRV_HOST_NICE, &q->pool, err)) != RT_OK) goto fail;
+    if ((st = rtg_pool_create_nice(s->cfg.host_threads, SCHED_HOST_NICE, &q->pool, err)) != RT_OK) goto fail;
     q->ws.pool = q->pool;
     if ((st = store_job_each_queued(s->store, load_queued, q, err)) != RT_OK) goto fail;
     if (q->n && !s->cfg.quiet) rt_log("info", "sched", "start", "%d queued job(s) from the database", q->n);

@@ -322,15 +322,11 @@ static void *checkpointer_main(void *arg)
  * SQLite does by default. */
 static void checkpointer_start(struct store *s, const char *path)
 {
-    if (sqlite3_open_v2(path, &s->cdb, SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX, NULL) != SQLITE_OK) {
-        sqlite3_close_v2(s->cdb);
-        s->cdb = NULL;
-        return;
-    }
-    sqlite3_busy_timeout(s->cdb, 5000);
     /* The connection learns that the file is in WAL mode when it first
      * reads it: until then a checkpoint would do nothing. */
-    if (sqlite3_exec(s->cdb, "PRAGMA journal_mode = WAL", NULL, NULL, NULL) != SQLITE_OK) {
+    if (sqlite3_open_v2(path, &s->cdb, SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX, NULL) != SQLITE_OK ||
+        sqlite3_busy_timeout(s->cdb, 5000) != SQLITE_OK ||
+        sqlite3_exec(s->cdb, "PRAGMA journal_mode = WAL", NULL, NULL, NULL) != SQLITE_OK) {
         sqlite3_close_v2(s->cdb);
         s->cdb = NULL;
         return;
