@@ -51,10 +51,11 @@
 
 /* Bytes of results per commit (store_batch()). */
 #define SCHED_STORE_BYTES ((size_t)4 << 20)
-/* Batches built and not freed yet past which the worker waits before it
- * solves another: the one being solved, the next being built, and those
- * still finishing. */
-#define SCHED_LIVE_BATCHES 4
+/* Solved batches still finishing past which the worker waits before it
+ * solves another: one, the batch before, so that a job whose result is not
+ * stored yet is exposed to a crash for no longer than one batch's solve
+ * (a job interrupted STORE_MAX_ATTEMPTS times fails for good). */
+#define SCHED_FINISHING_BATCHES 1
 
 /* The host pool's nice value above the request handlers' (rtg_pool_create_nice). */
 #define SCHED_HOST_NICE 5
@@ -79,7 +80,7 @@ struct sched {
     struct solver_backend be;
     struct rtg_pool *pool; /* host work: building and finishing jobs */
     struct rtg_batch_ws ws; /* the worker's batch arrays, reused call to call */
-    int live;               /* batches built and not yet freed (under mu) */
+    int finishing;          /* solved batches not yet freed (under mu) */
 };
 
 static int horizon_class(int frames)
@@ -275,6 +276,7 @@ struct batch_ctx {
     atomic_int unfinished;  /* finishing tasks queued and not yet run */
     atomic_int refs;        /* the worker's, until it has queued every part, and one per finishing task */
     struct sched_entry *e;  /* the queue entries it was built from (to queue them again) */
+    int solved;             /* counted in sched.finishing (set by the worker, under its reference) */
     pthread_mutex_t store_mu; /* one store_batch() at a time */
 };
 
@@ -361,9 +363,11 @@ static void batch_ctx_release(struct batch_ctx *b)
     kin_robot_free(b->robot);
     pthread_mutex_destroy(&b->store_mu);
     struct sched *q = b->q;
+    int b_solved = b->solved;
     free(b);
+    if (!b_solved) return;
     pthread_mutex_lock(&q->mu);
-    q->live--;
+    q->finishing--;
     pthread_cond_broadcast(&q->cv);
     pthread_mutex_unlock(&q->mu);
 }
@@ -502,9 +506,6 @@ static struct batch_ctx *build_batch(struct sched *q, struct sched_entry *e, int
     bc->jobs = jobs;
     bc->n = n;
     atomic_init(&bc->refs, 1);
-    pthread_mutex_lock(&q->mu);
-    q->live++;
-    pthread_mutex_unlock(&q->mu);
     bc->e = e;
     pthread_mutex_init(&bc->store_mu, NULL);
     for (int i = 0; i < n; i++) {
@@ -645,13 +646,16 @@ static void *worker_main(void *arg)
                 rtg_pool_submit_first(q->pool, &gb, build_req_run, &req);
             }
             if (cur) {
-                /* Finishing runs behind the solves on the pool; at most
-                 * SCHED_LIVE_BATCHES batches (their targets and results) are
-                 * held at once. */
+                /* Finishing runs behind the solves on the pool, at most
+                 * SCHED_FINISHING_BATCHES batches behind. */
                 pthread_mutex_lock(&q->mu);
-                while (q->live > SCHED_LIVE_BATCHES) pthread_cond_wait(&q->cv, &q->mu);
+                while (q->finishing > SCHED_FINISHING_BATCHES) pthread_cond_wait(&q->cv, &q->mu);
                 pthread_mutex_unlock(&q->mu);
                 solve_batch(cur);
+                pthread_mutex_lock(&q->mu);
+                q->finishing++;
+                cur->solved = 1;
+                pthread_mutex_unlock(&q->mu);
                 batch_ctx_release(cur); /* its finishing tasks hold it now */
                 cur = NULL;
                 worked = 1;
