@@ -446,6 +446,15 @@ static void solve_part(struct batch_ctx *bc, const int *idx, int n)
     }
     srv_metrics_solved(&s->metrics, n, frames, dt);
     srv_metrics_stage(&s->metrics, SRV_STAGE_SOLVE, dt);
+    /* From here a crash interrupts the storing of the results, not the
+     * solve: it does not count against the jobs' solves. A mark that
+     * fails only leaves the jobs counted as before. */
+    if (store_job_solved_many(s->store, ids, n, &err) != RT_OK) {
+        char line[RT_ERR_LINE_MAX];
+        rt_log("warn", "sched", "batch", "marking %d job(s) solved failed (%s): a crash now counts as an interrupted solve",
+               n, rt_err_line(&err, line, sizeof line));
+        rt_err_clear(&err);
+    }
     for (int i = 0; i < n; i++) {
         struct batch_job *b = &jobs[idx[i]];
         b->state = items[i].state;

@@ -117,6 +117,14 @@ static const char *migration_sql(int version)
                "ALTER TABLE job_clips ADD COLUMN joint_names TEXT;\n"
                "ALTER TABLE job_clips ADD COLUMN joint_units REAL;\n"
                "ALTER TABLE job_clips ADD COLUMN joint_up TEXT;\n";
+    case 8: /* a run's phase: solved is set once its solve has finished
+             * (the result still to be stored), finish_interrupts counts the
+             * runs a crash interrupted in that phase. A crash there says
+             * nothing of the clip, so store_job_requeue_running() fails a
+             * job for its interrupted solves (attempts minus those runs),
+             * not for a daemon killed while it stored results. */
+        return "ALTER TABLE jobs ADD COLUMN solved INTEGER NOT NULL DEFAULT 0;\n"
+               "ALTER TABLE jobs ADD COLUMN finish_interrupts INTEGER NOT NULL DEFAULT 0;\n";
     default: return NULL;
     }
 }
@@ -1114,20 +1122,37 @@ done:
 
 enum rt_status store_job_requeue_running(struct store *s, int *n, int *n_failed, struct rt_err *err)
 {
-    char sql[400];
+    char fail_solve[480], fail_finish[480];
     int failed = 0, requeued = 0;
     enum rt_status st;
-    snprintf(sql, sizeof sql,
+    double t = now_s();
+    /* Before version 8 there is no phase: every run counts as a solve. */
+    const char *solves = s->version >= 8 ? "attempts - finish_interrupts" : "attempts";
+    snprintf(fail_solve, sizeof fail_solve,
              "UPDATE jobs SET state = 'failed', finished = %.6f, error = '{\"code\":\"%s\",\"where\":\"jobs\","
-             "\"message\":\"interrupted %d times (the daemon stopped while it ran): not retried\"}' "
-             "WHERE state = 'running' AND attempts >= %d",
-             now_s(), rt_status_str(RT_ESTATE), STORE_MAX_ATTEMPTS, STORE_MAX_ATTEMPTS);
+             "\"message\":\"interrupted %d times while it was solved (the daemon stopped while it ran): "
+             "not retried\"}' WHERE state = 'running'%s AND %s >= %d",
+             t, rt_status_str(RT_ESTATE), STORE_MAX_ATTEMPTS, s->version >= 8 ? " AND solved = 0" : "", solves,
+             STORE_MAX_ATTEMPTS);
+    snprintf(fail_finish, sizeof fail_finish,
+             "UPDATE jobs SET state = 'failed', finished = %.6f, error = '{\"code\":\"%s\",\"where\":\"jobs\","
+             "\"message\":\"interrupted %d times while its result was stored (the daemon stopped after its "
+             "solve): not retried\"}' WHERE state = 'running' AND solved = 1 AND finish_interrupts + 1 >= %d",
+             t, rt_status_str(RT_ESTATE), STORE_MAX_ATTEMPTS, STORE_MAX_ATTEMPTS);
     LOCK(s);
     if ((st = exec(s, "BEGIN IMMEDIATE", err, "jobs")) != RT_OK) goto unlock;
-    if ((st = exec(s, sql, err, "jobs")) != RT_OK) goto end;
+    if ((st = exec(s, fail_solve, err, "jobs")) != RT_OK) goto end;
     failed = sqlite3_changes(s->db);
-    if ((st = exec(s, "UPDATE jobs SET state = 'queued', lm_iter = 0, cost = NULL "
-                      "WHERE state = 'running'", err, "jobs")) != RT_OK)
+    if (s->version >= 8) {
+        if ((st = exec(s, fail_finish, err, "jobs")) != RT_OK) goto end;
+        failed += sqlite3_changes(s->db);
+    }
+    if ((st = exec(s, s->version >= 8 ? "UPDATE jobs SET state = 'queued', lm_iter = 0, cost = NULL, "
+                                        "finish_interrupts = finish_interrupts + solved, solved = 0 "
+                                        "WHERE state = 'running'"
+                                      : "UPDATE jobs SET state = 'queued', lm_iter = 0, cost = NULL "
+                                        "WHERE state = 'running'",
+                   err, "jobs")) != RT_OK)
         goto end;
     requeued = sqlite3_changes(s->db);
 end:
@@ -1140,27 +1165,30 @@ unlock:
     return st;
 }
 
-enum rt_status store_job_claim_many(struct store *s, const int64_t *ids, int n, int *claimed, struct rt_err *err)
+/* One UPDATE (a `?` for the id) over ids[0..n) in one transaction not
+ * synced on its own under --sync full; changed[i] whether job i's row
+ * changed (all 0 on failure; changed may be NULL). The claims and the
+ * solved marks: losing either to a power cut leaves the job as it was
+ * before (queued; or counted as interrupted in its solve), which the
+ * restart handles. */
+static enum rt_status update_each(struct store *s, const char *sql, int bind_now, const int64_t *ids, int n,
+                                  int *changed, struct rt_err *err)
 {
     enum rt_status st = RT_OK;
     sqlite3_stmt *q = NULL;
-    for (int i = 0; i < n; i++) claimed[i] = 0;
+    for (int i = 0; changed && i < n; i++) changed[i] = 0;
     if (n <= 0) return RT_OK;
     LOCK(s);
-    /* A claim lost to a power cut only leaves its job queued (attempts as
-     * they were), so with --sync full it is not synced on its own either:
-     * a batch's claims cost one commit, not one sync each. */
     if (s->sync_full) exec(s, "PRAGMA synchronous = NORMAL", NULL, NULL);
     if ((st = exec(s, "BEGIN IMMEDIATE", err, "jobs")) != RT_OK) goto unlock;
-    q = prep(s->db, "UPDATE jobs SET state = 'running', started = ?, attempts = attempts + 1, "
-                    "lm_iter = 0, cost = NULL WHERE id = ? AND state = 'queued'");
+    q = prep(s->db, sql);
     if (!q) goto dberr;
-    sqlite3_bind_double(q, 1, now_s());
+    if (bind_now) sqlite3_bind_double(q, 1, now_s());
     for (int i = 0; i < n; i++) {
         sqlite3_reset(q);
-        sqlite3_bind_int64(q, 2, ids[i]);
+        sqlite3_bind_int64(q, bind_now ? 2 : 1, ids[i]);
         if (sqlite3_step(q) != SQLITE_DONE) goto dberr;
-        claimed[i] = sqlite3_changes(s->db) == 1;
+        if (changed) changed[i] = sqlite3_changes(s->db) == 1;
     }
     goto end;
 dberr:
@@ -1169,11 +1197,27 @@ end:
     sqlite3_finalize(q);
     st = tx_end(s, st, err, "jobs");
     if (st != RT_OK)
-        for (int i = 0; i < n; i++) claimed[i] = 0;
+        for (int i = 0; changed && i < n; i++) changed[i] = 0;
 unlock:
     if (s->sync_full) exec(s, "PRAGMA synchronous = FULL", NULL, NULL);
     UNLOCK(s);
     return st;
+}
+
+enum rt_status store_job_claim_many(struct store *s, const int64_t *ids, int n, int *claimed, struct rt_err *err)
+{
+    return update_each(s,
+                       s->version >= 8 ? "UPDATE jobs SET state = 'running', started = ?, attempts = attempts + 1, "
+                                         "lm_iter = 0, cost = NULL, solved = 0 WHERE id = ? AND state = 'queued'"
+                                       : "UPDATE jobs SET state = 'running', started = ?, attempts = attempts + 1, "
+                                         "lm_iter = 0, cost = NULL WHERE id = ? AND state = 'queued'",
+                       1, ids, n, claimed, err);
+}
+
+enum rt_status store_job_solved_many(struct store *s, const int64_t *ids, int n, struct rt_err *err)
+{
+    if (s->version < 8) return RT_OK;
+    return update_each(s, "UPDATE jobs SET solved = 1 WHERE id = ? AND state = 'running'", 0, ids, n, NULL, err);
 }
 
 enum rt_status store_job_claim(struct store *s, int64_t id, int *claimed, struct rt_err *err)

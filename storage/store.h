@@ -29,13 +29,13 @@
 #include "../base/status.h"
 #include "../base/sha256.h"
 
-#define STORE_VERSION 7
+#define STORE_VERSION 8
 #define STORE_MAX_NAME 64          /* robot, profile, token, owner names (bytes) */
 #define STORE_MAX_KEY 128          /* Idempotency-Key (bytes) */
 #define STORE_MAX_JOB_NAME 480     /* a job name (bytes: 120 UTF-8 characters) */
 #define STORE_MAX_TEXT (256u << 20) /* a clip, URDF or profile text (bytes) */
 #define STORE_MAX_PAGE 1000        /* jobs per store_job_list() page */
-#define STORE_MAX_ATTEMPTS 3       /* runs a crash may interrupt before a job is failed */
+#define STORE_MAX_ATTEMPTS 3       /* solves (or result stores) a crash may interrupt before a job is failed */
 
 enum store_state {
     STORE_QUEUED = 0,
@@ -210,11 +210,14 @@ enum rt_status store_job_each_queued(struct store *s,
                                      void *user, struct rt_err *err);
 
 /* Crash recovery: every job left running returns to queued (its progress
- * cleared), except one that has already been taken STORE_MAX_ATTEMPTS
- * times: each of its runs was interrupted, so it would likely bring the
- * daemon down again; it is failed with an error saying so. *n gets how many
- * were queued again, *n_failed how many were failed (either may be NULL).
- * One transaction. */
+ * cleared), except one whose solve has now been interrupted
+ * STORE_MAX_ATTEMPTS times: it would likely bring the daemon down again,
+ * so it is failed with an error saying so. A run interrupted after its
+ * solve had finished (store_job_solved_many(): its result not stored yet)
+ * does not count as an interrupted solve; STORE_MAX_ATTEMPTS such runs
+ * fail the job too. `attempts` still counts every run taken. *n gets how
+ * many were queued again, *n_failed how many were failed (either may be
+ * NULL). One transaction. */
 enum rt_status store_job_requeue_running(struct store *s, int *n, int *n_failed, struct rt_err *err);
 
 /* queued -> running (started = now, attempts + 1). *claimed = 0 when the job
@@ -225,6 +228,13 @@ enum rt_status store_job_claim(struct store *s, int64_t id, int *claimed, struct
  * (all 0 on failure). Not synced on its own with --sync full: a claim a
  * power cut loses leaves its job queued, as it was. */
 enum rt_status store_job_claim_many(struct store *s, const int64_t *ids, int n, int *claimed, struct rt_err *err);
+
+/* Marks the running jobs among ids[0..n) solved: their results are being
+ * made and stored, so a crash from now on does not count against their
+ * solves (store_job_requeue_running()). One transaction, not synced on its
+ * own with --sync full (a lost mark counts the run as an interrupted
+ * solve, as before the mark). A no-op at schema versions below 8. */
+enum rt_status store_job_solved_many(struct store *s, const int64_t *ids, int n, struct rt_err *err);
 
 /* Progress of a running job (LM iteration, cost; cost NAN: unknown). */
 enum rt_status store_job_progress(struct store *s, int64_t id, int lm_iter, double cost,

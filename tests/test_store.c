@@ -211,7 +211,7 @@ static void test_migration_7(void)
         sqlite3_close(raw);
     }
     CHECK_EQ_INT(store_open(path, &s, &err), RT_OK);
-    CHECK_EQ_INT(store_version(s), 7);
+    CHECK_EQ_INT(store_version(s), STORE_VERSION);
     if (!s) return;
     struct store_job j;
     CHECK_EQ_INT(store_job_get(s, id1, "alice", 1, &j, &err), RT_OK);
@@ -710,8 +710,48 @@ static void test_lifecycle(const char *path)
         CHECK_EQ_INT(j.state, STORE_FAILED);
         CHECK_EQ_INT(j.attempts, STORE_MAX_ATTEMPTS);
         CHECK(j.finished > 0);
-        CHECK(j.error && strstr(j.error, "interrupted 3 times") && strstr(j.error, "\"code\":\"invalid state\""));
+        CHECK(j.error && strstr(j.error, "interrupted 3 times while it was solved") && strstr(j.error, "\"code\":\"invalid state\""));
         store_job_release(&j);
+    }
+    /* A run interrupted after its solve (marked solved, its result not
+     * stored) is queued again without counting as an interrupted solve:
+     * with two such runs between them, three interrupted solves still fail
+     * the job only at the third, while attempts counts all five runs. */
+    {
+        struct store_job_new nf = new_job("fred", NULL, "F");
+        int64_t fj = 0;
+        store_job_insert(s, &nf, &fj, &existed, &err);
+        const int solved[5] = {1, 0, 1, 0, 0};
+        for (int k = 0; k < 5; k++) {
+            CHECK_EQ_INT(store_job_claim(s, fj, &claimed, &err), RT_OK);
+            CHECK_EQ_INT(claimed, 1);
+            if (solved[k]) CHECK_EQ_INT(store_job_solved_many(s, &fj, 1, &err), RT_OK);
+            CHECK_EQ_INT(store_job_requeue_running(s, &n, &n_failed, &err), RT_OK);
+            CHECK_EQ_INT(n_failed, k < 4 ? 0 : 1);
+            CHECK_EQ_INT(n, k < 4 ? 1 : 0);
+        }
+        store_job_get(s, fj, NULL, 0, &j, &err);
+        CHECK_EQ_INT(j.state, STORE_FAILED);
+        CHECK_EQ_INT(j.attempts, 5);
+        CHECK(j.error && strstr(j.error, "interrupted 3 times while it was solved"));
+        store_job_release(&j);
+        /* STORE_MAX_ATTEMPTS runs interrupted while their results were
+         * stored fail a job too (its finishing would crash again). */
+        struct store_job_new ng = new_job("gina", NULL, "G");
+        int64_t gj = 0;
+        store_job_insert(s, &ng, &gj, &existed, &err);
+        for (int k = 1; k <= STORE_MAX_ATTEMPTS; k++) {
+            CHECK_EQ_INT(store_job_claim(s, gj, &claimed, &err), RT_OK);
+            CHECK_EQ_INT(store_job_solved_many(s, &gj, 1, &err), RT_OK);
+            CHECK_EQ_INT(store_job_requeue_running(s, &n, &n_failed, &err), RT_OK);
+            CHECK_EQ_INT(n_failed, k < STORE_MAX_ATTEMPTS ? 0 : 1);
+        }
+        store_job_get(s, gj, NULL, 0, &j, &err);
+        CHECK_EQ_INT(j.state, STORE_FAILED);
+        CHECK(j.error && strstr(j.error, "interrupted 3 times while its result was stored"));
+        store_job_release(&j);
+        /* A finished job is not marked (nor is one not running). */
+        CHECK_EQ_INT(store_job_solved_many(s, &gj, 1, &err), RT_OK);
     }
     /* Fail. */
     struct store_job_new nd = new_job("dave", NULL, "D");
@@ -726,7 +766,7 @@ static void test_lifecycle(const char *path)
     CHECK_EQ_INT(store_job_counts(s, counts, &err), RT_OK);
     CHECK_EQ_INT(counts[STORE_SUCCEEDED], 1);
     CHECK_EQ_INT(counts[STORE_CANCELLED], 2);
-    CHECK_EQ_INT(counts[STORE_FAILED], 2);
+    CHECK_EQ_INT(counts[STORE_FAILED], 4); /* erin, fred, gina, dave */
     /* Paging, newest first. */
     struct store_job *page = NULL;
     CHECK_EQ_INT(store_job_list(s, "dave", 0, 2, &page, &n, &err), RT_OK);
