@@ -12,7 +12,10 @@
  *   5. the reduction-accuracy table (tree on the GPU vs the serial per-lane
  *      float baseline, max relative error against float64);
  *   6. with several devices: throughput on one vs all (a batch split by
- *      clips), and whether the bits agree.
+ *      clips), and whether the bits agree;
+ *   7. `windows F...`: batches of about F frames made as the daemon makes
+ *      them from the bench-e2e corpus (windows of 300..3945 frames), for
+ *      the solver's rate at the daemon's batch sizes.
  * The single-device sections use the "cuda" backend configured from the
  * environment (retarget/engine.h), which takes every device unless
  * RT_CUDA_DEVICES limits it (bench_gpu.sh sets 1); the several-device
@@ -210,6 +213,40 @@ static void throughput(const struct g1_clip *c, int only)
     }
 }
 
+/* Batches as the daemon builds them from the bench-e2e corpus: windows of
+ * the real clip with lengths uniform in 300..3945 (a fixed seed), as many
+ * as fill `frames`; solved twice, the faster kept. */
+static void windows(const struct g1_clip *c, int frames)
+{
+    int cap = frames / 300 + 2, nc = 0, nf = 0;
+    int *first = (int *)malloc((size_t)cap * sizeof(int)), *len = (int *)malloc((size_t)cap * sizeof(int));
+    uint32_t r = 2024u + (uint32_t)frames;
+    while (first && len && nf < frames && nc < cap) {
+        r = r * 1664525u + 1013904223u;
+        len[nc] = 300 + (int)((r >> 8) % 3646u);
+        if (len[nc] > c->n_frames) len[nc] = c->n_frames;
+        r = r * 1664525u + 1013904223u;
+        first[nc] = (int)((r >> 4) % (uint32_t)(c->n_frames - len[nc] + 1));
+        nf += len[nc++];
+    }
+    struct g1_tiled t;
+    if (nc && g1_tiled_make(&t, c, nc, first, len) == 0) {
+        float *x = NULL;
+        struct solver_clip_result *cr = NULL;
+        double s = 0, s2;
+        if (solve(&t, c->cols, &x, &cr, &s) == 0) {
+            free(x), free(cr);
+            x = NULL, cr = NULL;
+            if (solve(&t, c->cols, &x, &cr, &s2) == 0 && s2 < s) s = s2;
+            printf("windows %d clips of 300..3945 frames (%d frames): %.3f s, %.0f frames/s\n", nc, t.nf, s, t.nf / s);
+            SUM("windows %4d clips (%7d frames)   %8.3f s  %10.0f frames/s\n", nc, t.nf, s, t.nf / s);
+        }
+        free(x), free(cr);
+        g1_tiled_free(&t);
+    }
+    free(first), free(len);
+}
+
 /* ---- several devices ------------------------------------------------ */
 static int clips_same(const struct solver_clip_result *a, const struct solver_clip_result *b, int nc)
 {
@@ -357,6 +394,8 @@ int main(int argc, char **argv)
     if (!strcmp(only, "all") || !strcmp(only, "throughput")) throughput(&c, argc > 2 ? atoi(argv[2]) : 0);
     if (!strcmp(only, "all") || !strcmp(only, "accuracy")) accuracy();
     if (!strcmp(only, "multi")) multi(&c);
+    if (!strcmp(only, "windows"))
+        for (int i = 2; i < argc; i++) windows(&c, atoi(argv[i]));
     g1_clip_free(&c);
     solver_backend_free(&gpu);
     printf("\n==== summary ====\n%s", summary);

@@ -1,11 +1,12 @@
 #!/bin/sh
-# gpu_e2e.sh [check|e2e|all] -- one lent-GPU call (bench/RESULTS.md):
+# gpu_e2e.sh [check|e2e|cpu|csv|all] -- one lent-GPU call (bench/RESULTS.md):
 # binaries built on the build machine and carried in .gpudata/bin (retarget,
 # retargetd, tests/test_cuda, bench/bench_gpu, bench_corpus, bench_load),
 # the shared data it needs in .gpudata, libcjson1 and libmicrohttpd12 from
 # .debs. check: gpu_check.sh (GPU == CPU bits, sanitizers); e2e: `make
 # bench-e2e` (N=${N:-512} windows, K=${K:-16} clients) on the CUDA backend;
-# cpu: the CPU backend at 1, 4 and 16 threads on 16 windows.
+# cpu: the CPU backend at 1, 4 and 16 threads on 16 windows; csv: every
+# clip of .gpudata/clips onto four robots on both backends, CSVs compared.
 # Logs under $OUT; the tables last.
 set -u
 mkdir -p /tmp/debs
@@ -37,11 +38,29 @@ if [ "$what" = all ] || [ "$what" = cpu ]; then
     done
     for t in 4 16; do cmp -s /tmp/cpuscale/o1/w0003.csv /tmp/cpuscale/o$t/w0003.csv && echo "threads $t == 1: same bytes" >> "$OUT/cpu_scale.txt"; done
 fi
-if [ "$what" != check ] && [ "$what" != cpu ]; then
+if [ "$what" = all ] || [ "$what" = csv ]; then
+    # GPU == CPU through the CLI: every clip of .gpudata/clips (and edge/)
+    # onto G1, H1, T1 (URDF) and T1 (MJCF) with the defaults, `cmp` of the
+    # CSVs of --backend cuda and --backend cpu.
+    for r in g1 h1 .gpudata/robots/T1_serial.urdf .gpudata/robots/T1_serial.xml; do
+        n=$(basename $r)
+        for be in cuda cpu; do
+            $B/retarget solve .gpudata/clips/*.bvh .gpudata/clips/edge/*.bvh --robot $r --batch --backend $be \
+                --threads 16 --quiet -o /tmp/csv/$n.$be > /tmp/csv.$n.$be.log 2>&1
+        done
+        same=0; all=0
+        for f in /tmp/csv/$n.cpu/*.csv; do
+            all=$((all + 1))
+            cmp -s "$f" "/tmp/csv/$n.cuda/$(basename "$f")" && same=$((same + 1))
+        done
+        echo "$n: $same of $all CSVs GPU == CPU" >> "$OUT/csv.txt"
+    done
+fi
+if [ "$what" != check ] && [ "$what" != cpu ] && [ "$what" != csv ]; then
     t0=$(date +%s)
     E2E_BACKEND=cuda E2E_COMMIT=${E2E_COMMIT:-unknown} TMPDIR=${TMPDIR:-/tmp} \
         timeout ${E2E_TIMEOUT:-400} sh bench/e2e.sh $B ${N:-512} ${K:-16} > "$OUT/e2e.txt" 2>&1
     echo "e2e exit $? ($(( $(date +%s) - t0 )) s)" >> "$OUT/e2e.txt"
 fi
-cat "$OUT/nvidia-smi.txt" "$OUT/check_summary.txt" "$OUT/cpu_scale.txt" 2>/dev/null
+cat "$OUT/nvidia-smi.txt" "$OUT/check_summary.txt" "$OUT/cpu_scale.txt" "$OUT/csv.txt" 2>/dev/null
 tail -n 40 "$OUT/e2e.txt" 2>/dev/null

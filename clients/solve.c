@@ -285,6 +285,7 @@ static int plans_alike(const struct clip *cx, const struct clip *cy)
 {
     const struct rtg_job_plan *x = &cx->plan, *y = &cy->plan;
     return !memcmp(&x->opt, &y->opt, sizeof x->opt) && x->collide_weight == y->collide_weight &&
+           x->ground_weight == y->ground_weight &&
            x->collide_margin == y->collide_margin && x->velocity_weight == y->velocity_weight &&
            x->source_kind == y->source_kind && x->frame_time == y->frame_time &&
            !strcmp(x->profile_name, y->profile_name);

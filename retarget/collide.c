@@ -7,14 +7,41 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Whether link a is link x or one of its ancestors. */
+static int is_ancestor(const struct kin_robot *r, int a, int x)
+{
+    for (int l = x; l >= 0; l = r->links[l].parent)
+        if (l == a) return 1;
+    return 0;
+}
+
+/* Whether `link` is on a leg: a foot link, or a link on the chain from a
+ * foot up to (not including) the two feet's nearest common ancestor. With
+ * one foot unknown, only the other foot's own link. */
+static int on_leg(const struct kin_robot *r, const int foot[2], int link)
+{
+    for (int side = 0; side < 2; side++) {
+        int f = foot[side], other = foot[1 - side];
+        if (f < 0) continue;
+        if (other < 0) {
+            if (link == f) return 1;
+            continue;
+        }
+        for (int l = f; l >= 0 && !is_ancestor(r, l, other); l = r->links[l].parent)
+            if (l == link) return 1;
+    }
+    return 0;
+}
+
 enum rt_status rtg_targets_collide(struct rtg_targets *t, const struct kin_robot *r, double margin, double weight,
-                                   struct rt_err *err)
+                                   double ground_weight, struct rt_err *err)
 {
     struct kin_capsule *caps = NULL;
     int n = 0, np = 0, *pairs = NULL;
     enum rt_status st;
-    t->n_capsules = t->n_pairs = 0;
+    t->n_capsules = t->n_pairs = t->n_ground = 0;
     t->w_collide = (float)weight;
+    t->w_ground = (float)ground_weight;
     t->collide_margin = (float)margin;
     if ((st = kin_robot_capsules(r, &caps, &n, err)) != RT_OK) return st;
     if (n >= 2 && (st = kin_capsule_pairs(r, caps, n, margin, &pairs, &np, err)) != RT_OK) {
@@ -28,13 +55,16 @@ enum rt_status rtg_targets_collide(struct rtg_targets *t, const struct kin_robot
     }
     t->capsule_link = malloc((size_t)n * sizeof(int));
     t->capsule_seg = malloc((size_t)n * 7 * sizeof(float));
-    if (!t->capsule_link || !t->capsule_seg) {
+    t->ground = t->on_ground ? malloc((size_t)n * sizeof(int)) : NULL;
+    if (!t->capsule_link || !t->capsule_seg || (t->on_ground && !t->ground)) {
         free(caps);
         free(pairs);
         free(t->capsule_link);
         free(t->capsule_seg);
+        free(t->ground);
         t->capsule_link = NULL;
         t->capsule_seg = NULL;
+        t->ground = NULL;
         return rt_err_set(err, RT_ENOMEM, "capsules", "out of memory");
     }
     for (int c = 0; c < n; c++) {
@@ -45,6 +75,8 @@ enum rt_status rtg_targets_collide(struct rtg_targets *t, const struct kin_robot
             sg[3 + k] = (float)caps[c].b[k];
         }
         sg[6] = (float)caps[c].radius;
+        /* Above the ground: every capsule but the legs'. */
+        if (t->ground && !on_leg(r, t->foot_link, caps[c].link)) t->ground[t->n_ground++] = c;
     }
     t->capsules = caps;
     t->n_capsules = n;

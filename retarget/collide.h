@@ -19,13 +19,23 @@ extern "C" {
  * away). Pairs closer than the margin at the zero pose are not checked. */
 #define RTG_COLLIDE_MARGIN 0.01
 #define RTG_COLLIDE_WEIGHT 20.0
+/* The ground term's default weight: softer than the pairs', since a
+ * capsule kept above the floor may have to swing a limb away from its
+ * targets (Booster T1's hand cylinder in edge/Boxing_Toes.bvh: at 20 the
+ * knees swing at 49 rad/s to make room, at 10 or 5 the motion passes every
+ * filter with the capsules within 5 mm of the floor). */
+#define RTG_GROUND_WEIGHT 10.0
 
 /* Fills t's capsules, pairs, weight and margin for robot r: the robot's
  * capsules and the pairs that can touch (kin_capsule_pairs with the margin
- * as clearance). Weight 0 turns the term off in the solve
- * (rtg_targets_batch passes no pairs); the report still measures them. */
+ * as clearance); when t->on_ground, the capsules kept above z = 0 with
+ * weight ground_weight: all but the legs' (a foot link and the links from
+ * it up to, not including, the feet's common ancestor: docs/solver.md "The
+ * ground"). A weight of 0 turns its term off in the solve
+ * (rtg_targets_batch passes no pairs, or no ground); the report still
+ * measures them. */
 enum rt_status rtg_targets_collide(struct rtg_targets *t, const struct kin_robot *r, double margin, double weight,
-                                   struct rt_err *err);
+                                   double ground_weight, struct rt_err *err);
 
 /* The deepest self-penetration of one frame (world link poses from kin_fk):
  * max(0, -d) over t's pairs, and the pair it is in (-1 when none

@@ -129,6 +129,9 @@ static void resolve_options(const struct rtg_job_spec *spec, struct rtg_job_plan
     plan->collide_margin =
         spec->opts.set & (1u << RTG_JOB_COLLIDE_MARGIN) ? spec->opts.collide_margin : RTG_COLLIDE_MARGIN;
     plan->velocity_weight = spec->opts.set & (1u << RTG_JOB_VELOCITY_WEIGHT) ? spec->opts.velocity_weight : 1.0;
+    plan->ground_weight = spec->opts.set & (1u << RTG_JOB_GROUND_WEIGHT) ? spec->opts.ground_weight
+                          : identity                                    ? 0.0
+                                                                        : RTG_GROUND_WEIGHT;
 }
 
 /* The number of identity-mapping links two robots share. */
@@ -288,7 +291,8 @@ enum rt_status rtg_job_build(const struct kin_robot *robot, const struct rtg_job
     else
         st = rtg_targets_from_traj(plan->source_robot, plan->states, plan->n_frames, plan->frame_time, robot, t,
                                    err);
-    if (st == RT_OK && ((st = rtg_targets_collide(t, robot, plan->collide_margin, plan->collide_weight, err)) != RT_OK ||
+    if (st == RT_OK && ((st = rtg_targets_collide(t, robot, plan->collide_margin, plan->collide_weight,
+                                                       plan->ground_weight, err)) != RT_OK ||
                         (st = rtg_targets_velocity_limits(t, robot, plan->velocity_weight, err)) != RT_OK))
         rtg_targets_free(t);
     return st;

@@ -87,6 +87,7 @@ struct rtg_job_plan {
     char profile_name[RTG_PROFILE_MAX_NAME]; /* "" for the identity mapping */
     struct solver_options opt;        /* defaults, then the profile's, then the job options */
     double collide_weight, collide_margin; /* the self-collision term: defaults or the job options */
+    double ground_weight;                  /* the ground term: the default or the job option */
     double velocity_weight;           /* the velocity limits' weight, x RTG_W_VLIM_REF (0: off) */
     char warning[160];                /* the reader's non-fatal note, "" if none */
 };

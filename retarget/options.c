@@ -55,6 +55,9 @@ static const struct rtg_option table[] = {
     {"velocity_weight", "--velocity-weight", "S", RTG_OPT_REAL, 0, 100, 0, 0, NULL,
      RTG_SCOPE_JOB | S_SOLVE | S_SUBMIT | S_BATCH, "1",
      "scale of the soft bound on the robot's joint velocity limits (0: off)"},
+    {"ground_weight", "--ground-weight", "W", RTG_OPT_REAL, 0, 1000, 0, 0, NULL,
+     RTG_SCOPE_JOB | S_SOLVE | S_SUBMIT | S_BATCH, "10 (0 for a trajectory of the robot's own model)",
+     "weight of the term that keeps the robot's capsules off the legs above the ground (0: off)"},
     /* retarget solve */
     {NULL, "--robot", "NAME|FILE", RTG_OPT_TEXT, 0, 0, 0, 0, NULL, S_SOLVE | S_SUBMIT | S_BATCH | RTG_SCOPE_RENDER,
      NULL, "the robot: a bundled name (g1, h1), an uploaded name (daemon) or a URDF or MJCF file (required)"},
@@ -211,6 +214,7 @@ static void job_store(struct rtg_job_options *o, enum rtg_job_opt which, double 
     case RTG_JOB_COLLIDE_WEIGHT: o->collide_weight = v; break;
     case RTG_JOB_COLLIDE_MARGIN: o->collide_margin = v; break;
     case RTG_JOB_VELOCITY_WEIGHT: o->velocity_weight = v; break;
+    case RTG_JOB_GROUND_WEIGHT: o->ground_weight = v; break;
     default: return;
     }
     o->set |= 1u << which;
@@ -296,6 +300,7 @@ char *rtg_job_options_json(const struct rtg_job_options *o)
         case RTG_JOB_COLLIDE_WEIGHT: cJSON_AddNumberToObject(j, table[i].key, o->collide_weight); break;
         case RTG_JOB_COLLIDE_MARGIN: cJSON_AddNumberToObject(j, table[i].key, o->collide_margin); break;
         case RTG_JOB_VELOCITY_WEIGHT: cJSON_AddNumberToObject(j, table[i].key, o->velocity_weight); break;
+        case RTG_JOB_GROUND_WEIGHT: cJSON_AddNumberToObject(j, table[i].key, o->ground_weight); break;
         default: break;
         }
     }

@@ -52,6 +52,7 @@ enum rtg_job_opt {
     RTG_JOB_COLLIDE_WEIGHT,
     RTG_JOB_COLLIDE_MARGIN,
     RTG_JOB_VELOCITY_WEIGHT,
+    RTG_JOB_GROUND_WEIGHT,
     RTG_JOB_OPT_COUNT
 };
 
@@ -84,6 +85,7 @@ struct rtg_job_options {
     double cg_tol, fps;
     double collide_weight, collide_margin; /* the self-collision term (retarget/collide.h) */
     double velocity_weight;                /* the velocity limits (retarget/targets.h) */
+    double ground_weight;                  /* capsules above the ground (retarget/collide.h) */
 };
 
 /* Checks and stores `text` as the value of job option `which`; `where`

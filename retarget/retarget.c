@@ -1351,6 +1351,7 @@ static enum rt_status build_targets(const struct kin_robot *robot, const struct 
         t->foot_link[0] = rs.link[p->feet[0].link];
         t->foot_link[1] = rs.link[p->feet[1].link];
         t->sole_offset = sole;
+        t->on_ground = p->ground != RTG_GROUND_NONE;
         if (p->ground == RTG_GROUND_CONTACTS) {
             /* rtg_targets stores contacts frame-major: [frame * 2 + side]. */
             t->contact = malloc((size_t)n * 2);
@@ -1466,6 +1467,9 @@ void rtg_targets_batch(const struct kin_robot *robot, const struct rtg_targets *
     b->capsule_seg = t->capsule_seg;
     b->n_pairs = t->w_collide > 0.0f ? t->n_pairs : 0;
     b->pair = t->pair;
+    b->n_ground = t->w_ground > 0.0f ? t->n_ground : 0;
+    b->ground = t->ground;
+    b->w_ground = t->w_ground;
     b->w_collide = t->w_collide;
     b->collide_margin = t->collide_margin;
     b->v_limit = t->w_vlim > 0.0f ? t->v_limit : NULL;

@@ -77,6 +77,7 @@ void rtg_targets_free(struct rtg_targets *t)
     free(t->capsule_link);
     free(t->capsule_seg);
     free(t->pair);
+    free(t->ground);
     free(t->v_limit);
     memset(t, 0, sizeof *t);
     t->foot_link[0] = t->foot_link[1] = -1;

@@ -64,6 +64,13 @@ struct rtg_targets {
     float *capsule_seg;
     int *pair;
     float w_collide, collide_margin;
+    /* The ground (solver.h): on_ground when the targets stand on z = 0 (the
+     * profile's ground step ran with both feet known); then the capsules
+     * kept above it, every one but the legs' (retarget/collide.h),
+     * ground[0..n_ground), with the hinge weight w_ground. */
+    int on_ground, n_ground;
+    int *ground;
+    float w_ground;
     /* Velocity limits (solver.h): per tangent coordinate the largest change
      * per frame, from the robot's joint velocity limits (NULL: none). */
     float *v_limit;

@@ -561,6 +561,64 @@ RT_HD float frame_pair_eval(const struct solver_batch *b, const float *lk, int p
     return len - (b->capsule_seg[7 * ca + 6] + b->capsule_seg[7 * cb + 6]);
 }
 
+/* Height above the ground (z = 0) of capsule c's lowest point: the lower
+ * end of its segment (the first on a tie) minus its radius; P gets that
+ * end. */
+RT_HD float frame_ground_eval(const struct solver_batch *b, const float *lk, int c, float *P)
+{
+    float p0[3], p1[3];
+    frame_capsule_world(b, lk, c, p0, p1);
+    const float *lo = p1[2] < p0[2] ? p1 : p0;
+    P[0] = lo[0]; P[1] = lo[1]; P[2] = lo[2];
+    return lo[2] - b->capsule_seg[7 * c + 6];
+}
+
+/* The Jacobian row of that height: the z row of point P's Jacobian on
+ * capsule c's link, root columns (0..5 with a floating base) then the
+ * chain from the link up, compact in walk order as a target's, a mimic
+ * joint adding into its leader's; returns the number of columns. */
+RT_HD int frame_ground_jac(const struct solver_batch *b, const float *lk, int c, const float *P, int *cols,
+                           float *jr)
+{
+    const struct rt_tree *tr = b->tree;
+    const int ro = tr->floating_base ? 6 : 0;
+    int nc = 0;
+    if (tr->floating_base)
+        for (int k = 0; k < 6; k++) {
+            float jp[3], jo[3];
+            frame_jac_root(lk, P, k, jp, jo);
+            cols[nc] = k;
+            jr[nc] = jp[2];
+            nc++;
+        }
+    for (int i = b->capsule_link[c]; i > 0; i = tr->parent[i]) {
+        int ji = tr->joint_index[i];
+        if (ji < 0 || tr->joint_type[i] == RT_JOINT_FIXED) continue;
+        float cp[3], co[3];
+        frame_jac_joint(tr, lk, P, i, cp, co);
+        int col = ro + ji, e = 0;
+        while (e < nc && cols[e] != col) e++;
+        if (e == nc) { cols[nc] = col; jr[nc] = cp[2]; nc++; }
+        else jr[e] = jr[e] + cp[2];
+    }
+    return nc;
+}
+
+/* A hinge's row added to the gradient and the block (upper triangle):
+ * g[cols] -= ge jr, B[cols_a, cols_c] += w2 jr_a jr_c (cols_c >= cols_a),
+ * a then c ascending. The self-collision pairs and the ground use it. */
+RT_HD void frame_add_row(float *B, float *g, int n, const int *cols, const float *jr, int nc, float ge, float w2)
+{
+    for (int a = 0; a < nc; a++) {
+        g[cols[a]] = g[cols[a]] - ge * jr[a];
+        for (int c2 = 0; c2 < nc; c2++) {
+            if (cols[c2] < cols[a]) continue;
+            float *h = B + (size_t)cols[a] * n + cols[c2];
+            *h = *h + w2 * (jr[a] * jr[c2]);
+        }
+    }
+}
+
 /* The Jacobian row of pair p's distance: nrm . (d pa/dq - d pb/dq), the
  * closest points held fixed to their links. Only the joints below the two
  * links' common ancestor have a column: the base and the shared joints move
@@ -635,9 +693,11 @@ RT_HD void frame_target_residual(const struct solver_batch *b, size_t ti, const 
  * and rest rows only) and g = J^T r (all residuals, smoothness included).
  * Block accumulation order: entry (i, j) sums its per-target contribution
  * w_p^2 (Jp_i . Jp_j) + w_o^2 (Jo_i . Jo_j) over k ascending, then the
- * active collision pairs' w_c^2 (j_i j_j) over p ascending, then rest.
+ * active collision pairs' w_c^2 (j_i j_j) over p ascending, then the
+ * ground capsules' (below z = 0) in their order, then rest.
  * The cost's track term sums the targets, then w_c^2 (margin - d)^2 of the
- * active pairs in order, then rest. */
+ * active pairs in order, then w_g^2 h^2 of the ground capsules below the
+ * ground in order, then rest. */
 RT_HD float frame_eval(const struct solver_batch *b, int f, const float *x, const float *dq, int t,
                        int T, float *lk, float *B, float *g)
 {
@@ -718,15 +778,19 @@ RT_HD float frame_eval(const struct solver_batch *b, int f, const float *x, cons
         int cols[FRAME_MAX_DIM];
         float jr[FRAME_MAX_DIM];
         int nc = frame_pair_jac(b, lk, p, pa, pb, nrm, cols, jr);
-        float ge = w2 * e;
-        for (int a = 0; a < nc; a++) {
-            g[cols[a]] = g[cols[a]] - ge * jr[a];
-            for (int c2 = 0; c2 < nc; c2++) {
-                if (cols[c2] < cols[a]) continue;
-                float *h = B + (size_t)cols[a] * n + cols[c2];
-                *h = *h + w2 * (jr[a] * jr[c2]);
-            }
-        }
+        frame_add_row(B, g, n, cols, jr, nc, w2 * e, w2);
+    }
+    for (int i = 0; i < b->n_ground; i++) {
+        float P[3];
+        float h = frame_ground_eval(b, lk, b->ground[i], P);
+        if (!(h < 0.0f)) continue;
+        float e = 0.0f - h, w2 = b->w_ground * b->w_ground;
+        track = track + w2 * (e * e);
+        if (!B) continue;
+        int cols[FRAME_MAX_DIM];
+        float jr[FRAME_MAX_DIM];
+        int nc = frame_ground_jac(b, lk, b->ground[i], P, cols, jr);
+        frame_add_row(B, g, n, cols, jr, nc, w2 * e, w2);
     }
     if (b->w_rest) {
         for (int j = 0; j < tr->n_joints; j++) {

@@ -154,6 +154,16 @@ enum rt_status solver_batch_check(const struct solver_batch *b, struct rt_err *e
                 snprintf(where, sizeof where, "batch.pair[%d]", p);
                 return rt_err_set(err, RT_EINVAL, where, "capsule %d out of range", b->pair[2 * p + k]);
             }
+    if (b->n_ground < 0 || b->n_ground > b->n_capsules || (b->n_ground && !b->ground))
+        return rt_err_set(err, RT_EINVAL, "batch.n_ground", "%d ground capsules of %d (want 0..%d, with the array)",
+                          b->n_ground, b->n_capsules, b->n_capsules);
+    for (int i = 0; i < b->n_ground; i++)
+        if (b->ground[i] < 0 || b->ground[i] >= b->n_capsules) {
+            snprintf(where, sizeof where, "batch.ground[%d]", i);
+            return rt_err_set(err, RT_EINVAL, where, "capsule %d out of range", b->ground[i]);
+        }
+    if (!finite_nonneg(b->w_ground))
+        return rt_err_set(err, RT_EINVAL, "batch.w_ground", "weight must be finite and >= 0");
     if (!finite_nonneg(b->w_collide) || !finite_nonneg(b->collide_margin) || b->collide_margin > 1.0f)
         return rt_err_set(err, RT_EINVAL, "batch.w_collide", "weight and margin must be finite, >= 0 (margin <= 1 m)");
     if ((bad = bad_weight(b->v_limit, (size_t)dim)) >= 0)

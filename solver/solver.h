@@ -95,7 +95,11 @@ void solver_options_default(struct solver_options *o);
  * segment end a[3], end b[3] (link frame, m), radius; n_pairs pairs of
  * capsule indices pair[2p], pair[2p+1]. A pair whose signed distance d
  * (segment distance minus both radii) is below collide_margin adds the
- * within-frame residual w_collide (collide_margin - d). n_pairs = 0: none. */
+ * within-frame residual w_collide (collide_margin - d). n_pairs = 0: none.
+ * Ground: the n_ground capsules ground[0..n_ground) (indices into the
+ * capsules) are kept above the plane z = 0: one whose lowest point h (its
+ * segment's lower end's z minus its radius) is below 0 adds the
+ * within-frame residual w_ground (0 - h). n_ground = 0: none. */
 struct solver_batch {
     const struct rt_tree *tree;
     int n_clips;
@@ -116,6 +120,9 @@ struct solver_batch {
     const float *capsule_seg; /* [n_capsules * 7] */
     int n_pairs;
     const int *pair;          /* [n_pairs * 2] */
+    int n_ground;
+    const int *ground;        /* [n_ground] capsule indices */
+    float w_ground;
     float w_collide;
     float collide_margin;
     /* Velocity limits (docs/solver.md "Velocity limits"): v_limit[c] > 0 is

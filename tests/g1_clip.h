@@ -216,17 +216,21 @@ static void g1_batch_fill(const struct g1_clip *c, int n_clips, const int *frame
 
 /* The robot's self-collision capsules and pairs as a job has them
  * (retarget/collide.h, held in a target set of its own: t.capsules in
- * double, t.capsule_link / capsule_seg / pair for the solver);
- * g1_collide_set points a batch at them. */
+ * double, t.capsule_link / capsule_seg / pair for the solver), with
+ * `ground` every capsule but the named feet links' kept above z = 0 as
+ * well; g1_collide_set points a batch at them. */
 struct g1_collide {
     struct rtg_targets t;
 };
 
-static inline int g1_collide_make(struct g1_collide *cd, const struct kin_robot *r, double clear)
+static inline int g1_collide_make(struct g1_collide *cd, const struct kin_robot *r, double clear, int ground,
+                                  const char *left_foot, const char *right_foot)
 {
     memset(cd, 0, sizeof *cd);
-    cd->t.foot_link[0] = cd->t.foot_link[1] = -1;
-    return rtg_targets_collide(&cd->t, r, clear, 1.0, NULL) == RT_OK ? 0 : -1;
+    cd->t.foot_link[0] = left_foot ? kin_robot_link_index(r, left_foot) : -1;
+    cd->t.foot_link[1] = right_foot ? kin_robot_link_index(r, right_foot) : -1;
+    cd->t.on_ground = ground; /* without feet named, every capsule is kept above z = 0 */
+    return rtg_targets_collide(&cd->t, r, clear, 1.0, 1.0, NULL) == RT_OK ? 0 : -1;
 }
 
 static inline void g1_collide_set(const struct g1_collide *cd, float weight, float margin, struct solver_batch *b)
@@ -236,6 +240,9 @@ static inline void g1_collide_set(const struct g1_collide *cd, float weight, flo
     b->capsule_seg = cd->t.capsule_seg;
     b->n_pairs = cd->t.n_pairs;
     b->pair = cd->t.pair;
+    b->n_ground = cd->t.n_ground;
+    b->ground = cd->t.ground;
+    b->w_ground = weight;
     b->w_collide = weight;
     b->collide_margin = margin;
 }

@@ -3,9 +3,11 @@
  * (solver/frame.h) against the double distance and its finite differences,
  * the same bits for any thread count with the term on, and a solve that
  * pulls the robot apart where its targets would make it penetrate itself.
- * The velocity limits: a clip played too fast for limits at a third of
- * the robot's, slowed where it exceeds them, on the PCG and the direct
- * solver. */
+ * The ground term: the lowest point of every capsule and its Jacobian row
+ * against finite differences, and a solve whose hand targets are below the
+ * ground keeping the capsules above it. The velocity limits: a clip played
+ * too fast for limits at a third of the robot's, slowed where it exceeds
+ * them, on the PCG and the direct solver. */
 #include "test.h"
 
 #include "../kinematics/capsule.h"
@@ -164,6 +166,139 @@ static void solve_checks(const struct g1_clip *c, const struct g1_collide *cd)
     free(s3);
 }
 
+/* The lowest capsule point (float, the solver's) of every frame of a
+ * state over the batch's ground capsules. */
+static double lowest(const struct g1_clip *c, const struct solver_batch *b, const float *state, int nf)
+{
+    float *lk = malloc((size_t)c->robot->n_links * FRAME_LINK_STRIDE * sizeof *lk);
+    double low = INFINITY;
+    for (int f = 0; f < nf; f++) {
+        frame_fk(&c->robot->tree, state + (size_t)f * c->cols, lk);
+        for (int i = 0; i < b->n_ground; i++) {
+            float P[3];
+            float h = frame_ground_eval(b, lk, b->ground[i], P);
+            if (h < low) low = h;
+        }
+    }
+    free(lk);
+    return low;
+}
+
+/* Lowest point of capsule k in double at the float state xf: its segment's
+ * lower end's z minus its radius. */
+static double ground_height(const struct kin_robot *r, const struct kin_capsule *k, const float *xf, double *x,
+                            double *P, double *M)
+{
+    double w0[3], w1[3];
+    for (int i = 0; i < RT_ROOT_COLS + r->n_dof; i++) x[i] = xf[i];
+    kin_fk(r, x, P, M);
+    kin_capsule_world(k, P, M, w0, w1);
+    return (w0[2] < w1[2] ? w0[2] : w1[2]) - k->radius;
+}
+
+/* The ground term. frame_ground_eval (float) against the double capsule
+ * ends, and frame_ground_jac against central differences along every
+ * tangent coordinate (the base's six through frame_retract) at frames of
+ * the real G1 clip. Then a 200-frame crouch (every target but the
+ * ankles' 45 cm lower) whose wrist targets are 50 cm below the ground, the
+ * feet named as a job names them: without the term the arms go through
+ * it, with it (the default weight) every capsule off the legs stays
+ * within 1 cm of it, the same bits at 1 and 3 threads. */
+static void ground_checks(const struct g1_clip *c)
+{
+    const struct kin_robot *r = c->robot;
+    struct g1_collide gd, gf;
+    CHECK(g1_collide_make(&gd, r, RTG_COLLIDE_MARGIN, 1, NULL, NULL) == 0);
+    CHECK(g1_collide_make(&gf, r, RTG_COLLIDE_MARGIN, 1, "left_ankle_roll_link", "right_ankle_roll_link") == 0);
+    CHECK(gd.t.n_ground == gd.t.n_capsules && gd.t.n_ground > 20);
+    CHECK(gf.t.n_ground > 20 && gf.t.n_ground < gd.t.n_ground);
+    struct solver_batch b;
+    memset(&b, 0, sizeof b);
+    b.tree = &r->tree;
+    g1_collide_set(&gd, 1.0f, 0.0f, &b);
+    int cols = c->cols, nl = r->n_links, n = rt_tangent_dim(&r->tree), checked = 0;
+    float *lk = malloc((size_t)nl * FRAME_LINK_STRIDE * sizeof *lk);
+    double *x = malloc((size_t)cols * sizeof *x), *P = malloc((size_t)nl * 3 * sizeof *P);
+    double *M = malloc((size_t)nl * 9 * sizeof *M);
+    double worst_h = 0, worst_j = 0;
+    for (int f = 0; f < c->n_frames; f += 131) {
+        float xf[128], xp[128], xm[128], d[FRAME_MAX_DIM];
+        for (int k = 0; k < cols; k++) xf[k] = c->truth[(size_t)f * cols + k];
+        frame_fk(&r->tree, xf, lk);
+        for (int i = 0; i < b.n_ground; i++) {
+            const struct kin_capsule *k = &gd.t.capsules[b.ground[i]];
+            float Pf[3];
+            float h = frame_ground_eval(&b, lk, b.ground[i], Pf);
+            double hd = ground_height(r, k, xf, x, P, M);
+            if (fabs(h - hd) > worst_h) worst_h = fabs(h - hd);
+            double w0[3], w1[3];
+            kin_capsule_world(k, P, M, w0, w1);
+            if (fabs(w0[2] - w1[2]) < 2e-3) continue; /* which end is lower may switch */
+            int cl[FRAME_MAX_DIM];
+            float jr[FRAME_MAX_DIM];
+            int nc = frame_ground_jac(&b, lk, b.ground[i], Pf, cl, jr);
+            for (int e = 0; e < nc; e++) {
+                const float step = 1e-3f;
+                for (int j = 0; j < n; j++) d[j] = 0.0f;
+                d[cl[e]] = step;
+                frame_retract(&r->tree, xf, d, xp);
+                d[cl[e]] = -step;
+                frame_retract(&r->tree, xf, d, xm);
+                if (cl[e] >= 6 && xp[RT_ROOT_COLS + cl[e] - 6] - xm[RT_ROOT_COLS + cl[e] - 6] < 1.9f * step)
+                    continue; /* at a joint limit */
+                double fd = (ground_height(r, k, xp, x, P, M) - ground_height(r, k, xm, x, P, M)) / (2.0 * step);
+                if (fabs(fd - jr[e]) > worst_j) worst_j = fabs(fd - jr[e]);
+                checked++;
+            }
+        }
+    }
+    printf("ground: %d capsules; height float vs double: max %.3g m; Jacobian vs differences: %d entries, max error "
+           "%.3g\n", b.n_ground, worst_h, checked, worst_j);
+    CHECK(worst_h < 1e-5);
+    CHECK(checked > 200);
+    CHECK(worst_j < 2e-3);
+    free(lk);
+    free(x);
+    free(P);
+    free(M);
+
+    const int first[1] = {300}, len[1] = {200};
+    int off[2];
+    float *owned = NULL;
+    g1_clip_batch(c, 1, first, len, off, &owned, &b);
+    int nt = c->nt, nf = off[1];
+    for (int f = 0; f < nf; f++)
+        for (int k = 0; k < nt; k++) {
+            const char *name = r->links[c->target_link[k]].name;
+            float *tp = (float *)b.target_pos + 3 * ((size_t)f * nt + k);
+            if (strstr(name, "wrist")) tp[2] = -0.50f;
+            else if (!strstr(name, "ankle")) tp[2] -= 0.45f; /* a crouch */
+        }
+    size_t bytes = (size_t)nf * cols * sizeof(float);
+    float *s_off = malloc(bytes), *s1 = malloc(bytes), *s3 = malloc(bytes);
+    struct solver_clip_result rr[1];
+    struct solver_result r0 = {s_off, rr}, r1 = {s1, rr}, r3 = {s3, rr};
+    g1_collide_set(&gf, 0.0f, 0.0f, &b);
+    b.n_pairs = 0;
+    CHECK_EQ_INT(g1_cpu_solve(&b, 2, &r0, NULL), RT_OK);
+    g1_collide_set(&gf, (float)RTG_GROUND_WEIGHT, (float)RTG_COLLIDE_MARGIN, &b);
+    b.n_pairs = 0;
+    CHECK_EQ_INT(g1_cpu_solve(&b, 1, &r1, NULL), RT_OK);
+    CHECK_EQ_INT(g1_cpu_solve(&b, 3, &r3, NULL), RT_OK);
+    CHECK(memcmp(s1, s3, bytes) == 0);
+    double lo_off = lowest(c, &b, s_off, nf), lo_on = lowest(c, &b, s1, nf);
+    printf("crouch, hands pulled below the ground: lowest capsule point %.4f m without the term, %.4f m with it\n", lo_off,
+           lo_on);
+    CHECK(lo_off < -0.05);
+    CHECK(lo_on > -0.01);
+    free(owned);
+    free(s_off);
+    free(s1);
+    free(s3);
+    g1_collide_free(&gd);
+    g1_collide_free(&gf);
+}
+
 /* Velocity limits: the G1 clip played three times as fast (every third
  * frame's targets) exceeds a third of the robot's joint velocity limits; with the
  * bound the frames over a limit fall, the same bits at 1 and 3 threads,
@@ -231,9 +366,10 @@ int main(void)
         return test_report("test_collide");
     }
     struct g1_collide cd;
-    CHECK(g1_collide_make(&cd, c.robot, RTG_COLLIDE_MARGIN) == 0);
+    CHECK(g1_collide_make(&cd, c.robot, RTG_COLLIDE_MARGIN, 0, NULL, NULL) == 0);
     jacobian_checks(&c, &cd);
     solve_checks(&c, &cd);
+    ground_checks(&c);
     vlimit_checks(&c);
     g1_collide_free(&cd);
     g1_clip_free(&c);

@@ -273,7 +273,8 @@ out:
  * loading c (nonzero: a failed check). Frees c. */
 /* GPU == CPU bits of a robot's clips; with margin > 0 the self-collision
  * term on (the robot's capsules; a margin wide enough that many pairs are
- * active), checked to change the result. The clip is freed unless `keep`. */
+ * active) and the ground term on every capsule (the feet's too, so that it
+ * is active wherever a foot is down), checked to change the result. The clip is freed unless `keep`. */
 static void robot_checks_collide(const char *tag, int loaded, struct g1_clip *c, const int *first, const int *len,
                                  int nc, float margin, int keep)
 {
@@ -292,13 +293,13 @@ static void robot_checks_collide(const char *tag, int loaded, struct g1_clip *c,
     if (margin > 0.0f) {
         struct solver_clip_result r0[4];
         s0 = solve(&bt, c->cols, 2, r0, NULL);
-        CHECK(g1_collide_make(&cd, c->robot, 0.01) == 0);
+        CHECK(g1_collide_make(&cd, c->robot, 0.01, 1, NULL, NULL) == 0);
         CHECK(cd.t.n_pairs > 0);
         g1_collide_set(&cd, 20.0f, margin, &bt.b);
         /* and velocity limits at a tenth of the robot's (many active) */
         g1_vlimit_set(c->robot, 1.0 / 30.0, 0.1, 4.0f, vlim, &bt.b);
-        printf("%s: %d capsules, %d pairs, margin %g, velocity limits at 0.1x\n", tag, cd.t.n_capsules, cd.t.n_pairs,
-               (double)margin);
+        printf("%s: %d capsules, %d pairs, margin %g, %d capsules above the ground, velocity limits at 0.1x\n", tag,
+               cd.t.n_capsules, cd.t.n_pairs, (double)margin, cd.t.n_ground);
     }
     float *sg = solve(&bt, c->cols, 0, rg, NULL);
     float *sc = solve(&bt, c->cols, 2, rc, NULL);

@@ -156,6 +156,29 @@ static __device__ void warp_fk(const struct rt_tree *tr, const struct warp_tabs 
     }
 }
 
+/* frame_add_row on one warp: the row's values in ws.jp[0..nc), its
+ * columns in ws.jo (as int bits); the lanes add its gradient entries and
+ * its block entries (packed lower triangle: each entry once per row, so in
+ * the CPU's order across rows). */
+static __device__ void warp_add_row(const struct warp_ws &ws, int nc, float ge, float w2, float *g, float *B,
+                                    unsigned lane)
+{
+    for (int a = (int)lane; a < nc; a += 32) {
+        int ca = __float_as_int(ws.jo[a]);
+        g[ca] = g[ca] - ge * ws.jp[a];
+    }
+    for (int a = 0; a < nc; a++) {
+        const int ca = __float_as_int(ws.jo[a]);
+        for (int c2 = (int)lane; c2 < nc; c2 += 32) {
+            const int cc = __float_as_int(ws.jo[c2]);
+            if (cc < ca) continue;
+            const int at = pk_idx(cc, ca);
+            B[at] = B[at] + w2 * (ws.jp[a] * ws.jp[c2]);
+        }
+    }
+    __syncwarp();
+}
+
 /* frame_eval on one warp. x: the frame's state (any memory all lanes can
  * read); dq: the clip's forward differences or NULL; B (packed, shared) and
  * g (shared) NULL for the cost alone. Returns the partial cost on every
@@ -308,21 +331,36 @@ static __device__ float warp_eval(const struct solver_batch *b, const struct war
             }
             nc = __shfl_sync(0xffffffffu, nc, 0);
             __syncwarp();
-            const float ge = w2 * e;
-            for (int a = (int)lane; a < nc; a += 32) {
-                int ca = __float_as_int(ws.jo[a]);
-                g[ca] = g[ca] - ge * ws.jp[a];
+            warp_add_row(ws, nc, w2 * e, w2, g, B, lane);
+        }
+    }
+    /* The ground capsules (frame_eval's loop), the same way: lanes find
+     * those below z = 0, 32 at a time, then they are taken in order. */
+    for (int i0 = 0; i0 < b->n_ground; i0 += 32) {
+        int act = 0;
+        if (i0 + (int)lane < b->n_ground) {
+            float P[3];
+            act = frame_ground_eval(b, lk, b->ground[i0 + (int)lane], P) < 0.0f;
+        }
+        unsigned m = __ballot_sync(0xffffffffu, act);
+        while (m) {
+            const int c = b->ground[i0 + __ffs(m) - 1];
+            m &= m - 1;
+            float P[3];
+            float h = frame_ground_eval(b, lk, c, P);
+            float e = 0.0f - h, w2 = b->w_ground * b->w_ground;
+            track = track + w2 * (e * e);
+            if (!B) continue;
+            int nc = 0;
+            if (lane == 0) {
+                int cols[FRAME_MAX_DIM];
+                float jr[FRAME_MAX_DIM];
+                nc = frame_ground_jac(b, lk, c, P, cols, jr);
+                for (int a = 0; a < nc; a++) { ws.jp[a] = jr[a]; ws.jo[a] = __int_as_float(cols[a]); }
             }
-            for (int a = 0; a < nc; a++) {
-                const int ca = __float_as_int(ws.jo[a]);
-                for (int c2 = (int)lane; c2 < nc; c2 += 32) {
-                    const int cc = __float_as_int(ws.jo[c2]);
-                    if (cc < ca) continue;
-                    const int at = pk_idx(cc, ca);
-                    B[at] = B[at] + w2 * (ws.jp[a] * ws.jp[c2]);
-                }
-            }
+            nc = __shfl_sync(0xffffffffu, nc, 0);
             __syncwarp();
+            warp_add_row(ws, nc, w2 * e, w2, g, B, lane);
         }
     }
     if (b->w_rest) {
