@@ -210,6 +210,29 @@ commit=${E2E_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 cpu=$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | sed 's/.*: //')
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | sort | uniq -c |
     awk '{ c = $1; $1 = ""; printf "%s%s x%s", s, substr($0, 2), c; s = ", " }')
+# The daemon's submit parts (retargetd_submit_seconds): per part its mean
+# and the bucket its 99th percentile falls in ("n/a" without the series).
+subparts() {
+    awk '
+    /^retargetd_submit_seconds_bucket/ {
+        p = $1; sub(/.*part="/, "", p); sub(/".*/, "", p)
+        le = $1; sub(/.*le="/, "", le); sub(/".*/, "", le)
+        if (!(p in seen)) { seen[p] = 1; order[++np] = p }
+        nb[p]++; bl[p, nb[p]] = le; bc[p, nb[p]] = $2
+    }
+    /^retargetd_submit_seconds_sum/ { p = $1; sub(/.*part="/, "", p); sub(/".*/, "", p); sum[p] = $2 }
+    /^retargetd_submit_seconds_count/ { p = $1; sub(/.*part="/, "", p); sub(/".*/, "", p); cnt[p] = $2 }
+    END {
+        if (!np) { print "n/a"; exit }
+        for (i = 1; i <= np; i++) {
+            p = order[i]; n = cnt[p]; q = "-"
+            for (k = 1; k <= nb[p] && n > 0; k++) if (bc[p, k] >= 0.99 * n) { q = bl[p, k]; break }
+            if (q != "-" && q != "+Inf") q = sprintf("%g", q * 1000)
+            printf "%s%s %.1f ms mean, p99 <= %s ms", (i > 1 ? "; " : ""), p, n ? 1000 * sum[p] / n : 0, q
+        }
+        print ""
+    }' "$dir/metrics.txt" 2>/dev/null || echo n/a
+}
 ms() { # P50 P99
     if [ "$1" = n/a ]; then echo n/a; else echo "$(calc "$1" %.1f)/$(calc "$2" %.1f)"; fi
 }
@@ -238,6 +261,7 @@ out=$dir/section.md
     echo "Wall: the CLI process from start to exit; the daemon from the first submit to the last result fetched (start-up excluded)."
     echo "Solver share: solve seconds / wall (the CLI's --stats \"solve\"; the daemon's stage \"solve\", else retargetd_solve_seconds_total)."
     echo "Daemon: $(pm retargetd_batches_total) solver batches, $(pm retargetd_frames_solved_total) frames solved; $(ld poll_n) polls, fetch p50/p99 $(ms "$(ld fetch_p50_ms)" "$(ld fetch_p99_ms)") ms, clip (submit to result) p50/p99 $(ms "$(ld clip_p50_s)" "$(ld clip_p99_s)") s."
+    echo "Daemon submit parts: $(subparts)."
     [ -n "$failed" ] && echo "Failures: ${failed#; }"
 } >"$out"
 echo

@@ -222,7 +222,8 @@ enum rt_status srv_start(const struct srv_config *cfg, struct srv **out, struct 
                n_failed, STORE_MAX_ATTEMPTS);
     if ((st = sched_start(s, &s->sched, err)) != RT_OK) goto fail;
     if (s->cfg.plan_threads > 0 &&
-        (st = srv_pool_start(s->cfg.plan_threads, s->cfg.plan_queue, 5, &s->pool, err)) != RT_OK)
+        ((st = srv_pool_start(s->cfg.plan_threads, s->cfg.plan_queue, 5, &s->pool, err)) != RT_OK ||
+         (st = srv_pool_start(s->cfg.plan_threads, s->cfg.plan_queue, 5, &s->rpool, err)) != RT_OK))
         goto fail;
     unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
     if (v6) flags |= MHD_USE_IPv6;
@@ -276,9 +277,11 @@ void srv_stop(struct srv *s)
         if (ls != MHD_INVALID_SOCKET) close(ls);
     }
     srv_pool_drain(s->pool);
+    srv_pool_drain(s->rpool);
     for (int i = 0; s->mhd && i < 200 && atomic_load(&s->in_flight) > 0; i++) usleep(10000);
     if (s->mhd) MHD_stop_daemon(s->mhd);
     srv_pool_stop(s->pool);
+    srv_pool_stop(s->rpool);
     sched_stop(s->sched);
     store_close(s->store);
     if (s->lock_fd >= 0) close(s->lock_fd); /* releases the flock */

@@ -359,10 +359,15 @@ static void plan_task(void *arg)
     struct srv_req *r = arg;
     struct srv *s = r->srv;
     struct srv_resp out = {0, NULL};
-    if (srv_jobs_is_result(r->route)) srv_jobs_result(s, r, &out);
-    else srv_jobs_submit(s, r, &out);
+    if (srv_jobs_is_result(r->route)) {
+        srv_jobs_result(s, r, &out);
+    } else {
+        srv_metrics_submit(&s->metrics, SRV_SUB_QUEUE, rt_now() - r->t_queued);
+        srv_jobs_submit(s, r, &out);
+    }
     r->resp_code = out.code;
     r->resp = out.resp;
+    r->t_done = rt_now();
     r->done = 1;
     MHD_resume_connection(r->conn);
 }
@@ -415,7 +420,9 @@ enum MHD_Result srv_http_request(void *cls, struct MHD_Connection *c, const char
     if (r->done) { /* back from the validation pool */
         struct srv_resp out = {r->resp_code, r->resp};
         r->resp = NULL;
-        return srv_resp_queue(s, c, &out);
+        enum MHD_Result ret = srv_resp_queue(s, c, &out);
+        if (r->route == SRV_R_JOBS) srv_metrics_submit(&s->metrics, SRV_SUB_RESUME, rt_now() - r->t_done);
+        return ret;
     }
     if (r->queued) return MHD_YES; /* not expected: the connection is suspended until done */
     if (s->cfg.idle_timeout_s) MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, s->cfg.idle_timeout_s);
@@ -433,8 +440,10 @@ enum MHD_Result srv_http_request(void *cls, struct MHD_Connection *c, const char
         s->pool) {
         r->srv = s;
         r->queued = 1;
+        r->t_queued = rt_now();
+        if (r->route == SRV_R_JOBS) srv_metrics_submit(&s->metrics, SRV_SUB_BODY, r->t_queued - r->t_start);
         MHD_suspend_connection(c);
-        if (srv_pool_submit(s->pool, plan_task, r) != 0) {
+        if (srv_pool_submit(srv_jobs_is_result(r->route) ? s->rpool : s->pool, plan_task, r) != 0) {
             struct srv_resp out = {0, NULL};
             srv_resp_err_http(s, &out, MHD_HTTP_SERVICE_UNAVAILABLE, "busy", "jobs",
                               "every validation thread is busy and the queue is full (--plan-queue), or the "

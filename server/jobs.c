@@ -155,6 +155,7 @@ void srv_jobs_submit(struct srv *s, struct srv_req *r, struct srv_resp *out)
     memset(&plan, 0, sizeof plan);
     memset(&sub, 0, sizeof sub);
     rt_err_clear(&err);
+    double t_prep = rt_now();
     /* What the request says, strictly (parse.h): form, fields, names, key. */
     if ((st = srv_idem_key(r->idem, &idem, &err)) != RT_OK ||
         (st = srv_submit_parse(r->body, r->len, &r->query, r->ctype, &sub, &root, &err)) != RT_OK)
@@ -201,8 +202,11 @@ void srv_jobs_submit(struct srv *s, struct srv_req *r, struct srv_resp *out)
      * a clip's frames are read from the body, not copied (submit memory). */
     spec.source_borrow = 1;
     double t_plan = rt_now();
+    srv_metrics_submit(&s->metrics, SRV_SUB_PREPARE, t_plan - t_prep);
     st = rtg_job_plan(&spec, &plan, &err);
-    srv_metrics_stage(&s->metrics, SRV_STAGE_PLAN, rt_now() - t_plan);
+    double t_planned = rt_now();
+    srv_metrics_stage(&s->metrics, SRV_STAGE_PLAN, t_planned - t_plan);
+    srv_metrics_submit(&s->metrics, SRV_SUB_PLAN, t_planned - t_plan);
     if (st != RT_OK) {
         /* A profile that does not exist (404) or cannot map the clip (400);
          * a robot whose roles cannot be mapped (400). */
@@ -264,7 +268,16 @@ void srv_jobs_submit(struct srv *s, struct srv_req *r, struct srv_resp *out)
     rt_sha256_final(&h, nj.input_hash);
     int64_t id = 0;
     int existed = 0;
+    struct store_insert_times it = {0, 0, 0, 0};
+    nj.times = &it;
+    double t_insert = rt_now();
     st = store_job_insert(s->store, &nj, &id, &existed, &err);
+    double t_inserted = rt_now();
+    srv_metrics_submit(&s->metrics, SRV_SUB_INSERT, t_inserted - t_insert);
+    srv_metrics_submit(&s->metrics, SRV_SUB_INSERT_GROUP, it.group);
+    srv_metrics_submit(&s->metrics, SRV_SUB_INSERT_LOCK, it.lock);
+    srv_metrics_submit(&s->metrics, SRV_SUB_INSERT_WRITE, it.write);
+    srv_metrics_submit(&s->metrics, SRV_SUB_INSERT_COMMIT, it.commit);
     release(s, &held);
     if (st != RT_OK) goto fail;
     if (!existed) sched_add(s->sched, id, nj.frames, class_key);
@@ -288,6 +301,7 @@ void srv_jobs_submit(struct srv *s, struct srv_req *r, struct srv_resp *out)
     char loc[64];
     snprintf(loc, sizeof loc, "/v1/jobs/%lld", (long long)id);
     srv_resp_json_hdr(s, out, existed ? MHD_HTTP_OK : MHD_HTTP_CREATED, text, MHD_HTTP_HEADER_LOCATION, loc);
+    srv_metrics_submit(&s->metrics, SRV_SUB_REPLY, rt_now() - t_inserted);
     return;
 fail:
     release(s, &held);

@@ -1,6 +1,6 @@
 /* metrics.c -- GET /v1/metrics in the Prometheus text format: jobs by state
  * (from the store), frames and clips solved, batches, solve seconds, HTTP
- * requests by status code. Counters live in struct srv_metrics, inside
+ * requests by status code, a histogram of each part of a submission's time. Counters live in struct srv_metrics, inside
  * struct srv; server/http.c serves the text. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +39,23 @@ void srv_metrics_stage(struct srv_metrics *m, int stage, double seconds)
     if (stage < 0 || stage >= SRV_STAGE_COUNT) return;
     pthread_mutex_lock(&m->mu);
     m->stage_seconds[stage] += seconds;
+    pthread_mutex_unlock(&m->mu);
+}
+
+static const double sub_bounds[SRV_SUB_BUCKETS] = {0.001, 0.002, 0.005, 0.01, 0.02, 0.05,
+                                                   0.1,   0.2,   0.5,   1.0,  2.0,  5.0};
+static const char *const sub_names[SRV_SUB_COUNT] = {"body",         "queue",       "prepare",      "plan",
+                                                     "insert",       "insert_group", "insert_lock", "insert_write",
+                                                     "insert_commit", "reply",      "resume"};
+
+void srv_metrics_submit(struct srv_metrics *m, int part, double seconds)
+{
+    if (part < 0 || part >= SRV_SUB_COUNT || !(seconds >= 0)) return;
+    int k = 0;
+    while (k < SRV_SUB_BUCKETS && seconds > sub_bounds[k]) k++;
+    pthread_mutex_lock(&m->mu);
+    m->sub_count[part][k]++;
+    m->sub_sum[part] += seconds;
     pthread_mutex_unlock(&m->mu);
 }
 
@@ -86,6 +103,21 @@ enum rt_status srv_metrics_text(struct srv_metrics *m, struct store *store, int 
     for (int code = 100; code < 600; code++)
         if (m->http[code])
             fprintf(f, "retargetd_http_requests_total{code=\"%d\"} %llu\n", code, m->http[code]);
+    fputs("# HELP retargetd_submit_seconds Where the time of a submission (POST /v1/jobs) goes, by part.\n"
+          "# TYPE retargetd_submit_seconds histogram\n", f);
+    for (int p = 0; p < SRV_SUB_COUNT; p++) {
+        unsigned long long cum = 0;
+        for (int k = 0; k <= SRV_SUB_BUCKETS; k++) {
+            cum += m->sub_count[p][k];
+            if (k < SRV_SUB_BUCKETS)
+                fprintf(f, "retargetd_submit_seconds_bucket{part=\"%s\",le=\"%g\"} %llu\n", sub_names[p],
+                        sub_bounds[k], cum);
+            else
+                fprintf(f, "retargetd_submit_seconds_bucket{part=\"%s\",le=\"+Inf\"} %llu\n", sub_names[p], cum);
+        }
+        fprintf(f, "retargetd_submit_seconds_sum{part=\"%s\"} %.6f\nretargetd_submit_seconds_count{part=\"%s\"} %llu\n",
+                sub_names[p], m->sub_sum[p], sub_names[p], cum);
+    }
     pthread_mutex_unlock(&m->mu);
     if (fclose(f) || !text) {
         free(text);

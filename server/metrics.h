@@ -30,6 +30,24 @@ enum srv_stage {
     SRV_STAGE_COUNT
 };
 
+/* The parts of a submission's (POST /v1/jobs) time, for the histogram
+ * retargetd_submit_seconds{part}: where a slow reply waited. */
+enum srv_submit_part {
+    SRV_SUB_BODY = 0, /* request line to the last byte of the body (the upload) */
+    SRV_SUB_QUEUE,    /* waiting for a validation thread (--plan-threads) */
+    SRV_SUB_PREPARE,  /* the request parsed, the robot and profile loaded */
+    SRV_SUB_PLAN,     /* rtg_job_plan(): the clip parsed, mapped and checked */
+    SRV_SUB_INSERT,   /* the row written (store_job_insert: the group commit), in all; of which: */
+    SRV_SUB_INSERT_GROUP,  /* waiting for the commit before (or, taken along, for the one that took it) */
+    SRV_SUB_INSERT_LOCK,   /* waiting for the store's writer (a result commit, a claim) */
+    SRV_SUB_INSERT_WRITE,  /* the group's rows written */
+    SRV_SUB_INSERT_COMMIT, /* its commit (and disk sync) */
+    SRV_SUB_REPLY,    /* the job read back and its JSON made */
+    SRV_SUB_RESUME,   /* the connection resumed until the reply is queued */
+    SRV_SUB_COUNT
+};
+#define SRV_SUB_BUCKETS 12 /* upper bounds 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000 ms; then +Inf */
+
 /* Counters for GET /v1/metrics. Guarded by `mu`. */
 struct srv_metrics {
     pthread_mutex_t mu;
@@ -37,6 +55,8 @@ struct srv_metrics {
     unsigned long long frames_solved, batches, clips_solved;
     double solve_seconds;
     double stage_seconds[SRV_STAGE_COUNT]; /* summed over threads */
+    unsigned long long sub_count[SRV_SUB_COUNT][SRV_SUB_BUCKETS + 1]; /* per bucket, not cumulative */
+    double sub_sum[SRV_SUB_COUNT];
 };
 
 /* Zeroes the counters and creates their mutex; srv_metrics_free() destroys it. */
@@ -49,6 +69,9 @@ void srv_metrics_http(struct srv_metrics *m, unsigned int code);
 void srv_metrics_solved(struct srv_metrics *m, int clips, long long frames, double seconds);
 /* Adds `seconds` to stage `stage` (enum srv_stage). */
 void srv_metrics_stage(struct srv_metrics *m, int stage, double seconds);
+/* Counts `seconds` spent in part `part` (enum srv_submit_part) of one
+ * submission. */
+void srv_metrics_submit(struct srv_metrics *m, int part, double seconds);
 /* Writes GET /v1/metrics in the Prometheus text format into *text (*len
  * bytes, malloc'd; the caller frees it): jobs by state (from `store`),
  * `queued` as the jobs waiting in the scheduler, then the counters of `m`.

@@ -52,13 +52,16 @@
 /* Bytes of results per commit (store_batch()). */
 #define SCHED_STORE_BYTES ((size_t)4 << 20)
 /* Solved batches still finishing past which the worker waits before it
- * solves another: one, the batch before, so that a job whose result is not
- * stored yet is exposed to a crash for no longer than one batch's solve
- * (a job interrupted STORE_MAX_ATTEMPTS times fails for good). */
+ * solves another: one, the batch before. A crash reruns the jobs whose
+ * results are not stored yet (store_job_solved_many keeps that from
+ * counting against their solves), so fewer are at stake; and more batches
+ * behind measured no faster, while each holds its clips' results. */
 #define SCHED_FINISHING_BATCHES 1
 
 /* The host pool's nice value above the request handlers' (rtg_pool_create_nice). */
-#define SCHED_HOST_NICE 5
+#define SCHED_HOST_NICE 10
+/* Threads that copy a batch's clips into the solver's arrays and back. */
+#define SCHED_COPY_THREADS 4
 
 struct sched_entry {
     int64_t id;
@@ -79,8 +82,18 @@ struct sched {
     pthread_t worker;
     struct solver_backend be;
     struct rtg_pool *pool; /* host work: building and finishing jobs */
+    struct rtg_pool *copy_pool; /* the batch arrays' copies in and out (rtg_batch_solve) */
     struct rtg_batch_ws ws; /* the worker's batch arrays, reused call to call */
     int finishing;          /* solved batches not yet freed (under mu) */
+    /* Progress writes (on_progress, progress_main): the solver's thread
+     * only leaves the running call's job ids and LM iteration here (under
+     * pmu); a thread of their own writes them to the store, so that a
+     * solve never waits for the store's writer (a result commit, a sync). */
+    pthread_mutex_t pmu;
+    pthread_cond_t pcv;
+    int64_t *p_ids;
+    int p_n, p_cap, p_lm, p_dirty, p_stop, p_started;
+    pthread_t p_thread;
 };
 
 static int horizon_class(int frames)
@@ -214,14 +227,65 @@ struct progress {
     double last;
 };
 
+/* Called by the solver between LM iterations: at most every 50 ms, notes
+ * the call's jobs and iteration for progress_main (the solver goes on at
+ * once). */
 static void on_progress(void *user, int lm_iter, int clips_done)
 {
     struct progress *p = user;
+    struct sched *q = p->q;
     double now = rt_now();
     (void)clips_done;
     if (now - p->last < 0.05) return;
     p->last = now;
-    store_job_progress_many(p->q->s->store, p->ids, p->n, lm_iter, NAN, NULL);
+    pthread_mutex_lock(&q->pmu);
+    if (p->n > q->p_cap) {
+        int64_t *ids = realloc(q->p_ids, (size_t)p->n * sizeof *ids);
+        if (ids) {
+            q->p_ids = ids;
+            q->p_cap = p->n;
+        }
+    }
+    if (p->n <= q->p_cap) {
+        memcpy(q->p_ids, p->ids, (size_t)p->n * sizeof *p->ids);
+        q->p_n = p->n;
+        q->p_lm = lm_iter;
+        q->p_dirty = 1;
+        pthread_cond_signal(&q->pcv);
+    }
+    pthread_mutex_unlock(&q->pmu);
+}
+
+/* The progress writer: stores what on_progress() noted last (a write that
+ * waits for the store's writer delays only the next progress). */
+static void *progress_main(void *arg)
+{
+    struct sched *q = arg;
+    int64_t *ids = NULL;
+    int cap = 0;
+    pthread_mutex_lock(&q->pmu);
+    for (;;) {
+        while (!q->p_dirty && !q->p_stop) pthread_cond_wait(&q->pcv, &q->pmu);
+        if (q->p_stop) break;
+        int n = q->p_n, lm = q->p_lm;
+        if (n > cap) {
+            int64_t *b = realloc(ids, (size_t)n * sizeof *b);
+            if (!b) {
+                q->p_dirty = 0; /* out of memory: this progress is skipped */
+                continue;
+            }
+            ids = b;
+            cap = n;
+        }
+        memcpy(ids, q->p_ids, (size_t)n * sizeof *ids);
+        q->p_dirty = 0;
+        pthread_mutex_unlock(&q->pmu);
+        store_job_progress_many(q->s->store, ids, n, lm, NAN, NULL);
+        pthread_mutex_lock(&q->pmu);
+    }
+    pthread_mutex_unlock(&q->pmu);
+    free(ids);
+    return NULL;
 }
 
 static char *error_json(const struct rt_err *err)
@@ -727,11 +791,22 @@ enum rt_status sched_start(struct srv *s, struct sched **out, struct rt_err *err
     q->s = s;
     pthread_mutex_init(&q->mu, NULL);
     pthread_cond_init(&q->cv, NULL);
+    pthread_mutex_init(&q->pmu, NULL);
+    pthread_cond_init(&q->pcv, NULL);
+    if (pthread_create(&q->p_thread, NULL, progress_main, q)) {
+        st = rt_err_set(err, RT_ENOMEM, "sched", "cannot start the progress thread");
+        goto fail;
+    }
+    q->p_started = 1;
     if ((st = rtg_backend_init(&q->be, s->cfg.backend, s->cfg.solver_threads, err)) != RT_OK) goto fail;
     /* Building and finishing jobs give way to the request handlers (health
      * and polls stay fast while a corpus is solved): nice 5. */
     if ((st = rtg_pool_create_nice(s->cfg.host_threads, SCHED_HOST_NICE, &q->pool, err)) != RT_OK) goto fail;
-    q->ws.pool = q->pool;
+    /* The batch arrays are filled and emptied by threads of their own, at
+     * the worker's priority: the host pool is busy finishing the batch
+     * before, and a copy waiting for its threads would hold the solver. */
+    if ((st = rtg_pool_create(SCHED_COPY_THREADS, &q->copy_pool, err)) != RT_OK) goto fail;
+    q->ws.pool = q->copy_pool;
     if ((st = store_job_each_queued(s->store, load_queued, q, err)) != RT_OK) goto fail;
     if (q->n && !s->cfg.quiet) rt_log("info", "sched", "start", "%d queued job(s) from the database", q->n);
     if (pthread_create(&q->worker, NULL, worker_main, q)) {
@@ -756,7 +831,18 @@ void sched_stop(struct sched *q)
         pthread_mutex_unlock(&q->mu);
         pthread_join(q->worker, NULL);
     }
+    if (q->p_started) {
+        pthread_mutex_lock(&q->pmu);
+        q->p_stop = 1;
+        pthread_cond_signal(&q->pcv);
+        pthread_mutex_unlock(&q->pmu);
+        pthread_join(q->p_thread, NULL);
+    }
+    free(q->p_ids);
+    pthread_cond_destroy(&q->pcv);
+    pthread_mutex_destroy(&q->pmu);
     rtg_pool_free(q->pool);
+    rtg_pool_free(q->copy_pool);
     rtg_batch_ws_free(&q->ws);
     solver_backend_free(&q->be);
     pthread_cond_destroy(&q->cv);

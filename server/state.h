@@ -40,6 +40,7 @@ struct srv {
     struct srv_metrics metrics;
     struct srv_inuse *inuse; /* robots and profiles held by submissions being planned (assets.c) */
     struct srv_pool *pool;   /* the validation threads that plan submissions (http.c) */
+    struct srv_pool *rpool;  /* as many that make results (GET .../result*), so that no submission waits behind them */
     int lock_fd;             /* DB_PATH.lock, held with flock() while the daemon lives; -1 none */
     atomic_int in_flight;    /* requests from their request line to their completion (http.c) */
     unsigned int port;
@@ -105,6 +106,7 @@ struct srv_req {
     char *idem;             /* the Idempotency-Key header, copied; NULL when absent */
     char *ctype;            /* POST /v1/jobs: the Content-Type header, copied; NULL when absent */
     int queued, done;       /* handed to the validation pool; its reply is in `resp` */
+    double t_queued, t_done; /* rt_now() when handed to the pool and when its reply was made */
     unsigned int resp_code;
     struct MHD_Response *resp;
 };

@@ -962,6 +962,8 @@ enum rt_status store_job_insert(struct store *s, const struct store_job_new *in,
      * disk sync for all; those queued meanwhile wait for the next leader.
      * Alone, a submission commits at once, as before. */
     struct insert_req me = {in, id, existed, err, RT_OK, 0, NULL};
+    struct store_insert_times tm = {0, 0, 0, 0};
+    double t0 = now_s();
     pthread_mutex_lock(&s->gmu);
     *s->g_tail = &me;
     s->g_tail = &me.next;
@@ -975,7 +977,11 @@ enum rt_status store_job_insert(struct store *s, const struct store_job_new *in,
         s->g_head = NULL;
         s->g_tail = &s->g_head;
         pthread_mutex_unlock(&s->gmu);
+        double t1 = now_s();
         LOCK(s);
+        double t2 = now_s();
+        tm.group = t1 - t0;
+        tm.lock = t2 - t1;
         struct rt_err begin_err;
         enum rt_status bst = exec(s, "BEGIN IMMEDIATE", &begin_err, "jobs");
         for (struct insert_req *r = group; r; r = r->next) {
@@ -986,6 +992,8 @@ enum rt_status store_job_insert(struct store *s, const struct store_job_new *in,
                 r->st = insert_one(s, r->in, r->id, r->existed, r->err);
             }
         }
+        double t3 = now_s();
+        tm.write = t3 - t2;
         if (bst == RT_OK) {
             struct rt_err commit_err;
             enum rt_status cst = tx_end(s, RT_OK, &commit_err, "jobs");
@@ -999,6 +1007,7 @@ enum rt_status store_job_insert(struct store *s, const struct store_job_new *in,
                 *r->id = 0;
             }
         }
+        tm.commit = now_s() - t3;
         UNLOCK(s);
         pthread_mutex_lock(&s->gmu);
         for (struct insert_req *r = group, *next; r; r = next) {
@@ -1009,7 +1018,26 @@ enum rt_status store_job_insert(struct store *s, const struct store_job_new *in,
         pthread_cond_broadcast(&s->gcv);
     }
     pthread_mutex_unlock(&s->gmu);
+    if (tm.lock == 0 && tm.write == 0) tm.group = now_s() - t0; /* taken along by another's commit */
+    if (in->times) *in->times = tm;
     return me.st;
+}
+
+/* Submissions first: a results commit (store_job_finish_many) or a
+ * progress write waits, at most STORE_YIELD_MS, while a submission's group
+ * is queued or committing, so that a submission waits for at most the one
+ * commit already under way, not for a run of result commits. */
+static void yield_to_inserts(struct store *s)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    long ns = ts.tv_nsec + STORE_YIELD_MS * 1000000L;
+    ts.tv_sec += ns / 1000000000L;
+    ts.tv_nsec = ns % 1000000000L;
+    pthread_mutex_lock(&s->gmu);
+    while ((s->g_head || s->g_leader) && pthread_cond_timedwait(&s->gcv, &s->gmu, &ts) == 0) {
+    }
+    pthread_mutex_unlock(&s->gmu);
 }
 
 /* After the first sqlite3_step() (result `rc`) of a query for job `id`
@@ -1231,6 +1259,7 @@ enum rt_status store_job_progress_many(struct store *s, const int64_t *ids, int 
     enum rt_status st = RT_OK;
     sqlite3_stmt *q = NULL;
     if (n <= 0) return RT_OK;
+    yield_to_inserts(s);
     LOCK(s);
     /* Progress is advisory (a crash queues the job again and clears it),
      * and it is written every 50 ms while a batch runs: with --sync full
@@ -1278,6 +1307,7 @@ enum rt_status store_job_finish_many(struct store *s, struct store_result_new *r
             return rt_err_set(err, RT_ELIMIT, "result", "trajectory of %d x %d values too large", r[i].frames,
                               r[i].columns);
     }
+    yield_to_inserts(s);
     LOCK(s);
     if ((st = exec(s, "BEGIN IMMEDIATE", err, "result")) != RT_OK) goto unlock;
     up = prep(s->db, "UPDATE jobs SET state = 'succeeded', finished = ?, lm_iter = ?, cost = ?, "

@@ -35,6 +35,7 @@
 #define STORE_MAX_JOB_NAME 480     /* a job name (bytes: 120 UTF-8 characters) */
 #define STORE_MAX_TEXT (256u << 20) /* a clip, URDF or profile text (bytes) */
 #define STORE_MAX_PAGE 1000        /* jobs per store_job_list() page */
+#define STORE_YIELD_MS 20          /* a results commit waits at most this for queued submissions */
 #define STORE_MAX_ATTEMPTS 3       /* solves (or result stores) a crash may interrupt before a job is failed */
 
 enum store_state {
@@ -150,6 +151,15 @@ struct store_job_new {
     int frames;
     unsigned char input_hash[RT_SHA256_LEN];
     int max_active; /* refuse when the owner has this many queued+running jobs (0: no limit) */
+    /* Out, when not NULL: where store_job_insert()'s time went (seconds):
+     * waiting for the group commit before (group), for the writer
+     * connection (lock), the group's inserts (write), its commit (commit).
+     * A submission that another's commit took along has only group. */
+    struct store_insert_times *times;
+};
+
+struct store_insert_times {
+    double group, lock, write, commit;
 };
 
 /* A job as read back. Strings are NUL-terminated; options, error and clip
@@ -236,7 +246,10 @@ enum rt_status store_job_claim_many(struct store *s, const int64_t *ids, int n, 
  * solve, as before the mark). A no-op at schema versions below 8. */
 enum rt_status store_job_solved_many(struct store *s, const int64_t *ids, int n, struct rt_err *err);
 
-/* Progress of a running job (LM iteration, cost; cost NAN: unknown). */
+/* Progress of a running job (LM iteration, cost; cost NAN: unknown).
+ * store_job_progress_many() and store_job_finish_many() first wait, at
+ * most STORE_YIELD_MS, while submissions (store_job_insert) are queued
+ * for or making their commit: submissions go first. */
 enum rt_status store_job_progress(struct store *s, int64_t id, int lm_iter, double cost,
                                   struct rt_err *err);
 
