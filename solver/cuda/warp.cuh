@@ -156,13 +156,18 @@ static __device__ void warp_fk(const struct rt_tree *tr, const struct warp_tabs 
     }
 }
 
-/* frame_add_row on one warp: the row's values in ws.jp[0..nc), its
- * columns in ws.jo (as int bits); the lanes add its gradient entries and
- * its block entries (packed lower triangle: each entry once per row, so in
- * the CPU's order across rows). */
-static __device__ void warp_add_row(const struct warp_ws &ws, int nc, float ge, float w2, float *g, float *B,
-                                    unsigned lane)
+/* frame_add_row on one warp: lane 0 has the row (its nc values jr[] and
+ * columns cols[], from frame_pair_jac or frame_ground_jac) and stages it
+ * in ws.jp (values) and ws.jo (columns, as int bits); then the lanes add
+ * its gradient entries and its block entries (packed lower triangle: each
+ * entry once per row, so in the CPU's order across rows). */
+static __device__ void warp_add_row(const struct warp_ws &ws, int nc, const int *cols, const float *jr, float ge,
+                                    float w2, float *g, float *B, unsigned lane)
 {
+    if (lane == 0)
+        for (int a = 0; a < nc; a++) { ws.jp[a] = jr[a]; ws.jo[a] = __int_as_float(cols[a]); }
+    nc = __shfl_sync(0xffffffffu, nc, 0);
+    __syncwarp();
     for (int a = (int)lane; a < nc; a += 32) {
         int ca = __float_as_int(ws.jo[a]);
         g[ca] = g[ca] - ge * ws.jp[a];
@@ -179,14 +184,6 @@ static __device__ void warp_add_row(const struct warp_ws &ws, int nc, float ge, 
     __syncwarp();
 }
 
-/* frame_eval on one warp. x: the frame's state (any memory all lanes can
- * read); dq: the clip's forward differences or NULL; B (packed, shared) and
- * g (shared) NULL for the cost alone. Returns the partial cost on every
- * lane. Leaves B, g complete after a final __syncwarp, and the link records
- * (ws.lk) and target records (ws.rs) of x. reuse = 1: ws.lk and ws.rs
- * already hold those of a state with x's bits (the last warp_eval ran on a
- * copy of x), so FK and the target residuals are not recomputed: they
- * would be the same floats. */
 static __device__ float warp_eval(const struct solver_batch *b, const struct warp_tabs &tb, int f, const float *x,
                                   const float *dq, int t, int T, const struct warp_ws &ws, float *B, float *g,
                                   unsigned lane, int reuse = 0)
@@ -322,16 +319,10 @@ static __device__ float warp_eval(const struct solver_batch *b, const struct war
             float e = b->collide_margin - d, w2 = b->w_collide * b->w_collide;
             track = track + w2 * (e * e);
             if (!B) continue;
-            int nc = 0;
-            if (lane == 0) {
-                int cols[FRAME_MAX_DIM];
-                float jr[FRAME_MAX_DIM];
-                nc = frame_pair_jac(b, lk, p, pa, pb, nrm, cols, jr);
-                for (int a = 0; a < nc; a++) { ws.jp[a] = jr[a]; ws.jo[a] = __int_as_float(cols[a]); }
-            }
-            nc = __shfl_sync(0xffffffffu, nc, 0);
-            __syncwarp();
-            warp_add_row(ws, nc, w2 * e, w2, g, B, lane);
+            int nc = 0, cols[FRAME_MAX_DIM];
+            float jr[FRAME_MAX_DIM];
+            if (lane == 0) nc = frame_pair_jac(b, lk, p, pa, pb, nrm, cols, jr);
+            warp_add_row(ws, nc, cols, jr, w2 * e, w2, g, B, lane);
         }
     }
     /* The ground capsules (frame_eval's loop), the same way: lanes find
@@ -351,16 +342,10 @@ static __device__ float warp_eval(const struct solver_batch *b, const struct war
             float e = 0.0f - h, w2 = b->w_ground * b->w_ground;
             track = track + w2 * (e * e);
             if (!B) continue;
-            int nc = 0;
-            if (lane == 0) {
-                int cols[FRAME_MAX_DIM];
-                float jr[FRAME_MAX_DIM];
-                nc = frame_ground_jac(b, lk, c, P, cols, jr);
-                for (int a = 0; a < nc; a++) { ws.jp[a] = jr[a]; ws.jo[a] = __int_as_float(cols[a]); }
-            }
-            nc = __shfl_sync(0xffffffffu, nc, 0);
-            __syncwarp();
-            warp_add_row(ws, nc, w2 * e, w2, g, B, lane);
+            int nc = 0, cols[FRAME_MAX_DIM];
+            float jr[FRAME_MAX_DIM];
+            if (lane == 0) nc = frame_ground_jac(b, lk, c, P, cols, jr);
+            warp_add_row(ws, nc, cols, jr, w2 * e, w2, g, B, lane);
         }
     }
     if (b->w_rest) {
