@@ -575,6 +575,33 @@ int main(void)
     /* Six of them the joint-position jobs of test_joint_jobs(). */
     CHECK(resp && strstr(resp, "retargetd_jobs{state=\"succeeded\"} 12"));
     CHECK(resp && strstr(resp, "retargetd_http_requests_total{code=\"413\"} 1"));
+    /* The submit histogram: every part's buckets cumulative up to its
+     * count; every job planned and inserted (at least the 12 succeeded). */
+    {
+        static const char *const parts[] = {"body",         "queue",       "prepare",      "plan",
+                                            "insert",       "insert_group", "insert_lock", "insert_write",
+                                            "insert_commit", "reply",      "resume"};
+        for (size_t i = 0; resp && i < sizeof parts / sizeof parts[0]; i++) {
+            char key[96];
+            snprintf(key, sizeof key, "retargetd_submit_seconds_bucket{part=\"%s\",le=\"", parts[i]);
+            long long prev = 0, last = -1, count = -1;
+            int buckets = 0, monotone = 1;
+            for (const char *at = strstr(resp, key); at; at = strstr(at + 1, key)) {
+                const char *v = strchr(at, '}');
+                long long k = v ? strtoll(v + 1, NULL, 10) : -1;
+                monotone &= k >= prev;
+                prev = last = k;
+                buckets++;
+            }
+            snprintf(key, sizeof key, "retargetd_submit_seconds_count{part=\"%s\"} ", parts[i]);
+            const char *c = strstr(resp, key);
+            if (c) count = strtoll(c + strlen(key), NULL, 10);
+            CHECK_EQ_INT(buckets, 13);
+            CHECK(monotone);
+            CHECK(last == count);
+            if (!strcmp(parts[i], "plan") || !strcmp(parts[i], "insert")) CHECK(count >= 12);
+        }
+    }
     free(resp);
     /* A clip no bundled profile fits is mapped automatically ("auto:NAME",
      * not a storable profile name): accepted, solved, named in the report. */
