@@ -25,7 +25,8 @@ int rtg_targets_same_weights(const struct kin_robot *robot, const struct rtg_tar
            (!x->n_capsules || (!memcmp(x->capsule_link, y->capsule_link, (size_t)x->n_capsules * sizeof(int)) &&
                                !memcmp(x->capsule_seg, y->capsule_seg, (size_t)x->n_capsules * 7 * sizeof(float)))) &&
            (!x->n_pairs || !memcmp(x->pair, y->pair, (size_t)x->n_pairs * 2 * sizeof(int))) &&
-           x->n_ground == y->n_ground && x->w_ground == y->w_ground && (!x->n_ground || !memcmp(x->ground, y->ground, (size_t)x->n_ground * sizeof(int))) &&
+           x->n_ground == y->n_ground && x->w_ground == y->w_ground &&
+           (!x->n_ground || !memcmp(x->ground, y->ground, (size_t)x->n_ground * sizeof(int))) &&
            x->w_vlim == y->w_vlim && (!x->v_limit) == (!y->v_limit) &&
            (!x->v_limit || !memcmp(x->v_limit, y->v_limit, (size_t)nt * sizeof(float)));
 }

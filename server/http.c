@@ -451,6 +451,7 @@ enum MHD_Result srv_http_request(void *cls, struct MHD_Connection *c, const char
             if (out.resp) MHD_add_response_header(out.resp, "Retry-After", "1");
             r->resp_code = out.code;
             r->resp = out.resp;
+            r->t_done = rt_now();
             r->done = 1;
             MHD_resume_connection(c);
         }

@@ -1,7 +1,8 @@
 /* metrics.c -- GET /v1/metrics in the Prometheus text format: jobs by state
  * (from the store), frames and clips solved, batches, solve seconds, HTTP
- * requests by status code, a histogram of each part of a submission's time. Counters live in struct srv_metrics, inside
- * struct srv; server/http.c serves the text. */
+ * requests by status code, a histogram of each part of a submission's
+ * time. Counters live in struct srv_metrics, inside struct srv;
+ * server/http.c serves the text. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -515,8 +515,9 @@ static void solve_part(struct batch_ctx *bc, const int *idx, int n)
      * fails only leaves the jobs counted as before. */
     if (store_job_solved_many(s->store, ids, n, &err) != RT_OK) {
         char line[RT_ERR_LINE_MAX];
-        rt_log("warn", "sched", "batch", "marking %d job(s) solved failed (%s): a crash now counts as an interrupted solve",
-               n, rt_err_line(&err, line, sizeof line));
+        rt_log("warn", "sched", "batch",
+               "marking %d job(s) solved failed (%s): a crash now counts as an interrupted solve", n,
+               rt_err_line(&err, line, sizeof line));
         rt_err_clear(&err);
     }
     for (int i = 0; i < n; i++) {
@@ -799,8 +800,9 @@ enum rt_status sched_start(struct srv *s, struct sched **out, struct rt_err *err
     }
     q->p_started = 1;
     if ((st = rtg_backend_init(&q->be, s->cfg.backend, s->cfg.solver_threads, err)) != RT_OK) goto fail;
-    /* Building and finishing jobs give way to the request handlers (health
-     * and polls stay fast while a corpus is solved): nice 5. */
+    /* Building and finishing jobs give way to the request handlers and the
+     * validation threads (health, polls and submissions stay fast while a
+     * corpus is solved): nice SCHED_HOST_NICE. */
     if ((st = rtg_pool_create_nice(s->cfg.host_threads, SCHED_HOST_NICE, &q->pool, err)) != RT_OK) goto fail;
     /* The batch arrays are filled and emptied by threads of their own, at
      * the worker's priority: the host pool is busy finishing the batch

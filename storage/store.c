@@ -964,6 +964,7 @@ enum rt_status store_job_insert(struct store *s, const struct store_job_new *in,
     struct insert_req me = {in, id, existed, err, RT_OK, 0, NULL};
     struct store_insert_times tm = {0, 0, 0, 0};
     double t0 = now_s();
+    int led = 0; /* this submission led a group (else another's commit took it along) */
     pthread_mutex_lock(&s->gmu);
     *s->g_tail = &me;
     s->g_tail = &me.next;
@@ -978,6 +979,7 @@ enum rt_status store_job_insert(struct store *s, const struct store_job_new *in,
         s->g_tail = &s->g_head;
         pthread_mutex_unlock(&s->gmu);
         double t1 = now_s();
+        led = 1;
         LOCK(s);
         double t2 = now_s();
         tm.group = t1 - t0;
@@ -1018,7 +1020,7 @@ enum rt_status store_job_insert(struct store *s, const struct store_job_new *in,
         pthread_cond_broadcast(&s->gcv);
     }
     pthread_mutex_unlock(&s->gmu);
-    if (tm.lock == 0 && tm.write == 0) tm.group = now_s() - t0; /* taken along by another's commit */
+    if (!led) tm.group = now_s() - t0;
     if (in->times) *in->times = tm;
     return me.st;
 }
@@ -1035,8 +1037,8 @@ static void yield_to_inserts(struct store *s)
     ts.tv_sec += ns / 1000000000L;
     ts.tv_nsec = ns % 1000000000L;
     pthread_mutex_lock(&s->gmu);
-    while ((s->g_head || s->g_leader) && pthread_cond_timedwait(&s->gcv, &s->gmu, &ts) == 0) {
-    }
+    while (s->g_head || s->g_leader)
+        if (pthread_cond_timedwait(&s->gcv, &s->gmu, &ts) != 0) break; /* STORE_YIELD_MS passed */
     pthread_mutex_unlock(&s->gmu);
 }
 

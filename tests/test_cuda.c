@@ -274,7 +274,8 @@ out:
 /* GPU == CPU bits of a robot's clips; with margin > 0 the self-collision
  * term on (the robot's capsules; a margin wide enough that many pairs are
  * active) and the ground term on every capsule (the feet's too, so that it
- * is active wherever a foot is down), checked to change the result. The clip is freed unless `keep`. */
+ * is active wherever a foot is down), checked to change the result. The
+ * clip is freed unless `keep`. */
 static void robot_checks_collide(const char *tag, int loaded, struct g1_clip *c, const int *first, const int *len,
                                  int nc, float margin, int keep)
 {
