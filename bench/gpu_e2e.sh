@@ -5,7 +5,7 @@
 # the shared data it needs in .gpudata, libcjson1 and libmicrohttpd12 from
 # .debs. check: gpu_check.sh (GPU == CPU bits, sanitizers); e2e: `make
 # bench-e2e` (N=${N:-512} windows, K=${K:-16} clients) on the CUDA backend;
-# cpu: the CPU backend at 1, 4 and 16 threads on 16 windows; csv: every
+# cpu: the CPU backend at 1, 2, 4 and 16 threads on 16 windows; csv: every
 # clip of .gpudata/clips onto four robots on both backends, CSVs compared.
 # Logs under $OUT; the tables last.
 set -u
@@ -25,18 +25,29 @@ if [ "$what" = check ] || [ "$what" = all ]; then
     echo "gpu_check exit $? ($(( $(date +%s) - t0 )) s)" >> "$OUT/check_summary.txt"
 fi
 if [ "$what" = all ] || [ "$what" = cpu ]; then
-    # The CPU backend's scaling on this host: the same 16 windows at 1, 4
+    # The CPU backend's scaling on this host: the same 16 windows at 1, 2, 4
     # and 16 threads, end to end (retarget solve --batch --backend cpu).
     mkdir -p /tmp/cpuscale/c
     $B/bench/bench_corpus .gpudata/reference/g1/dance1_subject1.csv /tmp/cpuscale/c 16 11 > /dev/null
-    for t in 1 4 16; do
+    for t in 1 2 4 16; do
         s0=$(date +%s%N)
         $B/retarget solve /tmp/cpuscale/c/*.csv --source-robot g1 --robot g1 --batch --backend cpu \
             --threads $t --quiet -o /tmp/cpuscale/o$t --stats /tmp/cpuscale/st$t.json
         s1=$(date +%s%N)
         echo "cpu threads $t: wall $(( (s1 - s0) / 1000000 )) ms; $(cat /tmp/cpuscale/st$t.json)" >> "$OUT/cpu_scale.txt"
     done
-    for t in 4 16; do cmp -s /tmp/cpuscale/o1/w0003.csv /tmp/cpuscale/o$t/w0003.csv && echo "threads $t == 1: same bytes" >> "$OUT/cpu_scale.txt"; done
+    # A 2-core machine: the process pinned to two cores of distinct
+    # physical cores (lscpu -e in the log), 1 and 2 threads.
+    lscpu -e=CPU,CORE,SOCKET > "$OUT/lscpu.txt" 2>&1
+    two=$(awk 'NR > 1 && !seen[$2]++ { printf "%s%s", n++ ? "," : "", $1 } n == 2 { exit }' "$OUT/lscpu.txt")
+    for t in 1 2; do
+        s0=$(date +%s%N)
+        taskset -c "$two" $B/retarget solve /tmp/cpuscale/c/*.csv --source-robot g1 --robot g1 --batch --backend cpu \
+            --threads $t --quiet -o /tmp/cpuscale/p$t --stats /tmp/cpuscale/sp$t.json
+        s1=$(date +%s%N)
+        echo "cpu threads $t pinned to cores $two: wall $(( (s1 - s0) / 1000000 )) ms; $(cat /tmp/cpuscale/sp$t.json)" >> "$OUT/cpu_scale.txt"
+    done
+    for t in 2 4 16; do cmp -s /tmp/cpuscale/o1/w0003.csv /tmp/cpuscale/o$t/w0003.csv && echo "threads $t == 1: same bytes" >> "$OUT/cpu_scale.txt"; done
 fi
 if [ "$what" = all ] || [ "$what" = csv ]; then
     # GPU == CPU through the CLI: every clip of .gpudata/clips (and edge/)

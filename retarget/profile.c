@@ -561,7 +561,7 @@ enum rt_status rtg_profile_parse(const char *text, size_t len, const char *name,
     p->contact_height = 0.05;
     p->contact_speed = 0.6;
     p->min_contact = 0.1;
-    p->contact_weight = 5.0;
+    p->contact_weight = 10.0;
     p->w_vel = p->w_acc = p->w_rest = 1.0;
     p->max_lm_iters = p->max_cg_iters = p->init_iters = -1;
     p->cg_tol = -1;

@@ -979,9 +979,13 @@ enum rt_status rtg_targets_check_robot_traj(const struct kin_robot *robot, const
  * the interval's ends and the smoothness terms spread that jump into the
  * contact frames as sliding. A gap between two intervals is split at its
  * middle. Orientation targets are blended the same way (geodesically from
- * the anchor's level rotation). */
-static void blend_swing(double *tp, double *tr, const unsigned char *c, int n, int nl, int k, int w)
+ * the anchor's level rotation). sw[0..n) receives each frame's share of
+ * swing: 0 in contact, sm in the blend, 1 elsewhere; the foot's position
+ * weight moves from contact_weight to the link's weight by it, so that
+ * neither the target nor its weight steps at the interval's ends. */
+static void blend_swing(double *tp, double *tr, const unsigned char *c, int n, int nl, int k, int w, double *sw)
 {
+    for (int f = 0; f < n; f++) sw[f] = c[f] ? 0.0 : 1.0;
     if (w < 1) return;
     int f = 0;
     while (f < n) {
@@ -997,6 +1001,7 @@ static void blend_swing(double *tp, double *tr, const unsigned char *c, int n, i
             else if (next && g1 - 1 - g < wl) { from = g1; dist = g1 - g; }
             if (from < 0) continue;
             double u = (double)dist / (wl + 1), sm = u * u * (3.0 - 2.0 * u);
+            sw[g] = sm;
             double *P = &tp[((size_t)g * nl + k) * 3];
             const double *A = &tp[((size_t)from * nl + k) * 3];
             for (int i = 0; i < 3; i++) P[i] = A[i] + sm * (P[i] - A[i]);
@@ -1016,7 +1021,7 @@ static enum rt_status build_targets(const struct kin_robot *robot, const struct 
     char mj[4096] = "", ml[4096] = "";
     int nl = p->n_links, n = s->n_frames;
     int nd = robot->n_dof, cols = RT_ROOT_COLS + nd;
-    double *zstate = NULL, *P0 = NULL, *M0 = NULL, *h = NULL, *tmp = NULL;
+    double *zstate = NULL, *P0 = NULL, *M0 = NULL, *h = NULL, *tmp = NULL, *sw = NULL;
     double *tp = NULL, *tr = NULL; /* per frame per link target pos [n*nl*3], rot [n*nl*9] */
     unsigned char *contact = NULL;
     double off[RTG_PROFILE_MAX_LINKS][9];
@@ -1040,7 +1045,8 @@ static enum rt_status build_targets(const struct kin_robot *robot, const struct 
     tp = malloc(b3);
     tr = malloc(b9);
     contact = calloc((size_t)n * 2, 1);
-    if (!zstate || !P0 || !M0 || !h || !tmp || !tp || !tr || !contact) {
+    sw = malloc((size_t)n * 2 * sizeof *sw); /* each foot's share of swing (blend_swing) */
+    if (!zstate || !P0 || !M0 || !h || !tmp || !tp || !tr || !contact || !sw) {
         st = rt_err_set(err, RT_ENOMEM, "targets", "out of memory for %d frames", n);
         goto fail;
     }
@@ -1293,7 +1299,7 @@ static enum rt_status build_targets(const struct kin_robot *robot, const struct 
                 }
                 f = e;
             }
-            blend_swing(tp, tr, c1, n, nl, k, (int)floor(RTG_CONTACT_BLEND_S / dt + 0.5));
+            blend_swing(tp, tr, c1, n, nl, k, (int)floor(RTG_CONTACT_BLEND_S / dt + 0.5), sw + (size_t)side * n);
         }
     }
 
@@ -1307,8 +1313,10 @@ static enum rt_status build_targets(const struct kin_robot *robot, const struct 
             t->wpos[i] = (float)p->links[k].wpos;
             t->wrot[i] = (float)p->links[k].wrot;
             int side = k == p->feet[0].link ? 0 : k == p->feet[1].link ? 1 : -1;
-            if (side >= 0 && p->ground == RTG_GROUND_CONTACTS && contact[(size_t)side * n + f])
-                t->wpos[i] = (float)p->contact_weight;
+            if (side >= 0 && p->ground == RTG_GROUND_CONTACTS && has_feet) {
+                double a = sw[(size_t)side * n + f], cw = p->contact_weight;
+                t->wpos[i] = (float)(cw + a * (p->links[k].wpos - cw));
+            }
         }
 
     /* Initial state: base on the root target, rest pose elsewhere. */
@@ -1374,6 +1382,7 @@ fail:
     free(tp);
     free(tr);
     free(contact);
+    free(sw);
     return st;
 }
 

@@ -92,7 +92,7 @@ void rtg_targets_free(struct rtg_targets *t);
  * RTG_VLIM_FALLBACK; weight RTG_W_VLIM_REF x `scale` for 30 fps, scaled
  * with the frame rate like the smoothness weights. scale 0: none (v_limit
  * NULL). RT_ENOMEM. */
-#define RTG_W_VLIM_REF 0.2
+#define RTG_W_VLIM_REF 1.0
 /* rad/s (m/s for a prismatic joint) of the soft bound of a joint with no
  * velocity limit in its description: half the joint_speed dataset filter's
  * 40 rad/s, because the bound is soft and a joint overshoots it where the

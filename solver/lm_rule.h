@@ -49,6 +49,18 @@ extern "C" {
 #define LM_RULE_INIT_REPAIR_RATIO 2.0f
 #define LM_RULE_INIT_REPAIR_FLOOR 1e-7f
 #define LM_RULE_INIT_REPAIR_ROUNDS 8
+/* The per-frame initialization (frame_init_solve, its repair rounds) weighs
+ * the self-collision pairs this many times the solve's w_collide: each frame
+ * alone picks its basin there, and one that lands with limbs through each
+ * other (H1 knees on milad.bvh) stays in that basin in the coupled solve.
+ * The coupled solve uses w_collide itself (docs/solver.md "Initialization"). */
+#define LM_RULE_INIT_COLLIDE_SCALE 3.0f
+
+/* The self-collision weight of the per-frame initialization. */
+RT_HD float lm_rule_init_collide(float w_collide)
+{
+    return LM_RULE_INIT_COLLIDE_SCALE * w_collide;
+}
 
 /* The Nielsen shrink of an accepted step with gain ratio rho > 0:
  * lambda * max(1 - (2 rho - 1)^3, 1/3), not below lambda_min. */

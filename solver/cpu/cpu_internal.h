@@ -85,6 +85,7 @@ struct cpu_ctx {
     size_t arena_cap;
     /* the current batch (borrowed for one solve) and its sizes */
     const struct solver_batch *b;
+    const struct solver_batch *binit; /* b with the initialization's weights (init_solve) */
     const struct rt_tree *tr;
     int n, cols, nf, nc, nl;
     int *clip_of;                 /* [nf] */

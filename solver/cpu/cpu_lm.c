@@ -49,8 +49,8 @@ static void ph_init(void *vctx, int tid, size_t begin, size_t end)
     float *s = c->tscratch + (size_t)tid * c->tscratch_stride;
     for (size_t f = begin; f < end; f++) {
         float *x = c->x + f * c->cols;
-        frame_init_solve(c->b, (int)f, x, c->b->opt.init_iters, c->b->opt.init_lambda, s);
-        c->part[f] = frame_eval(c->b, (int)f, x, NULL, 0, 1, s, NULL, NULL);
+        frame_init_solve(c->binit, (int)f, x, c->b->opt.init_iters, c->b->opt.init_lambda, s);
+        c->part[f] = frame_eval(c->binit, (int)f, x, NULL, 0, 1, s, NULL, NULL);
     }
 }
 
@@ -78,8 +78,8 @@ static void ph_repair(void *vctx, int tid, size_t begin, size_t end)
             if (nb < cl->off || nb >= cl->off + cl->T) continue;
             if (!lm_rule_repair_wants(c->part[f], c->part[nb])) continue;
             memcpy(tmp, c->x + (size_t)nb * cols, cols * sizeof(float));
-            frame_init_solve(c->b, (int)f, tmp, c->b->opt.init_iters, c->b->opt.init_lambda, s);
-            float ct = frame_eval(c->b, (int)f, tmp, NULL, 0, 1, s, NULL, NULL);
+            frame_init_solve(c->binit, (int)f, tmp, c->b->opt.init_iters, c->b->opt.init_lambda, s);
+            float ct = frame_eval(c->binit, (int)f, tmp, NULL, 0, 1, s, NULL, NULL);
             if (ct < best) {
                 best = ct;
                 memcpy(c->xt + f * cols, tmp, cols * sizeof(float));
@@ -89,8 +89,14 @@ static void ph_repair(void *vctx, int tid, size_t begin, size_t end)
     }
 }
 
+/* The independent solves, then the repair rounds, with the
+ * initialization's collision weight (lm_rule_init_collide); the coupled
+ * solve's linearization computes every cost again with the batch's own. */
 static void init_solve(struct cpu_ctx *c)
 {
+    struct solver_batch bi = *c->b;
+    bi.w_collide = lm_rule_init_collide(bi.w_collide);
+    c->binit = &bi;
     cpu_pool_run(c->pool, ph_init, c, (size_t)c->nf);
     for (int round = 0; round < LM_RULE_INIT_REPAIR_ROUNDS; round++) {
         cpu_pool_run(c->pool, ph_repair, c, (size_t)c->nf);
@@ -100,6 +106,7 @@ static void init_solve(struct cpu_ctx *c)
         t = c->part; c->part = c->part_t; c->part_t = t;
         if (!changed) break;
     }
+    c->binit = NULL;
 }
 
 /* ---- per-frame damping and acceptance ------------------------------ */

@@ -352,6 +352,7 @@ enum rt_status cuda_precondition(struct cuda_lm *L, const int *gate, cudaStream_
 enum rt_status cuda_init_solves(struct cuda_lm *L, cudaStream_t s, struct rt_err *err)
 {
     struct lin_args a = lin_args_of(L);
+    a.bd.w_collide = lm_rule_init_collide(a.bd.w_collide); /* as cpu_lm.c init_solve */
     init_kernel<<<warp_grid(L), LIN_WARPS * 32, warp_smem_bytes(L), s>>>(a, L->x, L->part, L->bd.opt.init_iters,
                                                                           L->bd.opt.init_lambda);
     CUDA_TRY_LAUNCH(err);
