@@ -129,17 +129,25 @@ static const char *migration_sql(int version)
     }
 }
 
-/* Two connections to one file: `db` writes (and reads inside its
- * transactions), `rdb` only reads (PRAGMA query_only), each serialized by
- * its own mutex. In WAL mode a reader never waits for a writer, so status
- * polls, listings and token checks do not queue behind a commit that
- * writes (and syncs) a large clip or result. `version` is the schema
- * version after the migrations. */
+/* Connections to one file: `db` writes (and reads inside its
+ * transactions), serialized by `mu`; STORE_READERS read-only ones (PRAGMA
+ * query_only), each lent to one reader at a time (reader_take and
+ * reader_give, under rmu). In WAL mode a reader never waits for a writer,
+ * so status polls, listings, token checks and result fetches do not queue
+ * behind a commit that writes (and syncs) a large clip or result, and
+ * with several read connections they do not queue behind each other
+ * either: a fetch that reads a long result blob holds one of them, not
+ * every poll. `version` is the schema version after the migrations. */
+#define STORE_READERS 8
+
 struct insert_req;
 
 struct store {
-    sqlite3 *db, *rdb;
+    sqlite3 *db;
+    sqlite3 *rdb[STORE_READERS];
+    int rbusy[STORE_READERS];
     pthread_mutex_t mu, rmu;
+    pthread_cond_t rcv;
     /* store_job_insert()'s group commit: the submissions waiting, and
      * whether one of them is committing (under gmu). */
     pthread_mutex_t gmu;
@@ -358,6 +366,7 @@ enum rt_status store_open_at(const char *path, int version, struct store **out, 
     if (!s) return rt_err_set(err, RT_ENOMEM, "db", "out of memory");
     pthread_mutex_init(&s->mu, NULL);
     pthread_mutex_init(&s->rmu, NULL);
+    pthread_cond_init(&s->rcv, NULL);
     pthread_mutex_init(&s->gmu, NULL);
     pthread_cond_init(&s->gcv, NULL);
     pthread_mutex_init(&s->cmu, NULL);
@@ -378,16 +387,19 @@ enum rt_status store_open_at(const char *path, int version, struct store **out, 
         goto fail;
     if ((st = migrate(s, version, err)) != RT_OK) goto fail;
     s->version = user_version(s);
-    if (sqlite3_open_v2(path, &s->rdb, SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX, NULL) != SQLITE_OK) {
-        st = rt_err_set(err, RT_EIO, path, "cannot open database: %s",
-                        s->rdb ? sqlite3_errmsg(s->rdb) : "out of memory");
-        goto fail;
-    }
-    sqlite3_busy_timeout(s->rdb, 5000);
-    sqlite3_extended_result_codes(s->rdb, 1);
-    if (sqlite3_exec(s->rdb, "PRAGMA query_only = 1", NULL, NULL, NULL) != SQLITE_OK) {
-        st = rt_err_set(err, RT_EIO, path, "sqlite: %s", sqlite3_errmsg(s->rdb));
-        goto fail;
+    for (int i = 0; i < STORE_READERS; i++) {
+        if (sqlite3_open_v2(path, &s->rdb[i], SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX, NULL) !=
+            SQLITE_OK) {
+            st = rt_err_set(err, RT_EIO, path, "cannot open database: %s",
+                            s->rdb[i] ? sqlite3_errmsg(s->rdb[i]) : "out of memory");
+            goto fail;
+        }
+        sqlite3_busy_timeout(s->rdb[i], 5000);
+        sqlite3_extended_result_codes(s->rdb[i], 1);
+        if (sqlite3_exec(s->rdb[i], "PRAGMA query_only = 1", NULL, NULL, NULL) != SQLITE_OK) {
+            st = rt_err_set(err, RT_EIO, path, "sqlite: %s", sqlite3_errmsg(s->rdb[i]));
+            goto fail;
+        }
     }
     checkpointer_start(s, path);
     *out = s;
@@ -435,9 +447,10 @@ void store_close(struct store *s)
     sqlite3_close_v2(s->cdb);
     pthread_mutex_destroy(&s->cmu);
     pthread_cond_destroy(&s->ccv);
-    sqlite3_close_v2(s->rdb);
+    for (int i = 0; i < STORE_READERS; i++) sqlite3_close_v2(s->rdb[i]);
     sqlite3_close_v2(s->db);
     pthread_mutex_destroy(&s->rmu);
+    pthread_cond_destroy(&s->rcv);
     pthread_mutex_destroy(&s->mu);
     pthread_mutex_destroy(&s->gmu);
     pthread_cond_destroy(&s->gcv);
@@ -481,8 +494,33 @@ static char *dup_col(sqlite3_stmt *q, int col, size_t *len)
 
 #define LOCK(s) pthread_mutex_lock(&(s)->mu)
 #define UNLOCK(s) pthread_mutex_unlock(&(s)->mu)
-#define RLOCK(s) pthread_mutex_lock(&(s)->rmu)
-#define RUNLOCK(s) pthread_mutex_unlock(&(s)->rmu)
+/* Lends a free read connection, waiting while all are lent. */
+static sqlite3 *reader_take(struct store *s)
+{
+    pthread_mutex_lock(&s->rmu);
+    for (;;) {
+        for (int i = 0; i < STORE_READERS; i++)
+            if (!s->rbusy[i]) {
+                s->rbusy[i] = 1;
+                pthread_mutex_unlock(&s->rmu);
+                return s->rdb[i];
+            }
+        pthread_cond_wait(&s->rcv, &s->rmu);
+    }
+}
+
+static void reader_give(struct store *s, sqlite3 *rdb)
+{
+    pthread_mutex_lock(&s->rmu);
+    for (int i = 0; i < STORE_READERS; i++)
+        if (s->rdb[i] == rdb) s->rbusy[i] = 0;
+    pthread_cond_signal(&s->rcv);
+    pthread_mutex_unlock(&s->rmu);
+}
+
+/* A read: `rdb` is the lent connection from RLOCK to RUNLOCK. */
+#define RLOCK(s) sqlite3 *rdb = reader_take(s)
+#define RUNLOCK(s) reader_give((s), rdb)
 
 /* --- tokens ------------------------------------------------------------ */
 
@@ -540,9 +578,9 @@ enum rt_status store_token_find(struct store *s, const unsigned char hash[RT_SHA
 {
     enum rt_status st = RT_OK;
     RLOCK(s);
-    sqlite3_stmt *q = prep(s->rdb, "SELECT name, admin FROM tokens WHERE hash = ?");
+    sqlite3_stmt *q = prep(rdb, "SELECT name, admin FROM tokens WHERE hash = ?");
     if (!q) {
-        st = db_err(s->rdb, err, "token");
+        st = db_err(rdb, err, "token");
         goto done;
     }
     sqlite3_bind_blob(q, 1, hash, RT_SHA256_LEN, SQLITE_STATIC);
@@ -553,7 +591,7 @@ enum rt_status store_token_find(struct store *s, const unsigned char hash[RT_SHA
     } else if (rc == SQLITE_DONE) {
         st = rt_err_set(err, RT_ENOTFOUND, "token", "unknown token");
     } else {
-        st = db_err(s->rdb, err, "token");
+        st = db_err(rdb, err, "token");
     }
 done:
     sqlite3_finalize(q);
@@ -567,15 +605,15 @@ enum rt_status store_token_list(struct store *s,
 {
     enum rt_status st = RT_OK;
     RLOCK(s);
-    sqlite3_stmt *q = prep(s->rdb, "SELECT name, admin, created FROM tokens ORDER BY name");
+    sqlite3_stmt *q = prep(rdb, "SELECT name, admin, created FROM tokens ORDER BY name");
     if (!q) {
-        st = db_err(s->rdb, err, "token");
+        st = db_err(rdb, err, "token");
         goto done;
     }
     int rc;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW)
         fn(user, (const char *)sqlite3_column_text(q, 0), sqlite3_column_int(q, 1), sqlite3_column_double(q, 2));
-    if (rc != SQLITE_DONE) st = db_err(s->rdb, err, "token");
+    if (rc != SQLITE_DONE) st = db_err(rdb, err, "token");
 done:
     sqlite3_finalize(q);
     RUNLOCK(s);
@@ -690,9 +728,9 @@ enum rt_status store_asset_get(struct store *s, const char *kind, const char *na
              !strcmp(kind, "robot") ? "urdf" : "json", table);
     enum rt_status st = RT_OK;
     RLOCK(s);
-    sqlite3_stmt *q = prep(s->rdb, sql);
+    sqlite3_stmt *q = prep(rdb, sql);
     if (!q) {
-        st = db_err(s->rdb, err, kind);
+        st = db_err(rdb, err, kind);
         goto done;
     }
     sqlite3_bind_text(q, 1, name, -1, SQLITE_STATIC);
@@ -702,7 +740,7 @@ enum rt_status store_asset_get(struct store *s, const char *kind, const char *na
     } else if (rc == SQLITE_DONE) {
         st = rt_err_set(err, RT_ENOTFOUND, kind, "no %s named '%s'", kind, RT_QUOTE(name));
     } else {
-        st = db_err(s->rdb, err, kind);
+        st = db_err(rdb, err, kind);
     }
 done:
     sqlite3_finalize(q);
@@ -720,15 +758,15 @@ enum rt_status store_asset_list(struct store *s, const char *kind,
     snprintf(sql, sizeof sql, "SELECT name, created FROM %s ORDER BY name", table);
     enum rt_status st = RT_OK;
     RLOCK(s);
-    sqlite3_stmt *q = prep(s->rdb, sql);
+    sqlite3_stmt *q = prep(rdb, sql);
     if (!q) {
-        st = db_err(s->rdb, err, kind);
+        st = db_err(rdb, err, kind);
         goto done;
     }
     int rc;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW)
         fn(user, (const char *)sqlite3_column_text(q, 0), sqlite3_column_double(q, 1));
-    if (rc != SQLITE_DONE) st = db_err(s->rdb, err, kind);
+    if (rc != SQLITE_DONE) st = db_err(rdb, err, kind);
 done:
     sqlite3_finalize(q);
     RUNLOCK(s);
@@ -1063,7 +1101,7 @@ enum rt_status store_job_get(struct store *s, int64_t id, const char *owner, int
     enum rt_status st = RT_OK;
     memset(out, 0, sizeof *out);
     RLOCK(s);
-    sqlite3_stmt *q = prep(s->rdb, !with_clip     ? "SELECT " JOB_COLS " FROM jobs WHERE id = ?"
+    sqlite3_stmt *q = prep(rdb, !with_clip     ? "SELECT " JOB_COLS " FROM jobs WHERE id = ?"
                                    : s->version >= 7 ? "SELECT " JOB_COLS ", c.clip, c.joint_names, c.joint_units, "
                                                        "c.joint_up FROM jobs LEFT JOIN job_clips c ON "
                                                        "c.job_id = jobs.id WHERE jobs.id = ?"
@@ -1071,11 +1109,11 @@ enum rt_status store_job_get(struct store *s, int64_t id, const char *owner, int
                                                        "WHERE job_id = jobs.id) FROM jobs WHERE id = ?"
                                                      : "SELECT " JOB_COLS ", clip FROM jobs WHERE id = ?");
     if (!q) {
-        st = db_err(s->rdb, err, "jobs");
+        st = db_err(rdb, err, "jobs");
         goto done;
     }
     sqlite3_bind_int64(q, 1, id);
-    if ((st = job_row(s->rdb, q, sqlite3_step(q), 1, id, owner, "jobs", err)) == RT_OK &&
+    if ((st = job_row(rdb, q, sqlite3_step(q), 1, id, owner, "jobs", err)) == RT_OK &&
         job_from_row(q, with_clip, out) != RT_OK)
         st = rt_err_set(err, RT_ENOMEM, "jobs", "out of memory");
 done:
@@ -1095,10 +1133,10 @@ enum rt_status store_job_list(struct store *s, const char *owner, int64_t before
     struct store_job *jobs = calloc((size_t)limit, sizeof *jobs);
     if (!jobs) return rt_err_set(err, RT_ENOMEM, "jobs", "out of memory");
     RLOCK(s);
-    sqlite3_stmt *q = prep(s->rdb, "SELECT " JOB_COLS " FROM jobs WHERE owner = ? AND id < ? "
+    sqlite3_stmt *q = prep(rdb, "SELECT " JOB_COLS " FROM jobs WHERE owner = ? AND id < ? "
                               "ORDER BY id DESC LIMIT ?");
     if (!q) {
-        st = db_err(s->rdb, err, "jobs");
+        st = db_err(rdb, err, "jobs");
         goto done;
     }
     sqlite3_bind_text(q, 1, owner, -1, SQLITE_STATIC);
@@ -1112,7 +1150,7 @@ enum rt_status store_job_list(struct store *s, const char *owner, int64_t before
         }
         (*n)++;
     }
-    if (rc != SQLITE_DONE && rc != SQLITE_ROW) st = db_err(s->rdb, err, "jobs");
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW) st = db_err(rdb, err, "jobs");
 done:
     sqlite3_finalize(q);
     RUNLOCK(s);
@@ -1133,17 +1171,17 @@ enum rt_status store_job_each_queued(struct store *s,
 {
     enum rt_status st = RT_OK;
     RLOCK(s);
-    sqlite3_stmt *q = prep(s->rdb, "SELECT id, frames, attempts, class_key FROM jobs "
+    sqlite3_stmt *q = prep(rdb, "SELECT id, frames, attempts, class_key FROM jobs "
                                    "WHERE state = 'queued' ORDER BY id");
     if (!q) {
-        st = db_err(s->rdb, err, "jobs");
+        st = db_err(rdb, err, "jobs");
         goto done;
     }
     int rc;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW)
         fn(user, sqlite3_column_int64(q, 0), sqlite3_column_int(q, 1), sqlite3_column_int(q, 2),
            (const char *)sqlite3_column_text(q, 3));
-    if (rc != SQLITE_DONE) st = db_err(s->rdb, err, "jobs");
+    if (rc != SQLITE_DONE) st = db_err(rdb, err, "jobs");
 done:
     sqlite3_finalize(q);
     RUNLOCK(s);
@@ -1431,15 +1469,15 @@ enum rt_status store_result_get(struct store *s, int64_t id, const char *owner, 
     if (report) *report = NULL;
     if (column_names) *column_names = NULL;
     RLOCK(s);
-    sqlite3_stmt *q = prep(s->rdb, "SELECT j.owner, j.state, r.frames, r.columns, r.trajectory, r.report, "
+    sqlite3_stmt *q = prep(rdb, "SELECT j.owner, j.state, r.frames, r.columns, r.trajectory, r.report, "
                               "r.column_names "
                               "FROM jobs j LEFT JOIN results r ON r.job_id = j.id WHERE j.id = ?");
     if (!q) {
-        st = db_err(s->rdb, err, "result");
+        st = db_err(rdb, err, "result");
         goto done;
     }
     sqlite3_bind_int64(q, 1, id);
-    if ((st = job_row(s->rdb, q, sqlite3_step(q), 0, id, owner, "result", err)) != RT_OK) goto done;
+    if ((st = job_row(rdb, q, sqlite3_step(q), 0, id, owner, "result", err)) != RT_OK) goto done;
     if (sqlite3_column_type(q, 2) == SQLITE_NULL) {
         st = rt_err_set(err, RT_ESTATE, "jobs", "job %lld is %s: no result", (long long)id,
                         (const char *)sqlite3_column_text(q, 1));
@@ -1483,9 +1521,9 @@ enum rt_status store_job_counts(struct store *s, long long counts[STORE_N_STATES
     enum rt_status st = RT_OK;
     memset(counts, 0, STORE_N_STATES * sizeof counts[0]);
     RLOCK(s);
-    sqlite3_stmt *q = prep(s->rdb, "SELECT state, count(*) FROM jobs GROUP BY state");
+    sqlite3_stmt *q = prep(rdb, "SELECT state, count(*) FROM jobs GROUP BY state");
     if (!q) {
-        st = db_err(s->rdb, err, "jobs");
+        st = db_err(rdb, err, "jobs");
         goto done;
     }
     int rc;
@@ -1493,7 +1531,7 @@ enum rt_status store_job_counts(struct store *s, long long counts[STORE_N_STATES
         int k = state_from_str((const char *)sqlite3_column_text(q, 0));
         if (k >= 0) counts[k] = sqlite3_column_int64(q, 1);
     }
-    if (rc != SQLITE_DONE) st = db_err(s->rdb, err, "jobs");
+    if (rc != SQLITE_DONE) st = db_err(rdb, err, "jobs");
 done:
     sqlite3_finalize(q);
     RUNLOCK(s);

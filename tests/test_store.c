@@ -497,6 +497,64 @@ static void test_group_commit(const char *path)
     store_close(s);
 }
 
+/* Readers in parallel: 24 threads (more than the store's read connections)
+ * read jobs with their clips and count states at once, each read getting
+ * its own job's clip back. */
+#define READ_THREADS 24
+#define READ_JOBS 32
+struct reader_run {
+    struct store *s;
+    const int64_t *ids;
+    int t, bad;
+};
+
+static void *reader_main(void *arg)
+{
+    struct reader_run *r = arg;
+    for (int it = 0; it < 50; it++) {
+        int k = (r->t * 7 + it) % READ_JOBS;
+        struct store_job j;
+        struct rt_err err;
+        char want[32];
+        snprintf(want, sizeof want, "reader clip %d", k);
+        if (store_job_get(r->s, r->ids[k], NULL, 1, &j, &err) != RT_OK || !j.clip || strcmp(j.clip, want))
+            r->bad++;
+        store_job_release(&j);
+        long long counts[STORE_N_STATES];
+        if (store_job_counts(r->s, counts, &err) != RT_OK || counts[STORE_QUEUED] < READ_JOBS) r->bad++;
+    }
+    return NULL;
+}
+
+static void test_readers(const char *path)
+{
+    struct store *s = NULL;
+    struct rt_err err;
+    int64_t ids[READ_JOBS];
+    char clips[READ_JOBS][32];
+    CHECK_EQ_INT(store_open(path, &s, &err), RT_OK);
+    if (!s) return;
+    for (int k = 0; k < READ_JOBS; k++) {
+        int existed = 0;
+        snprintf(clips[k], sizeof clips[k], "reader clip %d", k);
+        struct store_job_new nj = new_job("rita", NULL, clips[k]);
+        CHECK_EQ_INT(store_job_insert(s, &nj, &ids[k], &existed, &err), RT_OK);
+    }
+    struct reader_run r[READ_THREADS];
+    pthread_t th[READ_THREADS];
+    for (int t = 0; t < READ_THREADS; t++) {
+        r[t] = (struct reader_run){s, ids, t, 0};
+        CHECK_EQ_INT(pthread_create(&th[t], NULL, reader_main, &r[t]), 0);
+    }
+    int bad = 0;
+    for (int t = 0; t < READ_THREADS; t++) {
+        pthread_join(th[t], NULL);
+        bad += r[t].bad;
+    }
+    CHECK_EQ_INT(bad, 0);
+    store_close(s);
+}
+
 /* The checkpointer keeps the WAL bounded while a reader polls all the
  * time: 160 submissions of 1 MB clips (160 MB written), and the WAL file
  * never passes 96 MB (the restart threshold is 32 MB, the passes 100 ms
@@ -843,6 +901,7 @@ int main(void)
     test_lifecycle(path);
     test_claim_many(path);
     test_group_commit(path);
+    test_readers(path);
     test_wal_bounded(dir);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
