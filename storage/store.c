@@ -304,6 +304,13 @@ static enum rt_status migrate(struct store *s, int target, struct rt_err *err)
 #define STORE_CHECKPOINT_MS 100
 #define STORE_WAL_RESTART_FRAMES 8192
 #define STORE_WAL_LIMIT "33554432"
+/* A restart holds writers back while it waits for readers: it is tried
+ * only once a passive pass has copied the whole WAL (so that it copies
+ * nothing and only waits), and then waits at most STORE_RESTART_WAIT_MS;
+ * past STORE_WAL_FORCE_FRAMES it is made whatever it costs, so the WAL
+ * stays bounded under any load. */
+#define STORE_RESTART_WAIT_MS 10
+#define STORE_WAL_FORCE_FRAMES 16384
 
 static void *checkpointer_main(void *arg)
 {
@@ -322,11 +329,18 @@ static void *checkpointer_main(void *arg)
          * that readers never let restart from its beginning (polls all the
          * time) is restarted once it holds STORE_WAL_RESTART_FRAMES: that
          * waits for the readers of the moment and holds writers back that
-         * long, and the file is cut back to journal_size_limit. */
+         * long (a submission's group commit among them), so it is tried
+         * when the pass copied everything, with a short wait (see
+         * STORE_RESTART_WAIT_MS); the file is cut back to
+         * journal_size_limit. */
         int n_log = 0, n_done = 0;
         (void)sqlite3_wal_checkpoint_v2(s->cdb, NULL, SQLITE_CHECKPOINT_PASSIVE, &n_log, &n_done);
-        if (n_log >= STORE_WAL_RESTART_FRAMES)
+        int force = n_log >= STORE_WAL_FORCE_FRAMES;
+        if (n_log >= STORE_WAL_RESTART_FRAMES && (n_done == n_log || force)) {
+            sqlite3_busy_timeout(s->cdb, force ? 5000 : STORE_RESTART_WAIT_MS);
             (void)sqlite3_wal_checkpoint_v2(s->cdb, NULL, SQLITE_CHECKPOINT_RESTART, &n_log, &n_done);
+            sqlite3_busy_timeout(s->cdb, 5000);
+        }
         pthread_mutex_lock(&s->cmu);
     }
     pthread_mutex_unlock(&s->cmu);
