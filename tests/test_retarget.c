@@ -163,6 +163,41 @@ static void test_targets(const struct kin_robot *g1)
         }
         CHECK_EQ_INT(below, 0);
         CHECK_EQ_INT(moved, 0); /* one anchor per contact interval */
+        /* The foot's position weight: contact_weight in contact, the link's
+         * weight beyond the blend window (0.1 s) of every contact, and in
+         * the window between the two: after a contact followed by a long
+         * gap, the first swing frame closer to contact_weight than the
+         * frame after it. */
+        int w = (int)floor(0.1 / t.frame_time + 0.5), far = 0, blend = 0, bad = 0;
+        float wc = -1, ws = -1;
+        for (int f = 0; k >= 0 && f < t.n_frames; f++) {
+            float wf = t.wpos[(size_t)f * t.n_targets + k];
+            int near = 0;
+            for (int g = f - w; g <= f + w; g++)
+                if (g >= 0 && g < t.n_frames && t.contact[2 * g]) near = 1;
+            if (t.contact[2 * f]) {
+                if (wc < 0) wc = wf;
+                bad += wf != wc;
+            } else if (!near) {
+                if (ws < 0) ws = wf;
+                bad += wf != ws;
+                far++;
+            }
+        }
+        CHECK_NEAR(wc, 10.0, 1e-6); /* the bundled profiles' contact_weight */
+        CHECK(ws > 0 && ws < wc);
+        CHECK(far > 0);
+        for (int f = 1; k >= 0 && f + 2 * w + 2 < t.n_frames; f++) {
+            /* a contact's end followed by a gap longer than two windows */
+            int gap = t.contact[2 * (f - 1)] != 0;
+            for (int g = f; gap && g <= f + 2 * w + 1; g++) gap = !t.contact[2 * g];
+            if (!gap) continue;
+            float a = t.wpos[(size_t)f * t.n_targets + k], b = t.wpos[(size_t)(f + 1) * t.n_targets + k];
+            blend++;
+            bad += !(a < wc && a > b && b > ws);
+        }
+        CHECK(blend > 0);
+        CHECK_EQ_INT(bad, 0);
         CHECK(n_contact > t.n_frames / 5);
         CHECK(t.init != NULL);
     }
