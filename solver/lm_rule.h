@@ -53,7 +53,8 @@ extern "C" {
  * the self-collision pairs this many times the solve's w_collide: each frame
  * alone picks its basin there, and one that lands with limbs through each
  * other (H1 knees on milad.bvh) stays in that basin in the coupled solve.
- * The coupled solve uses w_collide itself (docs/solver.md "Initialization"). */
+ * The coupled solve uses w_collide itself (docs/solver.md "The stall and
+ * its two remedies"). */
 #define LM_RULE_INIT_COLLIDE_SCALE 3.0f
 
 /* The self-collision weight of the per-frame initialization. */

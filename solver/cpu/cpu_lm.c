@@ -6,7 +6,8 @@
  * Flow of one call:
  *   1. start state (b->init, or the rest pose with the base at the root
  *      target), then opt.init_iters independent per-frame LM iterations
- *      (frame_init_solve, no smoothness, every frame its own damping);
+ *      (frame_init_solve, no smoothness, every frame its own damping, the
+ *      collision pairs at lm_rule_init_collide's weight);
  *   2. coupled LM, all clips in lock step: linearize (B_t, g_t, frozen
  *      joints), precondition (damping lambda_clip * mu_t * D_t), solve (PCG
  *      or the banded direct reference), predict, evaluate the trial state,
