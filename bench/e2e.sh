@@ -214,14 +214,14 @@ gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | sort | uni
 # and the bucket its 99th percentile falls in ("n/a" without the series).
 subparts() {
     awk '
+    function label(s, k) { sub(".*" k "=\"", "", s); sub(/".*/, "", s); return s }
     /^retargetd_submit_seconds_bucket/ {
-        p = $1; sub(/.*part="/, "", p); sub(/".*/, "", p)
-        le = $1; sub(/.*le="/, "", le); sub(/".*/, "", le)
+        p = label($1, "part"); le = label($1, "le")
         if (!(p in seen)) { seen[p] = 1; order[++np] = p }
         nb[p]++; bl[p, nb[p]] = le; bc[p, nb[p]] = $2
     }
-    /^retargetd_submit_seconds_sum/ { p = $1; sub(/.*part="/, "", p); sub(/".*/, "", p); sum[p] = $2 }
-    /^retargetd_submit_seconds_count/ { p = $1; sub(/.*part="/, "", p); sub(/".*/, "", p); cnt[p] = $2 }
+    /^retargetd_submit_seconds_sum/ { sum[label($1, "part")] = $2 }
+    /^retargetd_submit_seconds_count/ { cnt[label($1, "part")] = $2 }
     END {
         if (!np) { print "n/a"; exit }
         for (i = 1; i <= np; i++) {

@@ -160,6 +160,12 @@ enum rt_status kin_robot_finish(struct kin_robot *r);
 /* Link index (topological order) of the link called `name`, or -1. */
 int kin_robot_link_index(const struct kin_robot *r, const char *name);
 
+/* Whether link a is link b or one of b's ancestors (b < 0: no). */
+int kin_link_is_ancestor(const struct kin_robot *r, int a, int b);
+
+/* The lowest common ancestor of links a and b (a link is its own), or -1. */
+int kin_link_common_ancestor(const struct kin_robot *r, int a, int b);
+
 /* Joint index (file order) of the joint called `name`, or -1. */
 int kin_robot_joint_index(const struct kin_robot *r, const char *name);
 

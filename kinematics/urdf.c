@@ -1124,6 +1124,20 @@ int kin_robot_link_index(const struct kin_robot *r, const char *name)
     return -1;
 }
 
+int kin_link_is_ancestor(const struct kin_robot *r, int a, int b)
+{
+    for (; b >= 0; b = r->links[b].parent)
+        if (a == b) return 1;
+    return 0;
+}
+
+int kin_link_common_ancestor(const struct kin_robot *r, int a, int b)
+{
+    for (; a >= 0; a = r->links[a].parent)
+        if (kin_link_is_ancestor(r, a, b)) return a;
+    return -1;
+}
+
 /* As kin_robot_link_index(), over joints in file order. */
 int kin_robot_joint_index(const struct kin_robot *r, const char *name)
 {

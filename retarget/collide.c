@@ -7,14 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Whether link a is link x or one of its ancestors. */
-static int is_ancestor(const struct kin_robot *r, int a, int x)
-{
-    for (int l = x; l >= 0; l = r->links[l].parent)
-        if (l == a) return 1;
-    return 0;
-}
-
 /* Whether `link` is on a leg: a foot link, or a link on the chain from a
  * foot up to (not including) the two feet's nearest common ancestor. With
  * one foot unknown, only the other foot's own link. */
@@ -27,8 +19,7 @@ static int on_leg(const struct kin_robot *r, const int foot[2], int link)
             if (link == f) return 1;
             continue;
         }
-        for (int l = f; l >= 0 && !is_ancestor(r, l, other); l = r->links[l].parent)
-            if (l == link) return 1;
+        if (kin_link_is_ancestor(r, link, f) && !kin_link_is_ancestor(r, link, other)) return 1;
     }
     return 0;
 }

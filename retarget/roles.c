@@ -137,20 +137,6 @@ static int rtree_init(struct rtree *t, const struct kin_robot *r)
     return 0;
 }
 
-static int is_anc(const struct kin_robot *r, int a, int b)
-{
-    for (; b >= 0; b = r->links[b].parent)
-        if (a == b) return 1;
-    return 0;
-}
-
-static int lca(const struct kin_robot *r, int a, int b)
-{
-    for (; a >= 0; a = r->links[a].parent)
-        if (is_anc(r, a, b)) return a;
-    return -1;
-}
-
 static int movable(const struct kin_robot *r, int k)
 {
     int j = r->links[k].joint;
@@ -336,7 +322,7 @@ enum rt_status rtg_robot_roles(const struct kin_robot *r, struct rtg_robot_roles
             int s = foot_leaf[0];
             foot_leaf[0] = foot_leaf[1], foot_leaf[1] = s;
         }
-        pelvis = lca(r, foot_leaf[0], foot_leaf[1]);
+        pelvis = kin_link_common_ancestor(r, foot_leaf[0], foot_leaf[1]);
     } else {
         foot_leaf[0] = foot_leaf[1] = -1;
     }
@@ -345,18 +331,20 @@ enum rt_status rtg_robot_roles(const struct kin_robot *r, struct rtg_robot_roles
         if (t.n_child[k] || !t.side[k]) continue;
         int under_leg = 0;
         for (int s = 0; s < 2 && pelvis >= 0; s++) {
-            int a = lca(r, k, foot_leaf[s]);
-            under_leg |= a >= 0 && a != pelvis && is_anc(r, pelvis, a);
+            int a = kin_link_common_ancestor(r, k, foot_leaf[s]);
+            under_leg |= a >= 0 && a != pelvis && kin_link_is_ancestor(r, pelvis, a);
         }
         if (under_leg || k == foot_leaf[0] || k == foot_leaf[1]) continue;
         int s = t.side[k] - 1;
         if (hand_leaf[s] < 0 || fabs(t.P[3 * k + 1]) > fabs(t.P[3 * hand_leaf[s] + 1])) hand_leaf[s] = k;
     }
     if (hand_leaf[0] >= 0 && hand_leaf[1] >= 0) {
-        torso = lca(r, hand_leaf[0], hand_leaf[1]);
+        torso = kin_link_common_ancestor(r, hand_leaf[0], hand_leaf[1]);
         /* The torso must not lie on a leg. */
         for (int s = 0; s < 2 && torso >= 0 && pelvis >= 0; s++)
-            if (torso != pelvis && is_anc(r, torso, foot_leaf[s]) && !is_anc(r, torso, pelvis)) torso = -1;
+            if (torso != pelvis && kin_link_is_ancestor(r, torso, foot_leaf[s]) &&
+                !kin_link_is_ancestor(r, torso, pelvis))
+                torso = -1;
     }
     out->link[RTG_RROLE_PELVIS] = pelvis;
     out->link[RTG_RROLE_TORSO] = torso;
@@ -385,8 +373,9 @@ enum rt_status rtg_robot_roles(const struct kin_robot *r, struct rtg_robot_roles
             if (!named(r, k, pass ? w_neck : w_head) || t.side[k]) continue;
             int on_limb = 0;
             for (int s = 0; s < 2; s++)
-                on_limb |= (foot_leaf[s] >= 0 && is_anc(r, k, foot_leaf[s]) && k != pelvis && !is_anc(r, k, pelvis)) ||
-                           (hand_leaf[s] >= 0 && is_anc(r, k, hand_leaf[s]));
+                on_limb |= (foot_leaf[s] >= 0 && kin_link_is_ancestor(r, k, foot_leaf[s]) && k != pelvis &&
+                            !kin_link_is_ancestor(r, k, pelvis)) ||
+                           (hand_leaf[s] >= 0 && kin_link_is_ancestor(r, k, hand_leaf[s]));
             if (on_limb) continue;
             int depth = 0;
             for (int a = k; a >= 0; a = r->links[a].parent) depth++;

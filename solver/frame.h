@@ -561,6 +561,22 @@ RT_HD float frame_pair_eval(const struct solver_batch *b, const float *lk, int p
     return len - (b->capsule_seg[7 * ca + 6] + b->capsule_seg[7 * cb + 6]);
 }
 
+/* Adds v at column col of a compact Jacobian row (cols[0..nc), jr): a new
+ * column is appended, a column already there (a mimic joint's leader)
+ * gets v added. Returns the new column count. */
+RT_HD int frame_row_put(int *cols, float *jr, int nc, int col, float v)
+{
+    int e = 0;
+    while (e < nc && cols[e] != col) e++;
+    if (e == nc) {
+        cols[nc] = col;
+        jr[nc] = v;
+        return nc + 1;
+    }
+    jr[e] = jr[e] + v;
+    return nc;
+}
+
 /* Height above the ground (z = 0) of capsule c's lowest point: the lower
  * end of its segment (the first on a tie) minus its radius; P gets that
  * end. */
@@ -596,10 +612,7 @@ RT_HD int frame_ground_jac(const struct solver_batch *b, const float *lk, int c,
         if (ji < 0 || tr->joint_type[i] == RT_JOINT_FIXED) continue;
         float cp[3], co[3];
         frame_jac_joint(tr, lk, P, i, cp, co);
-        int col = ro + ji, e = 0;
-        while (e < nc && cols[e] != col) e++;
-        if (e == nc) { cols[nc] = col; jr[nc] = cp[2]; nc++; }
-        else jr[e] = jr[e] + cp[2];
+        nc = frame_row_put(cols, jr, nc, ro + ji, cp[2]);
     }
     return nc;
 }
@@ -645,10 +658,7 @@ RT_HD int frame_pair_jac(const struct solver_batch *b, const float *lk, int p, c
             frame_jac_joint(tr, lk, P, i, cp, co);
             float v = v3_dot(nrm, cp);
             if (side) v = -v;
-            int col = ro + ji, e = 0;
-            while (e < nc && cols[e] != col) e++;
-            if (e == nc) { cols[nc] = col; jr[nc] = v; nc++; }
-            else jr[e] = jr[e] + v;
+            nc = frame_row_put(cols, jr, nc, ro + ji, v);
         }
     }
     return nc;

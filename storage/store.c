@@ -302,6 +302,8 @@ static enum rt_status migrate(struct store *s, int target, struct rt_err *err)
  * 4 kB) past which it restarts the WAL, and the size the file is cut back
  * to then. */
 #define STORE_CHECKPOINT_MS 100
+/* Milliseconds a connection waits for a lock before SQLITE_BUSY. */
+#define STORE_BUSY_MS 5000
 #define STORE_WAL_RESTART_FRAMES 8192
 #define STORE_WAL_LIMIT "33554432"
 /* A restart holds writers back while it waits for readers: it is tried
@@ -337,9 +339,9 @@ static void *checkpointer_main(void *arg)
         (void)sqlite3_wal_checkpoint_v2(s->cdb, NULL, SQLITE_CHECKPOINT_PASSIVE, &n_log, &n_done);
         int force = n_log >= STORE_WAL_FORCE_FRAMES;
         if (n_log >= STORE_WAL_RESTART_FRAMES && (n_done == n_log || force)) {
-            sqlite3_busy_timeout(s->cdb, force ? 5000 : STORE_RESTART_WAIT_MS);
+            sqlite3_busy_timeout(s->cdb, force ? STORE_BUSY_MS : STORE_RESTART_WAIT_MS);
             (void)sqlite3_wal_checkpoint_v2(s->cdb, NULL, SQLITE_CHECKPOINT_RESTART, &n_log, &n_done);
-            sqlite3_busy_timeout(s->cdb, 5000);
+            sqlite3_busy_timeout(s->cdb, STORE_BUSY_MS);
         }
         pthread_mutex_lock(&s->cmu);
     }
@@ -355,7 +357,7 @@ static void checkpointer_start(struct store *s, const char *path)
     /* The connection learns that the file is in WAL mode when it first
      * reads it: until then a checkpoint would do nothing. */
     if (sqlite3_open_v2(path, &s->cdb, SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX, NULL) != SQLITE_OK ||
-        sqlite3_busy_timeout(s->cdb, 5000) != SQLITE_OK ||
+        sqlite3_busy_timeout(s->cdb, STORE_BUSY_MS) != SQLITE_OK ||
         sqlite3_exec(s->cdb, "PRAGMA journal_mode = WAL", NULL, NULL, NULL) != SQLITE_OK) {
         sqlite3_close_v2(s->cdb);
         s->cdb = NULL;
@@ -366,6 +368,17 @@ static void checkpointer_start(struct store *s, const char *path)
     if (pthread_create(&s->ckpt, NULL, checkpointer_main, s)) return;
     s->ckpt_started = 1;
     sqlite3_exec(s->db, "PRAGMA wal_autocheckpoint = 0", NULL, NULL, NULL);
+}
+
+/* Opens a connection to `path` (flags, and FULLMUTEX) with the store's
+ * busy timeout and extended result codes. */
+static enum rt_status conn_open(const char *path, int flags, sqlite3 **db, struct rt_err *err)
+{
+    if (sqlite3_open_v2(path, db, flags | SQLITE_OPEN_FULLMUTEX, NULL) != SQLITE_OK)
+        return rt_err_set(err, RT_EIO, path, "cannot open database: %s", *db ? sqlite3_errmsg(*db) : "out of memory");
+    sqlite3_busy_timeout(*db, STORE_BUSY_MS);
+    sqlite3_extended_result_codes(*db, 1);
+    return RT_OK;
 }
 
 enum rt_status store_open_at(const char *path, int version, struct store **out, struct rt_err *err)
@@ -386,15 +399,7 @@ enum rt_status store_open_at(const char *path, int version, struct store **out, 
     pthread_mutex_init(&s->cmu, NULL);
     pthread_cond_init(&s->ccv, NULL);
     s->g_tail = &s->g_head;
-    if (sqlite3_open_v2(path, &s->db,
-                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
-                        NULL) != SQLITE_OK) {
-        st = rt_err_set(err, RT_EIO, path, "cannot open database: %s",
-                        s->db ? sqlite3_errmsg(s->db) : "out of memory");
-        goto fail;
-    }
-    sqlite3_busy_timeout(s->db, 5000);
-    sqlite3_extended_result_codes(s->db, 1);
+    if ((st = conn_open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, &s->db, err)) != RT_OK) goto fail;
     if ((st = exec(s, "PRAGMA journal_mode = WAL", err, path)) != RT_OK ||
         (st = exec(s, "PRAGMA synchronous = NORMAL", err, path)) != RT_OK ||
         (st = exec(s, "PRAGMA foreign_keys = ON", err, path)) != RT_OK)
@@ -402,14 +407,7 @@ enum rt_status store_open_at(const char *path, int version, struct store **out, 
     if ((st = migrate(s, version, err)) != RT_OK) goto fail;
     s->version = user_version(s);
     for (int i = 0; i < STORE_READERS; i++) {
-        if (sqlite3_open_v2(path, &s->rdb[i], SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX, NULL) !=
-            SQLITE_OK) {
-            st = rt_err_set(err, RT_EIO, path, "cannot open database: %s",
-                            s->rdb[i] ? sqlite3_errmsg(s->rdb[i]) : "out of memory");
-            goto fail;
-        }
-        sqlite3_busy_timeout(s->rdb[i], 5000);
-        sqlite3_extended_result_codes(s->rdb[i], 1);
+        if ((st = conn_open(path, SQLITE_OPEN_READWRITE, &s->rdb[i], err)) != RT_OK) goto fail;
         if (sqlite3_exec(s->rdb[i], "PRAGMA query_only = 1", NULL, NULL, NULL) != SQLITE_OK) {
             st = rt_err_set(err, RT_EIO, path, "sqlite: %s", sqlite3_errmsg(s->rdb[i]));
             goto fail;
@@ -1004,6 +1002,47 @@ struct insert_req {
     struct insert_req *next;
 };
 
+/* One group of submissions (store_job_insert()): inserted in one
+ * transaction, each under its own savepoint, and committed once. Sets
+ * every request's st, id and existed; a failed BEGIN or COMMIT is every
+ * request's error (nothing of the group stored). tm, when not NULL, gets
+ * the writer lock's wait, the rows' and the commit's times. */
+static void commit_group(struct store *s, struct insert_req *group, struct store_insert_times *tm)
+{
+    double t1 = now_s();
+    LOCK(s);
+    double t2 = now_s();
+    struct rt_err begin_err;
+    enum rt_status bst = exec(s, "BEGIN IMMEDIATE", &begin_err, "jobs");
+    for (struct insert_req *r = group; r; r = r->next) {
+        if (bst != RT_OK) {
+            if (r->err) *r->err = begin_err;
+            r->st = bst;
+        } else {
+            r->st = insert_one(s, r->in, r->id, r->existed, r->err);
+        }
+    }
+    double t3 = now_s();
+    if (bst == RT_OK) {
+        struct rt_err commit_err;
+        enum rt_status cst = tx_end(s, RT_OK, &commit_err, "jobs");
+        for (struct insert_req *r = group; cst != RT_OK && r; r = r->next) {
+            if (r->st == RT_OK) {
+                if (r->err) *r->err = commit_err;
+                r->st = cst;
+            }
+            *r->existed = 0;
+            *r->id = 0;
+        }
+    }
+    if (tm) {
+        tm->lock = t2 - t1;
+        tm->write = t3 - t2;
+        tm->commit = now_s() - t3;
+    }
+    UNLOCK(s);
+}
+
 enum rt_status store_job_insert(struct store *s, const struct store_job_new *in, int64_t *id,
                                 int *existed, struct rt_err *err)
 {
@@ -1039,45 +1078,10 @@ enum rt_status store_job_insert(struct store *s, const struct store_job_new *in,
             s->g_head = NULL;
             s->g_tail = &s->g_head;
             pthread_mutex_unlock(&s->gmu);
-            double t1 = now_s();
-            LOCK(s);
-            double t2 = now_s();
-            if (round == 0) {
-                tm.group = t1 - t0;
-                tm.lock = t2 - t1;
-            }
-            struct rt_err begin_err;
-            enum rt_status bst = exec(s, "BEGIN IMMEDIATE", &begin_err, "jobs");
-            for (struct insert_req *r = group; r; r = r->next) {
-                if (bst != RT_OK) {
-                    if (r->err) *r->err = begin_err;
-                    r->st = bst;
-                } else {
-                    r->st = insert_one(s, r->in, r->id, r->existed, r->err);
-                }
-            }
-            double t3 = now_s();
-            if (round == 0) tm.write = t3 - t2;
-            if (bst == RT_OK) {
-                struct rt_err commit_err;
-                enum rt_status cst = tx_end(s, RT_OK, &commit_err, "jobs");
-                for (struct insert_req *r = group; cst != RT_OK && r; r = r->next) {
-                    /* Nothing of the group was stored. */
-                    if (r->st == RT_OK) {
-                        if (r->err) *r->err = commit_err;
-                        r->st = cst;
-                    }
-                    *r->existed = 0;
-                    *r->id = 0;
-                }
-            }
-            if (round == 0) tm.commit = now_s() - t3;
-            UNLOCK(s);
+            if (round == 0) tm.group = now_s() - t0;
+            commit_group(s, group, round == 0 ? &tm : NULL);
             pthread_mutex_lock(&s->gmu);
-            for (struct insert_req *r = group, *next; r; r = next) {
-                next = r->next;
-                r->done = 1;
-            }
+            for (struct insert_req *r = group; r; r = r->next) r->done = 1;
             pthread_cond_broadcast(&s->gcv);
         }
         s->g_leader = 0;
@@ -1128,12 +1132,12 @@ enum rt_status store_job_get(struct store *s, int64_t id, const char *owner, int
     memset(out, 0, sizeof *out);
     RLOCK(s);
     sqlite3_stmt *q = prep(rdb, !with_clip     ? "SELECT " JOB_COLS " FROM jobs WHERE id = ?"
-                                   : s->version >= 7 ? "SELECT " JOB_COLS ", c.clip, c.joint_names, c.joint_units, "
-                                                       "c.joint_up FROM jobs LEFT JOIN job_clips c ON "
-                                                       "c.job_id = jobs.id WHERE jobs.id = ?"
-                                   : s->version >= 5 ? "SELECT " JOB_COLS ", (SELECT clip FROM job_clips "
-                                                       "WHERE job_id = jobs.id) FROM jobs WHERE id = ?"
-                                                     : "SELECT " JOB_COLS ", clip FROM jobs WHERE id = ?");
+                                : s->version >= 7 ? "SELECT " JOB_COLS ", c.clip, c.joint_names, c.joint_units, "
+                                                    "c.joint_up FROM jobs LEFT JOIN job_clips c ON "
+                                                    "c.job_id = jobs.id WHERE jobs.id = ?"
+                                : s->version >= 5 ? "SELECT " JOB_COLS ", (SELECT clip FROM job_clips "
+                                                    "WHERE job_id = jobs.id) FROM jobs WHERE id = ?"
+                                                  : "SELECT " JOB_COLS ", clip FROM jobs WHERE id = ?");
     if (!q) {
         st = db_err(rdb, err, "jobs");
         goto done;
@@ -1160,7 +1164,7 @@ enum rt_status store_job_list(struct store *s, const char *owner, int64_t before
     if (!jobs) return rt_err_set(err, RT_ENOMEM, "jobs", "out of memory");
     RLOCK(s);
     sqlite3_stmt *q = prep(rdb, "SELECT " JOB_COLS " FROM jobs WHERE owner = ? AND id < ? "
-                              "ORDER BY id DESC LIMIT ?");
+                                "ORDER BY id DESC LIMIT ?");
     if (!q) {
         st = db_err(rdb, err, "jobs");
         goto done;
@@ -1198,7 +1202,7 @@ enum rt_status store_job_each_queued(struct store *s,
     enum rt_status st = RT_OK;
     RLOCK(s);
     sqlite3_stmt *q = prep(rdb, "SELECT id, frames, attempts, class_key FROM jobs "
-                                   "WHERE state = 'queued' ORDER BY id");
+                                "WHERE state = 'queued' ORDER BY id");
     if (!q) {
         st = db_err(rdb, err, "jobs");
         goto done;
@@ -1496,8 +1500,8 @@ enum rt_status store_result_get(struct store *s, int64_t id, const char *owner, 
     if (column_names) *column_names = NULL;
     RLOCK(s);
     sqlite3_stmt *q = prep(rdb, "SELECT j.owner, j.state, r.frames, r.columns, r.trajectory, r.report, "
-                              "r.column_names "
-                              "FROM jobs j LEFT JOIN results r ON r.job_id = j.id WHERE j.id = ?");
+                                "r.column_names "
+                                "FROM jobs j LEFT JOIN results r ON r.job_id = j.id WHERE j.id = ?");
     if (!q) {
         st = db_err(rdb, err, "result");
         goto done;

@@ -287,8 +287,8 @@ static void ground_checks(const struct g1_clip *c)
     CHECK_EQ_INT(g1_cpu_solve(&b, 3, &r3, NULL), RT_OK);
     CHECK(memcmp(s1, s3, bytes) == 0);
     double lo_off = lowest(c, &b, s_off, nf), lo_on = lowest(c, &b, s1, nf);
-    printf("crouch, hands pulled below the ground: lowest capsule point %.4f m without the term, %.4f m with it\n", lo_off,
-           lo_on);
+    printf("crouch, hands pulled below the ground: lowest capsule point %.4f m without the term, %.4f m with "
+           "it\n", lo_off, lo_on);
     CHECK(lo_off < -0.05);
     CHECK(lo_on > -0.01);
     free(owned);

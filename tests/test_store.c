@@ -768,7 +768,8 @@ static void test_lifecycle(const char *path)
         CHECK_EQ_INT(j.state, STORE_FAILED);
         CHECK_EQ_INT(j.attempts, STORE_MAX_ATTEMPTS);
         CHECK(j.finished > 0);
-        CHECK(j.error && strstr(j.error, "interrupted 3 times while it was solved") && strstr(j.error, "\"code\":\"invalid state\""));
+        CHECK(j.error && strstr(j.error, "interrupted 3 times while it was solved") &&
+              strstr(j.error, "\"code\":\"invalid state\""));
         store_job_release(&j);
     }
     /* A run interrupted after its solve (marked solved, its result not

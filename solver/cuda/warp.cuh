@@ -184,6 +184,14 @@ static __device__ void warp_add_row(const struct warp_ws &ws, int nc, const int 
     __syncwarp();
 }
 
+/* frame_eval on one warp. x: the frame's state (any memory all lanes can
+ * read); dq: the clip's forward differences or NULL; B (packed, shared) and
+ * g (shared) NULL for the cost alone. Returns the partial cost on every
+ * lane. Leaves B, g complete after a final __syncwarp, and the link records
+ * (ws.lk) and target records (ws.rs) of x. reuse = 1: ws.lk and ws.rs
+ * already hold those of a state with x's bits (the last warp_eval ran on a
+ * copy of x), so FK and the target residuals are not recomputed: they
+ * would be the same floats. */
 static __device__ float warp_eval(const struct solver_batch *b, const struct warp_tabs &tb, int f, const float *x,
                                   const float *dq, int t, int T, const struct warp_ws &ws, float *B, float *g,
                                   unsigned lane, int reuse = 0)
