@@ -27,6 +27,7 @@ int rtg_targets_same_weights(const struct kin_robot *robot, const struct rtg_tar
            (!x->n_pairs || !memcmp(x->pair, y->pair, (size_t)x->n_pairs * 2 * sizeof(int))) &&
            x->n_ground == y->n_ground && x->w_ground == y->w_ground &&
            (!x->n_ground || !memcmp(x->ground, y->ground, (size_t)x->n_ground * sizeof(int))) &&
+           x->foot_link[0] == y->foot_link[0] && x->foot_link[1] == y->foot_link[1] &&
            x->w_vlim == y->w_vlim && (!x->v_limit) == (!y->v_limit) &&
            (!x->v_limit || !memcmp(x->v_limit, y->v_limit, (size_t)nt * sizeof(float)));
 }
@@ -40,6 +41,7 @@ void rtg_batch_ws_free(struct rtg_batch_ws *ws)
     free(ws->wrot);
     free(ws->init);
     free(ws->state);
+    free(ws->planted);
     struct rtg_pool *pool = ws->pool;
     memset(ws, 0, sizeof *ws);
     ws->pool = pool;
@@ -55,6 +57,16 @@ static int ws_reserve(float **a, size_t *cap, size_t n)
     return *a != NULL;
 }
 
+/* Grows *a to hold `n` bytes (keeping nothing); 0 when out of memory. */
+static int ws_reserve_bytes(unsigned char **a, size_t *cap, size_t n)
+{
+    if (n <= *cap && *a) return 1;
+    free(*a);
+    *a = malloc(n ? n : 1);
+    *cap = *a ? n : 0;
+    return *a != NULL;
+}
+
 /* One clip's part of a batch, copied in or out (rtg_pool_for). */
 struct batch_copy {
     struct rtg_batch_item *items;
@@ -62,6 +74,7 @@ struct batch_copy {
     int nk, cols;
     atomic_int failed;
     float *pos, *rot, *wpos, *wrot, *init, *state;
+    unsigned char *planted;
     const struct solver_clip_result *res;
 };
 
@@ -77,6 +90,11 @@ static void copy_in(void *ctx, int i)
     if (c->init)
         memcpy(c->init + (size_t)c->off[i] * (size_t)c->cols, t->init,
                (size_t)t->n_frames * (size_t)c->cols * sizeof(float));
+    if (c->planted) {
+        unsigned char *pl = c->planted + 2 * (size_t)c->off[i];
+        if (t->planted) memcpy(pl, t->planted, 2 * (size_t)t->n_frames);
+        else memset(pl, 0, 2 * (size_t)t->n_frames);
+    }
 }
 
 static void copy_out(void *ctx, int i)
@@ -117,14 +135,18 @@ enum rt_status rtg_batch_solve(struct rtg_batch_ws *ws, struct solver_backend *b
     }
     /* total <= INT_MAX/64 and nk <= RTG_MAX_TARGETS, cols <= 64 + 7: no overflow. */
     size_t nft = total * (size_t)(nk ? nk : 1), nfc = total * (size_t)cols;
+    int planted = 0;
+    for (int i = 0; i < n && !planted; i++) planted = items[i].t->planted != NULL;
+    planted = planted && t0->n_pairs > 0 && t0->w_collide > 0.0f;
     if (!ws_reserve(&ws->pos, &ws->cap_pos, 3 * nft) || !ws_reserve(&ws->rot, &ws->cap_rot, 4 * nft) ||
         !ws_reserve(&ws->wpos, &ws->cap_wpos, nft) || !ws_reserve(&ws->wrot, &ws->cap_wrot, nft) ||
-        !ws_reserve(&ws->state, &ws->cap_state, nfc) || (t0->init && !ws_reserve(&ws->init, &ws->cap_init, nfc))) {
+        !ws_reserve(&ws->state, &ws->cap_state, nfc) || (t0->init && !ws_reserve(&ws->init, &ws->cap_init, nfc)) ||
+        (planted && !ws_reserve_bytes(&ws->planted, &ws->cap_planted, 2 * total))) {
         rtg_batch_ws_free(ws);
         goto fail;
     }
     struct batch_copy cp = {items, off, nk, cols, 0, ws->pos, ws->rot, ws->wpos, ws->wrot,
-                            t0->init ? ws->init : NULL, ws->state, res};
+                            t0->init ? ws->init : NULL, ws->state, planted ? ws->planted : NULL, res};
     atomic_init(&cp.failed, 0);
     rtg_pool_for(ws->pool, n, copy_in, &cp);
     /* the first clip's weights and options (the caller groups equal ones),
@@ -137,6 +159,7 @@ enum rt_status rtg_batch_solve(struct rtg_batch_ws *ws, struct solver_backend *b
     b.target_wpos = ws->wpos;
     b.target_wrot = ws->wrot;
     b.init = cp.init;
+    b.planted = cp.planted;
     b.progress = progress;
     b.progress_user = progress_user;
     struct solver_result r = {ws->state, res};

@@ -42,6 +42,8 @@ struct rtg_batch_ws {
     struct rtg_pool *pool;          /* borrowed, may be NULL */
     float *pos, *rot, *wpos, *wrot, *init, *state;
     size_t cap_pos, cap_rot, cap_wpos, cap_wrot, cap_init, cap_state; /* floats each holds */
+    unsigned char *planted; /* the clips' contact flags (solver_batch.planted) */
+    size_t cap_planted;     /* bytes */
 };
 
 /* Frees the arrays (not the pool) and zeroes them; NULL-safe. */

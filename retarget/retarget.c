@@ -1363,13 +1363,17 @@ static enum rt_status build_targets(const struct kin_robot *robot, const struct 
         if (p->ground == RTG_GROUND_CONTACTS) {
             /* rtg_targets stores contacts frame-major: [frame * 2 + side]. */
             t->contact = malloc((size_t)n * 2);
-            if (!t->contact) {
+            t->planted = malloc((size_t)n * 2);
+            if (!t->contact || !t->planted) {
                 st = rt_err_set(err, RT_ENOMEM, "targets", "out of memory");
                 goto fail;
             }
             for (int f = 0; f < n; f++)
-                for (int side = 0; side < 2; side++)
-                    t->contact[2 * (size_t)f + side] = contact[(size_t)side * n + f];
+                for (int side = 0; side < 2; side++) {
+                    size_t i = 2 * (size_t)f + side;
+                    t->contact[i] = contact[(size_t)side * n + f];
+                    t->planted[i] = t->contact[i] && sw[(size_t)(1 - side) * n + f] >= 1.0;
+                }
         }
     }
 fail:
@@ -1481,6 +1485,9 @@ void rtg_targets_batch(const struct kin_robot *robot, const struct rtg_targets *
     b->w_ground = t->w_ground;
     b->w_collide = t->w_collide;
     b->collide_margin = t->collide_margin;
+    b->planted = b->n_pairs ? t->planted : NULL;
+    b->foot_link[0] = t->foot_link[0];
+    b->foot_link[1] = t->foot_link[1];
     b->v_limit = t->w_vlim > 0.0f ? t->v_limit : NULL;
     b->w_vlim = t->w_vlim;
     b->opt = *opt;

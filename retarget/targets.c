@@ -73,6 +73,7 @@ void rtg_targets_free(struct rtg_targets *t)
     free(t->w_rest);
     free(t->init);
     free(t->contact);
+    free(t->planted);
     free(t->capsules);
     free(t->capsule_link);
     free(t->capsule_seg);

@@ -54,6 +54,11 @@ struct rtg_targets {
      * (-1 if unknown) and per-frame contact flags (NULL if not detected). */
     int foot_link[2];
     unsigned char *contact; /* [n_frames * 2] */
+    /* planted[f * 2 + side]: a contact frame of that foot while the other
+     * foot swings clear of its own contacts (beyond the blend window): the
+     * solver's planted foot (solver.h), which the self-collision term does
+     * not push. NULL with contact. */
+    unsigned char *planted; /* [n_frames * 2] */
     double sole_offset;     /* m from a foot link origin down to its sole; < 0: the robot's */
     /* Self-collision (retarget/collide.h; solver.h): the robot's capsules
      * (double, for the report; float copy for the solver), the pairs that

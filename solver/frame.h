@@ -632,20 +632,32 @@ RT_HD void frame_add_row(float *B, float *g, int n, const int *cols, const float
     }
 }
 
-/* The Jacobian row of pair p's distance: nrm . (d pa/dq - d pb/dq), the
- * closest points held fixed to their links. Only the joints below the two
- * links' common ancestor have a column: the base and the shared joints move
- * both points alike. Columns compact in walk order (capsule a's link to the
- * ancestor, then b's), a mimic joint adding into its leader's; returns
- * their number. */
-RT_HD int frame_pair_jac(const struct solver_batch *b, const float *lk, int p, const float *pa, const float *pb,
+/* The Jacobian row of pair p's distance in global frame f: nrm . (d pa/dq
+ * - d pb/dq), the closest points held fixed to their links. Only the joints
+ * below the two links' common ancestor have a column: the base and the
+ * shared joints move both points alike. A side whose link is a foot
+ * planted in frame f (b->planted), the other side's not, has none: the
+ * other link moves around it. Columns compact in walk order (capsule a's
+ * link to the ancestor, then b's), a mimic joint adding into its leader's;
+ * returns their number. */
+RT_HD int frame_pair_planted(const struct solver_batch *b, int f, int link)
+{
+    if (!b->planted) return 0;
+    for (int s = 0; s < 2; s++)
+        if (link == b->foot_link[s] && b->planted[2 * (size_t)f + s]) return 1;
+    return 0;
+}
+
+RT_HD int frame_pair_jac(const struct solver_batch *b, int f, const float *lk, int p, const float *pa, const float *pb,
                          const float *nrm, int *cols, float *jr)
 {
     const struct rt_tree *tr = b->tree;
     const int ro = tr->floating_base ? 6 : 0;
     const int la = b->capsule_link[b->pair[2 * p]], lb = b->capsule_link[b->pair[2 * p + 1]];
+    const int fa = frame_pair_planted(b, f, la), fb = frame_pair_planted(b, f, lb);
     int nc = 0;
     for (int side = 0; side < 2; side++) {
+        if (fa != fb && (side ? fb : fa)) continue;
         const int other = side ? la : lb;
         const float *P = side ? pb : pa;
         for (int i = side ? lb : la; i > 0; i = tr->parent[i]) {
@@ -787,7 +799,7 @@ RT_HD float frame_eval(const struct solver_batch *b, int f, const float *x, cons
         if (!B) continue;
         int cols[FRAME_MAX_DIM];
         float jr[FRAME_MAX_DIM];
-        int nc = frame_pair_jac(b, lk, p, pa, pb, nrm, cols, jr);
+        int nc = frame_pair_jac(b, f, lk, p, pa, pb, nrm, cols, jr);
         frame_add_row(B, g, n, cols, jr, nc, w2 * e, w2);
     }
     for (int i = 0; i < b->n_ground; i++) {

@@ -125,6 +125,14 @@ struct solver_batch {
     float w_ground;
     float w_collide;
     float collide_margin;
+    /* Planted feet (docs/solver.md "Self-collision"): planted[2f + s] != 0
+     * when link foot_link[s] stands on the ground in global frame f (a
+     * source contact). A pair of a planted foot's capsule and a capsule of
+     * any link but the other planted foot moves only that other link's
+     * chain: the ground holds a planted foot, the collision term does not
+     * push it. NULL: none. */
+    const unsigned char *planted; /* [n_frames_total * 2] */
+    int foot_link[2];
     /* Velocity limits (docs/solver.md "Velocity limits"): v_limit[c] > 0 is
      * the largest |dq_t| of tangent coordinate c per frame (the limit in
      * units per second times the frame time); a forward difference beyond

@@ -4,7 +4,8 @@
  * the same bits for any thread count with the term on, and a solve that
  * pulls the robot apart where its targets would make it penetrate itself.
  * The ground term: the lowest point of every capsule and its Jacobian row
- * against finite differences, and a solve whose hand targets are below the
+ * against finite differences, a planted foot's capsules an obstacle that
+ * moves only the other link, and a solve whose hand targets are below the
  * ground keeping the capsules above it. The velocity limits: a clip played
  * too fast for limits at a third of the robot's, slowed where it exceeds
  * them, on the PCG and the direct solver. */
@@ -78,7 +79,7 @@ static void jacobian_checks(const struct g1_clip *c, const struct g1_collide *cd
             if (!(d < 0.05f)) continue;
             int cl[FRAME_MAX_DIM];
             float jr[FRAME_MAX_DIM];
-            int nc = frame_pair_jac(&b, lk, p, pa, pb, nrm, cl, jr);
+            int nc = frame_pair_jac(&b, f, lk, p, pa, pb, nrm, cl, jr);
             for (int e = 0; e < nc; e++) {
                 int j = cl[e] - 6; /* joint coordinate */
                 const double h = 1e-6;
@@ -107,6 +108,79 @@ static void jacobian_checks(const struct g1_clip *c, const struct g1_collide *cd
     free(x);
     free(P);
     free(M);
+}
+
+/* A planted foot is an obstacle (frame_pair_jac with b.planted): at a pose
+ * of the real G1 clip with the left leg swung across the right, every pair
+ * of the right foot's capsules and another link's keeps exactly the other
+ * side's columns and values when the right foot is planted, and loses
+ * every column of the right leg's joints; a pair of the two feet keeps
+ * both sides when both are planted, and when neither is. */
+static void planted_checks(const struct g1_clip *c, const struct g1_collide *cd)
+{
+    const struct kin_robot *r = c->robot;
+    struct solver_batch b;
+    memset(&b, 0, sizeof b);
+    b.tree = &r->tree;
+    g1_collide_set(cd, 1.0f, 0.2f, &b); /* a wide margin: many pairs active */
+    int foot[2] = {kin_robot_link_index(r, "left_ankle_roll_link"), kin_robot_link_index(r, "right_ankle_roll_link")};
+    CHECK(foot[0] >= 0 && foot[1] >= 0);
+    b.foot_link[0] = foot[0];
+    b.foot_link[1] = foot[1];
+    unsigned char planted[2 * 2] = {0, 1, 1, 1}; /* frame 0: right planted; frame 1: both */
+    float *lk = malloc((size_t)r->n_links * FRAME_LINK_STRIDE * sizeof *lk);
+    float xf[128];
+    for (int k = 0; k < c->cols; k++) xf[k] = c->truth[k];
+    int hip = kin_robot_joint_index(r, "left_hip_roll_joint"), jy = kin_robot_joint_index(r, "left_hip_yaw_joint");
+    CHECK(hip >= 0 && jy >= 0);
+    xf[RT_ROOT_COLS + r->joints[hip].coord] = -0.5f; /* left leg inward, across the right */
+    frame_fk(&r->tree, xf, lk);
+    int right_pairs = 0, feet_pairs = 0, bad = 0;
+    for (int p = 0; p < b.n_pairs; p++) {
+        int la = b.capsule_link[b.pair[2 * p]], lb = b.capsule_link[b.pair[2 * p + 1]];
+        int ra = la == foot[1], rb = lb == foot[1];
+        if (!ra && !rb) continue;
+        float pa[3], pb[3], nrm[3];
+        if (!(frame_pair_eval(&b, lk, p, pa, pb, nrm) < b.collide_margin)) continue;
+        int c0[FRAME_MAX_DIM], c1[FRAME_MAX_DIM], c2[FRAME_MAX_DIM];
+        float j0[FRAME_MAX_DIM], j1[FRAME_MAX_DIM], j2[FRAME_MAX_DIM];
+        b.planted = NULL;
+        int n0 = frame_pair_jac(&b, 0, lk, p, pa, pb, nrm, c0, j0);
+        b.planted = planted;
+        int n1 = frame_pair_jac(&b, 0, lk, p, pa, pb, nrm, c1, j1);
+        int n2 = frame_pair_jac(&b, 1, lk, p, pa, pb, nrm, c2, j2);
+        int other = ra ? lb : la;
+        if (other == foot[0]) {
+            /* both planted (frame 1): the row is the unplanted one */
+            feet_pairs++;
+            bad += n2 != n0;
+            for (int e = 0; e < n0 && e < n2; e++) bad += c2[e] != c0[e] || j2[e] != j0[e];
+        }
+        right_pairs++;
+        /* frame 0: the right leg's joints gone, every other column as before */
+        int kept = 0;
+        for (int e = 0; e < n0; e++) {
+            int ji = c0[e] - 6, link = -1;
+            for (int l = 0; l < r->n_links; l++)
+                if (r->tree.joint_index[l] == ji) link = l;
+            int on_right = link >= 0 && kin_link_is_ancestor(r, link, foot[1]) && !kin_link_is_ancestor(r, link, other);
+            int found = -1;
+            for (int u = 0; u < n1; u++)
+                if (c1[u] == c0[e]) found = u;
+            if (on_right) bad += found >= 0;
+            else {
+                kept++;
+                bad += found < 0 || (found >= 0 && j1[found] != j0[e]);
+            }
+        }
+        bad += n1 != kept;
+    }
+    printf("planted foot: %d active pairs with the right foot (%d of the two feet), %d mismatches\n", right_pairs,
+           feet_pairs, bad);
+    CHECK(right_pairs > 0);
+    CHECK(feet_pairs > 0);
+    CHECK_EQ_INT(bad, 0);
+    free(lk);
 }
 
 /* The deepest penetration of every frame of a state, over the batch's pairs
@@ -368,6 +442,7 @@ int main(void)
     struct g1_collide cd;
     CHECK(g1_collide_make(&cd, c.robot, RTG_COLLIDE_MARGIN, 0, NULL, NULL) == 0);
     jacobian_checks(&c, &cd);
+    planted_checks(&c, &cd);
     solve_checks(&c, &cd);
     ground_checks(&c);
     vlimit_checks(&c);

@@ -209,7 +209,7 @@ static enum rt_status upload_batch(struct cuda_lm *L, const struct solver_batch 
     size_t nl = (size_t)t->n_links, nj = (size_t)t->n_joints, nt = (size_t)b->n_targets;
     size_t nft = (size_t)L->nf * nt, n = (size_t)L->n;
     struct up_item { const void *src; size_t bytes; const void **dst; };
-    enum { NIT = 25 };
+    enum { NIT = 26 };
     const struct up_item it[NIT] = {
         {t->parent, nl * sizeof(int), (const void **)&L->bd.tree},
         {t->joint_type, nl * sizeof(int), NULL},
@@ -236,6 +236,7 @@ static enum rt_status upload_batch(struct cuda_lm *L, const struct solver_batch 
         {b->pair, (size_t)b->n_pairs * 2 * sizeof(int), (const void **)&L->bd.pair},
         {b->ground, (size_t)b->n_ground * sizeof(int), (const void **)&L->bd.ground},
         {b->v_limit, n * sizeof(float), (const void **)&L->bd.v_limit},
+        {b->planted, (size_t)L->nf * 2, (const void **)&L->bd.planted},
     };
     struct carver c = {NULL, 0};
     size_t at[NIT];

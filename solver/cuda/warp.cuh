@@ -329,7 +329,7 @@ static __device__ float warp_eval(const struct solver_batch *b, const struct war
             if (!B) continue;
             int nc = 0, cols[FRAME_MAX_DIM];
             float jr[FRAME_MAX_DIM];
-            if (lane == 0) nc = frame_pair_jac(b, lk, p, pa, pb, nrm, cols, jr);
+            if (lane == 0) nc = frame_pair_jac(b, f, lk, p, pa, pb, nrm, cols, jr);
             warp_add_row(ws, nc, cols, jr, w2 * e, w2, g, B, lane);
         }
     }
