@@ -29,8 +29,8 @@ static const char *const sync_choices[] = {"full", "normal", NULL};
 /* The job options come first, in enum rtg_job_opt order. */
 static const struct rtg_option table[] = {
     {"max_lm_iters", "--max-lm", "N", RTG_OPT_INT, 0, SOLVER_MAX_LM_ITERS, 0, 0, NULL,
-     RTG_SCOPE_JOB | S_SOLVE | S_SUBMIT | S_BATCH, "24 or the profile's",
-     "Levenberg-Marquardt iterations of the trajectory solve"},
+     RTG_SCOPE_JOB | S_SOLVE | S_SUBMIT | S_BATCH, "96 or the profile's",
+     "most Levenberg-Marquardt iterations of the trajectory solve (from the 24th on it stops when 8 iterations lower the cost by less than 5%)"},
     {"max_cg_iters", "--max-cg", "N", RTG_OPT_INT, 1, SOLVER_MAX_CG_ITERS, 0, 0, NULL,
      RTG_SCOPE_JOB | S_SOLVE | S_SUBMIT | S_BATCH, "24 or the profile's",
      "conjugate-gradient iterations per LM iteration"},

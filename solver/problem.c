@@ -10,7 +10,7 @@
 void solver_options_default(struct solver_options *o)
 {
     /* docs/solver.md "Default options" says why these values. */
-    o->max_lm_iters = 24;
+    o->max_lm_iters = 96;
     o->max_cg_iters = 24;
     o->cg_tol = 1e-3f;
     o->lambda_init = 1e-3f;
@@ -46,6 +46,7 @@ const char *solver_termination_str(int term)
     case SOLVER_TERM_STEP: return "step";
     case SOLVER_TERM_MAX_ITERS: return "max_iters";
     case SOLVER_TERM_DAMPING: return "damping";
+    case SOLVER_TERM_PROGRESS: return "progress";
     default: return "unknown";
     }
 }

@@ -32,7 +32,8 @@ enum solver_termination {
     SOLVER_TERM_GRADIENT = 2,  /* gradient norm below tol_grad */
     SOLVER_TERM_STEP = 3,      /* step norm below tol_step */
     SOLVER_TERM_MAX_ITERS = 4, /* LM iteration limit reached */
-    SOLVER_TERM_DAMPING = 5    /* damping grew past its ceiling: no descent found */
+    SOLVER_TERM_DAMPING = 5,   /* damping grew past its ceiling: no descent found */
+    SOLVER_TERM_PROGRESS = 6      /* the cost fell too little over the last iterations (lm_rule.h) */
 };
 const char *solver_termination_str(int term); /* "cost", "gradient", ... never NULL */
 

@@ -290,7 +290,8 @@ static void robot_checks_collide(const char *tag, int loaded, struct g1_clip *c,
         if (!keep) g1_clip_free(c);
         return;
     }
-    float *s0 = NULL;
+    float *s0 = NULL, *sn = NULL;
+    unsigned char *planted = NULL;
     if (margin > 0.0f) {
         struct solver_clip_result r0[4];
         s0 = solve(&bt, c->cols, 2, r0, NULL);
@@ -299,8 +300,24 @@ static void robot_checks_collide(const char *tag, int loaded, struct g1_clip *c,
         g1_collide_set(&cd, 20.0f, margin, &bt.b);
         /* and velocity limits at a tenth of the robot's (many active) */
         g1_vlimit_set(c->robot, 1.0 / 30.0, 0.1, 4.0f, vlim, &bt.b);
-        printf("%s: %d capsules, %d pairs, margin %g, %d capsules above the ground, velocity limits at 0.1x\n", tag,
-               cd.t.n_capsules, cd.t.n_pairs, (double)margin, cd.t.n_ground);
+        /* and planted feet: the left foot in 20-frame stretches, the right
+         * in the others, both in every 7th frame */
+        const char *feet[2][2] = {{"left_ankle_roll_link", "right_ankle_roll_link"}, {"left_ankle_link", "right_ankle_link"}};
+        for (int v = 0; v < 2 && bt.b.foot_link[0] <= 0; v++)
+            for (int side = 0; side < 2; side++) bt.b.foot_link[side] = kin_robot_link_index(c->robot, feet[v][side]);
+        CHECK(bt.b.foot_link[0] > 0 && bt.b.foot_link[1] > 0);
+        planted = malloc(2 * (size_t)bt.nf);
+        for (int f = 0; planted && f < bt.nf; f++) {
+            planted[2 * f] = (f / 20) % 2 == 0 || f % 7 == 0;
+            planted[2 * f + 1] = (f / 20) % 2 == 1 || f % 7 == 0;
+        }
+        printf("%s: %d capsules, %d pairs, margin %g, %d capsules above the ground, velocity limits at 0.1x, "
+               "planted feet\n", tag, cd.t.n_capsules, cd.t.n_pairs, (double)margin, cd.t.n_ground);
+        if (planted) {
+            struct solver_clip_result rn[4];
+            sn = solve(&bt, c->cols, 0, rn, NULL); /* GPU, no foot planted */
+            bt.b.planted = planted;
+        }
     }
     float *sg = solve(&bt, c->cols, 0, rg, NULL);
     float *sc = solve(&bt, c->cols, 2, rc, NULL);
@@ -318,12 +335,19 @@ static void robot_checks_collide(const char *tag, int loaded, struct g1_clip *c,
             off += (size_t)len[k] * c->cols;
         }
     }
+    if (sn && sg) { /* the planted feet change what the pairs move */
+        int moved = memcmp(sn, sg, (size_t)bt.nf * c->cols * sizeof(float)) != 0;
+        printf("%s: planted feet %s the result\n", tag, moved ? "change" : "do NOT change");
+        CHECK(moved);
+    }
     if (s0 && sc) { /* the term is active: the result moved */
         int moved = memcmp(s0, sc, (size_t)bt.nf * c->cols * sizeof(float)) != 0;
         printf("%s: collision and velocity terms %s the result\n", tag, moved ? "change" : "do NOT change");
         CHECK(moved);
     }
     free(s0);
+    free(sn);
+    free(planted);
     free(sg);
     free(sc);
     g1_collide_free(&cd);

@@ -64,6 +64,7 @@ struct cpu_clip {
     float cost, cost_t, pred;
     float gg, rz, alpha, beta;
     float start_cost, initial_cost;
+    float mark; /* cost at the last progress test (lm_rule_end_iter) */
 };
 
 /* The CPU backend's context. The pool and the thread count are fixed at

@@ -189,7 +189,7 @@ static enum rt_status lm_run(struct cpu_ctx *c, struct rt_err *err)
             struct cpu_clip *cl = &c->clip[k];
             if (!cl->sel) continue;
             cl->cost = clip_frame_sum(c, cl, c->part);
-            if (first) cl->initial_cost = cl->cost;
+            if (first) cl->initial_cost = cl->mark = cl->cost;
             cl->need_lin = 0;
             int term = lm_rule_after_lin(o, max_abs_g(c, cl), cl->cost, cl->lm_iters);
             if (term != SOLVER_TERM_NONE) { cl->term = term; cl->active = 0; }
@@ -232,7 +232,7 @@ static enum rt_status lm_run(struct cpu_ctx *c, struct rt_err *err)
         int max_it = 0;
         for (int k = 0; k < c->nc; k++) {
             struct cpu_clip *cl = &c->clip[k];
-            lm_rule_end_iter(o, cl->lm_iters, &cl->active, &cl->term);
+            lm_rule_end_iter(o, cl->lm_iters, cl->cost, &cl->mark, &cl->active, &cl->term);
             done_clips += !cl->active;
             if (cl->lm_iters > max_it) max_it = cl->lm_iters;
         }

@@ -27,7 +27,7 @@ extern "C" {
 
 struct host_clip { /* struct cpu_clip's LM fields */
     int off, T, active, sel, need_lin, lm_iters, cg_total, term;
-    float lambda, nu, cost, cost_t, pred, start_cost, initial_cost;
+    float lambda, nu, cost, cost_t, pred, start_cost, initial_cost, mark;
 };
 
 /* ---- device memory -------------------------------------------------- */
@@ -489,7 +489,7 @@ enum rt_status cuda_lm_solve(struct cuda_lm **lmp, const struct solver_backend_c
                 struct host_clip *c = &cl[k];
                 if (!c->sel) continue;
                 c->cost = h_a[k];
-                if (first) c->initial_cost = c->cost;
+                if (first) c->initial_cost = c->mark = c->cost;
                 c->need_lin = 0;
                 int term = lm_rule_after_lin(o, h_b[k], c->cost, c->lm_iters);
                 if (term != SOLVER_TERM_NONE) { c->term = term; c->active = 0; }
@@ -549,7 +549,7 @@ enum rt_status cuda_lm_solve(struct cuda_lm **lmp, const struct solver_backend_c
             int done_clips = 0, max_it = 0;
             for (int k = 0; k < nc; k++) {
                 struct host_clip *c = &cl[k];
-                lm_rule_end_iter(o, c->lm_iters, &c->active, &c->term);
+                lm_rule_end_iter(o, c->lm_iters, c->cost, &c->mark, &c->active, &c->term);
                 done_clips += !c->active;
                 if (c->lm_iters > max_it) max_it = c->lm_iters;
             }
