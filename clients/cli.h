@@ -15,6 +15,7 @@
 struct cli_solve_args {
     const char *robot, *source_robot, *profile, *out_dir, *backend;
     int batch, per_frame, no_header, quiet, threads, help;
+    int threads_given; /* --threads was on the command line */
     const char *stats;              /* --stats FILE: host seconds per stage, or NULL */
     int npz;                        /* --format npz: NAME.npz instead of NAME.csv */
     const char *joint_names;        /* --joint-names FILE: the names of .npy sources, or NULL */

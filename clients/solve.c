@@ -52,6 +52,13 @@
  * overlaps, stay short. */
 #define CLI_BATCH_FRAMES 131072
 
+/* Cores the host stages leave to the solving thread with the CUDA
+ * backend and no --threads: on the H200's 16-core host the 518-clip
+ * bench-e2e corpus took 1.86-2.34 s with 15 pool threads against
+ * 1.99-2.66 s with 16 (the solver's own seconds 1.23-1.33 against
+ * 1.40-1.75), and 2.39-2.57 s with 16 at nice 10 (bench/RESULTS.md). */
+#define CLI_CUDA_SPARE_CORES 1
+
 /* The host stages that --stats reports (seconds summed over threads). */
 enum { ST_READ, ST_PLAN, ST_TARGETS, ST_SOLVE, ST_QUALITY, ST_FORMAT, ST_WRITE, ST_COUNT };
 static const char *const stage_names[ST_COUNT] = {"read", "plan", "targets", "solve", "quality", "format", "write"};
@@ -132,6 +139,7 @@ static int parse_args(int argc, char **argv, struct cli_solve_args *a, struct rt
                 return rt_err_set(err, RT_EINVAL, o, "expected %s, got '%s'",
                                   rtg_option_range(row, range, sizeof range), RT_QUOTE(v));
             a->threads = (int)n;
+            a->threads_given = 1;
         }
         else if (!strcmp(row->flag, "--batch")) a->batch = 1;
         else if (!strcmp(row->flag, "--per-frame")) a->per_frame = 1;
@@ -496,7 +504,13 @@ int cli_solve_run(const struct cli_solve_args *a, struct rt_err *err)
     if (rtg_backend_init(&be, a->backend, a->threads, err) != RT_OK) goto out;
     if (a->out_dir && cli_mkdirs(a->out_dir, err) != RT_OK) goto out;
     if (a->profile && rtg_profile_load(a->profile, &given, err) != RT_OK) goto out;
-    if (rtg_pool_create(a->threads, &pool, err) != RT_OK) goto out;
+    /* On the GPU this thread runs the solver's host loop, which waits on
+     * the device every LM iteration: by default the host stages leave it
+     * a core (CLI_CUDA_SPARE_CORES). */
+    int pool_threads = a->threads;
+    if (!a->threads_given && !strcmp(solver_backend_name(&be), "cuda") && pool_threads > CLI_CUDA_SPARE_CORES)
+        pool_threads -= CLI_CUDA_SPARE_CORES;
+    if (rtg_pool_create(pool_threads, &pool, err) != RT_OK) goto out;
     clips = calloc((size_t)a->n_sources, sizeof *clips);
     idx = calloc((size_t)a->n_sources, sizeof *idx);
     done = calloc((size_t)a->n_sources, sizeof *done);

@@ -80,7 +80,7 @@ static const struct rtg_option table[] = {
     {NULL, "--backend", "cpu|cuda|auto", RTG_OPT_CHOICE, 0, 0, 0, 0, backend_choices,
      S_SOLVE | RTG_SCOPE_DAEMON, "auto", "solver backend (auto: the GPU when there is one)"},
     {NULL, "--threads", "N", RTG_OPT_INT, 1, 256, 0, 0, NULL, S_SOLVE | S_BATCH, "one per core, at most 64",
-     "CPU threads (batch: of the local solve)"},
+     "CPU threads (batch: of the local solve; on the CUDA backend the host stages leave one core to the solving thread unless this is given)"},
     {NULL, "--per-frame", NULL, RTG_OPT_FLAG, 0, 0, 0, 0, NULL, S_SOLVE, NULL,
      "the per-frame IK baseline instead of the trajectory solve"},
     {NULL, "--stats", "FILE", RTG_OPT_TEXT, 0, 0, 0, 0, NULL, S_SOLVE, NULL,
