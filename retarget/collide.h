@@ -19,6 +19,11 @@ extern "C" {
  * away). Pairs closer than the margin at the zero pose are not checked. */
 #define RTG_COLLIDE_MARGIN 0.01
 #define RTG_COLLIDE_WEIGHT 20.0
+/* Metres the two feet's capsules, posed at their anchors, keep apart where
+ * both feet are in contact (retarget.c anchors_apart): twice the default
+ * margin, so that a foot solved a little off its anchor does not bring the
+ * pair inside the margin. */
+#define RTG_ANCHOR_CLEARANCE (2.0 * RTG_COLLIDE_MARGIN)
 /* The ground term's default weight: softer than the pairs', since a
  * capsule kept above the floor may have to swing a limb away from its
  * targets (Booster T1's hand cylinder in edge/Boxing_Toes.bvh: at 20 the

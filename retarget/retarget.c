@@ -41,7 +41,9 @@
  *     made level (heading kept); the swing targets within
  *     RTG_CONTACT_BLEND_S of an interval leave and reach its anchor smoothly
  *     (blend_swing), so that the foot's target has no jump at the
- *     interval's ends for the smoothness terms to spread into the contact. */
+ *     interval's ends for the smoothness terms to spread into the contact.
+ *     Where both feet are down, two anchors whose foot capsules would come
+ *     closer than RTG_ANCHOR_CLEARANCE move apart first (anchors_apart). */
 #include "retarget.h"
 
 #include <math.h>
@@ -50,7 +52,9 @@
 #include <string.h>
 
 #include "../base/clock.h"
+#include "../kinematics/capsule.h"
 #include "../kinematics/rot.h"
+#include "collide.h"
 #include "roles.h"
 #include "skeleton.h"
 
@@ -1012,6 +1016,96 @@ static void blend_swing(double *tp, double *tr, const unsigned char *c, int n, i
     }
 }
 
+/* The feet's anchors kept apart (docs/profiles.md "How targets are built",
+ * step 7): where both feet are in contact and their capsules, posed at the
+ * anchors with the level rotations (tp, tr after the anchors), come closer
+ * than RTG_ANCHOR_CLEARANCE, the two contact intervals' anchors move apart
+ * horizontally, each by half of what is missing at the run's worst frame,
+ * for the whole interval, so that each foot still stays put. Source feet
+ * closer together than a robot's feet are wide would otherwise have the
+ * collision term push two planted feet apart and the anchors pull them
+ * back, frame after frame (Booster T1 MJCF on 01_01.bvh: both feet
+ * chattering 2-3 cm a frame at 120 fps). Up to four passes, since one
+ * interval can overlap several of the other foot's. link: the foot links;
+ * k: their target slots. */
+static enum rt_status anchors_apart(const struct kin_robot *robot, const int link[2], const int k[2], double *tp,
+                                    const double *tr, const unsigned char *contact, int n, int nl,
+                                    struct rt_err *err)
+{
+    struct kin_capsule *caps = NULL;
+    int nc = 0;
+    enum rt_status st = kin_robot_capsules(robot, &caps, &nc, err);
+    if (st != RT_OK) return st;
+    const unsigned char *c0 = contact, *c1 = contact + (size_t)n;
+    for (int pass = 0; pass < 4; pass++) {
+        int moved = 0, f = 0;
+        while (f < n) {
+            if (!(c0[f] && c1[f])) {
+                f++;
+                continue;
+            }
+            int e = f;
+            while (e < n && c0[e] && c1[e]) e++;
+            /* The worst frame of the run [f, e): both feet in one interval each. */
+            double worst = INFINITY, dir[2] = {0, 0};
+            for (int g = f; g < e; g++)
+                for (int a = 0; a < nc; a++) {
+                    if (caps[a].link != link[0]) continue;
+                    for (int b = 0; b < nc; b++) {
+                        if (caps[b].link != link[1]) continue;
+                        double w[4][3], pa[3], pb[3];
+                        const struct kin_capsule *cs[2] = {&caps[a], &caps[b]};
+                        for (int side = 0; side < 2; side++) {
+                            size_t i = (size_t)g * nl + k[side];
+                            for (int j = 0; j < 2; j++) {
+                                kin_mat_vec(tr + 9 * i, j ? cs[side]->b : cs[side]->a, w[2 * side + j]);
+                                for (int c = 0; c < 3; c++) w[2 * side + j][c] += tp[3 * i + c];
+                            }
+                        }
+                        kin_segment_closest(w[0], w[1], w[2], w[3], pa, pb);
+                        double v[3];
+                        v_sub(pb, pa, v);
+                        double d = v_norm(v) - caps[a].radius - caps[b].radius;
+                        if (d < worst) {
+                            worst = d;
+                            dir[0] = v[0];
+                            dir[1] = v[1];
+                        }
+                    }
+                }
+            if (worst < RTG_ANCHOR_CLEARANCE) {
+                double h = hypot(dir[0], dir[1]);
+                if (h < 1e-9) { /* closest points one above the other: between the anchors */
+                    const double *A = tp + 3 * ((size_t)f * nl + k[0]), *B = tp + 3 * ((size_t)f * nl + k[1]);
+                    dir[0] = B[0] - A[0];
+                    dir[1] = B[1] - A[1];
+                    h = hypot(dir[0], dir[1]);
+                }
+                if (h >= 1e-9) {
+                    double half = 0.5 * (RTG_ANCHOR_CLEARANCE - worst) / h;
+                    for (int side = 0; side < 2; side++) {
+                        const unsigned char *cs = side ? c1 : c0;
+                        int a0 = f, a1 = f;
+                        while (a0 > 0 && cs[a0 - 1]) a0--;
+                        while (a1 < n && cs[a1]) a1++;
+                        double sgn = side ? half : -half;
+                        for (int g = a0; g < a1; g++) {
+                            double *P = tp + 3 * ((size_t)g * nl + k[side]);
+                            P[0] += sgn * dir[0];
+                            P[1] += sgn * dir[1];
+                        }
+                    }
+                    moved = 1;
+                }
+            }
+            f = e;
+        }
+        if (!moved) break;
+    }
+    free(caps);
+    return RT_OK;
+}
+
 static enum rt_status build_targets(const struct kin_robot *robot, const struct source *s,
                                     const struct rtg_profile *p, struct rtg_targets *t,
                                     struct rt_err *err)
@@ -1299,8 +1393,12 @@ static enum rt_status build_targets(const struct kin_robot *robot, const struct 
                 }
                 f = e;
             }
-            blend_swing(tp, tr, c1, n, nl, k, (int)floor(RTG_CONTACT_BLEND_S / dt + 0.5), sw + (size_t)side * n);
         }
+        int kf[2] = {p->feet[0].link, p->feet[1].link}, lf[2] = {rs.link[kf[0]], rs.link[kf[1]]};
+        if ((st = anchors_apart(robot, lf, kf, tp, tr, contact, n, nl, err)) != RT_OK) goto fail;
+        for (int side = 0; side < 2; side++)
+            blend_swing(tp, tr, contact + (size_t)side * n, n, nl, kf[side], (int)floor(RTG_CONTACT_BLEND_S / dt + 0.5),
+                        sw + (size_t)side * n);
     }
 
     for (int f = 0; f < n; f++)

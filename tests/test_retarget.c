@@ -12,6 +12,9 @@
 #include <string.h>
 
 #include "../kinematics/bvh.h"
+#include "../kinematics/capsule.h"
+#include "../kinematics/rot.h"
+#include "../retarget/collide.h"
 #include "../retarget/quality.h"
 #include "../retarget/retarget.h"
 #include "../kinematics/robot.h"
@@ -203,6 +206,77 @@ static void test_targets(const struct kin_robot *g1)
     }
     rtg_targets_free(&t);
     kin_clip_free(c);
+}
+
+/* The feet's anchors kept apart: the real 01_01.bvh onto Booster T1 (MJCF),
+ * whose feet are wider than the source's stance; in every frame where both
+ * feet are in contact, the two foot links' capsules posed at their targets
+ * are at least RTG_ANCHOR_CLEARANCE apart, and each contact interval keeps
+ * one anchor. */
+static void test_anchors_apart(void)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/robots/T1_serial.xml", test_data_dir());
+    struct kin_robot *r = NULL;
+    struct kin_clip *c = test_load_clip("clips/01_01.bvh");
+    struct rtg_targets t;
+    struct rt_err e;
+    struct kin_capsule *caps = NULL;
+    int nc = 0;
+    memset(&t, 0, sizeof t);
+    CHECK(c != NULL);
+    CHECK_EQ_INT(kin_robot_load(path, &r, &e), RT_OK);
+    if (!c || !r) goto done;
+    CHECK_EQ_INT(rtg_targets_from_clip(r, c, NULL, &t, &e), RT_OK);
+    CHECK_EQ_INT(kin_robot_capsules(r, &caps, &nc, &e), RT_OK);
+    if (!t.pos || !t.contact) goto done;
+    int k[2] = {-1, -1};
+    for (int i = 0; i < t.n_targets; i++)
+        for (int side = 0; side < 2; side++)
+            if (t.target_link[i] == t.foot_link[side]) k[side] = i;
+    CHECK(k[0] >= 0 && k[1] >= 0);
+    int both = 0, close = 0, moved = 0;
+    double nearest = INFINITY;
+    for (int f = 0; k[0] >= 0 && k[1] >= 0 && f < t.n_frames; f++) {
+        for (int side = 0; side < 2; side++)
+            if (f > 0 && t.contact[2 * f + side] && t.contact[2 * (f - 1) + side]) {
+                const float *p = t.pos + 3 * ((size_t)f * t.n_targets + k[side]), *q = p - 3 * t.n_targets;
+                if (p[0] != q[0] || p[1] != q[1]) moved++;
+            }
+        if (!t.contact[2 * f] || !t.contact[2 * f + 1]) continue;
+        both++;
+        double w[2][2][3];
+        for (int a = 0; a < nc; a++)
+            for (int b = 0; b < nc; b++) {
+                if (caps[a].link != t.foot_link[0] || caps[b].link != t.foot_link[1]) continue;
+                const struct kin_capsule *cs[2] = {&caps[a], &caps[b]};
+                for (int side = 0; side < 2; side++) {
+                    size_t i = (size_t)f * t.n_targets + k[side];
+                    double q[4] = {t.rot[4 * i], t.rot[4 * i + 1], t.rot[4 * i + 2], t.rot[4 * i + 3]}, m[9];
+                    kin_quat_to_mat(q, m);
+                    for (int j = 0; j < 2; j++) {
+                        kin_mat_vec(m, j ? cs[side]->b : cs[side]->a, w[side][j]);
+                        for (int x = 0; x < 3; x++) w[side][j][x] += t.pos[3 * i + x];
+                    }
+                }
+                double pa[3], pb[3], d2 = 0;
+                kin_segment_closest(w[0][0], w[0][1], w[1][0], w[1][1], pa, pb);
+                for (int x = 0; x < 3; x++) d2 += (pa[x] - pb[x]) * (pa[x] - pb[x]);
+                double d = sqrt(d2) - caps[a].radius - caps[b].radius;
+                if (d < nearest) nearest = d;
+                if (d < RTG_ANCHOR_CLEARANCE - 1e-4) close++;
+            }
+    }
+    printf("anchors apart (T1 MJCF, 01_01.bvh): %d frames with both feet down, nearest foot capsules %.4f m, "
+           "%d closer than %.3f m\n", both, nearest, close, RTG_ANCHOR_CLEARANCE);
+    CHECK(both > 100);
+    CHECK_EQ_INT(close, 0);
+    CHECK_EQ_INT(moved, 0);
+done:
+    free(caps);
+    rtg_targets_free(&t);
+    kin_clip_free(c);
+    kin_robot_free(r);
 }
 
 /* Quality figures against a reference model: a trajectory equal to its own
@@ -472,6 +546,7 @@ int main(void)
     test_unmappable(g1);
     test_missing_message();
     test_targets(g1);
+    test_anchors_apart();
     test_quality_model(g1);
     test_end_to_end();
     test_jerk_vs_per_frame();
