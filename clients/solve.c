@@ -54,8 +54,8 @@
 
 /* Cores the host stages leave to the solving thread with the CUDA
  * backend and no --threads: on the H200's 16-core host the 518-clip
- * bench-e2e corpus took 1.86-2.34 s with 15 pool threads against
- * 1.99-2.66 s with 16 (the solver's own seconds 1.23-1.33 against
+ * bench-e2e corpus took 1.95-2.34 s with 15 pool workers against
+ * 2.16-2.66 s with 16 (the solver's own seconds 1.23-1.33 against
  * 1.40-1.75), and 2.39-2.57 s with 16 at nice 10 (bench/RESULTS.md). */
 #define CLI_CUDA_SPARE_CORES 1
 

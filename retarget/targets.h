@@ -57,7 +57,7 @@ struct rtg_targets {
     /* planted[f * 2 + side]: a contact frame of that foot while the other
      * foot swings clear of its own contacts (beyond the blend window): the
      * solver's planted foot (solver.h), which the self-collision term does
-     * not push. NULL with contact. */
+     * not push. NULL when contact is. */
     unsigned char *planted; /* [n_frames * 2] */
     double sole_offset;     /* m from a foot link origin down to its sole; < 0: the robot's */
     /* Self-collision (retarget/collide.h; solver.h): the robot's capsules

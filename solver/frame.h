@@ -632,14 +632,7 @@ RT_HD void frame_add_row(float *B, float *g, int n, const int *cols, const float
     }
 }
 
-/* The Jacobian row of pair p's distance in global frame f: nrm . (d pa/dq
- * - d pb/dq), the closest points held fixed to their links. Only the joints
- * below the two links' common ancestor have a column: the base and the
- * shared joints move both points alike. A side whose link is a foot
- * planted in frame f (b->planted), the other side's not, has none: the
- * other link moves around it. Columns compact in walk order (capsule a's
- * link to the ancestor, then b's), a mimic joint adding into its leader's;
- * returns their number. */
+/* Is `link` a foot planted in global frame f (solver_batch.planted)? */
 RT_HD int frame_pair_planted(const struct solver_batch *b, int f, int link)
 {
     if (!b->planted) return 0;
@@ -648,6 +641,14 @@ RT_HD int frame_pair_planted(const struct solver_batch *b, int f, int link)
     return 0;
 }
 
+/* The Jacobian row of pair p's distance in global frame f: nrm . (d pa/dq
+ * - d pb/dq), the closest points held fixed to their links. Only the joints
+ * below the two links' common ancestor have a column: the base and the
+ * shared joints move both points alike. A side whose link is a foot
+ * planted in frame f, the other side's not, has none: the other link
+ * moves around it (docs/solver.md "Self-collision"). Columns compact in
+ * walk order (capsule a's link to the ancestor, then b's), a mimic joint
+ * adding into its leader's; returns their number. */
 RT_HD int frame_pair_jac(const struct solver_batch *b, int f, const float *lk, int p, const float *pa, const float *pb,
                          const float *nrm, int *cols, float *jr)
 {
