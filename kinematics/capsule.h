@@ -51,6 +51,10 @@ enum rt_status kin_robot_capsules(const struct kin_robot *r, struct kin_capsule 
 void kin_segment_closest(const double *p0, const double *p1, const double *q0, const double *q1, double *pa,
                          double *pb);
 
+/* World end points w0, w1 of capsule c with its link at position pos[3],
+ * rotation rot[9] (row-major). */
+void kin_capsule_at(const struct kin_capsule *c, const double *pos, const double *rot, double *w0, double *w1);
+
 /* World end points w0, w1 of capsule c, given every link's world pose (kin_fk). */
 void kin_capsule_world(const struct kin_capsule *c, const double *link_pos, const double *link_rot, double *w0,
                        double *w1);

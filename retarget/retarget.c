@@ -1016,6 +1016,49 @@ static void blend_swing(double *tp, double *tr, const unsigned char *c, int n, i
     }
 }
 
+/* The signed distance of the two foot links' capsules (link[2]) posed at
+ * their targets (slots k[2]) in frame g, and in dir[2] the horizontal part
+ * of the closest points' vector from the first foot to the second; +inf
+ * when a foot has no capsule. */
+static double feet_distance(const struct kin_capsule *caps, int nc, const int link[2], const int k[2],
+                            const double *tp, const double *tr, int nl, int g, double *dir)
+{
+    double best = INFINITY;
+    size_t i0 = (size_t)g * nl + k[0], i1 = (size_t)g * nl + k[1];
+    for (int a = 0; a < nc; a++) {
+        if (caps[a].link != link[0]) continue;
+        for (int b = 0; b < nc; b++) {
+            if (caps[b].link != link[1]) continue;
+            double a0[3], a1[3], b0[3], b1[3], pa[3], pb[3], v[3];
+            kin_capsule_at(&caps[a], tp + 3 * i0, tr + 9 * i0, a0, a1);
+            kin_capsule_at(&caps[b], tp + 3 * i1, tr + 9 * i1, b0, b1);
+            kin_segment_closest(a0, a1, b0, b1, pa, pb);
+            v_sub(pb, pa, v);
+            double d = v_norm(v) - caps[a].radius - caps[b].radius;
+            if (d < best) {
+                best = d;
+                dir[0] = v[0];
+                dir[1] = v[1];
+            }
+        }
+    }
+    return best;
+}
+
+/* Moves the position target of slot k horizontally by (dx, dy) over the
+ * whole contact interval (flags c) that holds frame f. */
+static void interval_shift(double *tp, const unsigned char *c, int n, int nl, int k, int f, double dx, double dy)
+{
+    int a0 = f, a1 = f;
+    while (a0 > 0 && c[a0 - 1]) a0--;
+    while (a1 < n && c[a1]) a1++;
+    for (int g = a0; g < a1; g++) {
+        double *P = tp + 3 * ((size_t)g * nl + k);
+        P[0] += dx;
+        P[1] += dy;
+    }
+}
+
 /* The feet's anchors kept apart (docs/profiles.md "How targets are built",
  * step 7): where both feet are in contact and their capsules, posed at the
  * anchors with the level rotations (tp, tr after the anchors), come closer
@@ -1048,31 +1091,14 @@ static enum rt_status anchors_apart(const struct kin_robot *robot, const int lin
             while (e < n && c0[e] && c1[e]) e++;
             /* The worst frame of the run [f, e): both feet in one interval each. */
             double worst = INFINITY, dir[2] = {0, 0};
-            for (int g = f; g < e; g++)
-                for (int a = 0; a < nc; a++) {
-                    if (caps[a].link != link[0]) continue;
-                    for (int b = 0; b < nc; b++) {
-                        if (caps[b].link != link[1]) continue;
-                        double w[4][3], pa[3], pb[3];
-                        const struct kin_capsule *cs[2] = {&caps[a], &caps[b]};
-                        for (int side = 0; side < 2; side++) {
-                            size_t i = (size_t)g * nl + k[side];
-                            for (int j = 0; j < 2; j++) {
-                                kin_mat_vec(tr + 9 * i, j ? cs[side]->b : cs[side]->a, w[2 * side + j]);
-                                for (int c = 0; c < 3; c++) w[2 * side + j][c] += tp[3 * i + c];
-                            }
-                        }
-                        kin_segment_closest(w[0], w[1], w[2], w[3], pa, pb);
-                        double v[3];
-                        v_sub(pb, pa, v);
-                        double d = v_norm(v) - caps[a].radius - caps[b].radius;
-                        if (d < worst) {
-                            worst = d;
-                            dir[0] = v[0];
-                            dir[1] = v[1];
-                        }
-                    }
+            for (int g = f; g < e; g++) {
+                double v[2] = {0, 0}, d = feet_distance(caps, nc, link, k, tp, tr, nl, g, v);
+                if (d < worst) {
+                    worst = d;
+                    dir[0] = v[0];
+                    dir[1] = v[1];
                 }
+            }
             if (worst < RTG_ANCHOR_CLEARANCE) {
                 double h = hypot(dir[0], dir[1]);
                 if (h < 1e-9) { /* closest points one above the other: between the anchors */
@@ -1083,18 +1109,8 @@ static enum rt_status anchors_apart(const struct kin_robot *robot, const int lin
                 }
                 if (h >= 1e-9) {
                     double half = 0.5 * (RTG_ANCHOR_CLEARANCE - worst) / h;
-                    for (int side = 0; side < 2; side++) {
-                        const unsigned char *cs = side ? c1 : c0;
-                        int a0 = f, a1 = f;
-                        while (a0 > 0 && cs[a0 - 1]) a0--;
-                        while (a1 < n && cs[a1]) a1++;
-                        double sgn = side ? half : -half;
-                        for (int g = a0; g < a1; g++) {
-                            double *P = tp + 3 * ((size_t)g * nl + k[side]);
-                            P[0] += sgn * dir[0];
-                            P[1] += sgn * dir[1];
-                        }
-                    }
+                    interval_shift(tp, c0, n, nl, k[0], f, -half * dir[0], -half * dir[1]);
+                    interval_shift(tp, c1, n, nl, k[1], f, half * dir[0], half * dir[1]);
                     moved = 1;
                 }
             }

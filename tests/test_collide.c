@@ -131,8 +131,8 @@ static void planted_checks(const struct g1_clip *c, const struct g1_collide *cd)
     float *lk = malloc((size_t)r->n_links * FRAME_LINK_STRIDE * sizeof *lk);
     float xf[128];
     for (int k = 0; k < c->cols; k++) xf[k] = c->truth[k];
-    int hip = kin_robot_joint_index(r, "left_hip_roll_joint"), jy = kin_robot_joint_index(r, "left_hip_yaw_joint");
-    CHECK(hip >= 0 && jy >= 0);
+    int hip = kin_robot_joint_index(r, "left_hip_roll_joint");
+    CHECK(hip >= 0);
     xf[RT_ROOT_COLS + r->joints[hip].coord] = -0.5f; /* left leg inward, across the right */
     frame_fk(&r->tree, xf, lk);
     int right_pairs = 0, feet_pairs = 0, bad = 0;

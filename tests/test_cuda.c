@@ -313,11 +313,15 @@ static void robot_checks_collide(const char *tag, int loaded, struct g1_clip *c,
         }
         printf("%s: %d capsules, %d pairs, margin %g, %d capsules above the ground, velocity limits at 0.1x, "
                "planted feet\n", tag, cd.t.n_capsules, cd.t.n_pairs, (double)margin, cd.t.n_ground);
-        if (planted) {
+        /* GPU, no foot planted: the flags must change the result (not
+         * under RT_CUDA_QUICK, whose sanitizer runs have no time for a
+         * third solve of this case) */
+        const char *q = getenv("RT_CUDA_QUICK");
+        if (planted && !(q && q[0] == '1')) {
             struct solver_clip_result rn[4];
-            sn = solve(&bt, c->cols, 0, rn, NULL); /* GPU, no foot planted */
-            bt.b.planted = planted;
+            sn = solve(&bt, c->cols, 0, rn, NULL);
         }
+        bt.b.planted = planted;
     }
     float *sg = solve(&bt, c->cols, 0, rg, NULL);
     float *sc = solve(&bt, c->cols, 2, rc, NULL);

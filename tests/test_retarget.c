@@ -253,11 +253,9 @@ static void test_anchors_apart(void)
                 for (int side = 0; side < 2; side++) {
                     size_t i = (size_t)f * t.n_targets + k[side];
                     double q[4] = {t.rot[4 * i], t.rot[4 * i + 1], t.rot[4 * i + 2], t.rot[4 * i + 3]}, m[9];
+                    double pos[3] = {t.pos[3 * i], t.pos[3 * i + 1], t.pos[3 * i + 2]};
                     kin_quat_to_mat(q, m);
-                    for (int j = 0; j < 2; j++) {
-                        kin_mat_vec(m, j ? cs[side]->b : cs[side]->a, w[side][j]);
-                        for (int x = 0; x < 3; x++) w[side][j][x] += t.pos[3 * i + x];
-                    }
+                    kin_capsule_at(cs[side], pos, m, w[side][0], w[side][1]);
                 }
                 double pa[3], pb[3], d2 = 0;
                 kin_segment_closest(w[0][0], w[0][1], w[1][0], w[1][1], pa, pb);
