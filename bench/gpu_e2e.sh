@@ -6,7 +6,10 @@
 # .debs. check: gpu_check.sh (GPU == CPU bits, sanitizers); e2e: `make
 # bench-e2e` (N=${N:-512} windows, K=${K:-16} clients) on the CUDA backend;
 # cpu: the CPU backend at 1, 2, 4 and 16 threads on 16 windows; csv: every
-# clip of .gpudata/clips onto four robots on both backends, CSVs compared.
+# clip of .gpudata/clips onto four robots on both backends, CSVs compared;
+# cli: the CLI alone on the bench-e2e corpus, ${R:-3} runs with --stats
+# (its timeline), one more with RT_CUDA_PROFILE=1, a one-window run (the
+# backend's start), and bench_gpu windows 131072 beside it.
 # Logs under $OUT; the tables last.
 set -u
 mkdir -p /tmp/debs
@@ -67,11 +70,34 @@ if [ "$what" = all ] || [ "$what" = csv ]; then
         echo "$n: $same of $all CSVs GPU == CPU" >> "$OUT/csv.txt"
     done
 fi
-if [ "$what" != check ] && [ "$what" != cpu ] && [ "$what" != csv ]; then
+if [ "$what" = cli ]; then
+    mkdir -p /tmp/clic
+    $B/bench/bench_corpus .gpudata/reference/g1/dance1_subject1.csv /tmp/clic ${N:-512} 11 > /dev/null
+    cp .gpudata/clips/*.bvh /tmp/clic/
+    for k in $(seq 1 ${R:-3}); do
+        rm -rf /tmp/clio
+        s0=$(date +%s%N)
+        $B/retarget solve /tmp/clic/*.csv /tmp/clic/*.bvh --source-robot g1 --robot g1 --batch --backend cuda \
+            --quiet -o /tmp/clio --stats /tmp/clis$k.json ${CLI_ARGS:-}
+        s1=$(date +%s%N)
+        echo "cli run $k: process wall $(( (s1 - s0) / 1000000 )) ms, exec at $s0 ns, exit at $s1 ns; $(cat /tmp/clis$k.json)" >> "$OUT/cli.txt"
+    done
+    rm -rf /tmp/clio
+    RT_CUDA_PROFILE=1 $B/retarget solve /tmp/clic/*.csv /tmp/clic/*.bvh --source-robot g1 --robot g1 --batch \
+        --backend cuda --quiet -o /tmp/clio --stats /tmp/clip.json ${CLI_ARGS:-} 2> "$OUT/cli_profile.txt"
+    echo "profiled run: $(cat /tmp/clip.json)" >> "$OUT/cli.txt"
+    s0=$(date +%s%N)
+    $B/retarget solve /tmp/clic/w0000.csv --source-robot g1 --robot g1 --backend cuda --quiet -o /tmp/clio1 \
+        --stats /tmp/cli1.json
+    s1=$(date +%s%N)
+    echo "one window: process wall $(( (s1 - s0) / 1000000 )) ms, exec at $s0 ns, exit at $s1 ns; $(cat /tmp/cli1.json)" >> "$OUT/cli.txt"
+    $B/bench/bench_gpu windows 131072 >> "$OUT/cli.txt" 2>&1
+fi
+if [ "$what" != check ] && [ "$what" != cpu ] && [ "$what" != csv ] && [ "$what" != cli ]; then
     t0=$(date +%s)
     E2E_BACKEND=cuda E2E_COMMIT=${E2E_COMMIT:-unknown} TMPDIR=${TMPDIR:-/tmp} \
         timeout ${E2E_TIMEOUT:-400} sh bench/e2e.sh $B ${N:-512} ${K:-16} > "$OUT/e2e.txt" 2>&1
     echo "e2e exit $? ($(( $(date +%s) - t0 )) s)" >> "$OUT/e2e.txt"
 fi
-cat "$OUT/nvidia-smi.txt" "$OUT/check_summary.txt" "$OUT/cpu_scale.txt" "$OUT/csv.txt" 2>/dev/null
+cat "$OUT/nvidia-smi.txt" "$OUT/check_summary.txt" "$OUT/cpu_scale.txt" "$OUT/csv.txt" "$OUT/cli.txt" 2>/dev/null
 tail -n 40 "$OUT/e2e.txt" 2>/dev/null

@@ -4,14 +4,18 @@
  * NAME_y, NAME_z columns -- or a robot trajectory CSV with --source-robot)
  * goes through the job recipe (retarget/job.h). The host work runs on a
  * pool of threads (retarget/pool.h), in three stages:
- *   1. every source read and planned, in parallel across sources (every
- *      source is planned before anything is solved, so a bad one stops the
- *      run before any work);
+ *   1. every source read and planned, in parallel across sources, while
+ *      the backend starts on a thread of its own (a CUDA context takes a
+ *      few tenths of a second); every source is planned before anything
+ *      is solved, so a bad one stops the run before any work;
  *   2. the solves: each clip alone, or with --batch the clips with
  *      identical weights and options together, in solver calls of at most
  *      CLI_BATCH_FRAMES frames (a batch shares its weights and options);
- *      a call's targets are built from the plans, in parallel, while the
- *      call before it solves, so that only two calls' targets are held;
+ *      a call's targets are built from the plans, in parallel, and packed
+ *      into the arrays it is solved from (page-locked where the backend
+ *      has them: rtg_batch_pack), while the call before it solves from
+ *      the other of two such sets; a call's solved frames are one block
+ *      that its clips share until the last is written;
  *   3. each solved clip finished (ground lift, quality, report), resampled
  *      when --out-fps asks, formatted (CSV, or NPZ with --format npz)
  *      and written -- queued to the pool as soon as its solver call
@@ -20,11 +24,13 @@
  * any batch size (DESIGN.md, "The numerical contract"). Messages are
  * printed in source order whatever the threads' timing. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../base/clock.h"
@@ -63,6 +69,13 @@
 enum { ST_READ, ST_PLAN, ST_TARGETS, ST_SOLVE, ST_QUALITY, ST_FORMAT, ST_WRITE, ST_COUNT };
 static const char *const stage_names[ST_COUNT] = {"read", "plan", "targets", "solve", "quality", "format", "write"};
 
+/* A solver call's states, one block for all its clips (rtg_batch_solve_packed),
+ * freed by the last of them to be written. */
+struct call_state {
+    float *block;
+    atomic_int left;
+};
+
 struct clip {
     const char *path;
     char name[256];
@@ -72,7 +85,8 @@ struct clip {
     struct rtg_targets t_store; /* the targets, built just before their solver call, freed once written */
     int t_frames;              /* their frame count (the plan's until built) */
     struct solver_options opt;
-    float *state;
+    float *state;             /* the solved frames: its own, or in its call's block (cs) */
+    struct call_state *cs;    /* the call's block that state points into, NULL: state is the clip's */
     struct solver_clip_result res;
     int solved;        /* clips in its solver call, 0 until solved */
     enum rt_status st; /* of stage 1 or 3 */
@@ -83,13 +97,28 @@ struct clip {
     double t[ST_COUNT];
 };
 
+/* When each part of the run ended (--stats "timeline", seconds from the
+ * start): where the wall goes that the stages' thread-seconds do not say. */
+#define CLI_TIMELINE_CALLS 64
+struct timeline {
+    double started_unix; /* the start, in seconds since 1970 (for the process's own start and exit) */
+    double robot, backend, planned, first_targets, solved, written;
+    int n_calls; /* calls recorded (the first CLI_TIMELINE_CALLS) */
+    struct tl_call {
+        double start, end;
+        int clips, frames;
+    } call[CLI_TIMELINE_CALLS];
+};
+
 struct run {
     const struct cli_solve_args *a;
     const struct kin_robot *robot, *src_robot;
     const struct rtg_profile *given;
     struct solver_backend *be;
     struct clip *clips;
-    struct rtg_batch_ws *ws; /* the solver calls' arrays, reused call to call */
+    struct rtg_batch_ws *ws; /* two calls' arrays, reused: call k packed into ws[k & 1] */
+    double wall0;
+    struct timeline tl;
 };
 
 void cli_solve_args_init(struct cli_solve_args *a)
@@ -272,16 +301,43 @@ static void build(void *ctx, int i)
     rtg_job_plan_free(&c->plan);
 }
 
-/* build() of one clip as a queued task. */
+/* A solver call packed by the last of its clips' builds (rtg_batch_pack),
+ * into the arrays it will be solved from, while the call before it solves. */
+struct call_pack {
+    struct run *r;
+    const int *idx; /* the call's clips */
+    int n;
+    struct rtg_batch_ws *ws;
+    atomic_int left; /* builds still to run */
+    enum rt_status st; /* RT_OK: ws holds the call's clips, in order */
+};
+
+static void pack_call(struct call_pack *cp)
+{
+    struct run *r = cp->r;
+    struct rtg_batch_item *items = calloc((size_t)cp->n, sizeof *items);
+    cp->st = items ? RT_OK : RT_ENOMEM;
+    for (int q = 0; q < cp->n && cp->st == RT_OK; q++) {
+        const struct clip *c = &r->clips[cp->idx[q]];
+        if (c->st != RT_OK || c->t_store.n_targets != r->clips[cp->idx[0]].t_store.n_targets) cp->st = RT_EINVAL;
+        items[q].t = &c->t_store;
+    }
+    if (cp->st == RT_OK) cp->st = rtg_batch_pack(cp->ws, r->be, r->robot, items, cp->n, NULL);
+    free(items);
+}
+
+/* build() of one clip as a queued task; the call's last packs it. */
 struct build_arg {
     struct run *r;
     int i;
+    struct call_pack *cp;
 };
 
 static void build_task(void *arg)
 {
     const struct build_arg *b = arg;
     build(b->r, b->i);
+    if (b->cp && atomic_fetch_sub(&b->cp->left, 1) == 1) pack_call(b->cp);
 }
 
 static int weights_equal(const struct kin_robot *robot, const struct clip *cx, const struct clip *cy)
@@ -313,6 +369,21 @@ static void on_progress(void *user, int lm_iter, int clips_done)
     fprintf(stderr, "\rsolve: call %d/%d, LM iteration %d, %d/%d clips done   ", p->call, p->n_calls, lm_iter,
             clips_done, p->n_clips);
     fflush(stderr);
+}
+
+/* Lets go of the clip's solved frames (the call's block with its last clip). */
+static void release_state(struct clip *c)
+{
+    if (c->cs) {
+        if (atomic_fetch_sub(&c->cs->left, 1) == 1) {
+            free(c->cs->block);
+            free(c->cs);
+        }
+    } else {
+        free(c->state);
+    }
+    c->cs = NULL;
+    c->state = NULL;
 }
 
 /* Stage 3 for one clip: finish (lift, quality, report), format, write. */
@@ -388,8 +459,7 @@ static void finish(void *arg)
 done:
     /* The clip is written: what it holds is not needed any more. */
     rtg_targets_free(&c->t_store);
-    free(c->state);
-    c->state = NULL;
+    release_state(c);
     free(names);
     free(resampled);
     free(csv);
@@ -409,33 +479,55 @@ static void queue_finish(struct rtg_pool *pool, struct rtg_pool_group *g, struct
     rtg_pool_submit(pool, g, finish, arg);
 }
 
-/* Solves clips[idx[0..n)] in one call and queues their stage 3. */
+/* Solves clips[idx[0..n)] in one call and queues their stage 3: from ws
+ * as packed when `packed` (they are the clips packed, in order), else
+ * packed here first. */
 static enum rt_status solve_call(struct run *r, struct rtg_pool *pool, struct rtg_pool_group *g, const int *idx,
-                                 int n, struct progress *prog, double *solve_s, struct rt_err *err)
+                                 int n, struct rtg_batch_ws *ws, int packed, struct progress *prog, double *solve_s,
+                                 struct rt_err *err)
 {
     struct rtg_batch_item *items = calloc((size_t)n, sizeof *items);
-    enum rt_status st;
-    if (!items) return rt_err_set(err, RT_ENOMEM, "batch", "out of memory");
+    struct call_state *cs = malloc(sizeof *cs);
+    enum rt_status st = RT_OK;
+    if (!items || !cs) {
+        free(items);
+        free(cs);
+        return rt_err_set(err, RT_ENOMEM, "batch", "out of memory");
+    }
     for (int i = 0; i < n; i++) items[i].t = &r->clips[idx[i]].t_store;
     prog->n_clips = n;
     double t0 = rt_now();
-    st = rtg_batch_solve(r->ws, r->be, r->robot, &r->clips[idx[0]].opt, items, n, on_progress, prog, err);
-    *solve_s += rt_now() - t0;
+    if (!packed) st = rtg_batch_pack(ws, r->be, r->robot, items, n, err);
     if (st == RT_OK)
+        st = rtg_batch_solve_packed(ws, r->be, r->robot, &r->clips[idx[0]].opt, items, n, on_progress, prog, &cs->block,
+                                    err);
+    double t1 = rt_now();
+    *solve_s += t1 - t0;
+    if (r->tl.n_calls < CLI_TIMELINE_CALLS) {
+        int frames = 0;
+        for (int i = 0; i < n; i++) frames += r->clips[idx[i]].t_frames;
+        r->tl.call[r->tl.n_calls++] = (struct tl_call){t0 - r->wall0, t1 - r->wall0, n, frames};
+    }
+    if (st == RT_OK) {
+        atomic_init(&cs->left, n);
         for (int i = 0; i < n; i++) {
             struct clip *c = &r->clips[idx[i]];
             c->state = items[i].state;
+            c->cs = cs;
             c->res = items[i].res;
             c->solved = n;
             queue_finish(pool, g, r, c);
         }
+    } else {
+        free(cs);
+    }
     free(items);
     return st;
 }
 
 /* Writes the --stats JSON. */
 static enum rt_status write_stats(const struct cli_solve_args *a, const struct clip *clips, double solve_s,
-                                  double wall, struct rt_err *err)
+                                  double wall, const struct timeline *tl, struct rt_err *err)
 {
     double sum[ST_COUNT] = {0};
     long long frames = 0;
@@ -450,6 +542,23 @@ static enum rt_status write_stats(const struct cli_solve_args *a, const struct c
     cJSON_AddNumberToObject(o, "clips", a->n_sources);
     cJSON_AddNumberToObject(o, "threads", a->threads);
     cJSON_AddNumberToObject(o, "wall", wall);
+    cJSON *t = cJSON_AddObjectToObject(o, "timeline"), *calls;
+    cJSON_AddNumberToObject(t, "started_unix", tl->started_unix);
+    cJSON_AddNumberToObject(t, "robot", tl->robot);
+    cJSON_AddNumberToObject(t, "backend", tl->backend);
+    cJSON_AddNumberToObject(t, "planned", tl->planned);
+    cJSON_AddNumberToObject(t, "first_targets", tl->first_targets);
+    cJSON_AddNumberToObject(t, "solved", tl->solved);
+    cJSON_AddNumberToObject(t, "written", tl->written);
+    if ((calls = cJSON_AddArrayToObject(t, "calls")))
+        for (int k = 0; k < tl->n_calls; k++) {
+            cJSON *c = cJSON_CreateObject();
+            cJSON_AddNumberToObject(c, "start", tl->call[k].start);
+            cJSON_AddNumberToObject(c, "end", tl->call[k].end);
+            cJSON_AddNumberToObject(c, "clips", tl->call[k].clips);
+            cJSON_AddNumberToObject(c, "frames", tl->call[k].frames);
+            cJSON_AddItemToArray(calls, c);
+        }
     char *text = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     if (!text) return rt_err_set(err, RT_ENOMEM, "--stats", "out of memory");
@@ -486,6 +595,45 @@ int cli_solve_err(int argc, char **argv, struct rt_err *err_out)
     return rc;
 }
 
+/* The backend started on a thread of its own while the sources are read
+ * and planned: a CUDA context takes a good part of a second to create. */
+struct backend_start {
+    struct solver_backend *be;
+    const char *name;
+    int threads;
+    enum rt_status st;
+    struct rt_err err;
+    double done; /* rt_now() when it returned */
+};
+
+static void *backend_start(void *arg)
+{
+    struct backend_start *b = arg;
+    rt_err_clear(&b->err);
+    b->st = rtg_backend_init(b->be, b->name, b->threads, &b->err);
+    b->done = rt_now();
+    return NULL;
+}
+
+/* Waits for the backend's start; with the CUDA backend and no --threads
+ * the host pool then leaves the solving thread a core (this thread runs
+ * the solver's host loop, which waits on the device every LM iteration:
+ * CLI_CUDA_SPARE_CORES). */
+static enum rt_status backend_join(struct backend_start *bs, pthread_t th, int *running, struct run *r,
+                                   struct rtg_pool *pool, struct rt_err *err)
+{
+    if (*running) pthread_join(th, NULL);
+    *running = 0;
+    r->tl.backend = bs->done - r->wall0;
+    if (bs->st != RT_OK) {
+        *err = bs->err;
+        return bs->st;
+    }
+    if (!r->a->threads_given && !strcmp(solver_backend_name(bs->be), "cuda"))
+        rtg_pool_retire(pool, CLI_CUDA_SPARE_CORES);
+    return RT_OK;
+}
+
 int cli_solve_run(const struct cli_solve_args *a, struct rt_err *err)
 {
     struct kin_robot *robot = NULL, *src_robot = NULL;
@@ -494,23 +642,28 @@ int cli_solve_run(const struct cli_solve_args *a, struct rt_err *err)
     struct rtg_pool *pool = NULL;
     struct rtg_pool_group g = {0};
     struct clip *clips = NULL;
-    struct rtg_batch_ws ws = {0};
+    struct rtg_batch_ws ws[2] = {{0}, {0}};
     struct build_arg *bargs = NULL;
+    struct backend_start bs = {&be, a->backend, a->threads, RT_OK, {0}, 0};
+    pthread_t bs_thread;
+    int bs_running = 0;
     int *idx = NULL, *done = NULL, *call_at = NULL, *sel = NULL, rc = 1, failed = -1;
     double wall0 = rt_now(), solve_s = 0;
+    struct run r = {.a = a, .given = NULL, .be = &be, .ws = ws, .wall0 = wall0};
     rt_err_clear(err);
+    {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        r.tl.started_unix = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+    }
     if (kin_robot_load(a->robot, &robot, err) != RT_OK) goto out;
     if (a->source_robot && kin_robot_load(a->source_robot, &src_robot, err) != RT_OK) goto out;
-    if (rtg_backend_init(&be, a->backend, a->threads, err) != RT_OK) goto out;
+    r.tl.robot = rt_now() - wall0;
     if (a->out_dir && cli_mkdirs(a->out_dir, err) != RT_OK) goto out;
     if (a->profile && rtg_profile_load(a->profile, &given, err) != RT_OK) goto out;
-    /* On the GPU this thread runs the solver's host loop, which waits on
-     * the device every LM iteration: by default the host stages leave it
-     * a core (CLI_CUDA_SPARE_CORES). */
-    int pool_threads = a->threads;
-    if (!a->threads_given && !strcmp(solver_backend_name(&be), "cuda") && pool_threads > CLI_CUDA_SPARE_CORES)
-        pool_threads -= CLI_CUDA_SPARE_CORES;
-    if (rtg_pool_create(pool_threads, &pool, err) != RT_OK) goto out;
+    if (pthread_create(&bs_thread, NULL, backend_start, &bs) == 0) bs_running = 1;
+    else backend_start(&bs);
+    if (rtg_pool_create(a->threads, &pool, err) != RT_OK) goto out;
     clips = calloc((size_t)a->n_sources, sizeof *clips);
     idx = calloc((size_t)a->n_sources, sizeof *idx);
     done = calloc((size_t)a->n_sources, sizeof *done);
@@ -529,11 +682,17 @@ int cli_solve_run(const struct cli_solve_args *a, struct rt_err *err)
                            clips[i].name);
                 goto out;
             }
-    ws.pool = pool;
-    struct run r = {a, robot, src_robot, given, &be, clips, &ws};
-    /* 1. Every source planned and built, in parallel; the first failure in
-     *    source order is the one reported. */
+    /* Page-locked target arrays where the backend has them: kept for the
+     * whole run, and a GPU takes them by DMA. */
+    for (int k = 0; k < 2; k++) ws[k] = (struct rtg_batch_ws){.pool = pool, .pinned = 1, .block_ahead = 1};
+    r.robot = robot;
+    r.src_robot = src_robot;
+    r.given = given;
+    r.clips = clips;
+    /* 1. Every source read and planned, in parallel, while the backend
+     *    starts; the first failure in source order is the one reported. */
     rtg_pool_for(pool, a->n_sources, prepare, &r);
+    r.tl.planned = rt_now() - wall0;
     for (int i = 0; i < a->n_sources; i++) {
         if (clips[i].warning[0] && !a->quiet)
             fprintf(stderr, "retarget: %s: warning: %s\n", clips[i].path, clips[i].warning);
@@ -546,6 +705,7 @@ int cli_solve_run(const struct cli_solve_args *a, struct rt_err *err)
     struct progress prog = {a->quiet || !isatty(2), 0, 0, 0};
     if (a->per_frame) {
         rtg_pool_for(pool, a->n_sources, build, &r);
+        if (backend_join(&bs, bs_thread, &bs_running, &r, pool, err) != RT_OK) goto out;
         for (int i = 0; i < a->n_sources; i++) {
             if (clips[i].st != RT_OK) continue; /* reported below */
             struct clip *c = &clips[i];
@@ -591,16 +751,33 @@ int cli_solve_run(const struct cli_solve_args *a, struct rt_err *err)
             }
         }
         call_at[n_calls] = m;
-        for (int i = 0; i < a->n_sources; i++) bargs[i] = (struct build_arg){&r, i};
+        /* Call k's clips built and packed (the last build packs) into
+         * ws[k & 1] while call k - 1 solves from the other. */
+        struct call_pack cps[2];
         struct rtg_pool_group gb = {0};
-        for (int q = 0; n_calls && q < call_at[1]; q++) rtg_pool_submit_first(pool, &gb, build_task, &bargs[idx[q]]);
-        rtg_pool_wait(pool, &gb);
-        for (int k = 0; k < n_calls; k++) {
-            if (k + 1 < n_calls)
-                for (int q = call_at[k + 1]; q < call_at[k + 2]; q++)
+        for (int i = 0; i < a->n_sources; i++) bargs[i] = (struct build_arg){&r, i, NULL};
+        for (int k = 0; k <= n_calls; k++) {
+            if (k < n_calls) {
+                struct call_pack *cp = &cps[k & 1];
+                *cp = (struct call_pack){&r, idx + call_at[k], call_at[k + 1] - call_at[k], &ws[k & 1], 0, RT_EINVAL};
+                atomic_init(&cp->left, cp->n);
+                for (int q = call_at[k]; q < call_at[k + 1]; q++) {
+                    bargs[idx[q]].cp = k ? cp : NULL;
                     rtg_pool_submit_first(pool, &gb, build_task, &bargs[idx[q]]);
+                }
+            }
+            if (k == 0) {
+                /* The first call's targets built while the backend may
+                 * still be starting; packed once it has (page-locked). */
+                rtg_pool_wait(pool, &gb);
+                if (backend_join(&bs, bs_thread, &bs_running, &r, pool, err) != RT_OK) goto out;
+                if (n_calls) pack_call(&cps[0]);
+                r.tl.first_targets = rt_now() - wall0;
+                continue;
+            }
+            int j = k - 1; /* the call solved now; k's builds run meanwhile */
             int n_ok = 0, lead = -1;
-            for (int q = call_at[k]; q < call_at[k + 1]; q++) {
+            for (int q = call_at[j]; q < call_at[j + 1]; q++) {
                 struct clip *c = &clips[idx[q]];
                 if (c->st != RT_OK) continue; /* a build that failed: reported below */
                 if (lead < 0 || weights_equal(robot, &clips[lead], c)) {
@@ -610,20 +787,23 @@ int cli_solve_run(const struct cli_solve_args *a, struct rt_err *err)
                     done[n_alone++] = idx[q]; /* done[] is free again: the clips solved alone */
                 }
             }
-            prog.call = k + 1;
+            prog.call = j + 1;
             prog.n_calls = n_calls;
-            if (n_ok && solve_call(&r, pool, &g, sel, n_ok, &prog, &solve_s, err) != RT_OK) {
+            int packed = cps[j & 1].st == RT_OK && n_ok == call_at[j + 1] - call_at[j];
+            if (n_ok && solve_call(&r, pool, &g, sel, n_ok, &ws[j & 1], packed, &prog, &solve_s, err) != RT_OK) {
                 rtg_pool_wait(pool, &gb);
                 goto out;
             }
             rtg_pool_wait(pool, &gb);
         }
         for (int q = 0; q < n_alone; q++)
-            if (solve_call(&r, pool, &g, &done[q], 1, &prog, &solve_s, err) != RT_OK) goto out;
+            if (solve_call(&r, pool, &g, &done[q], 1, &ws[0], 0, &prog, &solve_s, err) != RT_OK) goto out;
         if (!prog.quiet) fputs("\n", stderr);
     }
+    r.tl.solved = rt_now() - wall0;
     /* 3. Every clip finished and written; messages in source order. */
     rtg_pool_wait(pool, &g);
+    r.tl.written = rt_now() - wall0;
     for (int i = 0; i < a->n_sources; i++) {
         struct clip *c = &clips[i];
         for (int k = 0; k < c->n_warnings; k++) fprintf(stderr, "retarget: %s: warning: %s\n", c->path, c->warnings[k]);
@@ -641,16 +821,18 @@ int cli_solve_run(const struct cli_solve_args *a, struct rt_err *err)
         *err = clips[failed].err;
         goto out;
     }
-    if (a->stats && write_stats(a, clips, solve_s, rt_now() - wall0, err) != RT_OK) goto out;
+    if (a->stats && write_stats(a, clips, solve_s, rt_now() - wall0, &r.tl, err) != RT_OK) goto out;
     rc = 0;
 out:
+    if (bs_running) pthread_join(bs_thread, NULL);
     rtg_pool_free(pool); /* waits for queued work */
-    rtg_batch_ws_free(&ws);
+    rtg_batch_ws_free(&ws[0]);
+    rtg_batch_ws_free(&ws[1]);
     if (clips)
         for (int i = 0; i < a->n_sources; i++) {
             rtg_job_plan_free(&clips[i].plan);
             rtg_targets_free(&clips[i].t_store);
-            free(clips[i].state);
+            release_state(&clips[i]);
             for (int k = 0; k < clips[i].n_warnings; k++) free(clips[i].warnings[k]);
             free(clips[i].warnings);
         }

@@ -6,8 +6,9 @@
  * contract": batched equals solo).
  *
  * Memory: rtg_batch_solve() fills each item's `state` with a malloc'd array
- * the caller frees; the targets are borrowed; a struct rtg_batch_ws keeps
- * its arrays until rtg_batch_ws_free(). */
+ * the caller frees (rtg_batch_solve_packed() with a block: one array for
+ * all); the targets are borrowed; a struct rtg_batch_ws keeps its arrays
+ * until rtg_batch_ws_free(). */
 #ifndef RT_RTG_BATCH_H
 #define RT_RTG_BATCH_H
 
@@ -40,14 +41,46 @@ int rtg_targets_same_weights(const struct kin_robot *robot, const struct rtg_tar
  * copies on the caller's thread); one solving thread at a time. */
 struct rtg_batch_ws {
     struct rtg_pool *pool;          /* borrowed, may be NULL */
+    int pinned;                     /* 1: the target arrays from solver_backend_host_alloc() where it
+                                       gives them (set before the first call; for arrays kept long) */
+    int block_ahead;                /* 1: rtg_batch_pack() also allocates the block that
+                                       rtg_batch_solve_packed() hands out, its pages touched there
+                                       (off the solving thread) */
     float *pos, *rot, *wpos, *wrot, *init, *state;
     size_t cap_pos, cap_rot, cap_wpos, cap_wrot, cap_init, cap_state; /* floats each holds */
     unsigned char *planted; /* the clips' contact flags (solver_batch.planted) */
     size_t cap_planted;     /* bytes */
+    /* internal: the backend the pinned arrays came from, which of them did
+     * (a bit per array), and what rtg_batch_pack() packed */
+    struct solver_backend *be;
+    unsigned pin_mask;
+    const struct rtg_targets **packed; /* the items' targets, in order */
+    int *off;                          /* their first frames, and the total at [n_packed] */
+    int n_packed, cap_packed;
+    float *block;                      /* block_ahead's, until handed out */
 };
 
-/* Frees the arrays (not the pool) and zeroes them; NULL-safe. */
+/* Frees the arrays (not the pool) and zeroes them, keeping the pool and
+ * the settings (pinned, block_ahead); NULL-safe. */
 void rtg_batch_ws_free(struct rtg_batch_ws *ws);
+
+/* The first half of rtg_batch_solve(): items[0..n) copied into ws's
+ * arrays (in parallel on ws->pool), for rtg_batch_solve_packed() of the
+ * same items. Lets a caller pack the next call while this one solves, into
+ * a second ws. RT_ELIMIT, RT_ENOMEM (then nothing is packed). */
+enum rt_status rtg_batch_pack(struct rtg_batch_ws *ws, struct solver_backend *be, const struct kin_robot *robot,
+                              const struct rtg_batch_item *items, int n, struct rt_err *err);
+
+/* The second half: solves what rtg_batch_pack() packed into ws, which must
+ * be items[0..n) in the same order (RT_ESTATE otherwise). `block` NULL:
+ * each item's state is malloc'd, as rtg_batch_solve() does; else the
+ * states are one malloc'd array, *block, that the caller frees once it is
+ * done with every item's state (which points into it). */
+enum rt_status rtg_batch_solve_packed(struct rtg_batch_ws *ws, struct solver_backend *be,
+                                      const struct kin_robot *robot, const struct solver_options *opt,
+                                      struct rtg_batch_item *items, int n,
+                                      void (*progress)(void *user, int lm_iter, int clips_done),
+                                      void *progress_user, float **block, struct rt_err *err);
 
 /* Solves items[0..n) as one batch on `be` with options `opt` (n >= 1; every
  * item's targets built for `robot` and rtg_targets_same_weights() with

@@ -25,6 +25,7 @@ struct rtg_pool {
     pthread_cond_t work, done;
     struct task *head, *tail;
     int n_threads, stop, nice;
+    int n_active; /* n_threads less the retired ones */
     pthread_t *threads;
 };
 
@@ -44,6 +45,10 @@ static void *worker(void *arg)
         struct task *t = p->head;
         p->head = t->next;
         if (!p->head) p->tail = NULL;
+        if (!t->fn) { /* rtg_pool_retire()'s */
+            free(t);
+            break;
+        }
         pthread_mutex_unlock(&p->mu);
         t->fn(t->arg);
         pthread_mutex_lock(&p->mu);
@@ -76,6 +81,7 @@ enum rt_status rtg_pool_create_nice(int threads, int nice, struct rtg_pool **out
         if (pthread_create(&p->threads[i], NULL, worker, p)) break;
         p->n_threads++;
     }
+    p->n_active = p->n_threads;
     if (!p->n_threads) {
         rtg_pool_free(p);
         return rt_err_set(err, RT_ENOMEM, "pool", "cannot start a thread");
@@ -99,7 +105,23 @@ void rtg_pool_free(struct rtg_pool *p)
     free(p);
 }
 
-int rtg_pool_threads(const struct rtg_pool *p) { return p ? p->n_threads : 1; }
+int rtg_pool_threads(const struct rtg_pool *p) { return p ? p->n_active : 1; }
+
+void rtg_pool_retire(struct rtg_pool *p, int k)
+{
+    if (!p) return;
+    pthread_mutex_lock(&p->mu);
+    for (; k > 0 && p->n_active > 1; k--) {
+        struct task *t = malloc(sizeof *t);
+        if (!t) break;
+        *t = (struct task){NULL, NULL, NULL, p->head};
+        p->head = t;
+        if (!p->tail) p->tail = t;
+        p->n_active--;
+        pthread_cond_signal(&p->work);
+    }
+    pthread_mutex_unlock(&p->mu);
+}
 
 enum rt_status rtg_pool_submit(struct rtg_pool *p, struct rtg_pool_group *g, void (*fn)(void *arg), void *arg)
 {
@@ -200,7 +222,7 @@ void rtg_pool_for(struct rtg_pool *p, int n, void (*fn)(void *ctx, int i), void 
     atomic_init(&f->next, 0);
     atomic_init(&f->done, 0);
     atomic_init(&f->refs, 1);
-    int helpers = p ? p->n_threads : 0;
+    int helpers = p ? rtg_pool_threads(p) : 0;
     if (helpers > n - 1) helpers = n - 1;
     /* The helpers go ahead of queued work (the finishing of an earlier
      * batch), so that a loop the caller waits on is never held up by it. */

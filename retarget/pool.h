@@ -31,7 +31,13 @@ enum rt_status rtg_pool_create_nice(int threads, int nice, struct rtg_pool **out
 /* Waits for every queued task, stops the workers, frees. NULL-safe. */
 void rtg_pool_free(struct rtg_pool *p);
 
+/* The workers running (rtg_pool_retire() lowers it). */
 int rtg_pool_threads(const struct rtg_pool *p);
+
+/* Stops `k` workers once they are done with their current tasks (never
+ * the last one): a pool sized for a first stage that leaves cores to
+ * other threads after it. */
+void rtg_pool_retire(struct rtg_pool *p, int k);
 
 /* Runs fn(ctx, i) for i in [0, n) on the pool's threads and the caller's,
  * and returns when every call has returned. Its helpers go ahead of the

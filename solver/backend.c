@@ -69,6 +69,17 @@ void solver_backend_free(struct solver_backend *be)
     be->ctx = NULL;
 }
 
+void *solver_backend_host_alloc(struct solver_backend *be, size_t bytes)
+{
+    if (!be || !be->ops || !be->ops->host_alloc || !bytes) return NULL;
+    return be->ops->host_alloc(be->ctx, bytes);
+}
+
+void solver_backend_host_free(struct solver_backend *be, void *p)
+{
+    if (p && be && be->ops && be->ops->host_free) be->ops->host_free(be->ctx, p);
+}
+
 const char *solver_backend_name(const struct solver_backend *be)
 {
     return be && be->ops ? be->ops->name : "none";

@@ -31,6 +31,10 @@ struct solver_backend_ops {
                             struct rt_err *err);
     void (*synchronize)(void *ctx); /* optional */
     void (*destroy)(void *ctx);     /* optional */
+    /* optional: host memory the device reads and writes fastest (CUDA:
+     * page-locked), NULL when none can be had; and its release */
+    void *(*host_alloc)(void *ctx, size_t bytes);
+    void (*host_free)(void *ctx, void *p);
 };
 
 struct solver_backend {
@@ -94,6 +98,16 @@ enum rt_status solver_backend_solve(struct solver_backend *be, const struct solv
 
 /* Releases the backend's context; NULL-safe and idempotent. */
 void solver_backend_free(struct solver_backend *be);
+
+/* `bytes` of host memory that the backend's solves copy fastest to and
+ * from (CUDA: page-locked, so that a batch goes to the device by DMA with
+ * no staging copy), for arrays reused from solve to solve: allocating it
+ * costs more than malloc. NULL when the backend has none to give (the CPU
+ * backend) or it cannot be had: the caller uses malloc then. Released with
+ * solver_backend_host_free() on the same backend, before
+ * solver_backend_free(); NULL-safe. */
+void *solver_backend_host_alloc(struct solver_backend *be, size_t bytes);
+void solver_backend_host_free(struct solver_backend *be, void *p);
 
 /* Name of the backend ("cpu", "cuda"); "none" for an empty one. */
 const char *solver_backend_name(const struct solver_backend *be);

@@ -257,6 +257,25 @@ static void solver_checks(const struct g1_clip *c, int quick)
                 clip_eq("70000 batched vs solo", 0, &rb[0], &rs);
                 printf("70000 frames batched vs solo: %s (batch %.3f s, lm %d cg %d cost %.6g)\n",
                        ok ? "BITS EQUAL" : "BITS DIFFER", tg, rb[0].lm_iters, rb[0].cg_iters, (double)rb[0].final_cost);
+                /* the same batch from page-locked arrays (solver_backend_host_alloc): uploaded by DMA,
+                 * not staged, the same bits */
+                size_t bytes = (size_t)big.nf * (size_t)big.b.n_targets * 9 * sizeof(float);
+                float *pin = (float *)solver_backend_host_alloc(&gpu, bytes), *orig = big.buf;
+                CHECK(pin != NULL);
+                if (pin) {
+                    struct solver_clip_result rp[2];
+                    memcpy(pin, orig, bytes);
+                    big.b.target_pos = pin + (big.b.target_pos - orig);
+                    big.b.target_rot = pin + (big.b.target_rot - orig);
+                    big.b.target_wpos = pin + (big.b.target_wpos - orig);
+                    big.b.target_wrot = pin + (big.b.target_wrot - orig);
+                    float *xp = solve(&big, cols, 0, rp, NULL);
+                    int same = xp && state_eq("gpu 70513 from page-locked arrays", xp, xb, (size_t)big.nf, cols);
+                    if (xp) clip_eq("page-locked", 0, &rp[0], &rb[0]);
+                    printf("70513 frames from page-locked arrays: %s\n", same ? "BITS EQUAL" : "BITS DIFFER");
+                    free(xp);
+                    solver_backend_host_free(&gpu, pin);
+                }
             }
             free(xb), free(xs);
         }

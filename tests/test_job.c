@@ -3,7 +3,8 @@
  * writes; a stored plan (an automatic mapping included) builds the same
  * targets without detecting again; bundled profiles are parsed once per
  * process and round-trip through rtg_profile_json(); targets from a robot
- * trajectory; the option table's one range per option. Reads the shared
+ * trajectory; the option table's one range per option; a solver call
+ * packed ahead of its solve gives the same bits. Reads the shared
  * clips and robots (skips without them). */
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -177,6 +178,80 @@ static void test_same_as_cli(const struct kin_robot *g1)
     char cmd[700];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     CHECK_EQ_INT(system(cmd), 0);
+}
+
+/* A call packed ahead (rtg_batch_pack, page-locked arrays where the
+ * backend has them, the state block touched there) and solved from what
+ * is packed (rtg_batch_solve_packed) gives rtg_batch_solve()'s bits, the
+ * states in one block at the clips' offsets; solving other clips than
+ * those packed, or the same packing twice, is refused. And the pool's
+ * retired workers. */
+static void test_packed(const struct kin_robot *g1)
+{
+    static const char *const names[2] = {"clips/01_01.bvh", "clips/01_03.bvh"};
+    struct rtg_job_plan p[2];
+    struct rtg_targets t[2];
+    char *text[2];
+    struct rt_err e;
+    memset(p, 0, sizeof p);
+    memset(t, 0, sizeof t);
+    for (int k = 0; k < 2; k++) {
+        size_t len;
+        struct rtg_job_spec s;
+        text[k] = slurp_data(names[k], &len);
+        if (!text[k]) return;
+        spec_bvh(&s, g1, text[k], len);
+        CHECK_EQ_INT(rtg_job_plan(&s, &p[k], &e), RT_OK);
+        p[k].opt.max_lm_iters = 2; /* a short solve: the bits, not the motion */
+        CHECK_EQ_INT(rtg_job_build(g1, &p[k], &t[k], &e), RT_OK);
+    }
+    CHECK(rtg_targets_same_weights(g1, &t[0], &t[1]));
+    struct solver_backend be;
+    struct rtg_pool *pool = NULL;
+    CHECK_EQ_INT(rtg_backend_init(&be, "cpu", 2, &e), RT_OK);
+    CHECK_EQ_INT(rtg_pool_create(3, &pool, &e), RT_OK);
+    struct rtg_batch_item a[2] = {{.t = &t[0]}, {.t = &t[1]}}, b[2] = {{.t = &t[0]}, {.t = &t[1]}};
+    struct rtg_batch_item sw[2] = {{.t = &t[1]}, {.t = &t[0]}};
+    CHECK_EQ_INT(rtg_batch_solve(NULL, &be, g1, &p[0].opt, a, 2, NULL, NULL, &e), RT_OK);
+    struct rtg_batch_ws ws = {.pool = pool, .pinned = 1, .block_ahead = 1};
+    float *block = NULL;
+    int cols = rt_state_cols(&g1->tree);
+    CHECK_EQ_INT(rtg_batch_pack(&ws, &be, g1, b, 2, &e), RT_OK);
+    CHECK(ws.block != NULL);
+    CHECK_EQ_INT(rtg_batch_solve_packed(&ws, &be, g1, &p[0].opt, sw, 2, NULL, NULL, &block, &e), RT_ESTATE);
+    CHECK(strstr(e.msg, "not the clips solved") != NULL);
+    CHECK_EQ_INT(rtg_batch_pack(&ws, &be, g1, b, 2, &e), RT_OK);
+    CHECK_EQ_INT(rtg_batch_solve_packed(&ws, &be, g1, &p[0].opt, b, 2, NULL, NULL, &block, &e), RT_OK);
+    CHECK(block && b[0].state == block && b[1].state == block + (size_t)t[0].n_frames * cols);
+    for (int k = 0; k < 2; k++) {
+        CHECK(!memcmp(a[k].state, b[k].state, (size_t)t[k].n_frames * cols * sizeof(float)));
+        CHECK(!memcmp(&a[k].res.final_cost, &b[k].res.final_cost, sizeof(float)) &&
+              a[k].res.lm_iters == b[k].res.lm_iters && a[k].res.cg_iters == b[k].res.cg_iters);
+    }
+    CHECK_EQ_INT(rtg_batch_solve_packed(&ws, &be, g1, &p[0].opt, b, 2, NULL, NULL, &block, &e), RT_ESTATE);
+    CHECK(block == NULL);
+    /* Workers retired finish what they hold; never the last one. */
+    CHECK_EQ_INT(rtg_pool_threads(pool), 3);
+    rtg_pool_retire(pool, 1);
+    CHECK_EQ_INT(rtg_pool_threads(pool), 2);
+    rtg_pool_retire(pool, 5);
+    CHECK_EQ_INT(rtg_pool_threads(pool), 1);
+    CHECK_EQ_INT(rtg_batch_pack(&ws, &be, g1, b, 2, &e), RT_OK);
+    CHECK_EQ_INT(rtg_batch_solve_packed(&ws, &be, g1, &p[0].opt, b, 2, NULL, NULL, NULL, &e), RT_OK);
+    for (int k = 0; k < 2; k++) {
+        CHECK(!memcmp(a[k].state, b[k].state, (size_t)t[k].n_frames * cols * sizeof(float)));
+        free(b[k].state);
+        free(a[k].state);
+    }
+    rtg_batch_ws_free(&ws);
+    CHECK(ws.pool == pool && ws.pinned == 1 && ws.block_ahead == 1 && ws.pos == NULL);
+    rtg_pool_free(pool);
+    solver_backend_free(&be);
+    for (int k = 0; k < 2; k++) {
+        rtg_targets_free(&t[k]);
+        rtg_job_plan_free(&p[k]);
+        free(text[k]);
+    }
 }
 
 static int targets_equal(const struct rtg_targets *x, const struct rtg_targets *y)
@@ -390,6 +465,7 @@ int main(void)
     if (!g1) return test_report("test_job");
     test_plan_errors(g1, h1);
     test_same_as_cli(g1);
+    test_packed(g1);
     test_stored_plan(g1);
     test_bundled_once(g1);
     test_traj_targets(g1);

@@ -191,11 +191,31 @@ static void cuda_destroy(void *vctx)
     free(ctx);
 }
 
+/* Page-locked and portable (every device's copies take it by DMA). */
+static void *cuda_host_alloc(void *vctx, size_t bytes)
+{
+    void *p = NULL;
+    (void)vctx;
+    if (cudaHostAlloc(&p, bytes, cudaHostAllocPortable) != cudaSuccess) {
+        (void)cudaGetLastError(); /* the caller falls back to malloc; no stale error for later checks */
+        return NULL;
+    }
+    return p;
+}
+
+static void cuda_host_free(void *vctx, void *p)
+{
+    (void)vctx;
+    (void)cudaFreeHost(p);
+}
+
 static const struct solver_backend_ops cuda_ops = {
     /* .name        = */ "cuda",
     /* .solve       = */ cuda_solve,
     /* .synchronize = */ cuda_synchronize,
     /* .destroy     = */ cuda_destroy,
+    /* .host_alloc  = */ cuda_host_alloc,
+    /* .host_free   = */ cuda_host_free,
 };
 
 extern "C" enum rt_status solver_cuda_last_stats(const struct solver_backend *be, double *pcg_ms,

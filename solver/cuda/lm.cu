@@ -144,11 +144,25 @@ static enum rt_status stage_ready(struct cuda_lm *L, struct rt_err *err)
     return RT_OK;
 }
 
-/* dst (device) <- src (host), queued on s; returns when src may change. */
+/* Whether the host array p is page-locked (solver_backend_host_alloc()):
+ * then the device takes it by DMA, with no staging copy. */
+static int host_pinned(const void *p)
+{
+    cudaPointerAttributes a;
+    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return a.type == cudaMemoryTypeHost;
+}
+
+/* dst (device) <- src (host), queued on s; returns when src may change,
+ * but for a page-locked src, whose copy runs on s after the return (the
+ * caller synchronizes s before src changes: upload_batch does). */
 static enum rt_status stage_up(struct cuda_lm *L, void *dst, const void *src, size_t bytes, cudaStream_t s,
                                struct rt_err *err)
 {
-    if (bytes < STAGE_MIN || stage_ready(L, NULL) != RT_OK) {
+    if (bytes < STAGE_MIN || host_pinned(src) || stage_ready(L, NULL) != RT_OK) {
         CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s), err);
         return RT_OK;
     }
