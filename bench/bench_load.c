@@ -13,7 +13,8 @@
  *
  * Prints "key value" lines on stdout (backend, clips, failed, frames,
  * wall_s, frames_per_s, then n/p50/p99 of submit, poll and fetch in ms and
- * of the clip in s); per-clip failures go to stderr. Exit status 0 when
+ * of the clip in s, and when the submissions were accepted and the
+ * results fetched, in s from the start); per-clip failures go to stderr. Exit status 0 when
  * every clip succeeded, 1 otherwise, 2 for a bad command line.
  *
  * Usage: bench_load URL OUTDIR K FILE... [--robot R] [--source-robot R]
@@ -142,6 +143,8 @@ struct run {
     int failed;                            /* under mu */
     long long frames;                      /* under mu: result rows fetched */
     struct lat submit, poll, fetch, clip;  /* under mu */
+    double t0;                             /* the run's start (rt_now) */
+    struct lat sub_at, res_at;             /* under mu: when each submission was accepted, each result fetched */
 };
 
 struct client {
@@ -284,6 +287,9 @@ static long long submit_clip(struct client *c, const char *path, const char *nam
         fprintf(stderr, "bench_load: %s: submit: HTTP %ld: %s\n", name, c->code, why);
         return -1;
     }
+    pthread_mutex_lock(&c->r->mu);
+    lat_add(&c->r->sub_at, rt_now() - c->r->t0);
+    pthread_mutex_unlock(&c->r->mu);
     cJSON *j = cJSON_Parse(c->resp.p);
     const cJSON *jid = cJSON_GetObjectItemCaseSensitive(j, "id");
     if (cJSON_IsNumber(jid)) id = (long long)jid->valuedouble;
@@ -361,6 +367,7 @@ static void record(struct run *r, long long rows, double dt)
     else {
         r->frames += rows;
         lat_add(&r->clip, dt);
+        lat_add(&r->res_at, rt_now() - r->t0);
     }
     pthread_mutex_unlock(&r->mu);
 }
@@ -517,6 +524,7 @@ int main(int argc, char **argv)
     }
 
     double t0 = rt_now();
+    r.t0 = t0;
     int started = 0;
     for (; started < k; started++)
         if (pthread_create(&th[started], NULL, client_main, &cl[started])) {
@@ -533,6 +541,10 @@ int main(int argc, char **argv)
     lat_print("poll", &r.poll, 1e3, "ms");
     lat_print("fetch", &r.fetch, 1e3, "ms");
     lat_print("clip", &r.clip, 1.0, "s");
+    /* The run's course: when the submissions were accepted and the results
+     * fetched, seconds from its start (p99 is about the last). */
+    lat_print("submitted_at", &r.sub_at, 1.0, "s");
+    lat_print("fetched_at", &r.res_at, 1.0, "s");
 
     if (metrics) {
         snprintf(url, sizeof url, "%s/v1/metrics", r.url);

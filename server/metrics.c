@@ -43,6 +43,14 @@ void srv_metrics_stage(struct srv_metrics *m, int stage, double seconds)
     pthread_mutex_unlock(&m->mu);
 }
 
+void srv_metrics_worker(struct srv_metrics *m, int part, double seconds)
+{
+    if (part < 0 || part >= SRV_WK_COUNT || !(seconds >= 0)) return;
+    pthread_mutex_lock(&m->mu);
+    m->worker_seconds[part] += seconds;
+    pthread_mutex_unlock(&m->mu);
+}
+
 static const double sub_bounds[SRV_SUB_BUCKETS] = {0.001, 0.002, 0.005, 0.01, 0.02, 0.05,
                                                    0.1,   0.2,   0.5,   1.0,  2.0,  5.0};
 static const char *const sub_names[SRV_SUB_COUNT] = {"body",         "queue",       "prepare",      "plan",
@@ -95,12 +103,22 @@ enum rt_status srv_metrics_text(struct srv_metrics *m, struct store *store, int 
             "retargetd_stage_seconds_total{stage=\"solve\"} %.6f\n"
             "retargetd_stage_seconds_total{stage=\"quality\"} %.6f\n"
             "retargetd_stage_seconds_total{stage=\"store\"} %.6f\n"
-            "retargetd_stage_seconds_total{stage=\"format\"} %.6f\n"
-            "# HELP retargetd_http_requests_total HTTP requests by status code.\n"
-            "# TYPE retargetd_http_requests_total counter\n",
+            "retargetd_stage_seconds_total{stage=\"format\"} %.6f\n",
             m->frames_solved, m->clips_solved, m->batches, m->solve_seconds, m->stage_seconds[SRV_STAGE_PLAN],
             m->stage_seconds[SRV_STAGE_TARGETS], m->stage_seconds[SRV_STAGE_SOLVE], m->stage_seconds[SRV_STAGE_QUALITY],
             m->stage_seconds[SRV_STAGE_STORE], m->stage_seconds[SRV_STAGE_FORMAT]);
+    fprintf(f,
+            "# HELP retargetd_worker_seconds_total Wall seconds of the solver worker by what it did or waited on.\n"
+            "# TYPE retargetd_worker_seconds_total counter\n"
+            "retargetd_worker_seconds_total{part=\"idle\"} %.6f\n"
+            "retargetd_worker_seconds_total{part=\"build\"} %.6f\n"
+            "retargetd_worker_seconds_total{part=\"finish\"} %.6f\n"
+            "retargetd_worker_seconds_total{part=\"claim\"} %.6f\n"
+            "retargetd_worker_seconds_total{part=\"solve\"} %.6f\n",
+            m->worker_seconds[SRV_WK_IDLE], m->worker_seconds[SRV_WK_BUILD], m->worker_seconds[SRV_WK_FINISH],
+            m->worker_seconds[SRV_WK_CLAIM], m->worker_seconds[SRV_WK_SOLVE]);
+    fputs("# HELP retargetd_http_requests_total HTTP requests by status code.\n"
+          "# TYPE retargetd_http_requests_total counter\n", f);
     for (int code = 100; code < 600; code++)
         if (m->http[code])
             fprintf(f, "retargetd_http_requests_total{code=\"%d\"} %llu\n", code, m->http[code]);

@@ -46,6 +46,18 @@ enum srv_submit_part {
     SRV_SUB_RESUME,   /* the connection resumed until the reply is queued */
     SRV_SUB_COUNT
 };
+/* Where the solver worker's wall time goes, for
+ * retargetd_worker_seconds_total{part}: what a batch waits on besides its
+ * solve. */
+enum srv_worker_part {
+    SRV_WK_IDLE = 0, /* no group ready: no jobs, or the oldest waiting for company (--batch-wait-ms) */
+    SRV_WK_BUILD,    /* a batch solved, the next one's build (rows read, targets) not done yet */
+    SRV_WK_FINISH,   /* the batch before still finishing (SCHED_FINISHING_BATCHES) */
+    SRV_WK_CLAIM,    /* the jobs claimed (queued -> running): the store's writer */
+    SRV_WK_SOLVE,    /* the solver calls, their copies in and out included */
+    SRV_WK_COUNT
+};
+
 #define SRV_SUB_BUCKETS 12 /* upper bounds 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000 ms; then +Inf */
 
 /* Counters for GET /v1/metrics. Guarded by `mu`. */
@@ -57,6 +69,7 @@ struct srv_metrics {
     double stage_seconds[SRV_STAGE_COUNT]; /* summed over threads */
     unsigned long long sub_count[SRV_SUB_COUNT][SRV_SUB_BUCKETS + 1]; /* per bucket, not cumulative */
     double sub_sum[SRV_SUB_COUNT];
+    double worker_seconds[SRV_WK_COUNT];
 };
 
 /* Zeroes the counters and creates their mutex; srv_metrics_free() destroys it. */
@@ -69,6 +82,8 @@ void srv_metrics_http(struct srv_metrics *m, unsigned int code);
 void srv_metrics_solved(struct srv_metrics *m, int clips, long long frames, double seconds);
 /* Adds `seconds` to stage `stage` (enum srv_stage). */
 void srv_metrics_stage(struct srv_metrics *m, int stage, double seconds);
+/* Adds `seconds` of the worker's wall time to part `part` (enum srv_worker_part). */
+void srv_metrics_worker(struct srv_metrics *m, int part, double seconds);
 /* Counts `seconds` spent in part `part` (enum srv_submit_part) of one
  * submission. */
 void srv_metrics_submit(struct srv_metrics *m, int part, double seconds);

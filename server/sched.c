@@ -546,13 +546,26 @@ static void build_job(void *arg, int i)
     double t0 = rt_now();
     if (!b->ok) return;
     rt_err_clear(&b->err);
+    /* The row again, with its source text: read here, in parallel with the
+     * batch's other jobs, not one after another on the building thread. */
+    int64_t id = b->j.id;
+    store_job_release(&b->j);
+    enum rt_status gs = store_job_get(bc->q->s->store, id, NULL, 1, &b->j, &b->err);
+    if (gs != RT_OK || b->j.state != STORE_QUEUED) {
+        if (gs == RT_OK) store_job_release(&b->j); /* cancelled since it was picked */
+        if (gs == RT_OK || gs == RT_ENOTFOUND) rt_err_clear(&b->err); /* else build_batch() fails it */
+        b->j.id = id;
+        b->ok = 0;
+        return;
+    }
     if (srv_job_build(bc->q->s, &b->j, bc->robot, &b->in, &b->err) != RT_OK) b->ok = 0;
     free(b->j.clip); /* the targets are built; the text is not needed */
     b->j.clip = NULL;
     srv_metrics_stage(&bc->q->s->metrics, SRV_STAGE_TARGETS, rt_now() - t0);
 }
 
-/* Reads and builds (in parallel on the host pool) the jobs of a batch,
+/* Reads and builds (in parallel on the host pool: each job's source text
+ * and targets) the jobs of a batch,
  * without claiming them: the worker builds the next batch this way while it
  * solves the one before (a job cancelled meanwhile is dropped when
  * solve_batch() claims it). A job whose targets cannot be built fails
@@ -585,7 +598,7 @@ static struct batch_ctx *build_batch(struct sched *q, struct sched_entry *e, int
     for (int i = 0; i < n; i++) {
         jobs[i].ctx = bc;
         rt_err_clear(&err);
-        if (store_job_get(s->store, e[i].id, NULL, 1, &jobs[i].j, &err) != RT_OK) {
+        if (store_job_get(s->store, e[i].id, NULL, 0, &jobs[i].j, &err) != RT_OK) { /* the text: build_job() */
             if (err.code != RT_ENOTFOUND) fail_job(q, e[i].id, &err);
             continue;
         }
@@ -631,6 +644,7 @@ static void solve_batch(struct batch_ctx *bc)
     for (int i = 0; !put_back && i < n; i++)
         if (jobs[i].ok) ids[n_want++] = jobs[i].j.id;
     rt_err_clear(&err);
+    double t_claim = rt_now();
     if (!put_back && store_job_claim_many(q->s->store, ids, n_want, claimed, &err) != RT_OK) {
         char line[RT_ERR_LINE_MAX];
         rt_log("warn", "sched", "batch", "claiming %d job(s) failed (%s): queued again", n_want,
@@ -650,6 +664,8 @@ static void solve_batch(struct batch_ctx *bc)
         free(ids);
         return;
     }
+    double t_solve = rt_now();
+    srv_metrics_worker(&q->s->metrics, SRV_WK_CLAIM, t_solve - t_claim);
     for (int i = 0, k = 0; i < n; i++) {
         if (!jobs[i].ok) continue;
         if (!claimed[k++]) jobs[i].ok = 0;
@@ -669,6 +685,7 @@ static void solve_batch(struct batch_ctx *bc)
             }
         solve_part(bc, idx, m);
     }
+    srv_metrics_worker(&q->s->metrics, SRV_WK_SOLVE, rt_now() - t_solve);
     free(idx);
 }
 
@@ -722,9 +739,11 @@ static void *worker_main(void *arg)
             if (cur) {
                 /* Finishing runs behind the solves on the pool, at most
                  * SCHED_FINISHING_BATCHES batches behind. */
+                double t_fin = rt_now();
                 pthread_mutex_lock(&q->mu);
                 while (q->finishing > SCHED_FINISHING_BATCHES) pthread_cond_wait(&q->cv, &q->mu);
                 pthread_mutex_unlock(&q->mu);
+                srv_metrics_worker(&q->s->metrics, SRV_WK_FINISH, rt_now() - t_fin);
                 solve_batch(cur);
                 pthread_mutex_lock(&q->mu);
                 q->finishing++;
@@ -735,7 +754,9 @@ static void *worker_main(void *arg)
                 worked = 1;
             }
             if (n) {
+                double t_build = rt_now();
                 rtg_pool_wait(q->pool, &gb);
+                srv_metrics_worker(&q->s->metrics, SRV_WK_BUILD, rt_now() - t_build);
                 cur = req.bc;
             }
             pthread_mutex_lock(&q->mu);
@@ -751,6 +772,7 @@ static void *worker_main(void *arg)
         }
         if (q->stop) break;
         if (wait_s < 0 && q->n && batch_cap < q->n) wait_s = 0.1; /* out of memory: retry */
+        double t_idle = rt_now();
         if (wait_s < 0) {
             pthread_cond_wait(&q->cv, &q->mu);
         } else {
@@ -761,6 +783,7 @@ static void *worker_main(void *arg)
             ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
             pthread_cond_timedwait(&q->cv, &q->mu, &ts);
         }
+        srv_metrics_worker(&q->s->metrics, SRV_WK_IDLE, rt_now() - t_idle);
     }
     pthread_mutex_unlock(&q->mu);
     free(batch);

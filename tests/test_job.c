@@ -228,8 +228,10 @@ static void test_packed(const struct kin_robot *g1)
         CHECK(!memcmp(&a[k].res.final_cost, &b[k].res.final_cost, sizeof(float)) &&
               a[k].res.lm_iters == b[k].res.lm_iters && a[k].res.cg_iters == b[k].res.cg_iters);
     }
+    float *solved = block;
     CHECK_EQ_INT(rtg_batch_solve_packed(&ws, &be, g1, &p[0].opt, b, 2, NULL, NULL, &block, &e), RT_ESTATE);
     CHECK(block == NULL);
+    free(solved);
     /* Workers retired finish what they hold; never the last one. */
     CHECK_EQ_INT(rtg_pool_threads(pool), 3);
     rtg_pool_retire(pool, 1);
