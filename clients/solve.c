@@ -117,6 +117,7 @@ struct run {
     struct solver_backend *be;
     struct clip *clips;
     struct rtg_batch_ws *ws; /* two calls' arrays, reused: call k packed into ws[k & 1] */
+    struct rtg_pool *pool;   /* the host pool: its idle workers help a clip's quality */
     double wall0;
     struct timeline tl;
 };
@@ -410,7 +411,7 @@ static void finish(void *arg)
     };
     /* The trajectory solve puts the feet on the ground; the per-frame
      * baseline is left as solved. */
-    c->st = rtg_job_finish(robot, &c->t_store, c->state, !a->per_frame, &info, &c->res, &rep, &c->err);
+    c->st = rtg_job_finish(r->pool, robot, &c->t_store, c->state, !a->per_frame, &info, &c->res, &rep, &c->err);
     t1 = rt_now();
     c->t[ST_QUALITY] = t1 - t0;
     if (c->st != RT_OK) return;
@@ -685,6 +686,7 @@ int cli_solve_run(const struct cli_solve_args *a, struct rt_err *err)
     /* Page-locked target arrays where the backend has them: kept for the
      * whole run, and a GPU takes them by DMA. */
     for (int k = 0; k < 2; k++) ws[k] = (struct rtg_batch_ws){.pool = pool, .pinned = 1, .block_ahead = 1};
+    r.pool = pool;
     r.robot = robot;
     r.src_robot = src_robot;
     r.given = given;

@@ -298,7 +298,7 @@ enum rt_status rtg_job_build(const struct kin_robot *robot, const struct rtg_job
     return st;
 }
 
-enum rt_status rtg_job_finish(const struct kin_robot *robot, const struct rtg_targets *t,
+enum rt_status rtg_job_finish(struct rtg_pool *pool, const struct kin_robot *robot, const struct rtg_targets *t,
                               float *state, int lift, const struct rtg_report_info *info,
                               const struct solver_clip_result *res, cJSON **report,
                               struct rt_err *err)
@@ -310,7 +310,7 @@ enum rt_status rtg_job_finish(const struct kin_robot *robot, const struct rtg_ta
     *report = NULL;
     lp = malloc((size_t)nt * sizeof *lp);
     lr = malloc((size_t)nt * sizeof *lr);
-    if (!lp || !lr || rtg_quality_finish(robot, t, state, lift, &q, lp, lr) != RT_OK ||
+    if (!lp || !lr || rtg_quality_finish_on(pool, robot, t, state, lift, &q, lp, lr) != RT_OK ||
         !(*report = rtg_report_json(info, robot, t, state, res, &q, lp, lr))) {
         free(lp);
         free(lr);

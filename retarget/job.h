@@ -34,6 +34,7 @@
 #include "../kinematics/joints.h"
 #include "../kinematics/robot.h"
 #include "options.h"
+#include "pool.h"
 #include "profile.h"
 #include "report.h"
 #include "targets.h"
@@ -136,8 +137,9 @@ enum rt_status rtg_job_build(const struct kin_robot *robot, const struct rtg_job
  * builds the report (rtg_report_json()) -- from one forward-kinematics pass
  * over the frames (the frames the lift moves are evaluated again). `state`
  * is the clip's t->n_frames rows, changed in place by the lift. *report
- * gets the tree the caller deletes. RT_ENOMEM. */
-enum rt_status rtg_job_finish(const struct kin_robot *robot, const struct rtg_targets *t,
+ * gets the tree the caller deletes. `pool` (may be NULL) lends its idle
+ * workers to the pass over the frames (rtg_quality_finish_on). RT_ENOMEM. */
+enum rt_status rtg_job_finish(struct rtg_pool *pool, const struct kin_robot *robot, const struct rtg_targets *t,
                               float *state, int lift, const struct rtg_report_info *info,
                               const struct solver_clip_result *res, cJSON **report,
                               struct rt_err *err);

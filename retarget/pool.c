@@ -123,17 +123,12 @@ void rtg_pool_retire(struct rtg_pool *p, int k)
     pthread_mutex_unlock(&p->mu);
 }
 
-enum rt_status rtg_pool_submit(struct rtg_pool *p, struct rtg_pool_group *g, void (*fn)(void *arg), void *arg)
+/* Queues fn(arg) behind every queued task. 0 when it cannot be queued. */
+static int submit_last(struct rtg_pool *p, struct rtg_pool_group *g, void (*fn)(void *arg), void *arg)
 {
     struct task *t = p ? malloc(sizeof *t) : NULL;
-    if (!t) {
-        fn(arg);
-        return RT_ENOMEM;
-    }
-    t->fn = fn;
-    t->arg = arg;
-    t->g = g;
-    t->next = NULL;
+    if (!t) return 0;
+    *t = (struct task){fn, arg, g, NULL};
     pthread_mutex_lock(&p->mu);
     if (g) g->pending++;
     if (p->tail) p->tail->next = t;
@@ -141,7 +136,14 @@ enum rt_status rtg_pool_submit(struct rtg_pool *p, struct rtg_pool_group *g, voi
     p->tail = t;
     pthread_cond_signal(&p->work);
     pthread_mutex_unlock(&p->mu);
-    return RT_OK;
+    return 1;
+}
+
+enum rt_status rtg_pool_submit(struct rtg_pool *p, struct rtg_pool_group *g, void (*fn)(void *arg), void *arg)
+{
+    if (submit_last(p, g, fn, arg)) return RT_OK;
+    fn(arg);
+    return RT_ENOMEM;
 }
 
 /* Queues fn(arg) ahead of every queued task. 0 when it cannot be queued. */
@@ -207,7 +209,9 @@ static void for_run(void *arg)
     for_release(f);
 }
 
-void rtg_pool_for(struct rtg_pool *p, int n, void (*fn)(void *ctx, int i), void *ctx)
+/* rtg_pool_for() with its helpers queued ahead of the queued tasks
+ * (`first`) or behind them. */
+static void pool_for(struct rtg_pool *p, int n, void (*fn)(void *ctx, int i), void *ctx, int first)
 {
     if (n <= 0) return;
     struct for_ctx *f = malloc(sizeof *f);
@@ -224,11 +228,9 @@ void rtg_pool_for(struct rtg_pool *p, int n, void (*fn)(void *ctx, int i), void 
     atomic_init(&f->refs, 1);
     int helpers = p ? rtg_pool_threads(p) : 0;
     if (helpers > n - 1) helpers = n - 1;
-    /* The helpers go ahead of queued work (the finishing of an earlier
-     * batch), so that a loop the caller waits on is never held up by it. */
     for (int k = 0; k < helpers; k++) {
         atomic_fetch_add(&f->refs, 1);
-        if (!submit_first(p, NULL, for_run, f)) atomic_fetch_sub(&f->refs, 1);
+        if (!(first ? submit_first(p, NULL, for_run, f) : submit_last(p, NULL, for_run, f))) atomic_fetch_sub(&f->refs, 1);
     }
     atomic_fetch_add(&f->refs, 1); /* the caller's for_run lets go of one */
     for_run(f);
@@ -238,4 +240,16 @@ void rtg_pool_for(struct rtg_pool *p, int n, void (*fn)(void *ctx, int i), void 
         pthread_mutex_unlock(&p->mu);
     }
     for_release(f);
+}
+
+void rtg_pool_for(struct rtg_pool *p, int n, void (*fn)(void *ctx, int i), void *ctx)
+{
+    /* The helpers go ahead of queued work (the finishing of an earlier
+     * batch), so that a loop the caller waits on is never held up by it. */
+    pool_for(p, n, fn, ctx, 1);
+}
+
+void rtg_pool_for_idle(struct rtg_pool *p, int n, void (*fn)(void *ctx, int i), void *ctx)
+{
+    pool_for(p, n, fn, ctx, 0);
 }

@@ -46,6 +46,12 @@ void rtg_pool_retire(struct rtg_pool *p, int k);
  * is done with it. */
 void rtg_pool_for(struct rtg_pool *p, int n, void (*fn)(void *ctx, int i), void *ctx);
 
+/* rtg_pool_for() whose helpers are queued behind the tasks already
+ * waiting: workers with nothing else to do share the loop, a busy pool
+ * leaves it to the caller. For splitting a task that is itself one of many
+ * (a clip's quality across its frames) without holding the others up. */
+void rtg_pool_for_idle(struct rtg_pool *p, int n, void (*fn)(void *ctx, int i), void *ctx);
+
 /* A group of queued tasks that can be waited for. */
 struct rtg_pool_group {
     int pending;

@@ -5,6 +5,7 @@
 #include "quality.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -380,8 +381,46 @@ const char *rtg_quality_filter_name(int bit)
  * every frame's figures and penetration; the frames the lift raises are
  * evaluated again. The lift's and the figures' arithmetic is that of
  * a lift followed by a separate pass, bit for bit. */
+/* Frames per piece of a clip's figures shared out on the pool. */
+#define QUALITY_CHUNK 256
+
+/* The first pass of figures() over a clip's frames, in pieces of
+ * QUALITY_CHUNK frames (rtg_pool_for_idle): each frame's figures go to its
+ * own slots, so the pieces give the bits of one pass in frame order. */
+struct fig_chunks {
+    const struct kin_robot *r;
+    const struct rtg_targets *t;
+    const float *state;
+    int n_frames, cols;
+    const double *sole;
+    double *ep, *er, *foot, *pen;
+    const struct frame_extra *ex;
+    atomic_int failed;
+};
+
+static void fig_chunk(void *ctx, int k)
+{
+    struct fig_chunks *c = ctx;
+    const struct kin_robot *r = c->r;
+    int f0 = k * QUALITY_CHUNK, f1 = f0 + QUALITY_CHUNK < c->n_frames ? f0 + QUALITY_CHUNK : c->n_frames;
+    double *x = malloc((size_t)c->cols * sizeof *x), *lp = malloc((size_t)r->n_links * 3 * sizeof *lp);
+    double *lr = malloc((size_t)r->n_links * 9 * sizeof *lr);
+    struct frame_extra ex = *c->ex; /* the shared per-frame arrays, a scratch of its own */
+    ex.scratch = malloc((size_t)(c->t->n_capsules ? c->t->n_capsules : 1) * 10 * sizeof *ex.scratch);
+    if (x && lp && lr && ex.scratch)
+        for (int f = f0; f < f1; f++)
+            frame_figures(r, c->t, c->state + (size_t)f * c->cols, f, c->n_frames, c->sole, x, lp, lr, c->ep, c->er,
+                          c->foot, c->pen, &ex);
+    else
+        atomic_store(&c->failed, 1);
+    free(x);
+    free(lp);
+    free(lr);
+    free(ex.scratch);
+}
+
 static enum rt_status figures(const struct kin_robot *r, const struct rtg_targets *t, float *state,
-                              int n_frames, int lift, struct rtg_quality *q,
+                              int n_frames, int lift, struct rtg_pool *pool, struct rtg_quality *q,
                               struct rtg_quality_stat *per_link_pos, struct rtg_quality_stat *per_link_rot)
 {
     int nt = t->n_targets, nd = r->n_dof, cols = RT_ROOT_COLS + nd;
@@ -426,11 +465,19 @@ static enum rt_status figures(const struct kin_robot *r, const struct rtg_target
         if (l >= 0 && l < r->n_links)
             sole[side] = t->sole_offset >= 0 ? t->sole_offset : kin_robot_sole_offset(r, l);
     }
-    double top = 0;
-    for (int f = 0; f < n_frames; f++) {
-        frame_figures(r, t, state + (size_t)f * cols, f, n_frames, sole, x, lp, lr, ep, er, foot, pen, &ex);
-        if (pen[f] > top) top = pen[f];
+    struct fig_chunks fc = {r, t, state, n_frames, cols, sole, ep, er, foot, pen, &ex, 0};
+    atomic_init(&fc.failed, 0);
+    if (pool && n_frames > QUALITY_CHUNK) rtg_pool_for_idle(pool, (n_frames + QUALITY_CHUNK - 1) / QUALITY_CHUNK, fig_chunk, &fc);
+    else
+        for (int f = 0; f < n_frames; f++)
+            frame_figures(r, t, state + (size_t)f * cols, f, n_frames, sole, x, lp, lr, ep, er, foot, pen, &ex);
+    if (atomic_load(&fc.failed)) {
+        st = RT_ENOMEM;
+        goto fail;
     }
+    double top = 0;
+    for (int f = 0; f < n_frames; f++)
+        if (pen[f] > top) top = pen[f];
     /* The lift needs both feet. */
     if (lift && t->foot_link[0] >= 0 && t->foot_link[1] >= 0 && top > 0) {
         lift_of(pen, n_frames, t->frame_time, mx, lf);
@@ -518,14 +565,21 @@ enum rt_status rtg_quality_compute(const struct kin_robot *r, const struct rtg_t
                                    struct rtg_quality_stat *per_link_rot)
 {
     /* Without the lift the state is only read. */
-    return figures(r, t, (float *)state, n_frames, 0, q, per_link_pos, per_link_rot);
+    return figures(r, t, (float *)state, n_frames, 0, NULL, q, per_link_pos, per_link_rot);
 }
 
 enum rt_status rtg_quality_finish(const struct kin_robot *r, const struct rtg_targets *t, float *state,
                                   int lift, struct rtg_quality *q, struct rtg_quality_stat *per_link_pos,
                                   struct rtg_quality_stat *per_link_rot)
 {
-    return figures(r, t, state, t->n_frames, lift, q, per_link_pos, per_link_rot);
+    return rtg_quality_finish_on(NULL, r, t, state, lift, q, per_link_pos, per_link_rot);
+}
+
+enum rt_status rtg_quality_finish_on(struct rtg_pool *pool, const struct kin_robot *r, const struct rtg_targets *t,
+                                     float *state, int lift, struct rtg_quality *q,
+                                     struct rtg_quality_stat *per_link_pos, struct rtg_quality_stat *per_link_rot)
+{
+    return figures(r, t, state, t->n_frames, lift, pool, q, per_link_pos, per_link_rot);
 }
 
 static cJSON *stat_json(const struct rtg_quality_stat *s)

@@ -57,6 +57,7 @@
 #include <cjson/cJSON.h>
 
 #include "../kinematics/robot.h"
+#include "pool.h"
 #include "targets.h"
 
 #ifdef __cplusplus
@@ -151,6 +152,13 @@ enum rt_status rtg_quality_compute(const struct kin_robot *r, const struct rtg_t
 enum rt_status rtg_quality_finish(const struct kin_robot *r, const struct rtg_targets *t, float *state,
                                   int lift, struct rtg_quality *q, struct rtg_quality_stat *per_link_pos,
                                   struct rtg_quality_stat *per_link_rot);
+
+/* rtg_quality_finish() with the pass over the frames shared out, in pieces
+ * of frames, with the workers of `pool` that have nothing else to do
+ * (rtg_pool_for_idle; NULL: this thread alone). The same bits. */
+enum rt_status rtg_quality_finish_on(struct rtg_pool *pool, const struct kin_robot *r, const struct rtg_targets *t,
+                                     float *state, int lift, struct rtg_quality *q,
+                                     struct rtg_quality_stat *per_link_pos, struct rtg_quality_stat *per_link_rot);
 
 /* The report's "quality" object of computed figures (per-link statistics
  * [t->n_targets] each). NULL only when out of memory. */

@@ -456,7 +456,7 @@ static void finish_job(void *arg)
         .threads = s->cfg.solver_threads,
         .batch_clips = b->part_clips,
     };
-    if (rtg_job_finish(robot, &b->in.t, b->state, 1, &info, &b->res, &rep, NULL) == RT_OK)
+    if (rtg_job_finish(q->pool, robot, &b->in.t, b->state, 1, &info, &b->res, &rep, NULL) == RT_OK)
         b->report = cJSON_PrintUnformatted(rep);
     cJSON_Delete(rep);
     b->finished = 1;

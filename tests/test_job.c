@@ -143,7 +143,7 @@ static void test_same_as_cli(const struct kin_robot *g1)
     cJSON *rep = NULL;
     struct rtg_report_info info = {.source = src, .robot = g1->name, .profile = p.profile_name,
                                    .backend = "cpu", .mode = "trajectory", .threads = 2, .batch_clips = 1};
-    CHECK_EQ_INT(rtg_job_finish(g1, &t, item.state, 1, &info, &item.res, &rep, &e), RT_OK);
+    CHECK_EQ_INT(rtg_job_finish(NULL, g1, &t, item.state, 1, &info, &item.res, &rep, &e), RT_OK);
     char *mem = NULL;
     size_t mlen = 0;
     FILE *f = open_memstream(&mem, &mlen);

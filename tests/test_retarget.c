@@ -338,6 +338,7 @@ static void test_quality_model(const struct kin_robot *g1)
 /* The CPU backend every solve of this test runs on (4 threads, opened in
  * main): one context over many clips and both robots, as the CLI uses it. */
 static struct solver_backend cpu_be;
+static struct rtg_pool *quality_pool; /* for rtg_quality_finish_on() */
 
 /* Solves `t` (trajectory) into a new state array; NULL on failure. */
 static float *solve(const struct kin_robot *r, const struct rtg_targets *t, const struct rtg_profile *p)
@@ -357,7 +358,28 @@ static float *solve(const struct kin_robot *r, const struct rtg_targets *t, cons
         free(state);
         return NULL;
     }
-    { struct rtg_quality q; rtg_quality_finish(r, t, state, 1, &q, NULL, NULL); } /* as rtg_job_finish() does */
+    /* The lift and figures as rtg_job_finish() makes them, on this thread
+     * and shared out on a pool in pieces of frames: the same bits. */
+    size_t bytes = (size_t)t->n_frames * rt_state_cols(&r->tree) * sizeof(float);
+    float *shared = malloc(bytes);
+    int nt = t->n_targets ? t->n_targets : 1;
+    struct rtg_quality_stat *st[4];
+    for (int k = 0; k < 4; k++) st[k] = calloc((size_t)nt, sizeof *st[k]);
+    struct rtg_quality q1, q2;
+    if (shared && st[0] && st[1] && st[2] && st[3]) {
+        memcpy(shared, state, bytes);
+        CHECK_EQ_INT(rtg_quality_finish(r, t, state, 1, &q1, st[0], st[1]), RT_OK);
+        CHECK_EQ_INT(rtg_quality_finish_on(quality_pool, r, t, shared, 1, &q2, st[2], st[3]), RT_OK);
+        cJSON *j1 = rtg_quality_to_json(r, t, &q1, st[0], st[1]), *j2 = rtg_quality_to_json(r, t, &q2, st[2], st[3]);
+        char *a = j1 ? cJSON_PrintUnformatted(j1) : NULL, *b2 = j2 ? cJSON_PrintUnformatted(j2) : NULL;
+        CHECK(a && b2 && !strcmp(a, b2) && !memcmp(state, shared, bytes));
+        cJSON_free(a);
+        cJSON_free(b2);
+        cJSON_Delete(j1);
+        cJSON_Delete(j2);
+    }
+    free(shared);
+    for (int k = 0; k < 4; k++) free(st[k]);
     return state;
 }
 
@@ -540,6 +562,7 @@ int main(void)
             return 1;
         }
     }
+    if (rtg_pool_create(3, &quality_pool, &e)) return 1;
     test_detect();
     test_unmappable(g1);
     test_missing_message();
@@ -551,5 +574,6 @@ int main(void)
     test_robot_source();
     kin_robot_free(g1);
     solver_backend_free(&cpu_be);
+    rtg_pool_free(quality_pool);
     return test_report("test_retarget");
 }

@@ -221,7 +221,7 @@ static void retarget(const struct kin_robot *g1, struct solver_backend *be, cons
     cJSON *rep = NULL;
     struct rtg_report_info info = {.robot = "g1", .profile = p.profile_name, .backend = "cpu",
                                    .mode = "trajectory", .threads = 2, .batch_clips = 1};
-    if (rtg_job_finish(g1, &t, item.state, 1, &info, &item.res, &rep, &e) == RT_OK) {
+    if (rtg_job_finish(NULL, g1, &t, item.state, 1, &info, &item.res, &rep, &e) == RT_OK) {
         const cJSON *su = cJSON_GetObjectItemCaseSensitive(rep, "source_units");
         out->report_named = cJSON_IsString(cJSON_GetObjectItemCaseSensitive(su, "unit"));
         cJSON_Delete(rep);
