@@ -55,6 +55,7 @@ enum srv_worker_part {
     SRV_WK_FINISH,   /* the batch before still finishing (SCHED_FINISHING_BATCHES) */
     SRV_WK_CLAIM,    /* the jobs claimed (queued -> running): the store's writer */
     SRV_WK_SOLVE,    /* the solver calls, their copies in and out included */
+    SRV_WK_MARK,     /* the solved jobs marked so (store_job_solved_many): the store's writer */
     SRV_WK_COUNT
 };
 

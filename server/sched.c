@@ -513,7 +513,10 @@ static void solve_part(struct batch_ctx *bc, const int *idx, int n)
     /* From here a crash interrupts the storing of the results, not the
      * solve: it does not count against the jobs' solves. A mark that
      * fails only leaves the jobs counted as before. */
-    if (store_job_solved_many(s->store, ids, n, &err) != RT_OK) {
+    double t_mark = rt_now();
+    enum rt_status ms = store_job_solved_many(s->store, ids, n, &err);
+    srv_metrics_worker(&s->metrics, SRV_WK_MARK, rt_now() - t_mark);
+    if (ms != RT_OK) {
         char line[RT_ERR_LINE_MAX];
         rt_log("warn", "sched", "batch",
                "marking %d job(s) solved failed (%s): a crash now counts as an interrupted solve", n,

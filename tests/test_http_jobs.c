@@ -602,6 +602,19 @@ int main(void)
             if (!strcmp(parts[i], "plan") || !strcmp(parts[i], "insert")) CHECK(count >= 12);
         }
     }
+    /* The worker's wall time by part: each one there, the solves and the
+     * claims of 12 succeeded jobs more than nothing. */
+    {
+        static const char *const parts[] = {"idle", "build", "finish", "claim", "solve", "mark"};
+        for (size_t i = 0; resp && i < sizeof parts / sizeof parts[0]; i++) {
+            char key[96];
+            snprintf(key, sizeof key, "retargetd_worker_seconds_total{part=\"%s\"} ", parts[i]);
+            const char *at = strstr(resp, key);
+            double v = at ? strtod(at + strlen(key), NULL) : -1.0;
+            CHECK(v >= 0.0);
+            if (!strcmp(parts[i], "solve") || !strcmp(parts[i], "claim")) CHECK(v > 0.0);
+        }
+    }
     free(resp);
     /* A clip no bundled profile fits is mapped automatically ("auto:NAME",
      * not a storable profile name): accepted, solved, named in the report. */
