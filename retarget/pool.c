@@ -25,7 +25,7 @@ struct rtg_pool {
     pthread_cond_t work, done;
     struct task *head, *tail;
     int n_threads, stop, nice;
-    int n_active; /* n_threads less the retired ones */
+    atomic_int n_active; /* n_threads less the retired ones (read without the lock) */
     pthread_t *threads;
 };
 
@@ -81,7 +81,7 @@ enum rt_status rtg_pool_create_nice(int threads, int nice, struct rtg_pool **out
         if (pthread_create(&p->threads[i], NULL, worker, p)) break;
         p->n_threads++;
     }
-    p->n_active = p->n_threads;
+    atomic_init(&p->n_active, p->n_threads);
     if (!p->n_threads) {
         rtg_pool_free(p);
         return rt_err_set(err, RT_ENOMEM, "pool", "cannot start a thread");
@@ -105,19 +105,19 @@ void rtg_pool_free(struct rtg_pool *p)
     free(p);
 }
 
-int rtg_pool_threads(const struct rtg_pool *p) { return p ? p->n_active : 1; }
+int rtg_pool_threads(const struct rtg_pool *p) { return p ? atomic_load(&p->n_active) : 1; }
 
 void rtg_pool_retire(struct rtg_pool *p, int k)
 {
     if (!p) return;
     pthread_mutex_lock(&p->mu);
-    for (; k > 0 && p->n_active > 1; k--) {
+    for (; k > 0 && atomic_load(&p->n_active) > 1; k--) {
         struct task *t = malloc(sizeof *t);
         if (!t) break;
         *t = (struct task){NULL, NULL, NULL, p->head};
         p->head = t;
         if (!p->tail) p->tail = t;
-        p->n_active--;
+        atomic_fetch_sub(&p->n_active, 1);
         pthread_cond_signal(&p->work);
     }
     pthread_mutex_unlock(&p->mu);
