@@ -1,7 +1,8 @@
 /* test_solve_cli.c -- `retarget solve` end to end on the real G1 reference
  * trajectory: the round trip's accuracy, the report's fields, and the
  * numerical contract on output bytes (batched == solo, run == run,
- * --threads 1 == --threads 2), exercised through cli_solve() itself; and
+ * --threads 1 == --threads 2), exercised through cli_solve() itself; the
+ * --stats file's stages and timeline; and
  * cli_json_int(), the client's reading of integers in server replies, and
  * cli_http()'s refusal of a URL or token it would cut; kin_traj_parse() on
  * text without a NUL terminator; a G1 trajectory onto the H1 through the
@@ -255,6 +256,35 @@ int main(void)
     for (int i = 0; i < n_clips; i++) CHECK(write_cut(ref, n_ref, lines, 37 * i, sizes[i], names[i]));
     CHECK_EQ_INT(run_solve("o_batch", names, n_clips, "--batch", NULL), 0);
     CHECK_EQ_INT(run_solve("o_batch2", names, n_clips, "--batch", NULL), 0);
+    {
+        /* --stats: the stages and the timeline (five solo calls), in the
+         * order they happen. */
+        char sp[256];
+        snprintf(sp, sizeof sp, "%s/stats.json", dir);
+        CHECK_EQ_INT(run_solve("o_stats", names, n_clips, "--stats", sp), 0);
+        size_t sl;
+        char *st = test_slurp(sp, &sl);
+        cJSON *j = st ? cJSON_Parse(st) : NULL, *tl = cJSON_GetObjectItemCaseSensitive(j, "timeline");
+        cJSON *calls = cJSON_GetObjectItemCaseSensitive(tl, "calls"), *c;
+        int clips = 0, frames = 0, ordered = 1;
+        double at = num(tl, "first_targets", NULL);
+        cJSON_ArrayForEach(c, calls) {
+            clips += (int)num(c, "clips", NULL);
+            frames += (int)num(c, "frames", NULL);
+            ordered &= num(c, "start", NULL) >= at && num(c, "end", NULL) >= num(c, "start", NULL);
+            at = num(c, "end", NULL);
+        }
+        CHECK(j && num(j, "stages", "quality") > 0 && num(j, "frames", NULL) == 1539);
+        CHECK_EQ_INT(clips, 5);
+        CHECK_EQ_INT(frames, 1539);
+        CHECK(ordered && cJSON_GetArraySize(calls) == 5);
+        CHECK(num(tl, "planned", NULL) > 0 && num(tl, "backend", NULL) > 0 &&
+              num(tl, "first_targets", NULL) >= num(tl, "planned", NULL) && num(tl, "solved", NULL) >= at &&
+              num(tl, "written", NULL) >= num(tl, "solved", NULL) && num(j, "wall", NULL) >= num(tl, "written", NULL));
+        CHECK(num(tl, "started_unix", NULL) > 1.7e9);
+        cJSON_Delete(j);
+        free(st);
+    }
     for (int i = 0; i < n_clips; i++) {
         const char *one[] = {names[i]};
         CHECK_EQ_INT(run_solve("o_solo", one, 1, "--threads", "2"), 0);
