@@ -97,9 +97,13 @@ int rtg_format_float(float v, char *buf)
         *o = 0;
         return (int)(o - buf);
     }
-    /* k = floor(log10(d)), then s = d * 10^(8 - k) in [1e8, 1e9). */
-    int e2;
-    frexp(d, &e2); /* d in [2^(e2-1), 2^e2): k is within one of (e2-1) log10(2) */
+    /* k = floor(log10(d)), then s = d * 10^(8 - k) in [1e8, 1e9). d is
+     * in [2^(e2-1), 2^e2), from the float's exponent bits (frexp() for a
+     * subnormal): k is within one of (e2-1) log10(2). */
+    uint32_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    int e2 = (int)(bits >> 23 & 0xff) - 126;
+    if (e2 == -126) frexp(d, &e2);
     int k = (int)floor((e2 - 1) * 0.30102999566398120);
     unsigned long n;
 #ifdef __SIZEOF_INT128__
@@ -136,8 +140,17 @@ int rtg_format_float(float v, char *buf)
 digits:
 #endif
     if (n >= 1000000000ul) n /= 10, k++;
+    /* The nine digits, two at a time from a table, the last on its own. */
+    static const char pairs[201] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                                   "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                                   "8081828384858687888990919293949596979899";
     char dg[9];
-    for (int i = 8; i >= 0; i--) dg[i] = (char)('0' + n % 10), n /= 10;
+    unsigned lo = (unsigned)(n % 10000u), hi = (unsigned)(n / 10000u); /* hi < 100000 */
+    memcpy(dg + 7, pairs + 2 * (lo % 100u), 2);
+    memcpy(dg + 5, pairs + 2 * (lo / 100u), 2);
+    memcpy(dg + 3, pairs + 2 * (hi % 100u), 2);
+    memcpy(dg + 1, pairs + 2 * (hi / 100u % 100u), 2);
+    dg[0] = (char)('0' + hi / 10000u);
     int nd = 9;
     while (nd > 1 && dg[nd - 1] == '0') nd--;
     if (k >= -4 && k < 9) {
