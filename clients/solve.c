@@ -116,7 +116,6 @@ struct run {
     const struct rtg_profile *given;
     struct solver_backend *be;
     struct clip *clips;
-    struct rtg_batch_ws *ws; /* two calls' arrays, reused: call k packed into ws[k & 1] */
     struct rtg_pool *pool;   /* the host pool: its idle workers help a clip's quality */
     double wall0;
     struct timeline tl;
@@ -320,7 +319,7 @@ static void pack_call(struct call_pack *cp)
     cp->st = items ? RT_OK : RT_ENOMEM;
     for (int q = 0; q < cp->n && cp->st == RT_OK; q++) {
         const struct clip *c = &r->clips[cp->idx[q]];
-        if (c->st != RT_OK || c->t_store.n_targets != r->clips[cp->idx[0]].t_store.n_targets) cp->st = RT_EINVAL;
+        if (c->st != RT_OK) cp->st = RT_EINVAL; /* a build that failed: the call is packed when solved */
         items[q].t = &c->t_store;
     }
     if (cp->st == RT_OK) cp->st = rtg_batch_pack(cp->ws, r->be, r->robot, items, cp->n, NULL);
@@ -643,14 +642,14 @@ int cli_solve_run(const struct cli_solve_args *a, struct rt_err *err)
     struct rtg_pool *pool = NULL;
     struct rtg_pool_group g = {0};
     struct clip *clips = NULL;
-    struct rtg_batch_ws ws[2] = {{0}, {0}};
+    struct rtg_batch_ws ws[2] = {{0}, {0}}; /* two calls' arrays, reused: call k packed into ws[k & 1] */
     struct build_arg *bargs = NULL;
     struct backend_start bs = {&be, a->backend, a->threads, RT_OK, {0}, 0};
     pthread_t bs_thread;
     int bs_running = 0;
     int *idx = NULL, *done = NULL, *call_at = NULL, *sel = NULL, rc = 1, failed = -1;
     double wall0 = rt_now(), solve_s = 0;
-    struct run r = {.a = a, .given = NULL, .be = &be, .ws = ws, .wall0 = wall0};
+    struct run r = {.a = a, .be = &be, .wall0 = wall0};
     rt_err_clear(err);
     {
         struct timespec ts;

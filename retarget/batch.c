@@ -149,6 +149,9 @@ enum rt_status rtg_batch_pack(struct rtg_batch_ws *ws, struct solver_backend *be
     }
     ws->off[0] = 0;
     for (int i = 0; i < n; i++) {
+        if (items[i].t->n_targets != nk)
+            return rt_err_set(err, RT_EINVAL, "batch", "clip %d has %d targets, the batch's first %d", i,
+                              items[i].t->n_targets, nk);
         total += (size_t)items[i].t->n_frames;
         if (total > INT_MAX / 64) return rt_err_set(err, RT_ELIMIT, "batch", "too many frames in one batch");
         ws->off[i + 1] = (int)total;
@@ -200,21 +203,20 @@ enum rt_status rtg_batch_solve_packed(struct rtg_batch_ws *ws, struct solver_bac
     }
     else if (ws_reserve(ws, be, WS_STATE, (void **)&ws->state, &ws->cap_state, nfc, sizeof(float))) state = ws->state;
     if (!state) goto fail;
-    /* The flags only where the pairs are solved (rtg_targets_batch's test). */
-    int planted = 0;
-    for (int i = 0; i < n && !planted; i++) planted = items[i].t->planted != NULL;
-    planted = planted && t0->n_pairs > 0 && t0->w_collide > 0.0f;
     /* the first clip's weights and options (the caller groups equal ones),
      * the batch's concatenated targets */
     struct solver_batch b;
     rtg_targets_batch(robot, t0, ws->off, opt, &b);
+    /* The flags where the pairs are solved and some clip has them. */
+    int planted = 0;
+    for (int i = 0; i < n && !planted; i++) planted = items[i].t->planted != NULL;
     b.n_clips = n;
     b.target_pos = ws->pos;
     b.target_rot = ws->rot;
     b.target_wpos = ws->wpos;
     b.target_wrot = ws->wrot;
     b.init = t0->init ? ws->init : NULL;
-    b.planted = planted ? ws->planted : NULL;
+    b.planted = planted && b.n_pairs ? ws->planted : NULL;
     b.progress = progress;
     b.progress_user = progress_user;
     struct solver_result r = {state, res};

@@ -67,7 +67,8 @@ void rtg_batch_ws_free(struct rtg_batch_ws *ws);
 /* The first half of rtg_batch_solve(): items[0..n) copied into ws's
  * arrays (in parallel on ws->pool), for rtg_batch_solve_packed() of the
  * same items. Lets a caller pack the next call while this one solves, into
- * a second ws. RT_ELIMIT, RT_ENOMEM (then nothing is packed). */
+ * a second ws. RT_EINVAL for items whose target counts differ (not one
+ * layout), RT_ELIMIT, RT_ENOMEM (then nothing is packed). */
 enum rt_status rtg_batch_pack(struct rtg_batch_ws *ws, struct solver_backend *be, const struct kin_robot *robot,
                               const struct rtg_batch_item *items, int n, struct rt_err *err);
 

@@ -123,17 +123,24 @@ void rtg_pool_retire(struct rtg_pool *p, int k)
     pthread_mutex_unlock(&p->mu);
 }
 
-/* Queues fn(arg) behind every queued task. 0 when it cannot be queued. */
-static int submit_last(struct rtg_pool *p, struct rtg_pool_group *g, void (*fn)(void *arg), void *arg)
+/* Queues fn(arg) behind every queued task, or ahead of them (`first`:
+ * work the caller will wait on soon). 0 when it cannot be queued. */
+static int enqueue(struct rtg_pool *p, struct rtg_pool_group *g, void (*fn)(void *arg), void *arg, int first)
 {
     struct task *t = p ? malloc(sizeof *t) : NULL;
     if (!t) return 0;
     *t = (struct task){fn, arg, g, NULL};
     pthread_mutex_lock(&p->mu);
     if (g) g->pending++;
-    if (p->tail) p->tail->next = t;
-    else p->head = t;
-    p->tail = t;
+    if (first) {
+        t->next = p->head;
+        p->head = t;
+        if (!p->tail) p->tail = t;
+    } else {
+        if (p->tail) p->tail->next = t;
+        else p->head = t;
+        p->tail = t;
+    }
     pthread_cond_signal(&p->work);
     pthread_mutex_unlock(&p->mu);
     return 1;
@@ -141,32 +148,14 @@ static int submit_last(struct rtg_pool *p, struct rtg_pool_group *g, void (*fn)(
 
 enum rt_status rtg_pool_submit(struct rtg_pool *p, struct rtg_pool_group *g, void (*fn)(void *arg), void *arg)
 {
-    if (submit_last(p, g, fn, arg)) return RT_OK;
+    if (enqueue(p, g, fn, arg, 0)) return RT_OK;
     fn(arg);
     return RT_ENOMEM;
 }
 
-/* Queues fn(arg) ahead of every queued task. 0 when it cannot be queued. */
-static int submit_first(struct rtg_pool *p, struct rtg_pool_group *g, void (*fn)(void *arg), void *arg)
-{
-    struct task *t = p ? malloc(sizeof *t) : NULL;
-    if (!t) return 0;
-    t->fn = fn;
-    t->arg = arg;
-    t->g = g;
-    pthread_mutex_lock(&p->mu);
-    if (g) g->pending++;
-    t->next = p->head;
-    p->head = t;
-    if (!p->tail) p->tail = t;
-    pthread_cond_signal(&p->work);
-    pthread_mutex_unlock(&p->mu);
-    return 1;
-}
-
 enum rt_status rtg_pool_submit_first(struct rtg_pool *p, struct rtg_pool_group *g, void (*fn)(void *arg), void *arg)
 {
-    if (submit_first(p, g, fn, arg)) return RT_OK;
+    if (enqueue(p, g, fn, arg, 1)) return RT_OK;
     fn(arg);
     return RT_ENOMEM;
 }
@@ -230,7 +219,7 @@ static void pool_for(struct rtg_pool *p, int n, void (*fn)(void *ctx, int i), vo
     if (helpers > n - 1) helpers = n - 1;
     for (int k = 0; k < helpers; k++) {
         atomic_fetch_add(&f->refs, 1);
-        if (!(first ? submit_first(p, NULL, for_run, f) : submit_last(p, NULL, for_run, f))) atomic_fetch_sub(&f->refs, 1);
+        if (!enqueue(p, NULL, for_run, f, first)) atomic_fetch_sub(&f->refs, 1);
     }
     atomic_fetch_add(&f->refs, 1); /* the caller's for_run lets go of one */
     for_run(f);

@@ -467,10 +467,7 @@ static enum rt_status figures(const struct kin_robot *r, const struct rtg_target
     }
     struct fig_chunks fc = {r, t, state, n_frames, cols, sole, ep, er, foot, pen, &ex, 0};
     atomic_init(&fc.failed, 0);
-    if (pool && n_frames > QUALITY_CHUNK) rtg_pool_for_idle(pool, (n_frames + QUALITY_CHUNK - 1) / QUALITY_CHUNK, fig_chunk, &fc);
-    else
-        for (int f = 0; f < n_frames; f++)
-            frame_figures(r, t, state + (size_t)f * cols, f, n_frames, sole, x, lp, lr, ep, er, foot, pen, &ex);
+    rtg_pool_for_idle(pool, (n_frames + QUALITY_CHUNK - 1) / QUALITY_CHUNK, fig_chunk, &fc); /* NULL: this thread */
     if (atomic_load(&fc.failed)) {
         st = RT_ENOMEM;
         goto fail;

@@ -117,8 +117,7 @@ enum rt_status srv_metrics_text(struct srv_metrics *m, struct store *store, int 
             "retargetd_worker_seconds_total{part=\"solve\"} %.6f\n"
             "retargetd_worker_seconds_total{part=\"mark\"} %.6f\n",
             m->worker_seconds[SRV_WK_IDLE], m->worker_seconds[SRV_WK_BUILD], m->worker_seconds[SRV_WK_FINISH],
-            m->worker_seconds[SRV_WK_CLAIM], m->worker_seconds[SRV_WK_SOLVE] - m->worker_seconds[SRV_WK_MARK],
-            m->worker_seconds[SRV_WK_MARK]);
+            m->worker_seconds[SRV_WK_CLAIM], m->worker_seconds[SRV_WK_SOLVE], m->worker_seconds[SRV_WK_MARK]);
     fputs("# HELP retargetd_http_requests_total HTTP requests by status code.\n"
           "# TYPE retargetd_http_requests_total counter\n", f);
     for (int code = 100; code < 600; code++)

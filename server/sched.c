@@ -493,6 +493,7 @@ static void solve_part(struct batch_ctx *bc, const int *idx, int n)
     double t0 = rt_now();
     enum rt_status st = rtg_batch_solve(&q->ws, &q->be, bc->robot, &jobs[idx[0]].in.opt, items, n, on_progress, &prog, &err);
     double dt = rt_now() - t0;
+    srv_metrics_worker(&s->metrics, SRV_WK_SOLVE, dt);
     if (st != RT_OK && n > 1) {
         /* One clip may have failed the call for all: each is solved again
          * alone, so that it fails by itself and its batch mates succeed
@@ -667,8 +668,7 @@ static void solve_batch(struct batch_ctx *bc)
         free(ids);
         return;
     }
-    double t_solve = rt_now();
-    srv_metrics_worker(&q->s->metrics, SRV_WK_CLAIM, t_solve - t_claim);
+    srv_metrics_worker(&q->s->metrics, SRV_WK_CLAIM, rt_now() - t_claim);
     for (int i = 0, k = 0; i < n; i++) {
         if (!jobs[i].ok) continue;
         if (!claimed[k++]) jobs[i].ok = 0;
@@ -688,7 +688,6 @@ static void solve_batch(struct batch_ctx *bc)
             }
         solve_part(bc, idx, m);
     }
-    srv_metrics_worker(&q->s->metrics, SRV_WK_SOLVE, rt_now() - t_solve);
     free(idx);
 }
 

@@ -216,6 +216,14 @@ static void test_packed(const struct kin_robot *g1)
     struct rtg_batch_ws ws = {.pool = pool, .pinned = 1, .block_ahead = 1};
     float *block = NULL;
     int cols = rt_state_cols(&g1->tree);
+    {
+        /* clips of two target layouts are not one batch */
+        struct rtg_targets other = t[1];
+        other.n_targets--;
+        struct rtg_batch_item mixed[2] = {{.t = &t[0]}, {.t = &other}};
+        CHECK_EQ_INT(rtg_batch_pack(&ws, &be, g1, mixed, 2, &e), RT_EINVAL);
+        CHECK(strstr(e.msg, "clip 1 has") != NULL);
+    }
     CHECK_EQ_INT(rtg_batch_pack(&ws, &be, g1, b, 2, &e), RT_OK);
     CHECK(ws.block != NULL);
     CHECK_EQ_INT(rtg_batch_solve_packed(&ws, &be, g1, &p[0].opt, sw, 2, NULL, NULL, &block, &e), RT_ESTATE);
