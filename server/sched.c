@@ -8,7 +8,8 @@
  * budget (--batch-frames) or its oldest job has waited --batch-wait-ms
  * (a job retried alone after a crash, load_queued(), at once);
  * the oldest ready group goes first, and a batch takes that group's jobs in
- * order up to the frame budget (at least one job, however long).
+ * order up to the frame budget (at least one job, however long), then the
+ * jobs of the other ready groups of its key that the budget leaves room for.
  *
  * One worker owns the solver backend ("auto": the GPU when there is one,
  * else the CPU with --solver-threads threads). A batch's targets are built
@@ -180,9 +181,23 @@ static int same_group(const struct sched_entry *a, const struct sched_entry *b)
     return a->hclass == b->hclass && !strcmp(a->key, b->key);
 }
 
+/* Whether the group of q->q[i] (its first entry) is ready: its frames
+ * reach `budget`, it is a job alone, or it has waited `wait` s. */
+static int group_ready(const struct sched *q, int i, long long budget, double now, double wait)
+{
+    long long frames = 0;
+    for (int k = i; k < q->n; k++)
+        if (same_group(&q->q[k], &q->q[i])) frames += q->q[k].frames;
+    return frames >= budget || q->q[i].alone || now - q->q[i].t_enq >= wait;
+}
+
 /* Picks the oldest ready group and moves up to a frame budget of its jobs
- * into out[] (capacity q->n). Returns how many, 0 when none is ready (then
- * *wait_s is how long until the oldest group is). Caller holds q->mu. */
+ * into out[] (capacity q->n), then, within what the budget leaves, the
+ * jobs of the other groups of its key that are ready too (other horizon
+ * classes: under load several are ready at once, and one larger call
+ * solves more frames a second than two smaller ones; a group not yet ready
+ * keeps gathering). Returns how many, 0 when none is ready (then *wait_s
+ * is how long until the oldest group is). Caller holds q->mu. */
 static int pick_locked(struct sched *q, struct sched_entry *out, double *wait_s)
 {
     double now = rt_now(), wait = (double)batch_wait_ms(q) / 1000.0;
@@ -192,28 +207,40 @@ static int pick_locked(struct sched *q, struct sched_entry *out, double *wait_s)
     for (int i = 0; i < q->n && lead < 0; i++) {
         int seen = 0;
         for (int k = 0; k < i && !seen; k++) seen = same_group(&q->q[k], &q->q[i]);
-        if (seen) continue;
-        long long frames = 0;
-        for (int k = i; k < q->n; k++)
-            if (same_group(&q->q[k], &q->q[i])) frames += q->q[k].frames;
-        if (frames >= budget || q->q[i].alone || now - q->q[i].t_enq >= wait) lead = i;
+        if (!seen && group_ready(q, i, budget, now, wait)) lead = i;
     }
     if (lead < 0) {
         if (q->n) *wait_s = q->q[0].t_enq + wait - now;
         return 0;
     }
     struct sched_entry g = q->q[lead];
+    /* The classes that join: each ready group of g's key (by its first
+     * entry's class; a job alone has a key of its own). */
+    int join[32] = {0};
+    join[g.hclass] = 1;
+    if (!g.alone)
+        for (int i = 0; i < q->n; i++) {
+            const struct sched_entry *e = &q->q[i];
+            if (join[e->hclass] || strcmp(e->key, g.key)) continue;
+            int seen = 0;
+            for (int k = 0; k < i && !seen; k++) seen = same_group(&q->q[k], e);
+            if (!seen && group_ready(q, i, budget, now, wait)) join[e->hclass] = 1;
+        }
     long long frames = 0;
     int n = 0, w = 0;
-    for (int k = 0; k < q->n; k++) {
-        struct sched_entry *e = &q->q[k];
-        if (same_group(e, &g) && (n == 0 || frames + e->frames <= budget)) {
-            frames += e->frames;
-            out[n++] = *e;
-        } else {
-            q->q[w++] = *e;
+    for (int pass = 0; pass < 2; pass++) { /* g's own group first, then the others that join */
+        for (int k = 0; k < q->n; k++) {
+            struct sched_entry *e = &q->q[k];
+            int take = pass == 0 ? same_group(e, &g) : !same_group(e, &g) && join[e->hclass] && !strcmp(e->key, g.key);
+            if (take && (n == 0 || frames + e->frames <= budget)) {
+                frames += e->frames;
+                out[n++] = *e;
+                e->id = -1; /* taken */
+            }
         }
     }
+    for (int k = 0; k < q->n; k++)
+        if (q->q[k].id >= 0) q->q[w++] = q->q[k];
     q->n = w;
     return n;
 }

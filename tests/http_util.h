@@ -117,4 +117,83 @@ static inline char *job_body(const char *robot, const char *name, const char *cl
     return t;
 }
 
+/* Lines [from, from+n) of text (malloc'd), or NULL when it has fewer. */
+static inline char *lines_of(const char *text, int from, int n)
+{
+    const char *p = text, *start = NULL;
+    for (int i = 0; *p && i < from + n; i++) {
+        if (i == from) start = p;
+        const char *e = strchr(p, '\n');
+        if (!e) return NULL;
+        p = e + 1;
+    }
+    if (!start) return NULL;
+    size_t len = (size_t)(p - start);
+    char *out = malloc(len + 1);
+    if (!out) return NULL;
+    memcpy(out, start, len);
+    out[len] = 0;
+    return out;
+}
+
+/* The number at report.solver.batch_clips in GET /v1/jobs/ID/result, -1 if none. */
+static inline int batch_clips(long long id)
+{
+    char url[64], *body = NULL;
+    snprintf(url, sizeof url, "/v1/jobs/%lld/result?trajectory=0", id);
+    if (http(NULL, "GET", url, NULL, 0, NULL, &body) != 200) {
+        free(body);
+        return -1;
+    }
+    cJSON *j = cJSON_Parse(body), *r = cJSON_GetObjectItemCaseSensitive(j, "report");
+    cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(r, "solver"), "batch_clips");
+    int n = cJSON_IsNumber(v) ? v->valueint : -1;
+    cJSON_Delete(j);
+    free(body);
+    return n;
+}
+
+/* A trajectory job onto the G1 named `name`: `rows` (G1 reference
+ * trajectory CSV rows) written to DIR/NAME.csv and, with `ref`, solved
+ * alone by `retarget solve` into DIR/ref/NAME.csv (a failed solve is a
+ * failed check). Returns the JSON submission body (cJSON_free), NULL when
+ * the file cannot be written. */
+static inline char *window_job(const char *dir, const char *name, const char *rows, int ref)
+{
+    char src[256], out[256];
+    snprintf(src, sizeof src, "%s/%s.csv", dir, name);
+    FILE *f = fopen(src, "wb");
+    if (!f) return NULL;
+    fputs(rows, f);
+    fclose(f);
+    if (ref) {
+        snprintf(out, sizeof out, "%s/ref", dir);
+        char *argv[] = {src, "--source-robot", "g1", "--robot", "g1", "-o", out, "--quiet", NULL};
+        CHECK_EQ_INT(cli_solve(8, argv), 0);
+    }
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "source_robot", "g1");
+    cJSON_AddStringToObject(j, "robot", "g1");
+    cJSON_AddStringToObject(j, "name", name);
+    cJSON_AddStringToObject(j, "trajectory", rows);
+    char *body = cJSON_PrintUnformatted(j);
+    cJSON_Delete(j);
+    return body;
+}
+
+/* Whether GET /v1/jobs/ID/result.csv equals DIR/ref/NAME.csv byte for byte. */
+static inline int result_is_ref(long long id, const char *dir, const char *name)
+{
+    char url[64], *csv = NULL, ref_path[256];
+    size_t len = 0;
+    snprintf(url, sizeof url, "/v1/jobs/%lld/result.csv", id);
+    int ok = http(NULL, "GET", url, NULL, 0, NULL, &csv) == 200;
+    snprintf(ref_path, sizeof ref_path, "%s/ref/%s.csv", dir, name);
+    char *want = test_slurp(ref_path, &len);
+    ok = ok && csv && want && strlen(csv) == len && !memcmp(csv, want, len);
+    free(csv);
+    free(want);
+    return ok;
+}
+
 #endif

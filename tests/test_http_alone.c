@@ -53,42 +53,6 @@ enum rt_status __wrap_rtg_batch_solve(struct rtg_batch_ws *ws, struct solver_bac
 
 static char dir[64];
 
-/* Lines [from, from+n) of text (malloc'd), or NULL when it has fewer. */
-static char *lines_of(const char *text, int from, int n)
-{
-    const char *p = text, *start = NULL;
-    for (int i = 0; *p && i < from + n; i++) {
-        if (i == from) start = p;
-        const char *e = strchr(p, '\n');
-        if (!e) return NULL;
-        p = e + 1;
-    }
-    if (!start) return NULL;
-    size_t len = (size_t)(p - start);
-    char *out = malloc(len + 1);
-    if (!out) return NULL;
-    memcpy(out, start, len);
-    out[len] = 0;
-    return out;
-}
-
-/* The number at report.solver.batch_clips in GET /v1/jobs/ID/result, -1 if none. */
-static int batch_clips(long long id)
-{
-    char url[64], *body = NULL;
-    snprintf(url, sizeof url, "/v1/jobs/%lld/result?trajectory=0", id);
-    if (http(NULL, "GET", url, NULL, 0, NULL, &body) != 200) {
-        free(body);
-        return -1;
-    }
-    cJSON *j = cJSON_Parse(body), *r = cJSON_GetObjectItemCaseSensitive(j, "report");
-    cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(r, "solver"), "batch_clips");
-    int n = cJSON_IsNumber(v) ? v->valueint : -1;
-    cJSON_Delete(j);
-    free(body);
-    return n;
-}
-
 int main(void)
 {
     char path[512], state[16], buf[200];
@@ -102,29 +66,16 @@ int main(void)
     if (!ref) TEST_SKIP("no ../shared/data/reference/g1 (set RT_SHARED_DATA)");
     char *win[N_JOBS], *body[N_JOBS];
     for (int i = 0; i < N_JOBS; i++) {
-        char src[128], out[128], name[16];
+        char name[16];
         snprintf(name, sizeof name, "w%d", i);
         win[i] = lines_of(ref, 400 * i, frames[i]);
         CHECK(win[i] != NULL);
         if (!win[i]) return test_report("test_http_alone");
-        snprintf(src, sizeof src, "%s/%s.csv", dir, name);
-        FILE *f = fopen(src, "wb");
-        CHECK(f != NULL);
-        if (!f) return test_report("test_http_alone");
-        fputs(win[i], f);
-        fclose(f);
         /* The reference: `retarget solve` of the window, alone (through
          * the wrapper too: the bad one has none). */
-        snprintf(out, sizeof out, "%s/ref", dir);
-        char *argv[] = {src, "--source-robot", "g1", "--robot", "g1", "-o", out, "--quiet", NULL};
-        if (frames[i] != BAD_FRAMES) CHECK_EQ_INT(cli_solve(8, argv), 0);
-        cJSON *j = cJSON_CreateObject();
-        cJSON_AddStringToObject(j, "source_robot", "g1");
-        cJSON_AddStringToObject(j, "robot", "g1");
-        cJSON_AddStringToObject(j, "name", name);
-        cJSON_AddStringToObject(j, "trajectory", win[i]);
-        body[i] = cJSON_PrintUnformatted(j);
-        cJSON_Delete(j);
+        body[i] = window_job(dir, name, win[i], frames[i] != BAD_FRAMES);
+        CHECK(body[i] != NULL);
+        if (!body[i]) return test_report("test_http_alone");
     }
 
     n_calls = 0;
@@ -158,15 +109,9 @@ int main(void)
         CHECK_EQ_STR(state, "succeeded");
         /* Solved alone after the failed call, with the offline bits. */
         CHECK_EQ_INT(batch_clips(ids[i]), 1);
-        char url[64], *csv = NULL, ref_path[160];
-        size_t len = 0;
-        snprintf(url, sizeof url, "/v1/jobs/%lld/result.csv", ids[i]);
-        CHECK_EQ_INT(http(NULL, "GET", url, NULL, 0, NULL, &csv), 200);
-        snprintf(ref_path, sizeof ref_path, "%s/ref/w%d.csv", dir, i);
-        char *want = test_slurp(ref_path, &len);
-        CHECK(csv && want && strlen(csv) == len && !memcmp(csv, want, len));
-        free(csv);
-        free(want);
+        char name[16];
+        snprintf(name, sizeof name, "w%d", i);
+        CHECK(result_is_ref(ids[i], dir, name));
     }
     /* One call of all four (failed), then each clip alone. */
     CHECK_EQ_INT(n_calls, 1 + N_JOBS);
