@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 const char *rt_status_str(int st)
 {
@@ -124,12 +125,18 @@ enum rt_status rt_read_file(const char *path, size_t max_bytes, char **out, size
     char *buf = NULL;
     size_t n = 0, cap = 0;
     FILE *f = fopen(path, "rb");
+    struct stat sb;
     *out = NULL;
     if (len) *len = 0;
     if (!f) return rt_err_set(err, RT_EIO, path, "cannot open: %s", strerror(errno));
+    /* A regular file's size is known: one buffer of it and a byte more (no
+     * copy as it grows; the byte sees a file that grew since). */
+    size_t first = fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) && (unsigned long long)sb.st_size < max_bytes
+                       ? (size_t)sb.st_size + 1
+                       : 65536;
     for (;;) {
         if (n == cap) {
-            size_t ncap = cap ? cap * 2 : 65536;
+            size_t ncap = cap ? cap * 2 : first;
             if (ncap > max_bytes + 1) ncap = max_bytes + 1;
             if (ncap <= cap) {
                 fclose(f);

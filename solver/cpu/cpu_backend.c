@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "../backend.h"
+#include "../../base/mem.h"
 #include "../../base/clock.h"
 #include "../frame.h"
 #include "../reduce.h"
@@ -113,13 +114,11 @@ static enum rt_status cpu_ctx_prepare(struct cpu_ctx *c, const struct solver_bat
     lay_out(c, &a);
     if (a.bad) return rt_err_set(err, RT_ELIMIT, "solver", "batch of %zu frames too large", nf);
     if (a.used > c->arena_cap) {
-        size_t cap = (a.used + (CPU_ARENA_ALIGN - 1)) & ~(size_t)(CPU_ARENA_ALIGN - 1);
         free(c->arena);
         c->arena = NULL;
         c->arena_cap = 0;
-        if (cap < a.used || !(c->arena = (unsigned char *)aligned_alloc(CPU_ARENA_ALIGN, cap)))
+        if (!(c->arena = (unsigned char *)rt_alloc_large(a.used, CPU_ARENA_ALIGN, &c->arena_cap)))
             return rt_err_set(err, RT_ENOMEM, "solver", "out of memory for %zu frames", nf);
-        c->arena_cap = cap;
     }
     if (c->poison) memset(c->arena, 0xff, c->arena_cap);
     a.base = c->arena;
