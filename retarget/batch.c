@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/mem.h"
+
 int rtg_targets_same_weights(const struct kin_robot *robot, const struct rtg_targets *x,
                              const struct rtg_targets *y)
 {
@@ -66,7 +68,8 @@ void rtg_batch_ws_free(struct rtg_batch_ws *ws)
 
 /* Grows array k (*a, *cap elements of `size` bytes) to hold n, keeping
  * nothing: page-locked from `be` when ws->pinned and the backend gives it
- * (the target arrays, which go to the device), else malloc'd. An eighth
+ * (the target arrays, which go to the device), else rt_alloc_large (huge
+ * pages: base/mem.h). An eighth
  * more than asked, so that calls of about the same size do not grow it
  * again (page-locking 100 MB holds up the device's other callers for
  * tens of milliseconds). 0 when out of memory. */
@@ -82,7 +85,7 @@ static int ws_reserve(struct rtg_batch_ws *ws, struct solver_backend *be, int k,
         ws->be = be;
         ws->pin_mask |= 1u << k;
     } else {
-        *a = malloc(bytes);
+        *a = rt_alloc_large(bytes, 64, NULL);
     }
     *cap = *a ? n : 0;
     return *a != NULL;
@@ -168,7 +171,7 @@ enum rt_status rtg_batch_pack(struct rtg_batch_ws *ws, struct solver_backend *be
         return rt_err_set(err, RT_ENOMEM, "batch", "out of memory for %zu frames", total);
     }
     free(ws->block);
-    ws->block = ws->block_ahead ? malloc((nfc ? nfc : 1) * sizeof(float)) : NULL;
+    ws->block = ws->block_ahead ? rt_alloc_large((nfc ? nfc : 1) * sizeof(float), 64, NULL) : NULL;
     struct batch_copy cp = {(struct rtg_batch_item *)items, ws->off, nk, cols, 0, ws->pos, ws->rot, ws->wpos,
                             ws->wrot, t0->init ? ws->init : NULL, NULL, ws->planted, NULL, ws->block};
     atomic_init(&cp.failed, 0);
@@ -198,7 +201,7 @@ enum rt_status rtg_batch_solve_packed(struct rtg_batch_ws *ws, struct solver_bac
     float *state = NULL;
     if (!res) goto fail;
     if (block) {
-        state = *block = ws->block ? ws->block : malloc((nfc ? nfc : 1) * sizeof(float));
+        state = *block = ws->block ? ws->block : rt_alloc_large((nfc ? nfc : 1) * sizeof(float), 64, NULL);
         ws->block = NULL;
     }
     else if (ws_reserve(ws, be, WS_STATE, (void **)&ws->state, &ws->cap_state, nfc, sizeof(float))) state = ws->state;

@@ -2,8 +2,17 @@
  * (H + lambda D) d = -g of each selected clip assembled in double and solved
  * with LAPACK's banded Cholesky (LAPACKE_dpbsv). Same linearization as the
  * PCG path (the float blocks B_t, gradients, damping and frozen masks), so
- * the two steps differ only by the linear solver. */
+ * the two steps differ only by the linear solver.
+ *
+ * LAPACKE is opened (dlopen of liblapacke.so.3) at the first direct solve,
+ * not linked: a threaded LAPACK (Debian's OpenBLAS) starts a thread per
+ * core when it is loaded, and each spins for about 0.1 s, in every process
+ * of the project -- a CPU-second a run on 16 cores, beside the sources'
+ * reading and planning -- while only this reference path calls it. */
+#include <dlfcn.h>
 #include <lapacke.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,8 +27,30 @@ static void band_add(double *ab, int kd, size_t i, size_t j, double v)
 
 static int is_frozen(const struct cpu_ctx *c, int f, int k) { return (int)((c->frozen[f] >> k) & 1ull); }
 
+typedef lapack_int (*dpbsv_fn)(int layout, char uplo, lapack_int n, lapack_int kd, lapack_int nrhs, double *ab,
+                               lapack_int ldab, double *b, lapack_int ldb);
+static pthread_once_t lapack_once = PTHREAD_ONCE_INIT;
+static dpbsv_fn lapack_dpbsv;
+static char lapack_why[200];
+
+static void lapack_open(void)
+{
+    void *h = dlopen("liblapacke.so.3", RTLD_NOW | RTLD_LOCAL);
+    void *f = h ? dlsym(h, "LAPACKE_dpbsv") : NULL;
+    if (!f) {
+        const char *why = dlerror();
+        snprintf(lapack_why, sizeof lapack_why, "%s", why ? why : "LAPACKE_dpbsv not found");
+        return;
+    }
+    memcpy(&lapack_dpbsv, &f, sizeof f); /* POSIX: a function's address through void * */
+}
+
 enum rt_status cpu_direct(struct cpu_ctx *c, struct rt_err *err)
 {
+    pthread_once(&lapack_once, lapack_open);
+    if (!lapack_dpbsv)
+        return rt_err_set(err, RT_EBACKEND, "solver.direct", "the direct linear solver needs LAPACKE: %s",
+                          lapack_why);
     const struct solver_batch *b = c->b;
     int n = c->n;
     int has_acc = 0, has_vel = 0;
@@ -91,7 +122,7 @@ enum rt_status cpu_direct(struct cpu_ctx *c, struct rt_err *err)
                     }
             }
         }
-        lapack_int info = LAPACKE_dpbsv(LAPACK_COL_MAJOR, 'U', (lapack_int)N, (lapack_int)kd, 1, ab,
+        lapack_int info = lapack_dpbsv(LAPACK_COL_MAJOR, 'U', (lapack_int)N, (lapack_int)kd, 1, ab,
                                         (lapack_int)kd + 1, rhs, (lapack_int)N);
         if (info != 0) {
             free(ab);
