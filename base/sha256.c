@@ -1,89 +1,49 @@
-/* sha256.c -- SHA-256 after FIPS 180-4 section 6.2 (see sha256.h). */
+/* sha256.c -- SHA-256 through libcrypto's EVP interface (see sha256.h). */
 #include "sha256.h"
 
-#include <string.h>
+#include <openssl/evp.h>
 
-static const uint32_t K[64] = {
-    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
-    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
-    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
-    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
-    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
-    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
-    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
-
-static uint32_t ror(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
-
-static void block(struct rt_sha256 *c, const unsigned char *p)
+enum rt_status rt_sha256_init(struct rt_sha256 *c)
 {
-    uint32_t w[64], a, b, cc, d, e, f, g, h;
-    for (int i = 0; i < 16; i++)
-        w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 | (uint32_t)p[4 * i + 2] << 8 |
-               (uint32_t)p[4 * i + 3];
-    for (int i = 16; i < 64; i++) {
-        uint32_t s0 = ror(w[i - 15], 7) ^ ror(w[i - 15], 18) ^ (w[i - 15] >> 3);
-        uint32_t s1 = ror(w[i - 2], 17) ^ ror(w[i - 2], 19) ^ (w[i - 2] >> 10);
-        w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+    EVP_MD_CTX *m = EVP_MD_CTX_new();
+    c->md = NULL;
+    if (!m) return RT_ENOMEM;
+    if (EVP_DigestInit_ex(m, EVP_sha256(), NULL) != 1) {
+        EVP_MD_CTX_free(m);
+        return RT_ENOMEM;
     }
-    a = c->h[0], b = c->h[1], cc = c->h[2], d = c->h[3];
-    e = c->h[4], f = c->h[5], g = c->h[6], h = c->h[7];
-    for (int i = 0; i < 64; i++) {
-        uint32_t t1 = h + (ror(e, 6) ^ ror(e, 11) ^ ror(e, 25)) + ((e & f) ^ (~e & g)) + K[i] + w[i];
-        uint32_t t2 = (ror(a, 2) ^ ror(a, 13) ^ ror(a, 22)) + ((a & b) ^ (a & cc) ^ (b & cc));
-        h = g, g = f, f = e, e = d + t1, d = cc, cc = b, b = a, a = t1 + t2;
-    }
-    c->h[0] += a, c->h[1] += b, c->h[2] += cc, c->h[3] += d;
-    c->h[4] += e, c->h[5] += f, c->h[6] += g, c->h[7] += h;
-}
-
-void rt_sha256_init(struct rt_sha256 *c)
-{
-    static const uint32_t h0[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-                                   0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
-    memcpy(c->h, h0, sizeof h0);
-    c->n_bytes = 0;
-    c->n_buf = 0;
+    c->md = m;
+    return RT_OK;
 }
 
 void rt_sha256_update(struct rt_sha256 *c, const void *data, size_t len)
 {
-    const unsigned char *p = data;
-    c->n_bytes += len;
-    if (c->n_buf) {
-        size_t k = 64 - c->n_buf < len ? 64 - c->n_buf : len;
-        memcpy(c->buf + c->n_buf, p, k);
-        c->n_buf += k, p += k, len -= k;
-        if (c->n_buf < 64) return;
-        block(c, c->buf);
-        c->n_buf = 0;
-    }
-    for (; len >= 64; p += 64, len -= 64) block(c, p);
-    memcpy(c->buf, p, len);
-    c->n_buf = len;
+    if (c->md && len) (void)EVP_DigestUpdate(c->md, data, len); /* SHA-256 has no failure past init */
 }
 
 void rt_sha256_final(struct rt_sha256 *c, unsigned char out[RT_SHA256_LEN])
 {
-    uint64_t bits = c->n_bytes * 8;
-    unsigned char pad[72] = {0x80};
-    size_t n_pad = (c->n_buf < 56 ? 56 : 120) - c->n_buf;
-    for (int i = 0; i < 8; i++) pad[n_pad + (size_t)i] = (unsigned char)(bits >> (56 - 8 * i));
-    rt_sha256_update(c, pad, n_pad + 8);
-    for (int i = 0; i < 8; i++) {
-        out[4 * i] = (unsigned char)(c->h[i] >> 24);
-        out[4 * i + 1] = (unsigned char)(c->h[i] >> 16);
-        out[4 * i + 2] = (unsigned char)(c->h[i] >> 8);
-        out[4 * i + 3] = (unsigned char)c->h[i];
-    }
+    unsigned int n = 0;
+    if (!c->md) return;
+    (void)EVP_DigestFinal_ex(c->md, out, &n);
+    rt_sha256_drop(c);
 }
 
-void rt_sha256(const void *data, size_t len, unsigned char out[RT_SHA256_LEN])
+void rt_sha256_drop(struct rt_sha256 *c)
+{
+    if (!c) return;
+    EVP_MD_CTX_free(c->md);
+    c->md = NULL;
+}
+
+enum rt_status rt_sha256(const void *data, size_t len, unsigned char out[RT_SHA256_LEN])
 {
     struct rt_sha256 c;
-    rt_sha256_init(&c);
+    enum rt_status st = rt_sha256_init(&c);
+    if (st != RT_OK) return st;
     rt_sha256_update(&c, data, len);
     rt_sha256_final(&c, out);
+    return RT_OK;
 }
 
 void rt_sha256_hex(const unsigned char d[RT_SHA256_LEN], char hex[2 * RT_SHA256_LEN + 1])

@@ -152,11 +152,15 @@ static enum rt_status input_hash(const struct batch *b, const char *path, char h
     enum rt_status st = rt_read_file(path, 1u << 30, &text, &len, err);
     if (st != RT_OK) return st;
     struct rt_sha256 h;
-    rt_sha256_init(&h);
+    if (rt_sha256_init(&h) != RT_OK) {
+        free(text);
+        return rt_err_set(err, RT_ENOMEM, path, "out of memory");
+    }
     const char *parts[3] = {b->robot, b->profile ? b->profile : "", b->source_robot ? b->source_robot : ""};
     for (int i = 0; i < 3; i++) rt_sha256_update(&h, parts[i], strlen(parts[i]) + 1);
     char *opts = rtg_job_options_json(&b->opts);
     if (!opts) {
+        rt_sha256_drop(&h);
         free(text);
         return rt_err_set(err, RT_ENOMEM, path, "out of memory");
     }

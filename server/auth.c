@@ -34,7 +34,10 @@ unsigned int srv_auth(struct srv *s, struct MHD_Connection *c, struct srv_req *r
         *why = "invalid token";
         return MHD_HTTP_UNAUTHORIZED;
     }
-    rt_sha256(h, n, hash);
+    if (rt_sha256(h, n, hash) != RT_OK) {
+        *why = "out of memory";
+        return MHD_HTTP_SERVICE_UNAVAILABLE;
+    }
     if (store_token_find(s->store, hash, r->owner, &r->admin, NULL) != RT_OK) {
         *why = "invalid token";
         return MHD_HTTP_UNAUTHORIZED;

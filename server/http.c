@@ -313,6 +313,8 @@ static enum MHD_Result first_call(struct srv *s, struct MHD_Connection *c, struc
         r->route != SRV_R_UI && r->route != SRV_R_OPENAPI) {
         const char *why = NULL;
         unsigned int code = srv_auth(s, c, r, &why);
+        if (code == MHD_HTTP_SERVICE_UNAVAILABLE)
+            return srv_reply_err_http(s, c, code, "out of memory", "Authorization", why);
         if (code)
             return srv_reply_err_hdr(s, c, code, "unauthorized", "Authorization", why,
                                      MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"retargetd\"");

@@ -249,7 +249,10 @@ void srv_jobs_submit(struct srv *s, struct srv_req *r, struct srv_resp *out)
         .max_active = s->cfg.max_active,
     };
     struct rt_sha256 h;
-    rt_sha256_init(&h);
+    if (rt_sha256_init(&h) != RT_OK) {
+        st = rt_err_set(&err, RT_ENOMEM, "body", "out of memory");
+        goto fail;
+    }
     hash_field(&h, robot_name);
     hash_field(&h, profile);
     hash_field(&h, source_robot);

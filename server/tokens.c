@@ -35,8 +35,8 @@ enum rt_status srv_token_add(const char *db_path, const char *name, int admin,
     if (fd >= 0) close(fd);
     if (got != sizeof raw) return rt_err_set(err, RT_EIO, "/dev/urandom", "cannot read random bytes");
     rt_sha256_hex(raw, token); /* lower-case hex: SRV_TOKEN_HEX digits + NUL */
-    rt_sha256(token, SRV_TOKEN_HEX, hash);
-    if ((rc = store_open(db_path, &st, err)) == RT_OK) rc = store_token_add(st, name, hash, admin, err);
+    if (rt_sha256(token, SRV_TOKEN_HEX, hash) != RT_OK) rc = rt_err_set(err, RT_ENOMEM, "token", "out of memory");
+    else if ((rc = store_open(db_path, &st, err)) == RT_OK) rc = store_token_add(st, name, hash, admin, err);
     store_close(st);
     memset(raw, 0, sizeof raw);
     if (rc != RT_OK) memset(token, 0, SRV_TOKEN_HEX + 1);

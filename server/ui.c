@@ -109,18 +109,16 @@ fail:
 }
 
 /* The ETag of `len` bytes: the first 16 bytes of their SHA-256 in hex,
- * quoted, into tag[36]. */
-static void etag_of(const void *data, size_t len, char tag[36])
+ * quoted, into tag[36]. RT_ENOMEM when the digest cannot start. */
+static enum rt_status etag_of(const void *data, size_t len, char tag[36])
 {
     unsigned char h[RT_SHA256_LEN];
-    struct rt_sha256 ctx;
-    rt_sha256_init(&ctx);
-    rt_sha256_update(&ctx, data, len);
-    rt_sha256_final(&ctx, h);
+    if (rt_sha256(data, len, h) != RT_OK) return RT_ENOMEM;
     tag[0] = '"';
     for (int i = 0; i < 16; i++) snprintf(tag + 1 + 2 * i, 3, "%02x", h[i]);
     tag[33] = '"';
     tag[34] = 0;
+    return RT_OK;
 }
 
 enum MHD_Result srv_route_ui(struct srv *s, struct MHD_Connection *c, const char *url)
@@ -143,7 +141,11 @@ enum MHD_Result srv_route_ui(struct srv *s, struct MHD_Connection *c, const char
     int immutable = !s->cfg.static_dir && strcmp(name, "index.html");
     unsigned int code = MHD_HTTP_OK;
     if (!immutable) {
-        etag_of(data, len, tag);
+        if (etag_of(data, len, tag) != RT_OK) {
+            free(owned);
+            rt_err_set(&err, RT_ENOMEM, "url", "out of memory");
+            return srv_reply_err(s, c, &err);
+        }
         const char *inm = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_NONE_MATCH);
         if (inm && strstr(inm, tag)) code = MHD_HTTP_NOT_MODIFIED;
     }
