@@ -14,6 +14,7 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,6 +99,32 @@ static int hex4_zero(const char *p, const char *end)
     return 1;
 }
 
+/* The length of the run from p (before end) of bytes that a JSON string
+ * holds as they are: printable ASCII but '"' and '\\'. Eight at a time
+ * (a submitted clip is hundreds of kB of them): a word with none of the
+ * others is skipped whole -- the byte tests (a byte below 0x20, equal to
+ * '"' or '\\', or 0x80 and up) find every such byte, and a word they flag
+ * is walked a byte at a time. */
+static size_t plain_run(const char *p, const char *end)
+{
+    const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+    const char *s = p;
+    while (end - p >= 8) {
+        uint64_t v, q, bs;
+        memcpy(&v, p, 8);
+        q = v ^ (ones * (unsigned char)'"');
+        bs = v ^ (ones * (unsigned char)'\\');
+        if ((((v - ones * 0x20) & ~v) | ((q - ones) & ~q) | ((bs - ones) & ~bs) | v) & high) break;
+        p += 8;
+    }
+    while (p < end) {
+        unsigned char c = (unsigned char)*p;
+        if (c < 0x20 || c == '"' || c == '\\' || c >= 0x80) break;
+        p++;
+    }
+    return (size_t)(p - s);
+}
+
 /* The raw scan: nesting depth outside strings; inside strings no raw
  * control character, no \u0000 and only valid UTF-8. Grammar is cJSON's
  * business; this only has to be right on what it refuses. */
@@ -121,6 +148,8 @@ static enum rt_status json_scan(const char *text, size_t len, const char *label,
         } else if (c == '"') {
             const char *start = p++;
             while (p < end && *p != '"') {
+                p += plain_run(p, end);
+                if (p >= end || *p == '"') break;
                 unsigned char d = (unsigned char)*p;
                 if (d < 0x20)
                     return json_fail(text, len, (size_t)(p - text), label, line_col, err,
@@ -256,8 +285,11 @@ enum rt_status srv_json_parse(const char *text, size_t len, const char *label, i
  * The scan has passed the text. */
 static size_t str_close(const char *t, size_t len, size_t i)
 {
-    for (i++; i < len && t[i] != '"'; i++)
+    for (i++; i < len; i++) {
+        i += plain_run(t + i, t + len);
+        if (i >= len || t[i] == '"') break;
         if (t[i] == '\\') i++;
+    }
     return i;
 }
 
@@ -334,6 +366,12 @@ static size_t json_unescape(char *t, size_t a, size_t b, int write, size_t *bad)
 {
     size_t r = a, w = a;
     while (r < b) {
+        size_t run = plain_run(t + r, t + b);
+        if (run) {
+            if (write && w != r) memmove(t + w, t + r, run);
+            w += run, r += run;
+            continue;
+        }
         if (t[r] != '\\') {
             if (write) t[w] = t[r];
             w++, r++;
