@@ -448,7 +448,7 @@ static void finish(void *arg)
         fps = a->out_fps;
     }
     if (a->npz) c->st = rtg_npz_format(robot, rows, n_rows, fps, &csv, &csv_len, &c->err);
-    else if (rtg_csv_format(a->no_header ? NULL : names, cols, rows, n_rows, &csv, &csv_len) != RT_OK)
+    else if (rtg_csv_format_on(r->pool, a->no_header ? NULL : names, cols, rows, n_rows, &csv, &csv_len) != RT_OK)
         c->st = rt_err_set(&c->err, RT_ENOMEM, c->name, "out of memory for the outputs");
     if (c->st != RT_OK) goto done;
     t2 = rt_now();

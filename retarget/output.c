@@ -9,6 +9,8 @@
 #include <string.h>
 #include <zip.h>
 
+#include "../base/mem.h"
+
 static const char *const root_cols[RT_ROOT_COLS] = {"root_x",  "root_y",  "root_z", "root_qx",
                                                     "root_qy", "root_qz", "root_qw"};
 
@@ -183,27 +185,27 @@ digits:
     return (int)(o - buf);
 }
 
-enum rt_status rtg_csv_format(const char *const *names, int cols, const float *state, int n_frames,
-                              char **out, size_t *len)
+/* The header row of names[0..cols) into b (nothing when names is NULL);
+ * returns the bytes written. */
+static size_t csv_header(char *b, const char *const *names, int cols)
 {
-    /* A value takes at most 15 bytes and its separator one. */
-    size_t cap = 1, used = 0;
-    for (int k = 0; names && k < cols; k++) cap += strlen(names[k]) + 1;
-    cap += (size_t)n_frames * (size_t)cols * 16 + 1;
-    char *b = malloc(cap);
-    *out = NULL;
-    *len = 0;
-    if (!b) return RT_ENOMEM;
-    if (names) {
-        for (int k = 0; k < cols; k++) {
-            size_t n = strlen(names[k]);
-            if (k) b[used++] = ',';
-            memcpy(b + used, names[k], n);
-            used += n;
-        }
-        b[used++] = '\n';
+    size_t used = 0;
+    for (int k = 0; names && k < cols; k++) {
+        size_t n = strlen(names[k]);
+        if (k) b[used++] = ',';
+        memcpy(b + used, names[k], n);
+        used += n;
     }
-    for (int t = 0; t < n_frames; t++) {
+    if (names) b[used++] = '\n';
+    return used;
+}
+
+/* Rows [t0, t1) of `state` as CSV into b; returns the bytes written (at
+ * most (t1 - t0) * cols * 16). */
+static size_t csv_rows(char *b, int cols, const float *state, int t0, int t1)
+{
+    size_t used = 0;
+    for (int t = t0; t < t1; t++) {
         const float *row = state + (size_t)t * (size_t)cols;
         for (int c = 0; c < cols; c++) {
             if (c) b[used++] = ',';
@@ -211,6 +213,71 @@ enum rt_status rtg_csv_format(const char *const *names, int cols, const float *s
         }
         b[used++] = '\n';
     }
+    return used;
+}
+
+/* The pieces of rtg_csv_format_on(): piece k's rows into buf[k]. */
+struct csv_pieces {
+    int cols, n_frames;
+    const float *state;
+    char **buf;
+    size_t *len;
+};
+
+static void csv_piece(void *ctx, int k)
+{
+    struct csv_pieces *p = ctx;
+    int t0 = k * RTG_CSV_PIECE_ROWS, t1 = t0 + RTG_CSV_PIECE_ROWS < p->n_frames ? t0 + RTG_CSV_PIECE_ROWS : p->n_frames;
+    p->buf[k] = malloc((size_t)(t1 - t0) * (size_t)p->cols * 16 + 1);
+    if (p->buf[k]) p->len[k] = csv_rows(p->buf[k], p->cols, p->state, t0, t1);
+}
+
+enum rt_status rtg_csv_format_on(struct rtg_pool *pool, const char *const *names, int cols, const float *state,
+                                 int n_frames, char **out, size_t *len)
+{
+    int np = (n_frames + RTG_CSV_PIECE_ROWS - 1) / RTG_CSV_PIECE_ROWS;
+    if (!pool || np < 2) return rtg_csv_format(names, cols, state, n_frames, out, len);
+    *out = NULL;
+    *len = 0;
+    struct csv_pieces p = {cols, n_frames, state, calloc((size_t)np, sizeof(char *)), calloc((size_t)np, sizeof(size_t))};
+    enum rt_status st = RT_ENOMEM;
+    if (p.buf && p.len) {
+        rtg_pool_for_idle(pool, np, csv_piece, &p);
+        size_t total = 0;
+        int ok = 1;
+        for (int k = 0; k < np; k++) ok &= p.buf[k] != NULL, total += p.len[k];
+        for (int k = 0; names && k < cols; k++) total += strlen(names[k]) + 1;
+        char *b = ok ? rt_alloc_large(total + 1, 16, NULL) : NULL;
+        if (b) {
+            size_t used = csv_header(b, names, cols);
+            for (int k = 0; k < np; k++) {
+                memcpy(b + used, p.buf[k], p.len[k]);
+                used += p.len[k];
+            }
+            *out = b;
+            *len = used;
+            st = RT_OK;
+        }
+    }
+    for (int k = 0; p.buf && k < np; k++) free(p.buf[k]);
+    free(p.buf);
+    free(p.len);
+    return st;
+}
+
+enum rt_status rtg_csv_format(const char *const *names, int cols, const float *state, int n_frames,
+                              char **out, size_t *len)
+{
+    /* A value takes at most 15 bytes and its separator one. */
+    size_t cap = 1;
+    for (int k = 0; names && k < cols; k++) cap += strlen(names[k]) + 1;
+    cap += (size_t)n_frames * (size_t)cols * 16 + 1;
+    char *b = rt_alloc_large(cap, 16, NULL);
+    *out = NULL;
+    *len = 0;
+    if (!b) return RT_ENOMEM;
+    size_t used = csv_header(b, names, cols);
+    used += csv_rows(b + used, cols, state, 0, n_frames);
     *out = b;
     *len = used;
     return RT_OK;

@@ -22,6 +22,7 @@
 
 #include "../kinematics/robot.h"
 #include "../base/status.h"
+#include "pool.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -45,6 +46,14 @@ enum rt_status rtg_csv_write(FILE *f, const char *const *names, int cols, const 
  * NUL-terminated; the caller frees it). RT_ENOMEM (then *out is NULL). */
 enum rt_status rtg_csv_format(const char *const *names, int cols, const float *state, int n_frames,
                               char **out, size_t *len);
+
+/* rtg_csv_format() of a long trajectory in pieces of RTG_CSV_PIECE_ROWS
+ * rows shared out with the workers of `pool` that have nothing else to do
+ * (rtg_pool_for_idle; NULL: this thread alone), then joined: the same
+ * bytes. */
+#define RTG_CSV_PIECE_ROWS 2048
+enum rt_status rtg_csv_format_on(struct rtg_pool *pool, const char *const *names, int cols, const float *state,
+                                 int n_frames, char **out, size_t *len);
 
 /* Writes the rows as a JSON array of arrays ([[x,y,..],[..]]). */
 void rtg_json_rows_write(FILE *f, int cols, const float *state, int n_frames);

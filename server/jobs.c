@@ -431,27 +431,30 @@ static void result_resp(struct srv *s, struct srv_req *r, int csv, struct srv_re
                    (long long)j.id, cols);
         goto done;
     }
+    double t_format = rt_now();
+    if (csv) {
+        /* The stored header names the columns (the robot may have changed);
+         * the rows formatted straight into the reply's buffer. */
+        const char **hdr = calloc((size_t)cols, sizeof *hdr);
+        int k = 0;
+        for (const cJSON *e = cols_json->child; hdr && e; e = e->next, k++)
+            hdr[k] = cJSON_IsString(e) ? e->valuestring : "";
+        enum rt_status fs = hdr ? rtg_csv_format(header ? hdr : NULL, cols, traj, frames, &text, &len) : RT_ENOMEM;
+        free(hdr);
+        if (fs != RT_OK) {
+            rt_err_set(&err, RT_ENOMEM, "result", "out of memory");
+            goto done;
+        }
+        srv_metrics_stage(&s->metrics, SRV_STAGE_FORMAT, rt_now() - t_format);
+        ok = 1;
+        goto done;
+    }
     FILE *f = open_memstream(&text, &len);
     if (!f) {
         rt_err_set(&err, RT_ENOMEM, "result", "out of memory");
         goto done;
     }
-    double t_format = rt_now();
-    if (csv) {
-        /* The stored header names the columns (the robot may have changed). */
-        const char **hdr = calloc((size_t)cols, sizeof *hdr);
-        int k = 0;
-        if (!hdr) {
-            fclose(f);
-            free(text);
-            rt_err_set(&err, RT_ENOMEM, "result", "out of memory");
-            goto done;
-        }
-        for (const cJSON *e = cols_json->child; e; e = e->next, k++)
-            hdr[k] = cJSON_IsString(e) ? e->valuestring : "";
-        rtg_csv_write(f, header ? hdr : NULL, cols, traj, frames, NULL);
-        free(hdr);
-    } else {
+    {
         char nbuf[sizeof j.name];
         cJSON *nm = cJSON_CreateString(utf8_text(j.name, nbuf, sizeof nbuf)), *rb = cJSON_CreateString(j.robot);
         char *nms = cJSON_PrintUnformatted(nm), *rbs = cJSON_PrintUnformatted(rb);

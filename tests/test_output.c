@@ -78,5 +78,35 @@ int main(void)
     fclose(f);
     CHECK_EQ_STR(mem, "[[1,-0.5,1.00000001e-07],[3.14159274,0,123456792]]");
     free(mem);
+
+    /* A long trajectory formatted in pieces on a pool: the bytes of the
+     * one-thread format, at every piece boundary and with or without the
+     * header; no pool, or too short for two pieces, is the same call. */
+    {
+        struct rtg_pool *pool = NULL;
+        struct rt_err err;
+        CHECK_EQ_INT(rtg_pool_create(3, &pool, &err), RT_OK);
+        static const int sizes[] = {0, 1, RTG_CSV_PIECE_ROWS - 1, RTG_CSV_PIECE_ROWS, 2 * RTG_CSV_PIECE_ROWS,
+                                    2 * RTG_CSV_PIECE_ROWS + 1, 7 * RTG_CSV_PIECE_ROWS + 13};
+        const int cols = 5, most = 7 * RTG_CSV_PIECE_ROWS + 13;
+        const char *hdr[5] = {"root_x", "q1", "q2", "q3", "q4"};
+        float *st = malloc(sizeof(float) * (size_t)most * cols);
+        for (int i = 0; st && i < most * cols; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            st[i] = (float)((double)(x % 2000001ull) / 1e5 - 10.0);
+        }
+        for (size_t s = 0; st && s < sizeof sizes / sizeof sizes[0]; s++)
+            for (int h = 0; h < 2; h++) {
+                char *a = NULL, *b = NULL;
+                size_t la = 0, lb = 0;
+                CHECK_EQ_INT(rtg_csv_format(h ? hdr : NULL, cols, st, sizes[s], &a, &la), RT_OK);
+                CHECK_EQ_INT(rtg_csv_format_on(pool, h ? hdr : NULL, cols, st, sizes[s], &b, &lb), RT_OK);
+                CHECK(a && b && la == lb && !memcmp(a, b, la));
+                free(a);
+                free(b);
+            }
+        free(st);
+        rtg_pool_free(pool);
+    }
     return test_report("test_output");
 }
