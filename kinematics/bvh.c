@@ -15,6 +15,7 @@
  * stated once in bvh.h. */
 #include "bvh.h"
 #include "rot.h"
+#include "../base/num.h"
 
 #include <assert.h>
 #include <cjson/cJSON.h>
@@ -142,6 +143,8 @@ static int eq_nocase(const char *a, const char *b)
  * take "nan", "inf" and hex floats, so the characters are checked first. */
 static int parse_number(const char *tok, double *out)
 {
+    size_t n = strlen(tok);
+    if (n && rt_decimal_fast(tok, tok + n, out) == n) return 1; /* strtod's bits, finite */
     const char *p = tok;
     if (*p == '+' || *p == '-') p++;
     if (!((*p >= '0' && *p <= '9') || *p == '.')) return 0;

@@ -9,56 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/num.h"
 #include "rot.h"
-
-/* A decimal number read exactly as strtod() reads it, when that needs no
- * more than one IEEE operation: [+-]digits[.digits][e[+-]digits] with at
- * most 15 significant digits and a decimal exponent within +-22 (both the
- * digits and the power of ten are then exact doubles, so one correctly
- * rounded multiplication or division gives strtod's bits: Clinger's fast
- * path). Returns the characters used, or 0 for anything else (the caller
- * falls back to strtod()). */
-static size_t parse_decimal_fast(const char *s, const char *end, double *v)
-{
-    static const double pow10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
-                                     1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-    const char *c = s;
-    unsigned long long m = 0;
-    int digits = 0, exp10 = 0, neg = 0, any = 0;
-    if (c < end && (*c == '-' || *c == '+')) neg = *c++ == '-';
-    while (c < end && *c == '0') c++, any = 1; /* leading zeros are not significant */
-    for (; c < end && *c >= '0' && *c <= '9'; c++, any = 1) {
-        if (++digits > 15) return 0;
-        m = m * 10 + (unsigned)(*c - '0');
-    }
-    if (c < end && *c == '.') {
-        c++;
-        if (!digits)
-            for (; c < end && *c == '0'; c++, any = 1) exp10--;
-        for (; c < end && *c >= '0' && *c <= '9'; c++, any = 1) {
-            if (++digits > 15) return 0;
-            m = m * 10 + (unsigned)(*c - '0');
-            exp10--;
-        }
-    }
-    if (!any) return 0;
-    if (c < end && (*c == 'e' || *c == 'E')) {
-        int eneg = 0, e = 0, ed = 0;
-        c++;
-        if (c < end && (*c == '-' || *c == '+')) eneg = *c++ == '-';
-        for (; c < end && *c >= '0' && *c <= '9'; c++, ed++)
-            if (e < 10000) e = e * 10 + (*c - '0');
-        if (!ed) return 0;
-        exp10 += eneg ? -e : e;
-    }
-    if (c < end && *c != ',' && *c != ' ' && *c != '\t' && *c != '\r' && *c != '\n') return 0;
-    double x = (double)m;
-    if (m == 0) exp10 = 0;
-    if (exp10 < -22 || exp10 > 22) return 0;
-    x = exp10 < 0 ? x / pow10[-exp10] : x * pow10[exp10];
-    *v = neg ? -x : x;
-    return (size_t)(c - s);
-}
 
 /* Parses one number of a CSV field starting at *p; advances past it and a
  * following comma. Returns 0 on a malformed field: anything but a plain
@@ -74,7 +26,10 @@ static int parse_field(const char **p, const char *end, double *v)
     size_t n = 0;
     while (s < end && (*s == ' ' || *s == '\t')) s++;
     if (s >= end || !(isdigit((unsigned char)*s) || *s == '-' || *s == '+' || *s == '.')) return 0;
-    size_t used = parse_decimal_fast(s, end, v);
+    size_t used = rt_decimal_fast(s, end, v);
+    if (used && s + used < end && s[used] != ',' && s[used] != ' ' && s[used] != '\t' && s[used] != '\r' &&
+        s[used] != '\n')
+        used = 0; /* more than the fast path reads: strtod's business (or an error) below */
     if (used) {
         s += used;
         while (s < end && (*s == ' ' || *s == '\t')) s++;
