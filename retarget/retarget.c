@@ -52,6 +52,7 @@
 #include <string.h>
 
 #include "../base/clock.h"
+#include "../base/mem.h"
 #include "../kinematics/capsule.h"
 #include "../kinematics/rot.h"
 #include "collide.h"
@@ -188,9 +189,11 @@ static enum rt_status source_alloc(struct source *s, int n_pts, int n_frames, in
         !rt_mul_size(n, 9 * sizeof(double), &rbytes))
         return rt_err_set(err, RT_ELIMIT, "source", "too many frames: %d", n_frames);
     s->names = calloc((size_t)n_pts, sizeof *s->names);
-    s->pos = malloc(bytes);
+    /* Every frame's points (and frames) once: megabytes for a long clip,
+     * on huge pages (base/mem.h). */
+    s->pos = rt_alloc_large(bytes, 16, NULL);
     if (with_rot) {
-        s->rot = malloc(rbytes);
+        s->rot = rt_alloc_large(rbytes, 16, NULL);
         s->rot0 = malloc((size_t)n_pts * 9 * sizeof(double));
     }
     if (!s->names || !s->pos || (with_rot && (!s->rot || !s->rot0))) {
@@ -1152,8 +1155,8 @@ static enum rt_status build_targets(const struct kin_robot *robot, const struct 
     M0 = malloc((size_t)robot->n_links * 9 * sizeof *M0);
     h = malloc((size_t)n * 2 * sizeof *h); /* both feet in the ground step */
     tmp = malloc((size_t)n * 2 * sizeof *tmp);
-    tp = malloc(b3);
-    tr = malloc(b9);
+    tp = rt_alloc_large(b3, 16, NULL);
+    tr = rt_alloc_large(b9, 16, NULL);
     contact = calloc((size_t)n * 2, 1);
     sw = malloc((size_t)n * 2 * sizeof *sw); /* each foot's share of swing (blend_swing) */
     if (!zstate || !P0 || !M0 || !h || !tmp || !tp || !tr || !contact || !sw) {
