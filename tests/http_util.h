@@ -153,6 +153,19 @@ static inline int batch_clips(long long id)
     return n;
 }
 
+/* A temporary folder /tmp/NAME.XXXXXX into dir[64] and the text of the
+ * real G1 reference trajectory (malloc'd); skips the test without either. */
+static inline char *ref_trajectory_in(char dir[64], const char *name)
+{
+    char path[512];
+    snprintf(dir, 64, "/tmp/%s.XXXXXX", name);
+    if (!mkdtemp(dir)) TEST_SKIP("no temporary folder");
+    snprintf(path, sizeof path, "%s/reference/g1/dance1_subject1.csv", test_data_dir());
+    char *ref = test_slurp(path, NULL);
+    if (!ref) TEST_SKIP("no ../shared/data/reference/g1 (set RT_SHARED_DATA)");
+    return ref;
+}
+
 /* A trajectory job onto the G1 named `name`: `rows` (G1 reference
  * trajectory CSV rows) written to DIR/NAME.csv and, with `ref`, solved
  * alone by `retarget solve` into DIR/ref/NAME.csv (a failed solve is a

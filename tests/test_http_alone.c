@@ -18,20 +18,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../retarget/batch.h"
 #include "http_util.h"
+#include "wrap_solve.h"
 
 #define BAD_FRAMES 127
 #define N_JOBS 4
 
-enum rt_status __real_rtg_batch_solve(struct rtg_batch_ws *ws, struct solver_backend *be, const struct kin_robot *robot,
-                                      const struct solver_options *opt, struct rtg_batch_item *items, int n,
-                                      void (*progress)(void *user, int lm_iter, int clips_done),
-                                      void *progress_user, struct rt_err *err);
-enum rt_status __wrap_rtg_batch_solve(struct rtg_batch_ws *ws, struct solver_backend *be, const struct kin_robot *robot,
-                                      const struct solver_options *opt, struct rtg_batch_item *items, int n,
-                                      void (*progress)(void *user, int lm_iter, int clips_done),
-                                      void *progress_user, struct rt_err *err);
 
 /* The solver calls seen: how many clips each held (the worker is one thread). */
 static int call_clips[64], n_calls;
@@ -59,11 +51,7 @@ int main(void)
     static const int frames[N_JOBS] = {100, BAD_FRAMES, 110, 120};
     long long ids[N_JOBS];
     struct srv_config cfg;
-    snprintf(dir, sizeof dir, "/tmp/test_http_alone.XXXXXX");
-    if (!mkdtemp(dir)) TEST_SKIP("no temporary folder");
-    snprintf(path, sizeof path, "%s/reference/g1/dance1_subject1.csv", test_data_dir());
-    char *ref = test_slurp(path, NULL);
-    if (!ref) TEST_SKIP("no ../shared/data/reference/g1 (set RT_SHARED_DATA)");
+    char *ref = ref_trajectory_in(dir, "test_http_alone");
     char *win[N_JOBS], *body[N_JOBS];
     for (int i = 0; i < N_JOBS; i++) {
         char name[16];

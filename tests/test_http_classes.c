@@ -23,20 +23,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../retarget/batch.h"
 #include "http_util.h"
+#include "wrap_solve.h"
 
 #define HOLD_FRAMES 100
 #define WAIT_MS 1000
 
-enum rt_status __real_rtg_batch_solve(struct rtg_batch_ws *ws, struct solver_backend *be, const struct kin_robot *robot,
-                                      const struct solver_options *opt, struct rtg_batch_item *items, int n,
-                                      void (*progress)(void *user, int lm_iter, int clips_done),
-                                      void *progress_user, struct rt_err *err);
-enum rt_status __wrap_rtg_batch_solve(struct rtg_batch_ws *ws, struct solver_backend *be, const struct kin_robot *robot,
-                                      const struct solver_options *opt, struct rtg_batch_item *items, int n,
-                                      void (*progress)(void *user, int lm_iter, int clips_done),
-                                      void *progress_user, struct rt_err *err);
 
 /* The solver calls seen (the worker is one thread): the clips each held. */
 static int call_clips[64];
@@ -93,11 +85,7 @@ int main(void)
 {
     char path[512];
     struct srv_config cfg;
-    snprintf(dir, sizeof dir, "/tmp/test_http_classes.XXXXXX");
-    if (!mkdtemp(dir)) TEST_SKIP("no temporary folder");
-    snprintf(path, sizeof path, "%s/reference/g1/dance1_subject1.csv", test_data_dir());
-    char *ref = test_slurp(path, NULL);
-    if (!ref) TEST_SKIP("no ../shared/data/reference/g1 (set RT_SHARED_DATA)");
+    char *ref = ref_trajectory_in(dir, "test_http_classes");
     /* hold, then short and long (scene 1), short2 and long2 (scene 2). */
     static const char *const names[5] = {"hold", "short", "long", "short2", "long2"};
     static const int from[5] = {0, 200, 400, 800, 1200}, frames[5] = {HOLD_FRAMES, 50, 200, 50, 200};
