@@ -112,7 +112,7 @@ int main(void)
     long long hold = submit_body(body[0]);
     wait_holding();
     long long sh = submit_body(body[1]), lo = submit_body(body[2]);
-    usleep((WAIT_MS + 300) * 1000);
+    usleep((WAIT_MS + 500) * 1000);
     atomic_store(&release_hold, 1);
     check_job(sh, "short", 2);
     check_job(lo, "long", 2);
@@ -124,7 +124,7 @@ int main(void)
     long long hold2 = submit_body(body[0]);
     wait_holding();
     long long sh2 = submit_body(body[3]);
-    usleep((WAIT_MS + 300) * 1000);
+    usleep((WAIT_MS + 500) * 1000);
     long long lo2 = submit_body(body[4]);
     atomic_store(&release_hold, 1);
     check_job(sh2, "short2", 1);
