@@ -6,6 +6,7 @@
 #include "store.h"
 
 #include <assert.h>
+#include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <sqlite3.h>
@@ -161,8 +162,9 @@ struct store {
     sqlite3 *cdb;
     pthread_t ckpt;
     int ckpt_started, ckpt_stop;
+    unsigned wal_restarts; /* the WAL restarts so far (under cmu; wcv signals each) */
     pthread_mutex_t cmu;
-    pthread_cond_t ccv;
+    pthread_cond_t ccv, wcv;
     int version;
     int sync_full; /* store_set_sync(): the writer's PRAGMA synchronous is FULL */
 };
@@ -340,8 +342,14 @@ static void *checkpointer_main(void *arg)
         int force = n_log >= STORE_WAL_FORCE_FRAMES;
         if (n_log >= STORE_WAL_RESTART_FRAMES && (n_done == n_log || force)) {
             sqlite3_busy_timeout(s->cdb, force ? STORE_BUSY_MS : STORE_RESTART_WAIT_MS);
-            (void)sqlite3_wal_checkpoint_v2(s->cdb, NULL, SQLITE_CHECKPOINT_RESTART, &n_log, &n_done);
+            int rc = sqlite3_wal_checkpoint_v2(s->cdb, NULL, SQLITE_CHECKPOINT_RESTART, &n_log, &n_done);
             sqlite3_busy_timeout(s->cdb, STORE_BUSY_MS);
+            if (rc == SQLITE_OK) {
+                pthread_mutex_lock(&s->cmu);
+                s->wal_restarts++;
+                pthread_cond_broadcast(&s->wcv); /* a writer held by wal_hook goes on */
+                pthread_mutex_unlock(&s->cmu);
+            }
         }
         pthread_mutex_lock(&s->cmu);
     }
@@ -349,9 +357,37 @@ static void *checkpointer_main(void *arg)
     return NULL;
 }
 
+/* The writer's commit hook (sqlite3_wal_hook: after the commit, its lock
+ * released). A WAL past STORE_WAL_RESTART_FRAMES wakes the checkpointer at
+ * once rather than at its next pass. One past STORE_WAL_FORCE_FRAMES, which
+ * the passes have not kept up with, holds the writer here until the
+ * checkpointer has restarted it (at most STORE_BUSY_MS): a writer faster
+ * than the passes (1 MB inserts back to back, 60 MB between two passes)
+ * would otherwise take the WAL past any bound while a pass copies. */
+static int wal_hook(void *arg, sqlite3 *db, const char *name, int frames)
+{
+    struct store *s = arg;
+    (void)db;
+    (void)name;
+    if (frames < STORE_WAL_RESTART_FRAMES) return SQLITE_OK;
+    pthread_mutex_lock(&s->cmu);
+    pthread_cond_signal(&s->ccv);
+    if (frames >= STORE_WAL_FORCE_FRAMES) {
+        unsigned epoch = s->wal_restarts;
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += STORE_BUSY_MS / 1000;
+        while (s->wal_restarts == epoch && !s->ckpt_stop)
+            if (pthread_cond_timedwait(&s->wcv, &s->cmu, &ts) == ETIMEDOUT) break;
+    }
+    pthread_mutex_unlock(&s->cmu);
+    return SQLITE_OK;
+}
+
 /* Moves checkpoints off the writer (wal_autocheckpoint 0 there) onto a
- * thread of their own; where that cannot start, the writer checkpoints as
- * SQLite does by default. */
+ * thread of their own, woken by the writer's commits past the restart
+ * size; where that cannot start, the writer checkpoints as SQLite does by
+ * default. */
 static void checkpointer_start(struct store *s, const char *path)
 {
     /* The connection learns that the file is in WAL mode when it first
@@ -368,6 +404,7 @@ static void checkpointer_start(struct store *s, const char *path)
     if (pthread_create(&s->ckpt, NULL, checkpointer_main, s)) return;
     s->ckpt_started = 1;
     sqlite3_exec(s->db, "PRAGMA wal_autocheckpoint = 0", NULL, NULL, NULL);
+    sqlite3_wal_hook(s->db, wal_hook, s); /* after: the pragma sets a hook of its own */
 }
 
 /* Opens a connection to `path` (flags, and FULLMUTEX) with the store's
@@ -398,6 +435,7 @@ enum rt_status store_open_at(const char *path, int version, struct store **out, 
     pthread_cond_init(&s->gcv, NULL);
     pthread_mutex_init(&s->cmu, NULL);
     pthread_cond_init(&s->ccv, NULL);
+    pthread_cond_init(&s->wcv, NULL);
     s->g_tail = &s->g_head;
     if ((st = conn_open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, &s->db, err)) != RT_OK) goto fail;
     if ((st = exec(s, "PRAGMA journal_mode = WAL", err, path)) != RT_OK ||
@@ -453,12 +491,14 @@ void store_close(struct store *s)
         pthread_mutex_lock(&s->cmu);
         s->ckpt_stop = 1;
         pthread_cond_signal(&s->ccv);
+        pthread_cond_broadcast(&s->wcv);
         pthread_mutex_unlock(&s->cmu);
         pthread_join(s->ckpt, NULL);
     }
     sqlite3_close_v2(s->cdb);
     pthread_mutex_destroy(&s->cmu);
     pthread_cond_destroy(&s->ccv);
+    pthread_cond_destroy(&s->wcv);
     for (int i = 0; i < STORE_READERS; i++) sqlite3_close_v2(s->rdb[i]);
     sqlite3_close_v2(s->db);
     pthread_mutex_destroy(&s->rmu);
