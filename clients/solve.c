@@ -297,7 +297,7 @@ static void build(void *ctx, int i)
     struct clip *c = &r->clips[i];
     double t0 = rt_now();
     if (c->st != RT_OK) return;
-    c->st = rtg_job_build(r->robot, &c->plan, &c->t_store, &c->err);
+    c->st = rtg_job_build_on(r->pool, r->robot, &c->plan, &c->t_store, &c->err);
     c->t[ST_TARGETS] = rt_now() - t0;
     if (c->st == RT_OK) c->t_frames = c->t_store.n_frames;
     rtg_job_plan_free(&c->plan);

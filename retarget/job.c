@@ -279,17 +279,23 @@ fail:
 enum rt_status rtg_job_build(const struct kin_robot *robot, const struct rtg_job_plan *plan,
                              struct rtg_targets *t, struct rt_err *err)
 {
+    return rtg_job_build_on(NULL, robot, plan, t, err);
+}
+
+enum rt_status rtg_job_build_on(struct rtg_pool *pool, const struct kin_robot *robot, const struct rtg_job_plan *plan,
+                                struct rtg_targets *t, struct rt_err *err)
+{
     enum rt_status st;
     atomic_fetch_add(&n_builds, 1);
     if (plan->source_kind == RTG_SRC_BVH)
-        st = rtg_targets_from_clip(robot, plan->clip, plan->profile, t, err);
+        st = rtg_targets_from_clip_on(pool, robot, plan->clip, plan->profile, t, err);
     else if (plan->source_kind == RTG_SRC_JOINTS)
         st = rtg_targets_from_joints(robot, plan->joints, plan->clip, plan->frame_time, plan->profile, t, err);
     else if (plan->profile)
         st = rtg_targets_from_robot_traj(robot, plan->source_robot, plan->states, plan->n_frames,
                                          plan->frame_time, plan->profile, t, err);
     else
-        st = rtg_targets_from_traj(plan->source_robot, plan->states, plan->n_frames, plan->frame_time, robot, t,
+        st = rtg_targets_from_traj(pool, plan->source_robot, plan->states, plan->n_frames, plan->frame_time, robot, t,
                                    err);
     if (st == RT_OK && ((st = rtg_targets_collide(t, robot, plan->collide_margin, plan->collide_weight,
                                                        plan->ground_weight, err)) != RT_OK ||

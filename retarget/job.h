@@ -131,6 +131,11 @@ void rtg_job_plan_drop_source(struct rtg_job_plan *plan);
  * On failure `t` is zeroed. */
 enum rt_status rtg_job_build(const struct kin_robot *robot, const struct rtg_job_plan *plan,
                              struct rtg_targets *t, struct rt_err *err);
+/* rtg_job_build() with a long source's per-frame work (a BVH clip's poses,
+ * a trajectory's forward kinematics) shared out with the idle workers of
+ * `pool` (NULL: this thread alone). The same bits. */
+enum rt_status rtg_job_build_on(struct rtg_pool *pool, const struct kin_robot *robot, const struct rtg_job_plan *plan,
+                                struct rtg_targets *t, struct rt_err *err);
 
 /* After the solve: with `lift`, puts the feet on the ground
  * (rtg_targets_ground_lift()'s rule) and then measures the quality and

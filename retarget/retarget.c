@@ -47,6 +47,7 @@
 #include "retarget.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -420,13 +421,43 @@ enum rt_status rtg_source_units_joints(const struct kin_joints *jp, const struct
                         u, err);
 }
 
+/* The clip's frames' global poses in pieces of SOURCE_PIECE frames
+ * (rtg_pool_for_idle): each frame is its own, so the pieces give the bits
+ * of one loop. */
+#define SOURCE_PIECE 256
+struct source_pieces {
+    const struct kin_clip *clip;
+    const struct kin_bvh_convert *conv;
+    struct source *s;
+    int n_all, n_frames;
+    atomic_int failed;
+};
+
+static void source_piece(void *ctx, int k)
+{
+    struct source_pieces *sp = ctx;
+    struct source *s = sp->s;
+    int f0 = k * SOURCE_PIECE, f1 = f0 + SOURCE_PIECE < sp->n_frames ? f0 + SOURCE_PIECE : sp->n_frames;
+    double *rot = s->rot ? NULL : malloc((size_t)sp->n_all * 9 * sizeof(double)); /* rotations not kept */
+    if (!s->rot && !rot) {
+        atomic_store(&sp->failed, 1);
+        return;
+    }
+    for (int f = f0; f < f1; f++) {
+        double *fr = s->rot ? s->rot + (size_t)f * (size_t)sp->n_all * 9 : rot;
+        kin_clip_global(sp->clip, f, sp->conv, s->pos + (size_t)f * (size_t)sp->n_all * 3, fr);
+    }
+    free(rot);
+}
+
 /* The source of `clip` through `p`: every frame, or with max_frames > 0 at
- * most that many (the job plan's checks need only the first ones). */
-static enum rt_status source_from_clip(const struct kin_clip *clip, const struct rtg_profile *p,
-                                       int max_frames, struct source *s, struct rt_err *err)
+ * most that many (the job plan's checks need only the first ones); the
+ * frames' poses shared out with `pool`'s idle workers (NULL: this thread). */
+static enum rt_status source_from_clip(struct rtg_pool *pool, const struct kin_clip *clip,
+                                       const struct rtg_profile *p, int max_frames, struct source *s,
+                                       struct rt_err *err)
 {
     struct kin_bvh_convert conv;
-    double *rot = NULL;
     int n_all = clip->n_joints + clip->n_end_sites;
     enum rt_status st;
     if (clip->n_frames < 1)
@@ -442,14 +473,12 @@ static enum rt_status source_from_clip(const struct kin_clip *clip, const struct
     s->units = units;
     s->frame_time = clip->frame_time;
     for (int j = 0; j < n_all; j++) s->names[j] = clip->joints[j].name;
-    rot = malloc((size_t)n_all * 9 * sizeof(double));
-    if (!rot) {
+    struct source_pieces sp = {clip, &conv, s, n_all, n_frames, 0};
+    atomic_init(&sp.failed, 0);
+    rtg_pool_for_idle(pool, (n_frames + SOURCE_PIECE - 1) / SOURCE_PIECE, source_piece, &sp);
+    if (atomic_load(&sp.failed)) {
         source_free(s);
         return rt_err_set(err, RT_ENOMEM, "source", "out of memory");
-    }
-    for (int f = 0; f < n_frames; f++) {
-        double *fr = s->rot ? s->rot + (size_t)f * (size_t)n_all * 9 : rot;
-        kin_clip_global(clip, f, &conv, s->pos + (size_t)f * (size_t)n_all * 3, fr);
     }
     hold_calibration_frames(s);
     /* The rest pose has identity rotations (bvh.h), and so has its
@@ -458,7 +487,6 @@ static enum rt_status source_from_clip(const struct kin_clip *clip, const struct
         double *m = s->rot0 + 9 * j;
         for (int i = 0; i < 9; i++) m[i] = (i % 4 == 0);
     }
-    free(rot);
     return RT_OK;
 }
 
@@ -937,7 +965,7 @@ enum rt_status rtg_targets_check_clip(const struct kin_robot *robot, const struc
     double want = RTG_CALIB_WINDOW_S / dt + 3.0;
     int head = want < (double)clip->n_frames ? (int)want : clip->n_frames;
     memset(&s, 0, sizeof s);
-    if ((st = source_from_clip(clip, profile, head, &s, err))) return st;
+    if ((st = source_from_clip(NULL, clip, profile, head, &s, err))) return st;
     st = check_targets(robot, &s, clip->n_frames, profile, err);
     source_free(&s);
     return st;
@@ -1511,6 +1539,13 @@ enum rt_status rtg_targets_from_clip(const struct kin_robot *robot, const struct
                                      const struct rtg_profile *profile, struct rtg_targets *t,
                                      struct rt_err *err)
 {
+    return rtg_targets_from_clip_on(NULL, robot, clip, profile, t, err);
+}
+
+enum rt_status rtg_targets_from_clip_on(struct rtg_pool *pool, const struct kin_robot *robot,
+                                        const struct kin_clip *clip, const struct rtg_profile *profile,
+                                        struct rtg_targets *t, struct rt_err *err)
+{
     struct rtg_profile *picked = NULL;
     struct source s;
     enum rt_status st;
@@ -1528,7 +1563,7 @@ enum rt_status rtg_targets_from_clip(const struct kin_robot *robot, const struct
                         "profile '%s' maps a robot trajectory, not a BVH clip", RT_QUOTE(profile->name));
         goto fail;
     }
-    if ((st = source_from_clip(clip, profile, 0, &s, err))) goto fail;
+    if ((st = source_from_clip(pool, clip, profile, 0, &s, err))) goto fail;
     st = build_targets(robot, &s, profile, t, err);
     if (st == RT_OK) t->units = s.units;
 fail:

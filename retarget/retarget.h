@@ -17,6 +17,7 @@
 #include "../kinematics/robot.h"
 #include "../base/status.h"
 #include "../solver/backend.h"
+#include "pool.h"
 #include "targets.h"
 
 #ifdef __cplusplus
@@ -80,6 +81,12 @@ enum rt_status rtg_source_units_joints(const struct kin_joints *jp, const struct
 enum rt_status rtg_targets_from_clip(const struct kin_robot *robot, const struct kin_clip *clip,
                                      const struct rtg_profile *profile, struct rtg_targets *t,
                                      struct rt_err *err);
+/* rtg_targets_from_clip() with the per-frame poses of a long clip shared
+ * out, in pieces of frames, with the idle workers of `pool`
+ * (rtg_pool_for_idle; NULL: this thread alone). The same bits. */
+enum rt_status rtg_targets_from_clip_on(struct rtg_pool *pool, const struct kin_robot *robot,
+                                        const struct kin_clip *clip, const struct rtg_profile *profile,
+                                        struct rtg_targets *t, struct rt_err *err);
 
 /* The job plan's checks (retarget/job.c): every way rtg_targets_from_clip()
  * or rtg_targets_from_robot_traj() with the same arguments can fail for

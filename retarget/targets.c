@@ -4,6 +4,7 @@
 #include "targets.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -132,14 +133,50 @@ enum rt_status rtg_targets_velocity_limits(struct rtg_targets *t, const struct k
 #define RTG_TRAJ_REST_SCALE 0.1f
 #define RTG_TRAJ_ROT_WEIGHT 0.3f
 
-enum rt_status rtg_targets_from_traj(const struct kin_robot *src, const double *states,
+/* The frames of rtg_targets_from_traj() in pieces of TRAJ_PIECE. */
+#define TRAJ_PIECE 256
+struct traj_pieces {
+    const struct kin_robot *src;
+    const double *states;
+    int n_frames, n;
+    const int *src_link;
+    struct rtg_targets *t;
+    atomic_int failed;
+};
+
+static void traj_piece(void *ctx, int k)
+{
+    struct traj_pieces *tp = ctx;
+    const struct kin_robot *src = tp->src;
+    struct rtg_targets *t = tp->t;
+    int f0 = k * TRAJ_PIECE, f1 = f0 + TRAJ_PIECE < tp->n_frames ? f0 + TRAJ_PIECE : tp->n_frames, n = tp->n;
+    int cols = RT_ROOT_COLS + src->n_dof;
+    double *pos = malloc((size_t)src->n_links * 3 * sizeof(double));
+    double *rot = malloc((size_t)src->n_links * 9 * sizeof(double));
+    for (int f = f0; pos && rot && f < f1; f++) {
+        kin_fk(src, tp->states + (size_t)f * (size_t)cols, pos, rot);
+        for (int k2 = 0; k2 < n; k2++) {
+            size_t i = (size_t)f * (size_t)n + (size_t)k2;
+            double q[4];
+            for (int c = 0; c < 3; c++) t->pos[3 * i + c] = (float)pos[3 * tp->src_link[k2] + c];
+            kin_mat_to_quat(rot + 9 * tp->src_link[k2], q);
+            for (int c = 0; c < 4; c++) t->rot[4 * i + c] = (float)q[c];
+            t->wpos[i] = 1.0f;
+            t->wrot[i] = RTG_TRAJ_ROT_WEIGHT;
+        }
+    }
+    if (!pos || !rot) atomic_store(&tp->failed, 1);
+    free(pos);
+    free(rot);
+}
+
+enum rt_status rtg_targets_from_traj(struct rtg_pool *pool, const struct kin_robot *src, const double *states,
                                      int n_frames, double frame_time,
                                      const struct kin_robot *dst, struct rtg_targets *t,
                                      struct rt_err *err)
 {
     int src_link[RTG_MAX_TARGETS], dst_link[RTG_MAX_TARGETS], n = 0;
     char missing[1024] = "";
-    double *pos = NULL, *rot = NULL;
     enum rt_status st;
     const char *const *ids = kin_robot_identity_links();
     for (int i = 0; ids[i]; i++) {
@@ -170,32 +207,13 @@ enum rt_status rtg_targets_from_traj(const struct kin_robot *src, const double *
     }
     for (int j = 0; j < dst->n_dof; j++) t->w_rest[j] *= RTG_TRAJ_REST_SCALE;
     memcpy(t->target_link, dst_link, (size_t)n * sizeof(int));
-    pos = malloc((size_t)src->n_links * 3 * sizeof(double));
-    rot = malloc((size_t)src->n_links * 9 * sizeof(double));
-    if (!pos || !rot) {
-        st = rt_err_set(err, RT_ENOMEM, "targets", "out of memory");
-        goto fail;
-    }
-    int cols = RT_ROOT_COLS + src->n_dof;
-    for (int f = 0; f < n_frames; f++) {
-        kin_fk(src, states + (size_t)f * (size_t)cols, pos, rot);
-        for (int k = 0; k < n; k++) {
-            size_t i = (size_t)f * (size_t)n + (size_t)k;
-            double q[4];
-            for (int c = 0; c < 3; c++) t->pos[3 * i + c] = (float)pos[3 * src_link[k] + c];
-            kin_mat_to_quat(rot + 9 * src_link[k], q);
-            for (int c = 0; c < 4; c++) t->rot[4 * i + c] = (float)q[c];
-            t->wpos[i] = 1.0f;
-            t->wrot[i] = RTG_TRAJ_ROT_WEIGHT;
-        }
+    struct traj_pieces tp = {src, states, n_frames, n, src_link, t, 0};
+    atomic_init(&tp.failed, 0);
+    rtg_pool_for_idle(pool, (n_frames + TRAJ_PIECE - 1) / TRAJ_PIECE, traj_piece, &tp);
+    if (atomic_load(&tp.failed)) {
+        rtg_targets_free(t);
+        return rt_err_set(err, RT_ENOMEM, "targets", "out of memory");
     }
     kin_robot_identity_feet(dst, t->foot_link);
-    free(pos);
-    free(rot);
     return RT_OK;
-fail:
-    free(pos);
-    free(rot);
-    rtg_targets_free(t);
-    return st;
 }

@@ -10,6 +10,7 @@
 #include "../kinematics/capsule.h"
 #include "../kinematics/robot.h"
 #include "../base/status.h"
+#include "pool.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -115,8 +116,11 @@ void rtg_targets_default_weights(struct rtg_targets *t, const struct kin_robot *
 /* Targets for robot `dst` from a trajectory of robot `src` (FK in double of
  * every frame): the identity mapping's links that exist in both robots, each
  * tracked in position and orientation with weight 1, plus default weights.
- * RT_ENOTFOUND naming the missing links when fewer than 2 links match. */
-enum rt_status rtg_targets_from_traj(const struct kin_robot *src, const double *states,
+ * RT_ENOTFOUND naming the missing links when fewer than 2 links match.
+ * The frames' forward kinematics go in pieces of frames to the idle
+ * workers of `pool` (rtg_pool_for_idle; NULL: this thread alone): the same
+ * bits. */
+enum rt_status rtg_targets_from_traj(struct rtg_pool *pool, const struct kin_robot *src, const double *states,
                                      int n_frames, double frame_time,
                                      const struct kin_robot *dst, struct rtg_targets *t,
                                      struct rt_err *err);

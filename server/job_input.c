@@ -51,7 +51,7 @@ void srv_job_spec(struct srv *s, const char *robot_name, const struct kin_robot 
     spec->profile_hint = "name a profile";
 }
 
-enum rt_status srv_job_build(struct srv *s, const struct store_job *j,
+enum rt_status srv_job_build(struct srv *s, struct rtg_pool *pool, const struct store_job *j,
                              const struct kin_robot *robot, struct srv_job_input *in,
                              struct rt_err *err)
 {
@@ -79,7 +79,7 @@ enum rt_status srv_job_build(struct srv *s, const struct store_job *j,
      * stored before plans were (schema version 4) is planned here. */
     st = j->plan ? rtg_job_plan_load(&spec, j->plan, &plan, err) : rtg_job_plan(&spec, &plan, err);
     if (st != RT_OK) goto done;
-    if ((st = rtg_job_build(robot, &plan, &in->t, err)) != RT_OK) goto done;
+    if ((st = rtg_job_build_on(pool, robot, &plan, &in->t, err)) != RT_OK) goto done;
     in->opt = plan.opt;
     /* The profile used: a named one's name as the client gave it (an
      * upload's JSON may call itself otherwise), else the plan's. */
@@ -108,7 +108,7 @@ enum rt_status srv_job_series(struct srv *s, const struct store_job *j, const fl
                         j->robot, cols, RT_ROOT_COLS + robot->n_dof);
         goto done;
     }
-    if ((st = srv_job_build(s, j, robot, &in, err)) != RT_OK) goto done;
+    if ((st = srv_job_build(s, NULL, j, robot, &in, err)) != RT_OK) goto done;
     cJSON *o = rtg_quality_series_json(robot, &in.t, traj, frames);
     *json = o ? cJSON_PrintUnformatted(o) : NULL;
     cJSON_Delete(o);

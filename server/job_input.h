@@ -50,9 +50,10 @@ struct srv_job_input {
 
 /* Builds `in` for job `j` (with its clip and plan) on `robot`: the stored
  * plan read back (a job stored before plans were is planned here), then
- * the targets built once. On failure `in` is zeroed and `err` names what
- * and where. */
-enum rt_status srv_job_build(struct srv *s, const struct store_job *j,
+ * the targets built once, a long source's frames shared out with the idle
+ * workers of `pool` (NULL: this thread alone). On failure `in` is zeroed
+ * and `err` names what and where. */
+enum rt_status srv_job_build(struct srv *s, struct rtg_pool *pool, const struct store_job *j,
                              const struct kin_robot *robot, struct srv_job_input *in,
                              struct rt_err *err);
 /* Frees what srv_job_build put in `in` and zeroes it; safe on a zeroed or

@@ -589,7 +589,7 @@ static void build_job(void *arg, int i)
         b->ok = 0;
         return;
     }
-    if (srv_job_build(bc->q->s, &b->j, bc->robot, &b->in, &b->err) != RT_OK) b->ok = 0;
+    if (srv_job_build(bc->q->s, bc->q->pool, &b->j, bc->robot, &b->in, &b->err) != RT_OK) b->ok = 0;
     free(b->j.clip); /* the targets are built; the text is not needed */
     b->j.clip = NULL;
     srv_metrics_stage(&bc->q->s->metrics, SRV_STAGE_TARGETS, rt_now() - t0);
