@@ -227,7 +227,8 @@ struct csv_pieces {
 static void csv_piece(void *ctx, int k)
 {
     struct csv_pieces *p = ctx;
-    int t0 = k * RTG_CSV_PIECE_ROWS, t1 = t0 + RTG_CSV_PIECE_ROWS < p->n_frames ? t0 + RTG_CSV_PIECE_ROWS : p->n_frames;
+    int t0, t1;
+    rtg_pool_piece(k, RTG_CSV_PIECE_ROWS, p->n_frames, &t0, &t1);
     p->buf[k] = malloc((size_t)(t1 - t0) * (size_t)p->cols * 16 + 1);
     if (p->buf[k]) p->len[k] = csv_rows(p->buf[k], p->cols, p->state, t0, t1);
 }
@@ -235,7 +236,7 @@ static void csv_piece(void *ctx, int k)
 enum rt_status rtg_csv_format_on(struct rtg_pool *pool, const char *const *names, int cols, const float *state,
                                  int n_frames, char **out, size_t *len)
 {
-    int np = (n_frames + RTG_CSV_PIECE_ROWS - 1) / RTG_CSV_PIECE_ROWS;
+    int np = rtg_pool_pieces(n_frames, RTG_CSV_PIECE_ROWS);
     if (!pool || np < 2) return rtg_csv_format(names, cols, state, n_frames, out, len);
     *out = NULL;
     *len = 0;

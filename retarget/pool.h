@@ -52,6 +52,18 @@ void rtg_pool_for(struct rtg_pool *p, int n, void (*fn)(void *ctx, int i), void 
  * (a clip's quality across its frames) without holding the others up. */
 void rtg_pool_for_idle(struct rtg_pool *p, int n, void (*fn)(void *ctx, int i), void *ctx);
 
+/* A clip's frames in pieces for rtg_pool_for_idle: RTG_POOL_PIECE frames a
+ * piece (a few hundred microseconds of work, so that idle workers can take
+ * a share of a long clip), how many pieces n frames make, and piece k's
+ * frames [*f0, *f1). */
+#define RTG_POOL_PIECE 256
+static inline int rtg_pool_pieces(int n, int size) { return (n + size - 1) / size; }
+static inline void rtg_pool_piece(int k, int size, int n, int *f0, int *f1)
+{
+    *f0 = k * size;
+    *f1 = *f0 + size < n ? *f0 + size : n;
+}
+
 /* A group of queued tasks that can be waited for. */
 struct rtg_pool_group {
     int pending;

@@ -381,11 +381,8 @@ const char *rtg_quality_filter_name(int bit)
  * every frame's figures and penetration; the frames the lift raises are
  * evaluated again. The lift's and the figures' arithmetic is that of
  * a lift followed by a separate pass, bit for bit. */
-/* Frames per piece of a clip's figures shared out on the pool. */
-#define QUALITY_CHUNK 256
-
 /* The first pass of figures() over a clip's frames, in pieces of
- * QUALITY_CHUNK frames (rtg_pool_for_idle): each frame's figures go to its
+ * RTG_POOL_PIECE frames (rtg_pool_for_idle): each frame's figures go to its
  * own slots, so the pieces give the bits of one pass in frame order. */
 struct fig_chunks {
     const struct kin_robot *r;
@@ -402,7 +399,8 @@ static void fig_chunk(void *ctx, int k)
 {
     struct fig_chunks *c = ctx;
     const struct kin_robot *r = c->r;
-    int f0 = k * QUALITY_CHUNK, f1 = f0 + QUALITY_CHUNK < c->n_frames ? f0 + QUALITY_CHUNK : c->n_frames;
+    int f0, f1;
+    rtg_pool_piece(k, RTG_POOL_PIECE, c->n_frames, &f0, &f1);
     double *x = malloc((size_t)c->cols * sizeof *x), *lp = malloc((size_t)r->n_links * 3 * sizeof *lp);
     double *lr = malloc((size_t)r->n_links * 9 * sizeof *lr);
     struct frame_extra ex = *c->ex; /* the shared per-frame arrays, a scratch of its own */
@@ -467,7 +465,7 @@ static enum rt_status figures(const struct kin_robot *r, const struct rtg_target
     }
     struct fig_chunks fc = {r, t, state, n_frames, cols, sole, ep, er, foot, pen, &ex, 0};
     atomic_init(&fc.failed, 0);
-    rtg_pool_for_idle(pool, (n_frames + QUALITY_CHUNK - 1) / QUALITY_CHUNK, fig_chunk, &fc); /* NULL: this thread */
+    rtg_pool_for_idle(pool, rtg_pool_pieces(n_frames, RTG_POOL_PIECE), fig_chunk, &fc); /* NULL: this thread */
     if (atomic_load(&fc.failed)) {
         st = RT_ENOMEM;
         goto fail;

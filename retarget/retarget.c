@@ -421,10 +421,9 @@ enum rt_status rtg_source_units_joints(const struct kin_joints *jp, const struct
                         u, err);
 }
 
-/* The clip's frames' global poses in pieces of SOURCE_PIECE frames
+/* The clip's frames' global poses in pieces of RTG_POOL_PIECE frames
  * (rtg_pool_for_idle): each frame is its own, so the pieces give the bits
  * of one loop. */
-#define SOURCE_PIECE 256
 struct source_pieces {
     const struct kin_clip *clip;
     const struct kin_bvh_convert *conv;
@@ -437,7 +436,8 @@ static void source_piece(void *ctx, int k)
 {
     struct source_pieces *sp = ctx;
     struct source *s = sp->s;
-    int f0 = k * SOURCE_PIECE, f1 = f0 + SOURCE_PIECE < sp->n_frames ? f0 + SOURCE_PIECE : sp->n_frames;
+    int f0, f1;
+    rtg_pool_piece(k, RTG_POOL_PIECE, sp->n_frames, &f0, &f1);
     double *rot = s->rot ? NULL : malloc((size_t)sp->n_all * 9 * sizeof(double)); /* rotations not kept */
     if (!s->rot && !rot) {
         atomic_store(&sp->failed, 1);
@@ -475,7 +475,7 @@ static enum rt_status source_from_clip(struct rtg_pool *pool, const struct kin_c
     for (int j = 0; j < n_all; j++) s->names[j] = clip->joints[j].name;
     struct source_pieces sp = {clip, &conv, s, n_all, n_frames, 0};
     atomic_init(&sp.failed, 0);
-    rtg_pool_for_idle(pool, (n_frames + SOURCE_PIECE - 1) / SOURCE_PIECE, source_piece, &sp);
+    rtg_pool_for_idle(pool, rtg_pool_pieces(n_frames, RTG_POOL_PIECE), source_piece, &sp);
     if (atomic_load(&sp.failed)) {
         source_free(s);
         return rt_err_set(err, RT_ENOMEM, "source", "out of memory");

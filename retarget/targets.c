@@ -133,8 +133,7 @@ enum rt_status rtg_targets_velocity_limits(struct rtg_targets *t, const struct k
 #define RTG_TRAJ_REST_SCALE 0.1f
 #define RTG_TRAJ_ROT_WEIGHT 0.3f
 
-/* The frames of rtg_targets_from_traj() in pieces of TRAJ_PIECE. */
-#define TRAJ_PIECE 256
+/* The frames of rtg_targets_from_traj() in pieces of RTG_POOL_PIECE. */
 struct traj_pieces {
     const struct kin_robot *src;
     const double *states;
@@ -149,7 +148,8 @@ static void traj_piece(void *ctx, int k)
     struct traj_pieces *tp = ctx;
     const struct kin_robot *src = tp->src;
     struct rtg_targets *t = tp->t;
-    int f0 = k * TRAJ_PIECE, f1 = f0 + TRAJ_PIECE < tp->n_frames ? f0 + TRAJ_PIECE : tp->n_frames, n = tp->n;
+    int f0, f1, n = tp->n;
+    rtg_pool_piece(k, RTG_POOL_PIECE, tp->n_frames, &f0, &f1);
     int cols = RT_ROOT_COLS + src->n_dof;
     double *pos = malloc((size_t)src->n_links * 3 * sizeof(double));
     double *rot = malloc((size_t)src->n_links * 9 * sizeof(double));
@@ -209,7 +209,7 @@ enum rt_status rtg_targets_from_traj(struct rtg_pool *pool, const struct kin_rob
     memcpy(t->target_link, dst_link, (size_t)n * sizeof(int));
     struct traj_pieces tp = {src, states, n_frames, n, src_link, t, 0};
     atomic_init(&tp.failed, 0);
-    rtg_pool_for_idle(pool, (n_frames + TRAJ_PIECE - 1) / TRAJ_PIECE, traj_piece, &tp);
+    rtg_pool_for_idle(pool, rtg_pool_pieces(n_frames, RTG_POOL_PIECE), traj_piece, &tp);
     if (atomic_load(&tp.failed)) {
         rtg_targets_free(t);
         return rt_err_set(err, RT_ENOMEM, "targets", "out of memory");
