@@ -1,0 +1,85 @@
+#!/bin/sh
+# gpu_ab.sh [quick|cli|e2e|cpu] -- one lent-GPU call that compares two sets
+# of binaries on the same lend (lends differ by 10-30% in host speed, so a
+# comparison across calls says little): .gpudata/old and .gpudata/bin
+# (retarget, retargetd, bench/bench_corpus, bench/bench_load; bin also
+# tests/test_cuda and bench/bench_gpu), the shared data in .gpudata,
+# libcjson1, libmicrohttpd12 and libzip4 from .debs (bench/gpu_e2e.sh's
+# layout).
+#   quick: test_cuda with RT_CUDA_QUICK=1 (GPU == CPU bits on small
+#          batches, the other robots, the device's release and restart).
+#   cli:   `retarget solve --batch --backend cuda --stats` over bench-e2e's
+#          corpus (N windows + the BVH clips), old and new alternating,
+#          R rounds; the process's wall from date around it.
+#   e2e:   `sh bench/e2e.sh` (N, K) with old and new alternating, R rounds.
+#   cpu:   the CPU backend on 16 windows at 1 and 16 threads, old and new.
+# Logs under $OUT; a summary last.
+set -u
+mkdir -p /tmp/debs
+for f in .debs/*.deb; do dpkg -x "$f" /tmp/debs; done
+export LD_LIBRARY_PATH=/tmp/debs/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+export RT_SHARED_DATA=$PWD/.gpudata
+what=${1:-quick}
+n=${N:-512}
+k=${K:-16}
+rounds=${R:-2}
+sum=$OUT/summary.txt
+{ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; nproc; } >>"$sum" 2>&1
+for b in old bin; do ldd .gpudata/$b/retargetd | grep "not found" >>"$sum"; done
+if [ "$what" = quick ]; then
+    t0=$(date +%s)
+    RT_CUDA_QUICK=1 timeout ${TEST_TIMEOUT:-300} .gpudata/bin/tests/test_cuda >"$OUT/test_cuda.log" 2>&1
+    echo "test_cuda (quick): exit $? ($(($(date +%s) - t0)) s): $(tail -n 1 "$OUT/test_cuda.log")" >>"$sum"
+    grep -E "BITS|release" "$OUT/test_cuda.log" >>"$sum"
+fi
+if [ "$what" = cli ]; then
+    mkdir -p /tmp/ab/c
+    .gpudata/bin/bench/bench_corpus .gpudata/reference/g1/dance1_subject1.csv /tmp/ab/c "$n" 11 >/dev/null
+    cp .gpudata/clips/*.bvh /tmp/ab/c/
+    for r in $(seq 1 "$rounds"); do
+        for b in old bin; do
+            rm -rf /tmp/ab/o
+            s0=$(date +%s%N)
+            .gpudata/$b/retarget solve /tmp/ab/c/*.csv /tmp/ab/c/*.bvh --source-robot g1 --robot g1 --batch \
+                --backend cuda --quiet -o /tmp/ab/o --stats /tmp/ab/st.json 2>>"$OUT/cli.log"
+            s1=$(date +%s%N)
+            echo "cli $b round $r: process wall $(((s1 - s0) / 1000000)) ms, exec at $s0 ns, exit at $s1 ns; $(cat /tmp/ab/st.json)" >>"$OUT/cli.txt"
+            echo "cli $b round $r: process wall $(((s1 - s0) / 1000000)) ms" >>"$sum"
+            mkdir -p /tmp/ab/keep_$b && cp /tmp/ab/o/w0007.csv /tmp/ab/o/01_03.csv /tmp/ab/keep_$b/ 2>/dev/null
+        done
+    done
+    for f in w0007.csv 01_03.csv; do
+        cmp -s /tmp/ab/keep_old/$f /tmp/ab/keep_bin/$f && echo "cli: $f old == new bytes" >>"$sum"
+    done
+    s0=$(date +%s%N)
+    .gpudata/bin/retarget solve /tmp/ab/c/w0000.csv --source-robot g1 --robot g1 --backend cuda --quiet \
+        -o /tmp/ab/o1 --stats /tmp/ab/st1.json
+    s1=$(date +%s%N)
+    echo "one window (bin): process wall $(((s1 - s0) / 1000000)) ms, exec at $s0 ns, exit at $s1 ns; $(cat /tmp/ab/st1.json)" >>"$OUT/cli.txt"
+    echo "one window (bin): process wall $(((s1 - s0) / 1000000)) ms" >>"$sum"
+fi
+if [ "$what" = e2e ]; then
+    for r in $(seq 1 "$rounds"); do
+        for b in old bin; do
+            E2E_BACKEND=cuda E2E_COMMIT=$b TMPDIR=/tmp timeout ${E2E_TIMEOUT:-200} sh bench/e2e.sh .gpudata/$b "$n" "$k" \
+                >"$OUT/e2e_${b}_$r.txt" 2>&1
+            echo "e2e $b round $r: exit $?" >>"$sum"
+            grep -E "^- byte check|^\| (CLI|daemon)|^Daemon: |^Daemon worker|^Daemon submit" "$OUT/e2e_${b}_$r.txt" >>"$sum"
+        done
+    done
+fi
+if [ "$what" = cpu ]; then
+    mkdir -p /tmp/ab/cc
+    .gpudata/bin/bench/bench_corpus .gpudata/reference/g1/dance1_subject1.csv /tmp/ab/cc 16 11 >/dev/null
+    for t in 1 16; do
+        for b in old bin; do
+            s0=$(date +%s%N)
+            .gpudata/$b/retarget solve /tmp/ab/cc/*.csv --source-robot g1 --robot g1 --batch --backend cpu \
+                --threads $t --quiet -o /tmp/ab/cpu_${b}_$t
+            s1=$(date +%s%N)
+            echo "cpu $b threads $t: wall $(((s1 - s0) / 1000000)) ms" >>"$sum"
+        done
+    done
+    cmp -s /tmp/ab/cpu_old_1/w0003.csv /tmp/ab/cpu_bin_16/w0003.csv && echo "cpu: old 1 thread == new 16 threads bytes" >>"$sum"
+fi
+cat "$sum"
