@@ -103,7 +103,6 @@ struct clip {
 struct timeline {
     double started_unix; /* the start, in seconds since 1970 (for the process's own start and exit) */
     double robot, backend, planned, first_targets, solved, written;
-    double released; /* the backend released (backend_stop), beside the last clips' finishing */
     int n_calls; /* calls recorded (the first CLI_TIMELINE_CALLS) */
     struct tl_call {
         double start, end;
@@ -116,7 +115,6 @@ struct run {
     const struct kin_robot *robot, *src_robot;
     const struct rtg_profile *given;
     struct solver_backend *be;
-    const char *backend_name; /* be's, kept: the finishing reads it while the backend is released */
     struct clip *clips;
     struct rtg_pool *pool;   /* the host pool: its idle workers help a clip's quality */
     double wall0;
@@ -405,7 +403,7 @@ static void finish(void *arg)
         .profile = c->profile[0] ? c->profile : NULL,
         .source = c->path,
         .robot = robot->name,
-        .backend = r->backend_name,
+        .backend = solver_backend_name(r->be),
         .mode = a->per_frame ? "per-frame" : "trajectory",
         .threads = a->threads,
         .batch_clips = c->solved,
@@ -552,7 +550,6 @@ static enum rt_status write_stats(const struct cli_solve_args *a, const struct c
     cJSON_AddNumberToObject(t, "first_targets", tl->first_targets);
     cJSON_AddNumberToObject(t, "solved", tl->solved);
     cJSON_AddNumberToObject(t, "written", tl->written);
-    cJSON_AddNumberToObject(t, "released", tl->released);
     if ((calls = cJSON_AddArrayToObject(t, "calls")))
         for (int k = 0; k < tl->n_calls; k++) {
             cJSON *c = cJSON_CreateObject();
@@ -632,30 +629,9 @@ static enum rt_status backend_join(struct backend_start *bs, pthread_t th, int *
         *err = bs->err;
         return bs->st;
     }
-    r->backend_name = solver_backend_name(bs->be);
     if (!r->a->threads_given && !strcmp(solver_backend_name(bs->be), "cuda"))
         rtg_pool_retire(pool, CLI_CUDA_SPARE_CORES);
     return RT_OK;
-}
-
-/* After the last solve: the page-locked arrays freed and the backend
- * released (solver_backend_release: with CUDA the device's context torn
- * down) on a thread of its own while the pool finishes the last clips; the
- * process's exit would otherwise spend that time after the last write. */
-struct backend_stop {
-    struct solver_backend *be;
-    struct rtg_batch_ws *ws; /* [2] */
-    double done;             /* rt_now() when it returned */
-};
-
-static void *backend_stop(void *arg)
-{
-    struct backend_stop *b = arg;
-    rtg_batch_ws_free(&b->ws[0]);
-    rtg_batch_ws_free(&b->ws[1]);
-    solver_backend_release(b->be);
-    b->done = rt_now();
-    return NULL;
 }
 
 int cli_solve_run(const struct cli_solve_args *a, struct rt_err *err)
@@ -669,9 +645,8 @@ int cli_solve_run(const struct cli_solve_args *a, struct rt_err *err)
     struct rtg_batch_ws ws[2] = {{0}, {0}}; /* two calls' arrays, reused: call k packed into ws[k & 1] */
     struct build_arg *bargs = NULL;
     struct backend_start bs = {&be, a->backend, a->threads, RT_OK, {0}, 0};
-    struct backend_stop bstop = {&be, ws, 0};
-    pthread_t bs_thread, stop_thread;
-    int bs_running = 0, stop_running = 0;
+    pthread_t bs_thread;
+    int bs_running = 0;
     int *idx = NULL, *done = NULL, *call_at = NULL, *sel = NULL, rc = 1, failed = -1;
     double wall0 = rt_now(), solve_s = 0;
     struct run r = {.a = a, .be = &be, .wall0 = wall0};
@@ -827,14 +802,9 @@ int cli_solve_run(const struct cli_solve_args *a, struct rt_err *err)
         if (!prog.quiet) fputs("\n", stderr);
     }
     r.tl.solved = rt_now() - wall0;
-    if (pthread_create(&stop_thread, NULL, backend_stop, &bstop) == 0) stop_running = 1;
-    else backend_stop(&bstop);
     /* 3. Every clip finished and written; messages in source order. */
     rtg_pool_wait(pool, &g);
     r.tl.written = rt_now() - wall0;
-    if (stop_running) pthread_join(stop_thread, NULL);
-    stop_running = 0;
-    r.tl.released = bstop.done - wall0;
     for (int i = 0; i < a->n_sources; i++) {
         struct clip *c = &clips[i];
         for (int k = 0; k < c->n_warnings; k++) fprintf(stderr, "retarget: %s: warning: %s\n", c->path, c->warnings[k]);
@@ -857,7 +827,6 @@ int cli_solve_run(const struct cli_solve_args *a, struct rt_err *err)
 out:
     if (bs_running) pthread_join(bs_thread, NULL);
     rtg_pool_free(pool); /* waits for queued work */
-    if (stop_running) pthread_join(stop_thread, NULL);
     rtg_batch_ws_free(&ws[0]);
     rtg_batch_ws_free(&ws[1]);
     if (clips)

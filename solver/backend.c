@@ -69,15 +69,6 @@ void solver_backend_free(struct solver_backend *be)
     be->ctx = NULL;
 }
 
-void solver_backend_release(struct solver_backend *be)
-{
-    if (!be || !be->ops) return;
-    if (be->ops->release) be->ops->release(be->ctx);
-    else if (be->ops->destroy) be->ops->destroy(be->ctx);
-    be->ops = NULL;
-    be->ctx = NULL;
-}
-
 void *solver_backend_host_alloc(struct solver_backend *be, size_t bytes)
 {
     if (!be || !be->ops || !be->ops->host_alloc || !bytes) return NULL;

@@ -35,9 +35,6 @@ struct solver_backend_ops {
      * page-locked), NULL when none can be had; and its release */
     void *(*host_alloc)(void *ctx, size_t bytes);
     void (*host_free)(void *ctx, void *p);
-    /* optional: destroy, then the devices handed back to the driver
-     * (solver_backend_release()) */
-    void (*release)(void *ctx);
 };
 
 struct solver_backend {
@@ -101,15 +98,6 @@ enum rt_status solver_backend_solve(struct solver_backend *be, const struct solv
 
 /* Releases the backend's context; NULL-safe and idempotent. */
 void solver_backend_free(struct solver_backend *be);
-
-/* solver_backend_free() for a program done with its devices for good: the
- * CUDA backend also resets each device it used (cudaDeviceReset), the
- * teardown of the device's context that the process's exit would do
- * otherwise (0.1-0.15 s on an H200), so that a caller can run it on a
- * thread of its own beside its last host work. No memory from
- * solver_backend_host_alloc() may be left, and no other backend of the
- * process may be using those devices. NULL-safe and idempotent. */
-void solver_backend_release(struct solver_backend *be);
 
 /* `bytes` of host memory that the backend's solves copy fastest to and
  * from (CUDA: page-locked, so that a batch goes to the device by DMA with

@@ -295,35 +295,6 @@ out:
  * active) and the ground term on every capsule (the feet's too, so that it
  * is active wherever a foot is down), checked to change the result. The
  * clip is freed unless `keep`. */
-/* solver_backend_release(), as `retarget solve` ends: the device reset
- * (cudaDeviceReset) while the process goes on; a backend started on it
- * again solves two clips to the bits of the one before the reset. Run last:
- * it replaces `gpu`. */
-static void release_checks(const struct g1_clip *c)
-{
-    const int first[2] = {300, 1000}, len[2] = {40, 257};
-    struct g1_tiled t;
-    struct solver_clip_result ra[2], rb[2];
-    struct rt_err err;
-    if (g1_tiled_make(&t, c, 2, first, len)) { CHECK(0); return; }
-    float *sa = solve(&t, c->cols, 0, ra, NULL), *sb = NULL;
-    solver_backend_release(&gpu);
-    solver_backend_release(&gpu); /* idempotent */
-    CHECK_EQ_STR(solver_backend_name(&gpu), "none");
-    enum rt_status st = rtg_backend_init(&gpu, "cuda", 0, &err);
-    CHECK_EQ_INT(st, RT_OK);
-    if (st == RT_OK) sb = solve(&t, c->cols, 0, rb, NULL);
-    if (sa && sb) {
-        int ok = state_eq("before vs after the device's reset", sa, sb, (size_t)t.nf, c->cols);
-        for (int k = 0; k < 2; k++) clip_eq("before vs after the reset", k, &ra[k], &rb[k]);
-        printf("release: a backend after the device's reset, 2 clips (%d frames): %s\n", t.nf,
-               ok ? "BITS EQUAL" : "BITS DIFFER");
-    }
-    free(sa);
-    free(sb);
-    g1_tiled_free(&t);
-}
-
 static void robot_checks_collide(const char *tag, int loaded, struct g1_clip *c, const int *first, const int *len,
                                  int nc, float margin, int keep)
 {
@@ -499,9 +470,8 @@ int main(void)
                 const int cf[4] = {0, 10, 500, 1200}, cl[4] = {1, 40, 777, 2500};
                 robot_checks_collide("g1+collide", 0, &c, cf, cl, quick ? 3 : 4, 0.06f, 1);
             }
-            other_robot_checks();
-            release_checks(&c);
             g1_clip_free(&c);
+            other_robot_checks();
         }
         solver_backend_free(&gpu);
     } else {

@@ -191,21 +191,6 @@ static void cuda_destroy(void *vctx)
     free(ctx);
 }
 
-/* The context destroyed, then each of its devices reset: the driver's
- * teardown of the primary context, done now rather than at the process's
- * exit. */
-static void cuda_release(void *vctx)
-{
-    struct cuda_ctx *ctx = (struct cuda_ctx *)vctx;
-    if (!ctx) return;
-    int n = ctx->n_dev, dev[CUDA_MAX_DEVICES];
-    for (int d = 0; d < n; d++) dev[d] = ctx->dev[d].device;
-    cuda_destroy(ctx);
-    for (int d = 0; d < n; d++)
-        if (cudaSetDevice(dev[d]) == cudaSuccess) (void)cudaDeviceReset();
-    (void)cudaGetLastError();
-}
-
 /* Page-locked and portable (every device's copies take it by DMA). */
 static void *cuda_host_alloc(void *vctx, size_t bytes)
 {
@@ -231,7 +216,6 @@ static const struct solver_backend_ops cuda_ops = {
     /* .destroy     = */ cuda_destroy,
     /* .host_alloc  = */ cuda_host_alloc,
     /* .host_free   = */ cuda_host_free,
-    /* .release     = */ cuda_release,
 };
 
 extern "C" enum rt_status solver_cuda_last_stats(const struct solver_backend *be, double *pcg_ms,
