@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
-#include <stddef.h>
 
 static int is_digit(char c) { return c >= '0' && c <= '9'; }
 

@@ -2,7 +2,7 @@
  * reach the database and for content hashes of job inputs (a submitted
  * source is hashed whole: hundreds of kB a job). OpenSSL's libcrypto
  * computes it (EVP; its x86 code uses the SHA extensions where the CPU has
- * them: about 2 GB/s against 270 MB/s for portable C on the build
+ * them: 1.8 GB/s against 270-330 MB/s for portable C on the build
  * machine); tests/test_store.c checks the FIPS test vectors.
  *
  * Memory: a context holds libcrypto's state from rt_sha256_init() until

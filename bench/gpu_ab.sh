@@ -7,7 +7,7 @@
 # libcjson1, libmicrohttpd12 and libzip4 from .debs (bench/gpu_e2e.sh's
 # layout).
 #   quick: test_cuda with RT_CUDA_QUICK=1 (GPU == CPU bits on small
-#          batches, the other robots, the device's release and restart).
+#          batches and on the other robots).
 #   cli:   `retarget solve --batch --backend cuda --stats` over bench-e2e's
 #          corpus (N windows + the BVH clips), old and new alternating,
 #          R rounds; the process's wall from date around it.
@@ -30,7 +30,7 @@ if [ "$what" = quick ]; then
     t0=$(date +%s)
     RT_CUDA_QUICK=1 timeout ${TEST_TIMEOUT:-300} .gpudata/bin/tests/test_cuda >"$OUT/test_cuda.log" 2>&1
     echo "test_cuda (quick): exit $? ($(($(date +%s) - t0)) s): $(tail -n 1 "$OUT/test_cuda.log")" >>"$sum"
-    grep -E "BITS|release" "$OUT/test_cuda.log" >>"$sum"
+    grep -E "BITS" "$OUT/test_cuda.log" >>"$sum"
 fi
 if [ "$what" = cli ]; then
     mkdir -p /tmp/ab/c

@@ -284,19 +284,6 @@ enum rt_status rtg_csv_format(const char *const *names, int cols, const float *s
     return RT_OK;
 }
 
-enum rt_status rtg_csv_write(FILE *f, const char *const *names, int cols, const float *state,
-                             int n_frames, struct rt_err *err)
-{
-    char *b = NULL;
-    size_t len = 0;
-    if (rtg_csv_format(names, cols, state, n_frames, &b, &len) != RT_OK)
-        return rt_err_set(err, RT_ENOMEM, "output", "out of memory");
-    size_t w = fwrite(b, 1, len, f);
-    free(b);
-    if (w != len || ferror(f)) return rt_err_set(err, RT_EIO, "output", "write failed");
-    return RT_OK;
-}
-
 void rtg_json_rows_write(FILE *f, int cols, const float *state, int n_frames)
 {
     /* One row at a time through a buffer: a value takes at most 15 bytes. */

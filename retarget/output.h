@@ -36,14 +36,10 @@ int rtg_columns(const struct kin_robot *r, const char **names);
  * out of memory. */
 char *rtg_columns_json(const struct kin_robot *r);
 
-/* Writes `n_frames` rows of `cols` floats of `state` as CSV, after a header
- * row of names[0..cols) when `names` is not NULL. RT_EIO when the stream
- * reports an error. */
-enum rt_status rtg_csv_write(FILE *f, const char *const *names, int cols, const float *state,
-                             int n_frames, struct rt_err *err);
-
-/* As rtg_csv_write(), into a malloc'd buffer *out of *len bytes (not
- * NUL-terminated; the caller frees it). RT_ENOMEM (then *out is NULL). */
+/* `n_frames` rows of `cols` floats of `state` as CSV, after a header row
+ * of names[0..cols) when `names` is not NULL, into a malloc'd buffer *out
+ * of *len bytes (not NUL-terminated; the caller frees it). RT_ENOMEM (then
+ * *out is NULL). */
 enum rt_status rtg_csv_format(const char *const *names, int cols, const float *state, int n_frames,
                               char **out, size_t *len);
 

@@ -155,11 +155,11 @@ static void traj_piece(void *ctx, int k)
     double *rot = malloc((size_t)src->n_links * 9 * sizeof(double));
     for (int f = f0; pos && rot && f < f1; f++) {
         kin_fk(src, tp->states + (size_t)f * (size_t)cols, pos, rot);
-        for (int k2 = 0; k2 < n; k2++) {
-            size_t i = (size_t)f * (size_t)n + (size_t)k2;
+        for (int j = 0; j < n; j++) {
+            size_t i = (size_t)f * (size_t)n + (size_t)j;
             double q[4];
-            for (int c = 0; c < 3; c++) t->pos[3 * i + c] = (float)pos[3 * tp->src_link[k2] + c];
-            kin_mat_to_quat(rot + 9 * tp->src_link[k2], q);
+            for (int c = 0; c < 3; c++) t->pos[3 * i + c] = (float)pos[3 * tp->src_link[j] + c];
+            kin_mat_to_quat(rot + 9 * tp->src_link[j], q);
             for (int c = 0; c < 4; c++) t->rot[4 * i + c] = (float)q[c];
             t->wpos[i] = 1.0f;
             t->wrot[i] = RTG_TRAJ_ROT_WEIGHT;

@@ -214,18 +214,16 @@ static int pick_locked(struct sched *q, struct sched_entry *out, double *wait_s)
         return 0;
     }
     struct sched_entry g = q->q[lead];
-    /* The classes that join: each ready group of g's key (by its first
-     * entry's class; a job alone has a key of its own). */
+    /* The classes that join: each ready group of g's key (a job alone has
+     * a key of its own). Asked of any of a group's jobs, group_ready() is
+     * true only if it is of the group's first (later ones waited less and
+     * have fewer frames after them), so no first entry need be sought. */
     int join[32] = {0};
     join[g.hclass] = 1;
     if (!g.alone)
-        for (int i = 0; i < q->n; i++) {
-            const struct sched_entry *e = &q->q[i];
-            if (join[e->hclass] || strcmp(e->key, g.key)) continue;
-            int seen = 0;
-            for (int k = 0; k < i && !seen; k++) seen = same_group(&q->q[k], e);
-            if (!seen && group_ready(q, i, budget, now, wait)) join[e->hclass] = 1;
-        }
+        for (int i = 0; i < q->n; i++)
+            if (!join[q->q[i].hclass] && !strcmp(q->q[i].key, g.key) && group_ready(q, i, budget, now, wait))
+                join[q->q[i].hclass] = 1;
     long long frames = 0;
     int n = 0, w = 0;
     for (int pass = 0; pass < 2; pass++) { /* g's own group first, then the others that join */

@@ -368,8 +368,9 @@ static void *checkpointer_main(void *arg)
  * once rather than at its next pass. One past STORE_WAL_HOLD_FRAMES, which
  * the passes have not kept up with, holds the writer here until the
  * checkpointer has restarted it (at most STORE_BUSY_MS): a writer faster
- * than the passes (1 MB inserts back to back, 60 MB between two passes)
- * would otherwise take the WAL past any bound while a pass copies. */
+ * than the passes (test_store's 1 MB inserts back to back took it to
+ * 100-174 MB) would otherwise take the WAL past any bound while a pass
+ * copies. */
 static int wal_hook(void *arg, sqlite3 *db, const char *name, int frames)
 {
     struct store *s = arg;

@@ -146,10 +146,8 @@ static void test_same_as_cli(const struct kin_robot *g1)
     CHECK_EQ_INT(rtg_job_finish(NULL, g1, &t, item.state, 1, &info, &item.res, &rep, &e), RT_OK);
     char *mem = NULL;
     size_t mlen = 0;
-    FILE *f = open_memstream(&mem, &mlen);
     const char **names = malloc((size_t)rt_state_cols(&g1->tree) * sizeof *names);
-    CHECK_EQ_INT(rtg_csv_write(f, names, rtg_columns(g1, names), item.state, t.n_frames, &e), RT_OK);
-    fclose(f);
+    CHECK_EQ_INT(rtg_csv_format(names, rtg_columns(g1, names), item.state, t.n_frames, &mem, &mlen), RT_OK);
     snprintf(out, sizeof out, "%s/run_forward.csv", dir);
     char *cli = test_slurp(out, &clen);
     CHECK(cli && clen == mlen && !memcmp(cli, mem, mlen));

@@ -68,12 +68,11 @@ int main(void)
     float rows[6] = {1.0f, -0.5f, 1e-7f, 3.14159274f, 0.0f, 123456789.0f};
     char *mem = NULL;
     size_t len = 0;
-    FILE *f = open_memstream(&mem, &len);
-    CHECK_EQ_INT(rtg_csv_write(f, names, 3, rows, 2, NULL), RT_OK);
-    fclose(f);
-    CHECK_EQ_STR(mem, "a,b,c\n1,-0.5,1.00000001e-07\n3.14159274,0,123456792\n");
+    CHECK_EQ_INT(rtg_csv_format(names, 3, rows, 2, &mem, &len), RT_OK);
+    static const char want_csv[] = "a,b,c\n1,-0.5,1.00000001e-07\n3.14159274,0,123456792\n";
+    CHECK(mem && len == sizeof want_csv - 1 && !memcmp(mem, want_csv, len));
     free(mem);
-    f = open_memstream(&mem, &len);
+    FILE *f = open_memstream(&mem, &len);
     rtg_json_rows_write(f, 3, rows, 2);
     fclose(f);
     CHECK_EQ_STR(mem, "[[1,-0.5,1.00000001e-07],[3.14159274,0,123456792]]");

@@ -6,9 +6,10 @@
  *
  * LAPACKE is opened (dlopen of liblapacke.so.3) at the first direct solve,
  * not linked: a threaded LAPACK (Debian's OpenBLAS) starts a thread per
- * core when it is loaded, and each spins for about 0.1 s, in every process
- * of the project -- a CPU-second a run on 16 cores, beside the sources'
- * reading and planning -- while only this reference path calls it. */
+ * core when it is loaded, and each spins for a while (0.08 CPU-s on the
+ * 2-core build machine), in every process of the project -- on the H200's
+ * 16 cores, 15 of them beside the CUDA context's creation and the sources'
+ * reading -- while only this reference path calls it. */
 #include <dlfcn.h>
 #include <lapacke.h>
 #include <pthread.h>
