@@ -13,7 +13,8 @@
 #          R rounds; the process's wall from date around it.
 #   e2e:   `sh bench/e2e.sh` (N, K) with old and new alternating, R rounds.
 #   cpu:   the CPU backend on 16 windows at 1 and 16 threads, old and new.
-# Logs under $OUT; a summary last.
+# SETS (default "old bin") names the binary sets of .gpudata that cli and
+# e2e alternate. Logs under $OUT; a summary last.
 set -u
 mkdir -p /tmp/debs
 for f in .debs/*.deb; do dpkg -x "$f" /tmp/debs; done
@@ -23,9 +24,10 @@ what=${1:-quick}
 n=${N:-512}
 k=${K:-16}
 rounds=${R:-2}
+sets=${SETS:-old bin}
 sum=$OUT/summary.txt
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; nproc; } >>"$sum" 2>&1
-for b in old bin; do ldd .gpudata/$b/retargetd | grep "not found" >>"$sum"; done
+for b in $sets; do ldd .gpudata/$b/retargetd | grep "not found" >>"$sum"; done
 if [ "$what" = quick ]; then
     t0=$(date +%s)
     RT_CUDA_QUICK=1 timeout ${TEST_TIMEOUT:-300} .gpudata/bin/tests/test_cuda >"$OUT/test_cuda.log" 2>&1
@@ -37,7 +39,7 @@ if [ "$what" = cli ]; then
     .gpudata/bin/bench/bench_corpus .gpudata/reference/g1/dance1_subject1.csv /tmp/ab/c "$n" 11 >/dev/null
     cp .gpudata/clips/*.bvh /tmp/ab/c/
     for r in $(seq 1 "$rounds"); do
-        for b in old bin; do
+        for b in $sets; do
             rm -rf /tmp/ab/o
             s0=$(date +%s%N)
             .gpudata/$b/retarget solve /tmp/ab/c/*.csv /tmp/ab/c/*.bvh --source-robot g1 --robot g1 --batch \
@@ -60,7 +62,7 @@ if [ "$what" = cli ]; then
 fi
 if [ "$what" = e2e ]; then
     for r in $(seq 1 "$rounds"); do
-        for b in old bin; do
+        for b in $sets; do
             E2E_BACKEND=cuda E2E_COMMIT=$b TMPDIR=/tmp timeout ${E2E_TIMEOUT:-200} sh bench/e2e.sh .gpudata/$b "$n" "$k" \
                 >"$OUT/e2e_${b}_$r.txt" 2>&1
             echo "e2e $b round $r: exit $?" >>"$sum"

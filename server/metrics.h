@@ -53,9 +53,9 @@ enum srv_worker_part {
     SRV_WK_IDLE = 0, /* no group ready: no jobs, or the oldest waiting for company (--batch-wait-ms) */
     SRV_WK_BUILD,    /* a batch solved, the next one's build (rows read, targets) not done yet */
     SRV_WK_FINISH,   /* the batch before still finishing (SCHED_FINISHING_BATCHES) */
-    SRV_WK_CLAIM,    /* the jobs claimed (queued -> running): the store's writer */
+    SRV_WK_CLAIM,    /* the jobs claimed (queued -> running) by the worker: only around a job retried alone */
     SRV_WK_SOLVE,    /* the solver calls (rtg_batch_solve: their copies in and out included) */
-    SRV_WK_MARK,     /* the solved jobs marked so (store_job_solved_many): the store's writer */
+    SRV_WK_MARK,     /* the solved jobs handed to the progress thread to mark (store_job_solved_many) */
     SRV_WK_COUNT
 };
 

@@ -14,13 +14,16 @@
  * One worker owns the solver backend ("auto": the GPU when there is one,
  * else the CPU with --solver-threads threads). A batch's targets are built
  * from each job's stored plan in parallel on the host pool (--host-threads)
- * while the worker solves the batch before it; then the worker claims each
- * job (queued -> running; a job cancelled meanwhile is skipped), splits the
+ * while the worker solves the batch before it, and the build claims its
+ * jobs (queued -> running; a job cancelled meanwhile is skipped; the worker
+ * claims them itself around a job retried alone). The worker splits the
  * jobs by identical weights and options (rtg_targets_same_weights), solves
- * each part with rtg_batch_solve(), and queues each job's finishing on the
- * pool: the ground lift, quality and report, and the result stored in the
- * transaction that marks the job succeeded -- or dropped when the job was
- * cancelled while it ran. The finishing of batch N runs while the worker
+ * each part with rtg_batch_solve(), leaves the solved jobs' mark to the
+ * progress thread and queues each job's finishing on the pool: the ground
+ * lift, quality and report, and the result stored in the transaction that
+ * marks the job succeeded -- or dropped when the job was cancelled while it
+ * ran. Between its solves the worker waits for the store's writer only
+ * around a job retried alone. The finishing of batch N runs while the worker
  * solves batch N+1 and batch N+2 is built. A clip's result is the same
  * bits in any batch (DESIGN.md "The numerical contract"), so batching is
  * invisible in the results. Progress (LM iteration) is written to the job
@@ -95,6 +98,11 @@ struct sched {
     int64_t *p_ids;
     int p_n, p_cap, p_lm, p_dirty, p_stop, p_started;
     pthread_t p_thread;
+    /* Solved jobs to mark so (store_job_solved_many), left by the worker
+     * after each solve for the same thread (under pmu): the mark waits for
+     * the store's writer, and the worker goes on to its next solve. */
+    int64_t *m_ids;
+    int m_n, m_cap;
 };
 
 static int horizon_class(int frames)
@@ -281,16 +289,49 @@ static void on_progress(void *user, int lm_iter, int clips_done)
     pthread_mutex_unlock(&q->pmu);
 }
 
-/* The progress writer: stores what on_progress() noted last (a write that
- * waits for the store's writer delays only the next progress). */
+/* Marks jobs ids[0..n) solved in the store: from then a crash interrupts
+ * the storing of their results, not their solve, and does not count
+ * against their solves. A mark that fails only leaves the jobs counted as
+ * before. */
+static void mark_now(struct sched *q, const int64_t *ids, int n)
+{
+    struct rt_err err;
+    rt_err_clear(&err);
+    if (store_job_solved_many(q->s->store, ids, n, &err) != RT_OK) {
+        char line[RT_ERR_LINE_MAX];
+        rt_log("warn", "sched", "batch",
+               "marking %d job(s) solved failed (%s): a crash now counts as an interrupted solve", n,
+               rt_err_line(&err, line, sizeof line));
+    }
+}
+
+/* The progress writer: marks the solved jobs that mark_solved() left and
+ * stores what on_progress() noted last (a write that waits for the store's
+ * writer delays only the next mark or progress, never a solve). On stop it
+ * writes the marks left before it returns. */
 static void *progress_main(void *arg)
 {
     struct sched *q = arg;
-    int64_t *ids = NULL;
-    int cap = 0;
+    int64_t *ids = NULL, *marks = NULL;
+    int cap = 0, m_cap = 0;
     pthread_mutex_lock(&q->pmu);
     for (;;) {
-        while (!q->p_dirty && !q->p_stop) pthread_cond_wait(&q->pcv, &q->pmu);
+        while (!q->p_dirty && !q->m_n && !q->p_stop) pthread_cond_wait(&q->pcv, &q->pmu);
+        if (q->m_n) {
+            /* Swap the queue for the thread's own array: the worker fills
+             * the other while these are written. */
+            int64_t *t = marks;
+            int n = q->m_n, tc = m_cap;
+            marks = q->m_ids;
+            m_cap = q->m_cap;
+            q->m_ids = t;
+            q->m_cap = tc;
+            q->m_n = 0;
+            pthread_mutex_unlock(&q->pmu);
+            mark_now(q, marks, n);
+            pthread_mutex_lock(&q->pmu);
+            continue;
+        }
         if (q->p_stop) break;
         int n = q->p_n, lm = q->p_lm;
         if (n > cap) {
@@ -310,7 +351,31 @@ static void *progress_main(void *arg)
     }
     pthread_mutex_unlock(&q->pmu);
     free(ids);
+    free(marks);
     return NULL;
+}
+
+/* Leaves the jobs ids[0..n) of a finished solve for progress_main() to
+ * mark solved. Out of memory, it marks them on the caller's thread. */
+static void mark_solved(struct sched *q, const int64_t *ids, int n)
+{
+    pthread_mutex_lock(&q->pmu);
+    if (q->m_n + n > q->m_cap) {
+        int cap = q->m_cap ? q->m_cap : 256;
+        while (cap < q->m_n + n) cap *= 2;
+        int64_t *b = realloc(q->m_ids, (size_t)cap * sizeof *b);
+        if (!b) {
+            pthread_mutex_unlock(&q->pmu);
+            mark_now(q, ids, n);
+            return;
+        }
+        q->m_ids = b;
+        q->m_cap = cap;
+    }
+    memcpy(q->m_ids + q->m_n, ids, (size_t)n * sizeof *ids);
+    q->m_n += n;
+    pthread_cond_signal(&q->pcv);
+    pthread_mutex_unlock(&q->pmu);
 }
 
 static char *error_json(const struct rt_err *err)
@@ -365,6 +430,8 @@ struct batch_ctx {
     atomic_int unfinished;  /* finishing tasks queued and not yet run */
     atomic_int refs;        /* the worker's, until it has queued every part, and one per finishing task */
     struct sched_entry *e;  /* the queue entries it was built from (to queue them again) */
+    int *idx;               /* n: the jobs of one solver call (solve_batch()) */
+    int claimed;            /* its jobs claimed (claim_batch()): by its build, or before its solve */
     int solved;             /* counted in sched.finishing (set by the worker, under its reference) */
     pthread_mutex_t store_mu; /* one store_batch() at a time */
 };
@@ -447,6 +514,7 @@ static void batch_ctx_release(struct batch_ctx *b)
         cJSON_free(b->jobs[i].report);
     }
     free(b->jobs);
+    free(b->idx);
     free(b->e);
     free(b->col_names);
     kin_robot_free(b->robot);
@@ -536,19 +604,11 @@ static void solve_part(struct batch_ctx *bc, const int *idx, int n)
     }
     srv_metrics_solved(&s->metrics, n, frames, dt);
     srv_metrics_stage(&s->metrics, SRV_STAGE_SOLVE, dt);
-    /* From here a crash interrupts the storing of the results, not the
-     * solve: it does not count against the jobs' solves. A mark that
-     * fails only leaves the jobs counted as before. */
+    /* The mark (mark_now()) is written by the progress thread: the worker
+     * does not wait for the store's writer between its solves. */
     double t_mark = rt_now();
-    enum rt_status ms = store_job_solved_many(s->store, ids, n, &err);
+    mark_solved(q, ids, n);
     srv_metrics_worker(&s->metrics, SRV_WK_MARK, rt_now() - t_mark);
-    if (ms != RT_OK) {
-        char line[RT_ERR_LINE_MAX];
-        rt_log("warn", "sched", "batch",
-               "marking %d job(s) solved failed (%s): a crash now counts as an interrupted solve", n,
-               rt_err_line(&err, line, sizeof line));
-        rt_err_clear(&err);
-    }
     for (int i = 0; i < n; i++) {
         struct batch_job *b = &jobs[idx[i]];
         b->state = items[i].state;
@@ -593,33 +653,75 @@ static void build_job(void *arg, int i)
     srv_metrics_stage(&bc->q->s->metrics, SRV_STAGE_TARGETS, rt_now() - t0);
 }
 
+/* Claims the built jobs of `bc` (queued -> running; one cancelled since it
+ * was built is dropped). When the claim fails, the jobs go back in the
+ * queue (unclaimed, they are still queued in the database) and none of
+ * `bc` is left to solve. */
+static void claim_batch(struct batch_ctx *bc)
+{
+    struct sched *q = bc->q;
+    struct batch_job *jobs = bc->jobs;
+    struct rt_err err;
+    int n = bc->n, n_want = 0;
+    int *claimed = calloc((size_t)n, sizeof *claimed);
+    int64_t *ids = calloc((size_t)n, sizeof *ids);
+    int put_back = !claimed || !ids;
+    bc->claimed = 1;
+    for (int i = 0; !put_back && i < n; i++)
+        if (jobs[i].ok) ids[n_want++] = jobs[i].j.id;
+    rt_err_clear(&err);
+    if (!put_back && store_job_claim_many(q->s->store, ids, n_want, claimed, &err) != RT_OK) {
+        char line[RT_ERR_LINE_MAX];
+        rt_log("warn", "sched", "batch", "claiming %d job(s) failed (%s): queued again", n_want,
+               rt_err_line(&err, line, sizeof line));
+        put_back = 1;
+    }
+    if (put_back) {
+        pthread_mutex_lock(&q->mu);
+        for (int i = 0; i < n; i++)
+            if (jobs[i].ok) add_locked(q, bc->e[i].id, bc->e[i].frames, bc->e[i].key, bc->e[i].alone);
+        pthread_cond_broadcast(&q->cv);
+        pthread_mutex_unlock(&q->mu);
+        for (int i = 0; i < n; i++) jobs[i].ok = 0;
+    } else {
+        for (int i = 0, k = 0; i < n; i++)
+            if (jobs[i].ok && !claimed[k++]) jobs[i].ok = 0;
+    }
+    free(claimed);
+    free(ids);
+}
+
 /* Reads and builds (in parallel on the host pool: each job's source text
- * and targets) the jobs of a batch,
- * without claiming them: the worker builds the next batch this way while it
- * solves the one before (a job cancelled meanwhile is dropped when
- * solve_batch() claims it). A job whose targets cannot be built fails
- * here. `e` (n malloc'd queue entries) is the batch's from the call on.
- * Returns the batch, which the caller releases -- or NULL when out of
- * memory (the jobs are put back in the queue). */
-static struct batch_ctx *build_batch(struct sched *q, struct sched_entry *e, int n)
+ * and targets) the jobs of a batch: the worker builds the next batch this
+ * way while it solves the one before. With `claim`, the build then claims
+ * them (claim_batch()), so that the worker need not wait for the store's
+ * writer before the solve; without, solve_batch() claims them (a job
+ * cancelled meanwhile is dropped then). A job whose targets cannot be
+ * built fails here. `e` (n malloc'd queue entries) is the batch's from the
+ * call on. Returns the batch, which the caller releases -- or NULL when
+ * out of memory (the jobs are put back in the queue). */
+static struct batch_ctx *build_batch(struct sched *q, struct sched_entry *e, int n, int claim)
 {
     struct srv *s = q->s;
     struct rt_err err;
     struct batch_ctx *bc = calloc(1, sizeof *bc);
     struct batch_job *jobs = calloc((size_t)n, sizeof *jobs);
+    int *idx = calloc((size_t)n, sizeof *idx);
     char robot_name[STORE_MAX_NAME + 1] = "";
-    if (!bc || !jobs) {
+    if (!bc || !jobs || !idx) {
         /* Put them back: the jobs are still queued in the database. */
         pthread_mutex_lock(&q->mu);
         for (int i = 0; i < n; i++) add_locked(q, e[i].id, e[i].frames, e[i].key, e[i].alone);
         pthread_mutex_unlock(&q->mu);
         free(bc);
         free(jobs);
+        free(idx);
         free(e);
         return NULL;
     }
     bc->q = q;
     bc->jobs = jobs;
+    bc->idx = idx;
     bc->n = n;
     atomic_init(&bc->refs, 1);
     bc->e = e;
@@ -655,52 +757,25 @@ static struct batch_ctx *build_batch(struct sched *q, struct sched_entry *e, int
     rtg_pool_for(q->pool, n, build_job, bc);
     for (int i = 0; i < n; i++)
         if (!jobs[i].ok && jobs[i].err.code != RT_OK) fail_job(q, jobs[i].j.id, &jobs[i].err);
+    if (claim) claim_batch(bc);
     return bc;
 }
 
-/* Claims the built jobs of `bc` (queued -> running; one cancelled since it
- * was built is dropped), splits them by identical options and weights and
- * solves each part; their finishing is left queued. */
+/* Claims the built jobs of `bc` unless its build did (claim_batch()),
+ * splits them by identical options and weights and solves each part; their
+ * finishing is left queued. */
 static void solve_batch(struct batch_ctx *bc)
 {
     struct sched *q = bc->q;
     struct batch_job *jobs = bc->jobs;
-    struct rt_err err;
-    int n = bc->n, n_ok = 0, n_want = 0;
-    int *idx = calloc((size_t)n, sizeof *idx), *claimed = calloc((size_t)n, sizeof *claimed);
-    int64_t *ids = calloc((size_t)n, sizeof *ids);
-    int put_back = !idx || !claimed || !ids;
-    for (int i = 0; !put_back && i < n; i++)
-        if (jobs[i].ok) ids[n_want++] = jobs[i].j.id;
-    rt_err_clear(&err);
-    double t_claim = rt_now();
-    if (!put_back && store_job_claim_many(q->s->store, ids, n_want, claimed, &err) != RT_OK) {
-        char line[RT_ERR_LINE_MAX];
-        rt_log("warn", "sched", "batch", "claiming %d job(s) failed (%s): queued again", n_want,
-               rt_err_line(&err, line, sizeof line));
-        put_back = 1;
+    int n = bc->n, n_ok = 0;
+    if (!bc->claimed) {
+        double t_claim = rt_now();
+        claim_batch(bc);
+        srv_metrics_worker(&q->s->metrics, SRV_WK_CLAIM, rt_now() - t_claim);
     }
-    if (put_back) {
-        /* Unclaimed, the jobs are still queued in the database: back in the queue. */
-        pthread_mutex_lock(&q->mu);
-        for (int i = 0; i < n; i++)
-            if (jobs[i].ok) add_locked(q, bc->e[i].id, bc->e[i].frames, bc->e[i].key, bc->e[i].alone);
-        pthread_cond_broadcast(&q->cv);
-        pthread_mutex_unlock(&q->mu);
-        for (int i = 0; i < n; i++) jobs[i].ok = 0;
-        free(idx);
-        free(claimed);
-        free(ids);
-        return;
-    }
-    srv_metrics_worker(&q->s->metrics, SRV_WK_CLAIM, rt_now() - t_claim);
-    for (int i = 0, k = 0; i < n; i++) {
-        if (!jobs[i].ok) continue;
-        if (!claimed[k++]) jobs[i].ok = 0;
-        else n_ok++;
-    }
-    free(claimed);
-    free(ids);
+    int *idx = bc->idx;
+    for (int i = 0; i < n; i++) n_ok += jobs[i].ok;
     /* Split by identical options and weights: each part is one solver call. */
     for (int i = 0; i < n && n_ok; i++) {
         if (!jobs[i].ok || jobs[i].done) continue;
@@ -713,7 +788,6 @@ static void solve_batch(struct batch_ctx *bc)
             }
         solve_part(bc, idx, m);
     }
-    free(idx);
 }
 
 /* A batch built on the pool while the worker solves the one before. */
@@ -721,13 +795,14 @@ struct build_req {
     struct sched *q;
     struct sched_entry *e; /* a copy of the picked entries, build_batch()'s from then on */
     int n;
+    int claim;             /* build_batch()'s */
     struct batch_ctx *bc;  /* out */
 };
 
 static void build_req_run(void *arg)
 {
     struct build_req *r = arg;
-    r->bc = build_batch(r->q, r->e, r->n);
+    r->bc = build_batch(r->q, r->e, r->n, r->claim);
 }
 
 /* The worker: picks a ready group, builds it, and solves it while the next
@@ -750,7 +825,12 @@ static void *worker_main(void *arg)
             }
         }
         int n = !q->stop && batch_cap >= q->n ? pick_locked(q, batch, &wait_s) : 0;
-        struct build_req req = {q, NULL, n, NULL};
+        /* The build claims its jobs, off the worker's thread, unless the
+         * batch being solved meanwhile or the one built is a job retried
+         * alone (load_queued()): a claim counts an attempt, and a crash in
+         * that solve would count it against jobs that were not run. */
+        int claim = n && !batch[0].alone && !(cur && cur->e[0].alone);
+        struct build_req req = {q, NULL, n, claim, NULL};
         struct rtg_pool_group gb = {0};
         if (n && !(req.e = malloc((size_t)n * sizeof *req.e))) {
             for (int i = 0; i < n; i++) add_locked(q, batch[i].id, batch[i].frames, batch[i].key, batch[i].alone);
@@ -891,6 +971,7 @@ void sched_stop(struct sched *q)
         pthread_join(q->p_thread, NULL);
     }
     free(q->p_ids);
+    free(q->m_ids);
     pthread_cond_destroy(&q->pcv);
     pthread_mutex_destroy(&q->pmu);
     rtg_pool_free(q->pool);

@@ -602,8 +602,8 @@ int main(void)
             if (!strcmp(parts[i], "plan") || !strcmp(parts[i], "insert")) CHECK(count >= 12);
         }
     }
-    /* The worker's wall time by part: each one there, the solves and the
-     * claims of 12 succeeded jobs more than nothing. */
+    /* The worker's wall time by part: each one there, the solves of 12
+     * succeeded jobs more than nothing (their builds claimed them). */
     {
         static const char *const parts[] = {"idle", "build", "finish", "claim", "solve", "mark"};
         for (size_t i = 0; resp && i < sizeof parts / sizeof parts[0]; i++) {
@@ -612,7 +612,7 @@ int main(void)
             const char *at = strstr(resp, key);
             double v = at ? strtod(at + strlen(key), NULL) : -1.0;
             CHECK(v >= 0.0);
-            if (!strcmp(parts[i], "solve") || !strcmp(parts[i], "claim")) CHECK(v > 0.0);
+            if (!strcmp(parts[i], "solve")) CHECK(v > 0.0);
         }
     }
     free(resp);
