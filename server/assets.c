@@ -17,6 +17,7 @@
 #include "../storage/store.h"
 #include "assets.h"
 #include "parse.h"
+#include "plans.h"
 #include "reply.h"
 #include "state.h"
 
@@ -212,6 +213,9 @@ static enum rt_status asset_put(struct srv *s, const char *kind, const char *nam
     enum rt_status st = replace_begin(s, kind, name, err);
     if (st != RT_OK) return st;
     st = store_asset_put(s->store, kind, name, text, len, err);
+    /* Plans kept from submissions were made with the assets before: the
+     * jobs are built from the store again, against this one. */
+    if (st == RT_OK) srv_plans_clear(s->plans);
     replace_end(s, kind, name);
     return st;
 }

@@ -37,6 +37,7 @@ struct srv_config {
     int plan_threads;        /* validation threads that plan submissions (0: on the HTTP thread) */
     int plan_queue;          /* submissions waiting for a validation thread, at most (more: 503) */
     int plan_delay_ms;       /* test hook: a submission sleeps this long holding its names (0) */
+    int plan_cache_mb;       /* parsed plans handed from submissions to the worker, at most (server/plans.h) */
 };
 
 #endif

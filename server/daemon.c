@@ -54,6 +54,7 @@
 #include "assets.h"
 #include "http.h"
 #include "metrics.h"
+#include "plans.h"
 #include "pool.h"
 #include "sched.h"
 #include "srv.h"
@@ -86,6 +87,7 @@ void srv_config_default(struct srv_config *c)
     /* Validation threads: half the cores (2 to 32), the rest serve polls. */
     c->plan_threads = ncpu / 2 > 2 ? (ncpu / 2 < 32 ? (int)(ncpu / 2) : 32) : 2;
     c->plan_queue = 64;
+    c->plan_cache_mb = 256;
 }
 
 /* Takes the daemon's lock on PATH.lock (see the top of this file) into
@@ -188,7 +190,8 @@ enum rt_status srv_start(const struct srv_config *cfg, struct srv **out, struct 
     struct stat sd;
     if (cfg->static_dir && (stat(cfg->static_dir, &sd) || !S_ISDIR(sd.st_mode)))
         return rt_err_set(err, RT_EINVAL, "--static-dir", "'%s' is not a folder", cfg->static_dir);
-    if (cfg->plan_threads < 0 || cfg->plan_threads > 256 || cfg->plan_queue < 1)
+    if (cfg->plan_threads < 0 || cfg->plan_threads > 256 || cfg->plan_queue < 1 || cfg->plan_cache_mb < 0 ||
+        cfg->plan_cache_mb > 1048576)
         return rt_err_set(err, RT_EINVAL, "--plan-threads", "expected 0..256 threads and a queue of 1 or more");
     if (cfg->max_connections < 1) return rt_err_set(err, RT_EINVAL, "--max-connections", "expected > 0");
     struct srv *s = calloc(1, sizeof *s);
@@ -220,6 +223,7 @@ enum rt_status srv_start(const struct srv_config *cfg, struct srv **out, struct 
     if (n_failed)
         rt_log("warn", "srv", s->db_path, "%d job(s) left running by a crash failed: interrupted %d times",
                n_failed, STORE_MAX_ATTEMPTS);
+    if ((st = srv_plans_create((size_t)s->cfg.plan_cache_mb << 20, &s->plans, err)) != RT_OK) goto fail;
     if ((st = sched_start(s, &s->sched, err)) != RT_OK) goto fail;
     if (s->cfg.plan_threads > 0 &&
         ((st = srv_pool_start(s->cfg.plan_threads, s->cfg.plan_queue, 5, &s->pool, err)) != RT_OK ||
@@ -283,6 +287,7 @@ void srv_stop(struct srv *s)
     srv_pool_stop(s->pool);
     srv_pool_stop(s->rpool);
     sched_stop(s->sched);
+    srv_plans_free(s->plans);
     store_close(s->store);
     if (s->lock_fd >= 0) close(s->lock_fd); /* releases the flock */
     srv_inuse_free(s);

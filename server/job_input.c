@@ -79,12 +79,7 @@ enum rt_status srv_job_build(struct srv *s, struct rtg_pool *pool, const struct 
      * stored before plans were (schema version 4) is planned here. */
     st = j->plan ? rtg_job_plan_load(&spec, j->plan, &plan, err) : rtg_job_plan(&spec, &plan, err);
     if (st != RT_OK) goto done;
-    if ((st = rtg_job_build_on(pool, robot, &plan, &in->t, err)) != RT_OK) goto done;
-    in->opt = plan.opt;
-    /* The profile used: a named one's name as the client gave it (an
-     * upload's JSON may call itself otherwise), else the plan's. */
-    snprintf(in->profile, sizeof in->profile, "%.*s", (int)sizeof in->profile - 1,
-             j->profile[0] ? j->profile : plan.profile_name);
+    st = srv_job_build_planned(pool, j, robot, &plan, in, err);
 done:
     if (st != RT_OK) srv_job_input_free(in);
     rtg_job_plan_free(&plan);
@@ -93,6 +88,19 @@ done:
     return st;
 }
 
+enum rt_status srv_job_build_planned(struct rtg_pool *pool, const struct store_job *j, const struct kin_robot *robot,
+                                     const struct rtg_job_plan *plan, struct srv_job_input *in, struct rt_err *err)
+{
+    enum rt_status st;
+    memset(in, 0, sizeof *in);
+    if ((st = rtg_job_build_on(pool, robot, plan, &in->t, err)) != RT_OK) return st;
+    in->opt = plan->opt;
+    /* The profile used: a named one's name as the client gave it (an
+     * upload's JSON may call itself otherwise), else the plan's. */
+    snprintf(in->profile, sizeof in->profile, "%.*s", (int)sizeof in->profile - 1,
+             j->profile[0] ? j->profile : plan->profile_name);
+    return RT_OK;
+}
 
 enum rt_status srv_job_series(struct srv *s, const struct store_job *j, const float *traj, int frames,
                               int cols, char **json, struct rt_err *err)

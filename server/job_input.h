@@ -56,6 +56,13 @@ struct srv_job_input {
 enum rt_status srv_job_build(struct srv *s, struct rtg_pool *pool, const struct store_job *j,
                              const struct kin_robot *robot, struct srv_job_input *in,
                              struct rt_err *err);
+/* The tail of srv_job_build(): `in` for job `j` from its `plan` (the
+ * stored plan read back, or the submission's own: server/plans.h), the
+ * targets built on `robot` as there. On failure `in` is zeroed. */
+struct rtg_job_plan;
+enum rt_status srv_job_build_planned(struct rtg_pool *pool, const struct store_job *j, const struct kin_robot *robot,
+                                     const struct rtg_job_plan *plan, struct srv_job_input *in, struct rt_err *err);
+
 /* Frees what srv_job_build put in `in` and zeroes it; safe on a zeroed or
  * already freed `in`. */
 void srv_job_input_free(struct srv_job_input *in);

@@ -38,6 +38,7 @@
 #include "jobs.h"
 #include "metrics.h"
 #include "parse.h"
+#include "plans.h"
 #include "reply.h"
 #include "sched.h"
 #include "state.h"
@@ -221,8 +222,11 @@ void srv_jobs_submit(struct srv *s, struct srv_req *r, struct srv_resp *out)
         goto fail;
     }
     /* The parsed source is as big as the text again: gone before the
-     * store copies the text (a submission costs at most twice its body). */
-    rtg_job_plan_drop_source(&plan);
+     * store copies the text (a submission costs at most twice its body) --
+     * unless it is a trajectory small enough to be handed to the worker
+     * (server/plans.h), which then need not parse it again. */
+    int keep = s->cfg.plan_cache_mb > 0 && plan.source_kind == RTG_SRC_TRAJ && srv_plans_bytes(&plan) <= SRV_PLANS_ONE;
+    if (!keep) rtg_job_plan_drop_source(&plan);
     /* A named profile goes by the name the client gave it. */
     const char *used = profile ? profile : plan.profile_name;
     snprintf(class_key, sizeof class_key, "%s|%s|%s|%s|%s", robot_name, used, store_source_str(sub.kind),
@@ -281,6 +285,9 @@ void srv_jobs_submit(struct srv *s, struct srv_req *r, struct srv_resp *out)
     srv_metrics_submit(&s->metrics, SRV_SUB_INSERT_LOCK, it.lock);
     srv_metrics_submit(&s->metrics, SRV_SUB_INSERT_WRITE, it.write);
     srv_metrics_submit(&s->metrics, SRV_SUB_INSERT_COMMIT, it.commit);
+    /* Kept before the names are released: a robot or profile replaced
+     * after this drops it (srv_plans_clear). The cache owns src then. */
+    if (st == RT_OK && !existed && keep && srv_plans_put(s->plans, id, &plan, src)) src = NULL;
     release(s, &held);
     if (st != RT_OK) goto fail;
     if (!existed) sched_add(s->sched, id, nj.frames, class_key);

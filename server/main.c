@@ -4,8 +4,8 @@
  *             [--solver-threads N] [--max-body BYTES] [--max-frames N] [--max-joints N]
  *             [--max-active N] [--batch-frames N] [--batch-wait-ms N]
  *             [--idle-timeout S] [--request-timeout S] [--max-connections N] [--max-per-ip N]
- *             [--plan-threads N] [--plan-queue N] [--sync full|normal] [--no-auth] [--quiet]
- *             [--static-dir DIR]
+ *             [--plan-threads N] [--plan-queue N] [--plan-cache-mb N] [--sync full|normal]
+ *             [--no-auth] [--quiet] [--static-dir DIR]
  *   retargetd token add NAME [--admin] --db FILE
  *   retargetd token list --db FILE
  *   retargetd token revoke NAME --db FILE
@@ -133,6 +133,7 @@ int main(int argc, char **argv)
         else if (!strcmp(o, "--max-per-ip")) { if (parse_num(o, val, 0, 65536, &v)) return 2; cfg.max_per_ip = (unsigned int)v; }
         else if (!strcmp(o, "--plan-threads")) { if (parse_num(o, val, 0, 256, &v)) return 2; cfg.plan_threads = (int)v; }
         else if (!strcmp(o, "--plan-queue")) { if (parse_num(o, val, 1, 65536, &v)) return 2; cfg.plan_queue = (int)v; }
+        else if (!strcmp(o, "--plan-cache-mb")) { if (parse_num(o, val, 0, 1048576, &v)) return 2; cfg.plan_cache_mb = (int)v; }
         else if (!strcmp(o, "--sync")) {
             if (strcmp(val, "full") && strcmp(val, "normal")) {
                 fprintf(stderr, "retargetd: --sync: expected full or normal, got '%s'\n", RT_QUOTE(val));

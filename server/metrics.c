@@ -51,6 +51,13 @@ void srv_metrics_worker(struct srv_metrics *m, int part, double seconds)
     pthread_mutex_unlock(&m->mu);
 }
 
+void srv_metrics_built(struct srv_metrics *m, int kept)
+{
+    pthread_mutex_lock(&m->mu);
+    m->builds[kept ? 0 : 1]++;
+    pthread_mutex_unlock(&m->mu);
+}
+
 static const double sub_bounds[SRV_SUB_BUCKETS] = {0.001, 0.002, 0.005, 0.01, 0.02, 0.05,
                                                    0.1,   0.2,   0.5,   1.0,  2.0,  5.0};
 static const char *const sub_names[SRV_SUB_COUNT] = {"body",         "queue",       "prepare",      "plan",
@@ -118,6 +125,12 @@ enum rt_status srv_metrics_text(struct srv_metrics *m, struct store *store, int 
             "retargetd_worker_seconds_total{part=\"mark\"} %.6f\n",
             m->worker_seconds[SRV_WK_IDLE], m->worker_seconds[SRV_WK_BUILD], m->worker_seconds[SRV_WK_FINISH],
             m->worker_seconds[SRV_WK_CLAIM], m->worker_seconds[SRV_WK_SOLVE], m->worker_seconds[SRV_WK_MARK]);
+    fprintf(f,
+            "# HELP retargetd_builds_total Jobs built for the solver, by where their parsed source came from.\n"
+            "# TYPE retargetd_builds_total counter\n"
+            "retargetd_builds_total{from=\"submission\"} %llu\n"
+            "retargetd_builds_total{from=\"store\"} %llu\n",
+            m->builds[0], m->builds[1]);
     fputs("# HELP retargetd_http_requests_total HTTP requests by status code.\n"
           "# TYPE retargetd_http_requests_total counter\n", f);
     for (int code = 100; code < 600; code++)

@@ -71,6 +71,7 @@ struct srv_metrics {
     unsigned long long sub_count[SRV_SUB_COUNT][SRV_SUB_BUCKETS + 1]; /* per bucket, not cumulative */
     double sub_sum[SRV_SUB_COUNT];
     double worker_seconds[SRV_WK_COUNT];
+    unsigned long long builds[2]; /* jobs built from the submission's kept plan [0], from the store [1] */
 };
 
 /* Zeroes the counters and creates their mutex; srv_metrics_free() destroys it. */
@@ -85,6 +86,9 @@ void srv_metrics_solved(struct srv_metrics *m, int clips, long long frames, doub
 void srv_metrics_stage(struct srv_metrics *m, int stage, double seconds);
 /* Adds `seconds` of the worker's wall time to part `part` (enum srv_worker_part). */
 void srv_metrics_worker(struct srv_metrics *m, int part, double seconds);
+/* Counts one job built: from the plan its submission kept (server/plans.h)
+ * when `kept`, else from the store. */
+void srv_metrics_built(struct srv_metrics *m, int kept);
 /* Counts `seconds` spent in part `part` (enum srv_submit_part) of one
  * submission. */
 void srv_metrics_submit(struct srv_metrics *m, int part, double seconds);

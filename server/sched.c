@@ -50,6 +50,7 @@
 #include "assets.h"
 #include "job_input.h"
 #include "metrics.h"
+#include "plans.h"
 #include "sched.h"
 #include "state.h"
 
@@ -176,12 +177,15 @@ static long long batch_budget(const struct sched *q)
 }
 
 /* How long the oldest job of a group waits for company: --batch-wait-ms,
- * or by default 50 ms on the CPU and 200 ms on a GPU (which a batch fills
- * only with many clips). */
+ * or by default SCHED_BATCH_WAIT_MS on either backend. A GPU fills a batch
+ * only with many clips, but under load they gather while the batch before
+ * is solved: on the H200, bench-e2e's daemon took 2.51-2.67 s with 50 ms
+ * against 2.89-2.99 s with 200 (the clips' latency, with 8 in flight a
+ * client, bounds the rate). */
+#define SCHED_BATCH_WAIT_MS 50
 static int batch_wait_ms(const struct sched *q)
 {
-    if (q->s->cfg.batch_wait_ms >= 0) return q->s->cfg.batch_wait_ms;
-    return strcmp(solver_backend_name(&q->be), "cuda") ? 50 : 200;
+    return q->s->cfg.batch_wait_ms >= 0 ? q->s->cfg.batch_wait_ms : SCHED_BATCH_WAIT_MS;
 }
 
 static int same_group(const struct sched_entry *a, const struct sched_entry *b)
@@ -627,7 +631,8 @@ done:
     free(ids);
 }
 
-/* On the pool: job i of a batch built from its stored plan. */
+/* On the pool: job i of a batch built from its stored plan, or from the
+ * submission's parsed plan where it was kept (server/plans.h). */
 static void build_job(void *arg, int i)
 {
     struct batch_ctx *bc = arg;
@@ -635,22 +640,33 @@ static void build_job(void *arg, int i)
     double t0 = rt_now();
     if (!b->ok) return;
     rt_err_clear(&b->err);
-    /* The row again, with its source text: read here, in parallel with the
-     * batch's other jobs, not one after another on the building thread. */
+    /* The row again, with its source text unless the submission left its
+     * parsed plan (server/plans.h): read here, in parallel with the batch's
+     * other jobs, not one after another on the building thread. */
     int64_t id = b->j.id;
+    struct rtg_job_plan plan;
+    struct kin_robot *src = NULL;
+    int planned = srv_plans_take(bc->q->s->plans, id, &plan, &src);
     store_job_release(&b->j);
-    enum rt_status gs = store_job_get(bc->q->s->store, id, NULL, 1, &b->j, &b->err);
+    enum rt_status gs = store_job_get(bc->q->s->store, id, NULL, !planned, &b->j, &b->err);
     if (gs != RT_OK || b->j.state != STORE_QUEUED) {
         if (gs == RT_OK) store_job_release(&b->j); /* cancelled since it was picked */
         if (gs == RT_OK || gs == RT_ENOTFOUND) rt_err_clear(&b->err); /* else build_batch() fails it */
         b->j.id = id;
         b->ok = 0;
-        return;
+    } else {
+        if ((planned ? srv_job_build_planned(bc->q->pool, &b->j, bc->robot, &plan, &b->in, &b->err)
+                     : srv_job_build(bc->q->s, bc->q->pool, &b->j, bc->robot, &b->in, &b->err)) != RT_OK)
+            b->ok = 0;
+        free(b->j.clip); /* the targets are built; the text is not needed */
+        b->j.clip = NULL;
+        srv_metrics_stage(&bc->q->s->metrics, SRV_STAGE_TARGETS, rt_now() - t0);
+        srv_metrics_built(&bc->q->s->metrics, planned);
     }
-    if (srv_job_build(bc->q->s, bc->q->pool, &b->j, bc->robot, &b->in, &b->err) != RT_OK) b->ok = 0;
-    free(b->j.clip); /* the targets are built; the text is not needed */
-    b->j.clip = NULL;
-    srv_metrics_stage(&bc->q->s->metrics, SRV_STAGE_TARGETS, rt_now() - t0);
+    if (planned) {
+        rtg_job_plan_free(&plan);
+        kin_robot_free(src);
+    }
 }
 
 /* Claims the built jobs of `bc` (queued -> running; one cancelled since it

@@ -25,6 +25,7 @@ struct MHD_Connection;
 struct MHD_Response;
 struct sched;
 struct srv_inuse;
+struct srv_plans;
 struct srv_pool;
 
 /* The daemon: made by srv_start() before any thread starts that reads it,
@@ -39,6 +40,7 @@ struct srv {
     struct sched *sched;
     struct srv_metrics metrics;
     struct srv_inuse *inuse; /* robots and profiles held by submissions being planned (assets.c) */
+    struct srv_plans *plans; /* parsed plans handed from submissions to the worker (plans.h) */
     struct srv_pool *pool;   /* the validation threads that plan submissions (http.c) */
     struct srv_pool *rpool;  /* as many that make results (GET .../result*), so that no submission waits behind them */
     int lock_fd;             /* DB_PATH.lock, held with flock() while the daemon lives; -1 none */
