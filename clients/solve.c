@@ -63,6 +63,14 @@
  * overlaps, stay short. */
 #define CLI_BATCH_FRAMES 131072
 
+/* The last calls of a group of clips taper (call_budget()): each call's
+ * finishing (quality, format, write: about as long as its solve on the
+ * H200's 15 workers) runs while the next one solves, and the last one's
+ * alone after it -- 65-94 ms for a call of 131,000 frames and its
+ * 33,000-frame remainder. Halving what is left, down to this, keeps the
+ * last call and its finishing short. */
+#define CLI_TAPER_FRAMES (CLI_BATCH_FRAMES / 4)
+
 /* A call is short -- for the side lane when there is one (see the top) --
  * when it has fewer frames than CLI_SIDE_FRAMES and at most
  * 1/CLI_SIDE_RATIO of the longest call's: on the H200 the six BVH clips of
@@ -678,6 +686,18 @@ int cli_solve_err(int argc, char **argv, struct rt_err *err_out)
 
 /* The backend started on a thread of its own while the sources are read
  * and planned: a CUDA context takes a good part of a second to create. */
+/* The frame budget of the next call of clip i's plans-alike clips (those
+ * not done[] yet): CLI_BATCH_FRAMES while at least twice that is left,
+ * then half of what is left, at least CLI_TAPER_FRAMES. */
+static long long call_budget(const struct run *r, const int *done, int i)
+{
+    long long left = 0;
+    for (int j = i; j < r->a->n_sources; j++)
+        if (!done[j] && (j == i || plans_alike(&r->clips[i], &r->clips[j]))) left += r->clips[j].t_frames;
+    if (left >= 2 * (long long)CLI_BATCH_FRAMES) return CLI_BATCH_FRAMES;
+    return (left + 1) / 2 > CLI_TAPER_FRAMES ? (left + 1) / 2 : CLI_TAPER_FRAMES;
+}
+
 /* Once the backend is up, with call 0 (main[0]) built: the calls after it
  * go to the side lane `l` when its backend started (l->be) and they are
  * short (CLI_SIDE_FRAMES, CLI_SIDE_RATIO); the rest to main[1..*n_main).
@@ -849,7 +869,8 @@ int cli_solve_run(const struct cli_solve_args *a, struct rt_err *err)
         }
     } else {
         /* The calls, from the plans: solo, one per clip; --batch, the clips
-         * whose plans are alike, in source order, cut at CLI_BATCH_FRAMES.
+         * whose plans are alike, in source order, cut at CLI_BATCH_FRAMES
+         * (the last ones tapering: call_budget()).
          * A call's targets are built in parallel (ahead of the finishing
          * work on the pool) while the call before it solves; a clip whose
          * built weights differ from its call's first is solved alone at the
@@ -865,11 +886,11 @@ int cli_solve_run(const struct cli_solve_args *a, struct rt_err *err)
         memset(done, 0, (size_t)a->n_sources * sizeof *done);
         for (int i = 0; i < a->n_sources; i++) {
             if (done[i]) continue;
-            long long frames = 0;
+            long long frames = 0, budget = a->batch ? call_budget(&r, done, i) : 0;
             call_at[n_calls++] = m;
             for (int j = i; j < a->n_sources; j++) {
                 if (done[j] || (j > i && (!a->batch || !plans_alike(&clips[i], &clips[j])))) continue;
-                if (m > call_at[n_calls - 1] && frames + clips[j].t_frames > CLI_BATCH_FRAMES) continue;
+                if (m > call_at[n_calls - 1] && frames + clips[j].t_frames > budget) continue;
                 idx[m++] = j;
                 done[j] = 1;
                 frames += clips[j].t_frames;
