@@ -104,6 +104,18 @@ static inline void http_wait(const char *token, long long id, char state[16])
     }
 }
 
+/* POST /v1/jobs with a JSON body: checks the 201, returns the job's id (-1
+ * when the reply has none). */
+static inline long long http_submit(const char *body)
+{
+    char *resp = NULL;
+    long long id = -1;
+    CHECK_EQ_INT(http(NULL, "POST", "/v1/jobs", body, strlen(body), NULL, &resp), 201);
+    if (resp) id = (long long)json_num(resp, "id");
+    free(resp);
+    return id;
+}
+
 /* A JSON submission body for BVH text. */
 static inline char *job_body(const char *robot, const char *name, const char *clip, int max_lm)
 {

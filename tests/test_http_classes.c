@@ -44,26 +44,11 @@ enum rt_status __wrap_rtg_batch_solve(struct rtg_batch_ws *ws, struct solver_bac
     for (int i = 0; i < n; i++) hold |= items[i].t->n_frames == HOLD_FRAMES;
     enum rt_status st = __real_rtg_batch_solve(ws, be, robot, opt, items, n, progress, progress_user, err);
     atomic_store(&n_calls, k + 1);
-    if (hold) {
-        atomic_store(&holding, 1);
-        for (int i = 0; i < 6000 && !atomic_load(&release_hold); i++) usleep(5000); /* at most 30 s */
-        atomic_store(&release_hold, 0);
-        atomic_store(&holding, 0);
-    }
+    if (hold) wrap_hold(&holding, &release_hold);
     return st;
 }
 
 static char dir[64];
-
-static long long submit_body(const char *body)
-{
-    char *resp = NULL;
-    long long id = -1;
-    CHECK_EQ_INT(http(NULL, "POST", "/v1/jobs", body, strlen(body), NULL, &resp), 201);
-    if (resp) id = (long long)json_num(resp, "id");
-    free(resp);
-    return id;
-}
 
 /* Waits until the worker holds (a "hold" clip's call returned). */
 static void wait_holding(void)
@@ -109,9 +94,9 @@ int main(void)
     if (!s) return test_report("test_http_classes");
 
     /* 1. Two classes, both ready when the worker comes back: one call. */
-    long long hold = submit_body(body[0]);
+    long long hold = http_submit(body[0]);
     wait_holding();
-    long long sh = submit_body(body[1]), lo = submit_body(body[2]);
+    long long sh = http_submit(body[1]), lo = http_submit(body[2]);
     usleep((WAIT_MS + 500) * 1000);
     atomic_store(&release_hold, 1);
     check_job(sh, "short", 2);
@@ -121,11 +106,11 @@ int main(void)
 
     /* 2. The long clip submitted just before the worker goes on is not
      *    ready: the short one goes alone, the long one after its window. */
-    long long hold2 = submit_body(body[0]);
+    long long hold2 = http_submit(body[0]);
     wait_holding();
-    long long sh2 = submit_body(body[3]);
+    long long sh2 = http_submit(body[3]);
     usleep((WAIT_MS + 500) * 1000);
-    long long lo2 = submit_body(body[4]);
+    long long lo2 = http_submit(body[4]);
     atomic_store(&release_hold, 1);
     check_job(sh2, "short2", 1);
     check_job(lo2, "long2", 1);

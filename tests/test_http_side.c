@@ -35,25 +35,11 @@ enum rt_status __wrap_rtg_batch_solve(struct rtg_batch_ws *ws, struct solver_bac
     for (int i = 0; i < n; i++) hold |= items[i].t->n_frames == HOLD_FRAMES;
     if (!hold && atomic_load(&holding)) atomic_fetch_add(&side_calls, 1);
     enum rt_status st = __real_rtg_batch_solve(ws, be, robot, opt, items, n, progress, progress_user, err);
-    if (hold) {
-        atomic_store(&holding, 1);
-        for (int i = 0; i < 6000 && !atomic_load(&release_hold); i++) usleep(5000); /* at most 30 s */
-        atomic_store(&holding, 0);
-    }
+    if (hold) wrap_hold(&holding, &release_hold);
     return st;
 }
 
 static char dir[64];
-
-static long long submit_body(const char *body)
-{
-    char *resp = NULL;
-    long long id = -1;
-    CHECK_EQ_INT(http(NULL, "POST", "/v1/jobs", body, strlen(body), NULL, &resp), 201);
-    if (resp) id = (long long)json_num(resp, "id");
-    free(resp);
-    return id;
-}
 
 static const char *job_state(long long id, char state[16])
 {
@@ -112,10 +98,10 @@ int main(void)
     CHECK(s != NULL && hold_body && short_body);
     if (!s || !hold_body || !short_body) return test_report("test_http_side");
 
-    long long hold = submit_body(hold_body);
+    long long hold = http_submit(hold_body);
     for (int i = 0; i < 6000 && !atomic_load(&holding); i++) usleep(5000);
     CHECK(atomic_load(&holding));
-    long long sh = submit_body(short_body);
+    long long sh = http_submit(short_body);
     /* Solved while the main worker holds. */
     for (int i = 0; i < 1500 && strcmp(job_state(sh, state), "succeeded") && strcmp(state, "failed"); i++)
         usleep(20000);

@@ -128,16 +128,6 @@ static long long builds(const char *from)
     return v;
 }
 
-static long long submit(const char *body)
-{
-    char *resp = NULL;
-    long long id = -1;
-    CHECK_EQ_INT(http(NULL, "POST", "/v1/jobs", body, strlen(body), NULL, &resp), 201);
-    if (resp) id = (long long)json_num(resp, "id");
-    free(resp);
-    return id;
-}
-
 static void check_done(long long id, const char *name)
 {
     char state[16];
@@ -167,7 +157,7 @@ static void test_daemon(const char *ref)
     struct srv *s = http_start(&cfg);
     CHECK(s != NULL);
     if (!s) return;
-    check_done(submit(body[0]), names[0]);
+    check_done(http_submit(body[0]), names[0]);
     CHECK_EQ_INT(builds("submission"), 1);
     CHECK_EQ_INT(builds("store"), 0);
     srv_stop(s);
@@ -182,12 +172,12 @@ static void test_daemon(const char *ref)
     snprintf(upath, sizeof upath, "%s/robots/panda.urdf", test_data_dir());
     char *urdf = test_slurp(upath, &ulen);
     CHECK(urdf != NULL);
-    long long id = submit(body[1]);
+    long long id = http_submit(body[1]);
     CHECK_EQ_INT(http(NULL, "PUT", "/v1/robots/arm", urdf, ulen, NULL, NULL), 201);
     check_done(id, names[1]);
     CHECK_EQ_INT(builds("submission"), 0);
     CHECK_EQ_INT(builds("store"), 1);
-    check_done(submit(body[2]), names[2]);
+    check_done(http_submit(body[2]), names[2]);
     CHECK_EQ_INT(builds("submission"), 1);
     srv_stop(s);
     free(urdf);
@@ -197,7 +187,7 @@ static void test_daemon(const char *ref)
     s = http_start(&cfg);
     CHECK(s != NULL);
     if (!s) return;
-    check_done(submit(body[3]), names[3]);
+    check_done(http_submit(body[3]), names[3]);
     CHECK_EQ_INT(builds("submission"), 0);
     CHECK_EQ_INT(builds("store"), 1);
     srv_stop(s);
