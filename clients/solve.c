@@ -686,14 +686,35 @@ int cli_solve_err(int argc, char **argv, struct rt_err *err_out)
 
 /* The backend started on a thread of its own while the sources are read
  * and planned: a CUDA context takes a good part of a second to create. */
-/* The frame budget of the next call of clip i's plans-alike clips (those
- * not done[] yet): CLI_BATCH_FRAMES while at least twice that is left,
- * then half of what is left, at least CLI_TAPER_FRAMES. */
-static long long call_budget(const struct run *r, const int *done, int i)
+/* The groups of plans-alike clips: gid[i] for each source (numbered from
+ * 0 in order of first appearance) and *left, malloc'd, each group's frames.
+ * Returns the number of groups, -1 when out of memory. */
+static int plan_groups(const struct run *r, int *gid, long long **left)
 {
-    long long left = 0;
-    for (int j = i; j < r->a->n_sources; j++)
-        if (!done[j] && (j == i || plans_alike(&r->clips[i], &r->clips[j]))) left += r->clips[j].t_frames;
+    int n = r->a->n_sources, ng = 0, *rep = malloc((size_t)n * sizeof *rep);
+    *left = calloc((size_t)n, sizeof **left);
+    if (!rep || !*left) {
+        free(rep);
+        free(*left);
+        *left = NULL;
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        int g = 0;
+        while (g < ng && !plans_alike(&r->clips[rep[g]], &r->clips[i])) g++;
+        if (g == ng) rep[ng++] = i;
+        gid[i] = g;
+        (*left)[g] += r->clips[i].t_frames;
+    }
+    free(rep);
+    return ng;
+}
+
+/* The frame budget of the next call of a group with `left` frames not in a
+ * call yet: CLI_BATCH_FRAMES while at least twice that is left, then half
+ * of what is left, at least CLI_TAPER_FRAMES. */
+static long long call_budget(long long left)
+{
     if (left >= 2 * (long long)CLI_BATCH_FRAMES) return CLI_BATCH_FRAMES;
     return (left + 1) / 2 > CLI_TAPER_FRAMES ? (left + 1) / 2 : CLI_TAPER_FRAMES;
 }
@@ -792,6 +813,7 @@ int cli_solve_run(const struct cli_solve_args *a, struct rt_err *err)
     pthread_t bs_thread, side_thread;
     int bs_running = 0, side_running = 0;
     int *idx = NULL, *done = NULL, *call_at = NULL, *sel = NULL, *main_calls = NULL, rc = 1, failed = -1;
+    long long *left = NULL; /* with --batch: each group's frames not in a call yet */
     double wall0 = rt_now(), solve_s = 0;
     struct run r = {.a = a, .be = &be, .wall0 = wall0};
     pthread_mutex_init(&r.tl_mu, NULL);
@@ -884,18 +906,24 @@ int cli_solve_run(const struct cli_solve_args *a, struct rt_err *err)
             goto out;
         }
         memset(done, 0, (size_t)a->n_sources * sizeof *done);
+        /* sel[] is free until the solves: each source's group. */
+        if (a->batch && plan_groups(&r, sel, &left) < 0) {
+            rt_err_set(err, RT_ENOMEM, "solve", "out of memory");
+            goto out;
+        }
         for (int i = 0; i < a->n_sources; i++) {
             if (done[i]) continue;
-            long long frames = 0, budget = a->batch ? call_budget(&r, done, i) : 0;
+            long long frames = 0, budget = a->batch ? call_budget(left[sel[i]]) : 0;
             call_at[n_calls++] = m;
             for (int j = i; j < a->n_sources; j++) {
-                if (done[j] || (j > i && (!a->batch || !plans_alike(&clips[i], &clips[j])))) continue;
+                if (done[j] || (j > i && (!a->batch || sel[j] != sel[i]))) continue;
                 if (m > call_at[n_calls - 1] && frames + clips[j].t_frames > budget) continue;
                 idx[m++] = j;
                 done[j] = 1;
                 frames += clips[j].t_frames;
                 if (!a->batch) break;
             }
+            if (a->batch) left[sel[i]] -= frames;
         }
         call_at[n_calls] = m;
         /* The main lane's calls, main[0..n_main): the first, then (once
@@ -999,6 +1027,7 @@ out:
     free(side.sel);
     free(side.alone);
     free(main_calls);
+    free(left);
     if (clips)
         for (int i = 0; i < a->n_sources; i++) {
             rtg_job_plan_free(&clips[i].plan);
