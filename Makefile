@@ -129,10 +129,10 @@ $(B)/retargetd: $(O)/server/main.o $(SRV_LIB) $(LIB)
 $(B)/tests/%: $(O)/tests/%.o $(SRV_LIB) $(CLI_LIB) $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
-# test_http_alone, test_http_classes and test_http_side reach the scheduler's solver calls
+# test_http_alone and test_http_classes reach the scheduler's solver calls
 # through a wrapper of rtg_batch_solve (a fault injected into one clip; a
 # worker held busy).
-$(B)/tests/test_http_alone $(B)/tests/test_http_classes $(B)/tests/test_http_side: LDFLAGS += -Wl,--wrap=rtg_batch_solve
+$(B)/tests/test_http_alone $(B)/tests/test_http_classes: LDFLAGS += -Wl,--wrap=rtg_batch_solve
 $(B)/bench/%: $(O)/bench/%.o $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@

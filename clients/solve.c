@@ -15,12 +15,7 @@
  *      into the arrays it is solved from (page-locked where the backend
  *      has them: rtg_batch_pack), while the call before it solves from
  *      the other of two such sets; a call's solved frames are one block
- *      that its clips share until the last is written. With --batch on a
- *      GPU, the short calls (fewer than CLI_SIDE_FRAMES frames: a few
- *      clips of another skeleton, whose solve is bound by the LM loop's
- *      latency, not by the device) run on a side lane -- a thread of
- *      their own and a second backend whose streams go first
- *      (rtg_backend_init_side) -- beside the long ones;
+ *      that its clips share until the last is written;
  *   3. each solved clip finished (ground lift, quality, report), resampled
  *      when --out-fps asks, formatted (CSV, or NPZ with --format npz)
  *      and written -- queued to the pool as soon as its solver call
@@ -62,23 +57,6 @@
  * first call's targets and the last call's finishing, which nothing
  * overlaps, stay short. */
 #define CLI_BATCH_FRAMES 131072
-
-/* The last calls of a group of clips taper (call_budget()): each call's
- * finishing (quality, format, write: about as long as its solve on the
- * H200's 15 workers) runs while the next one solves, and the last one's
- * alone after it -- 65-94 ms for a call of 131,000 frames and its
- * 33,000-frame remainder. Halving what is left, down to this, keeps the
- * last call and its finishing short. */
-#define CLI_TAPER_FRAMES (CLI_BATCH_FRAMES / 4)
-
-/* A call is short -- for the side lane when there is one (see the top) --
- * when it has fewer frames than CLI_SIDE_FRAMES and at most
- * 1/CLI_SIDE_RATIO of the longest call's: on the H200 the six BVH clips of
- * bench-e2e (four calls, 9,000 frames) took 0.13 s of the device after the
- * corpus's 1.0 s, each call tens of LM iterations that leave most of the
- * device idle. */
-#define CLI_SIDE_FRAMES (CLI_BATCH_FRAMES / 2)
-#define CLI_SIDE_RATIO 4
 
 /* Cores the host stages leave to the solving thread with the CUDA
  * backend and no --threads: on the H200's 16-core host the 518-clip
@@ -129,7 +107,6 @@ struct timeline {
     struct tl_call {
         double start, end;
         int clips, frames;
-        int lane; /* 0: the main lane, 1: the side lane */
     } call[CLI_TIMELINE_CALLS];
 };
 
@@ -141,7 +118,6 @@ struct run {
     struct clip *clips;
     struct rtg_pool *pool;   /* the host pool: its idle workers help a clip's quality */
     double wall0;
-    pthread_mutex_t tl_mu;   /* tl.call[]: both lanes record their calls */
     struct timeline tl;
 };
 
@@ -503,12 +479,12 @@ static void queue_finish(struct rtg_pool *pool, struct rtg_pool_group *g, struct
     rtg_pool_submit(pool, g, finish, arg);
 }
 
-/* Solves clips[idx[0..n)] in one call on `be` (lane 0 or 1) and queues
- * their stage 3: from ws as packed when `packed` (they are the clips
- * packed, in order), else packed here first. */
-static enum rt_status solve_call(struct run *r, struct solver_backend *be, int lane, struct rtg_pool *pool,
-                                 struct rtg_pool_group *g, const int *idx, int n, struct rtg_batch_ws *ws, int packed,
-                                 struct progress *prog, double *solve_s, struct rt_err *err)
+/* Solves clips[idx[0..n)] in one call and queues their stage 3: from ws
+ * as packed when `packed` (they are the clips packed, in order), else
+ * packed here first. */
+static enum rt_status solve_call(struct run *r, struct rtg_pool *pool, struct rtg_pool_group *g, const int *idx,
+                                 int n, struct rtg_batch_ws *ws, int packed, struct progress *prog, double *solve_s,
+                                 struct rt_err *err)
 {
     struct rtg_batch_item *items = calloc((size_t)n, sizeof *items);
     struct call_state *cs = malloc(sizeof *cs);
@@ -521,19 +497,17 @@ static enum rt_status solve_call(struct run *r, struct solver_backend *be, int l
     for (int i = 0; i < n; i++) items[i].t = &r->clips[idx[i]].t_store;
     prog->n_clips = n;
     double t0 = rt_now();
-    if (!packed) st = rtg_batch_pack(ws, be, r->robot, items, n, err);
+    if (!packed) st = rtg_batch_pack(ws, r->be, r->robot, items, n, err);
     if (st == RT_OK)
-        st = rtg_batch_solve_packed(ws, be, r->robot, &r->clips[idx[0]].opt, items, n, on_progress, prog, &cs->block,
+        st = rtg_batch_solve_packed(ws, r->be, r->robot, &r->clips[idx[0]].opt, items, n, on_progress, prog, &cs->block,
                                     err);
     double t1 = rt_now();
     *solve_s += t1 - t0;
-    pthread_mutex_lock(&r->tl_mu);
     if (r->tl.n_calls < CLI_TIMELINE_CALLS) {
         int frames = 0;
         for (int i = 0; i < n; i++) frames += r->clips[idx[i]].t_frames;
-        r->tl.call[r->tl.n_calls++] = (struct tl_call){t0 - r->wall0, t1 - r->wall0, n, frames, lane};
+        r->tl.call[r->tl.n_calls++] = (struct tl_call){t0 - r->wall0, t1 - r->wall0, n, frames};
     }
-    pthread_mutex_unlock(&r->tl_mu);
     if (st == RT_OK) {
         atomic_init(&cs->left, n);
         for (int i = 0; i < n; i++) {
@@ -549,68 +523,6 @@ static enum rt_status solve_call(struct run *r, struct solver_backend *be, int l
     }
     free(items);
     return st;
-}
-
-/* Splits the built clips of one call, idx[0..n), into the clips whose
- * weights and options equal the first good one's (sel[], *n_sel) and the
- * others (alone[], appended at *n_alone), each of which is solved alone:
- * the same bits (DESIGN.md "The numerical contract"). A clip whose build
- * failed is in neither (it is reported after the solves). */
-static void split_call(const struct run *r, const int *idx, int n, int *sel, int *n_sel, int *alone, int *n_alone)
-{
-    int lead = -1;
-    *n_sel = 0;
-    for (int q = 0; q < n; q++) {
-        const struct clip *c = &r->clips[idx[q]];
-        if (c->st != RT_OK) continue;
-        if (lead < 0 || weights_equal(r->robot, &r->clips[lead], c)) {
-            if (lead < 0) lead = idx[q];
-            sel[(*n_sel)++] = idx[q];
-        } else {
-            alone[(*n_alone)++] = idx[q];
-        }
-    }
-}
-
-/* The side lane: its calls, in order, built on the pool (its helpers go
- * ahead of the finishing work) and solved on its own backend while the
- * main lane solves the long calls. */
-struct side_lane {
-    struct run *r;
-    struct rtg_pool_group *g; /* stage 3's group */
-    struct solver_backend be;
-    const int *idx, *call_at;
-    int *calls, n_calls;
-    int *sel, *alone;         /* a call's clips, and those solved alone (n_sources each) */
-    const int *cur;           /* the call being built */
-    struct rtg_batch_ws ws;
-    double solve_s;
-    enum rt_status st;
-    struct rt_err err;
-};
-
-static void side_build(void *ctx, int i)
-{
-    struct side_lane *l = ctx;
-    build(l->r, l->cur[i]);
-}
-
-static void *side_main(void *arg)
-{
-    struct side_lane *l = arg;
-    struct run *r = l->r;
-    struct progress quiet = {1, 0, 0, 0};
-    for (int k = 0; k < l->n_calls && l->st == RT_OK; k++) {
-        int c = l->calls[k], n = l->call_at[c + 1] - l->call_at[c], n_sel = 0, n_alone = 0;
-        l->cur = l->idx + l->call_at[c];
-        rtg_pool_for(r->pool, n, side_build, l);
-        split_call(r, l->cur, n, l->sel, &n_sel, l->alone, &n_alone);
-        if (n_sel)
-            l->st = solve_call(r, &l->be, 1, r->pool, l->g, l->sel, n_sel, &l->ws, 0, &quiet, &l->solve_s, &l->err);
-        for (int q = 0; q < n_alone && l->st == RT_OK; q++)
-            l->st = solve_call(r, &l->be, 1, r->pool, l->g, &l->alone[q], 1, &l->ws, 0, &quiet, &l->solve_s, &l->err);
-    }
-    return NULL;
 }
 
 /* Writes the --stats JSON. */
@@ -645,7 +557,6 @@ static enum rt_status write_stats(const struct cli_solve_args *a, const struct c
             cJSON_AddNumberToObject(c, "end", tl->call[k].end);
             cJSON_AddNumberToObject(c, "clips", tl->call[k].clips);
             cJSON_AddNumberToObject(c, "frames", tl->call[k].frames);
-            cJSON_AddNumberToObject(c, "lane", tl->call[k].lane);
             cJSON_AddItemToArray(calls, c);
         }
     char *text = cJSON_PrintUnformatted(o);
@@ -686,81 +597,10 @@ int cli_solve_err(int argc, char **argv, struct rt_err *err_out)
 
 /* The backend started on a thread of its own while the sources are read
  * and planned: a CUDA context takes a good part of a second to create. */
-/* The groups of plans-alike clips: gid[i] for each source (numbered from
- * 0 in order of first appearance) and *left, malloc'd, each group's frames.
- * Returns the number of groups, -1 when out of memory. */
-static int plan_groups(const struct run *r, int *gid, long long **left)
-{
-    int n = r->a->n_sources, ng = 0, *rep = malloc((size_t)n * sizeof *rep);
-    *left = calloc((size_t)n, sizeof **left);
-    if (!rep || !*left) {
-        free(rep);
-        free(*left);
-        *left = NULL;
-        return -1;
-    }
-    for (int i = 0; i < n; i++) {
-        int g = 0;
-        while (g < ng && !plans_alike(&r->clips[rep[g]], &r->clips[i])) g++;
-        if (g == ng) rep[ng++] = i;
-        gid[i] = g;
-        (*left)[g] += r->clips[i].t_frames;
-    }
-    free(rep);
-    return ng;
-}
-
-/* The frame budget of the next call of a group with `left` frames not in a
- * call yet: CLI_BATCH_FRAMES while at least twice that is left, then half
- * of what is left, at least CLI_TAPER_FRAMES. */
-static long long call_budget(long long left)
-{
-    if (left >= 2 * (long long)CLI_BATCH_FRAMES) return CLI_BATCH_FRAMES;
-    return (left + 1) / 2 > CLI_TAPER_FRAMES ? (left + 1) / 2 : CLI_TAPER_FRAMES;
-}
-
-/* Once the backend is up, with call 0 (main[0]) built: the calls after it
- * go to the side lane `l` when its backend started (l->be) and they are
- * short (CLI_SIDE_FRAMES, CLI_SIDE_RATIO); the rest to main[1..*n_main).
- * RT_ENOMEM when the lane's arrays cannot be had (nothing is solved
- * then). */
-static enum rt_status side_lanes(struct run *r, struct side_lane *l, struct rtg_pool_group *g, const int *idx,
-                                 const int *call_at, int n_calls, int *main_calls, int *n_main)
-{
-    int n_src = r->a->n_sources;
-    long long longest = 0, *frames = calloc((size_t)n_calls, sizeof *frames);
-    if (!frames) return RT_ENOMEM;
-    for (int k = 0; k < n_calls; k++) {
-        for (int q = call_at[k]; q < call_at[k + 1]; q++) frames[k] += r->clips[idx[q]].t_frames;
-        if (frames[k] > longest) longest = frames[k];
-    }
-    *n_main = 1;
-    int side = l->be.ops != NULL;
-    if (side && (!(l->calls = malloc((size_t)n_calls * sizeof *l->calls)) ||
-                 !(l->sel = malloc((size_t)n_src * sizeof *l->sel)) ||
-                 !(l->alone = malloc((size_t)n_src * sizeof *l->alone)))) {
-        free(frames);
-        return RT_ENOMEM;
-    }
-    for (int k = 1; k < n_calls; k++) {
-        if (side && frames[k] < CLI_SIDE_FRAMES && frames[k] * CLI_SIDE_RATIO <= longest) l->calls[l->n_calls++] = k;
-        else main_calls[(*n_main)++] = k;
-    }
-    free(frames);
-    l->r = r;
-    l->g = g;
-    l->idx = idx;
-    l->call_at = call_at;
-    l->ws = (struct rtg_batch_ws){.pool = r->pool};
-    rt_err_clear(&l->err);
-    return RT_OK;
-}
-
 struct backend_start {
     struct solver_backend *be;
     const char *name;
     int threads;
-    struct solver_backend *side; /* NULL: none wanted; else the side lane's, empty where there is none */
     enum rt_status st;
     struct rt_err err;
     double done; /* rt_now() when it returned */
@@ -771,10 +611,6 @@ static void *backend_start(void *arg)
     struct backend_start *b = arg;
     rt_err_clear(&b->err);
     b->st = rtg_backend_init(b->be, b->name, b->threads, &b->err);
-    if (b->st == RT_OK && b->side) {
-        struct rt_err e;
-        (void)rtg_backend_init_side(b->side, b->be, &e); /* none: every call on the main lane */
-    }
     b->done = rt_now();
     return NULL;
 }
@@ -808,15 +644,12 @@ int cli_solve_run(const struct cli_solve_args *a, struct rt_err *err)
     struct clip *clips = NULL;
     struct rtg_batch_ws ws[2] = {{0}, {0}}; /* two calls' arrays, reused: call k packed into ws[k & 1] */
     struct build_arg *bargs = NULL;
-    struct side_lane side = {0};
-    struct backend_start bs = {&be, a->backend, a->threads, a->batch && !a->per_frame ? &side.be : NULL, RT_OK, {0}, 0};
-    pthread_t bs_thread, side_thread;
-    int bs_running = 0, side_running = 0;
-    int *idx = NULL, *done = NULL, *call_at = NULL, *sel = NULL, *main_calls = NULL, rc = 1, failed = -1;
-    long long *left = NULL; /* with --batch: each group's frames not in a call yet */
+    struct backend_start bs = {&be, a->backend, a->threads, RT_OK, {0}, 0};
+    pthread_t bs_thread;
+    int bs_running = 0;
+    int *idx = NULL, *done = NULL, *call_at = NULL, *sel = NULL, rc = 1, failed = -1;
     double wall0 = rt_now(), solve_s = 0;
     struct run r = {.a = a, .be = &be, .wall0 = wall0};
-    pthread_mutex_init(&r.tl_mu, NULL);
     rt_err_clear(err);
     {
         struct timespec ts;
@@ -891,8 +724,7 @@ int cli_solve_run(const struct cli_solve_args *a, struct rt_err *err)
         }
     } else {
         /* The calls, from the plans: solo, one per clip; --batch, the clips
-         * whose plans are alike, in source order, cut at CLI_BATCH_FRAMES
-         * (the last ones tapering: call_budget()).
+         * whose plans are alike, in source order, cut at CLI_BATCH_FRAMES.
          * A call's targets are built in parallel (ahead of the finishing
          * work on the pool) while the call before it solves; a clip whose
          * built weights differ from its call's first is solved alone at the
@@ -906,91 +738,67 @@ int cli_solve_run(const struct cli_solve_args *a, struct rt_err *err)
             goto out;
         }
         memset(done, 0, (size_t)a->n_sources * sizeof *done);
-        /* sel[] is free until the solves: each source's group. */
-        if (a->batch && plan_groups(&r, sel, &left) < 0) {
-            rt_err_set(err, RT_ENOMEM, "solve", "out of memory");
-            goto out;
-        }
         for (int i = 0; i < a->n_sources; i++) {
             if (done[i]) continue;
-            long long frames = 0, budget = a->batch ? call_budget(left[sel[i]]) : 0;
+            long long frames = 0;
             call_at[n_calls++] = m;
             for (int j = i; j < a->n_sources; j++) {
-                if (done[j] || (j > i && (!a->batch || sel[j] != sel[i]))) continue;
-                if (m > call_at[n_calls - 1] && frames + clips[j].t_frames > budget) continue;
+                if (done[j] || (j > i && (!a->batch || !plans_alike(&clips[i], &clips[j])))) continue;
+                if (m > call_at[n_calls - 1] && frames + clips[j].t_frames > CLI_BATCH_FRAMES) continue;
                 idx[m++] = j;
                 done[j] = 1;
                 frames += clips[j].t_frames;
                 if (!a->batch) break;
             }
-            if (a->batch) left[sel[i]] -= frames;
         }
         call_at[n_calls] = m;
-        /* The main lane's calls, main[0..n_main): the first, then (once
-         * the backend is up) every call not on the side lane. Call main[p]'s
-         * clips are built and packed (the last build packs) into ws[p & 1]
-         * while main[p - 1] solves from the other. */
+        /* Call k's clips built and packed (the last build packs) into
+         * ws[k & 1] while call k - 1 solves from the other. */
         struct call_pack cps[2];
         struct rtg_pool_group gb = {0};
-        main_calls = malloc(((size_t)n_calls + 1) * sizeof *main_calls);
-        if (!main_calls) {
-            rt_err_set(err, RT_ENOMEM, "solve", "out of memory");
-            goto out;
-        }
-        int n_main = n_calls ? 1 : 0;
-        main_calls[0] = 0;
         for (int i = 0; i < a->n_sources; i++) bargs[i] = (struct build_arg){&r, i, NULL};
-        for (int p = 0; p <= n_main; p++) {
-            if (p < n_main) {
-                int k = main_calls[p];
-                struct call_pack *cp = &cps[p & 1];
-                *cp = (struct call_pack){&r, idx + call_at[k], call_at[k + 1] - call_at[k], &ws[p & 1], 0, RT_EINVAL};
+        for (int k = 0; k <= n_calls; k++) {
+            if (k < n_calls) {
+                struct call_pack *cp = &cps[k & 1];
+                *cp = (struct call_pack){&r, idx + call_at[k], call_at[k + 1] - call_at[k], &ws[k & 1], 0, RT_EINVAL};
                 atomic_init(&cp->left, cp->n);
                 for (int q = call_at[k]; q < call_at[k + 1]; q++) {
-                    bargs[idx[q]].cp = p ? cp : NULL;
+                    bargs[idx[q]].cp = k ? cp : NULL;
                     rtg_pool_submit_first(pool, &gb, build_task, &bargs[idx[q]]);
                 }
             }
-            if (p == 0) {
+            if (k == 0) {
                 /* The first call's targets built while the backend may
                  * still be starting; packed once it has (page-locked). */
                 rtg_pool_wait(pool, &gb);
                 if (backend_join(&bs, bs_thread, &bs_running, &r, pool, err) != RT_OK) goto out;
                 if (n_calls) pack_call(&cps[0]);
                 r.tl.first_targets = rt_now() - wall0;
-                if (n_calls && side_lanes(&r, &side, &g, idx, call_at, n_calls, main_calls, &n_main) != RT_OK) {
-                    rt_err_set(err, RT_ENOMEM, "solve", "out of memory");
-                    goto out;
-                }
-                if (side.n_calls) {
-                    if (pthread_create(&side_thread, NULL, side_main, &side) == 0) side_running = 1;
-                    else side_main(&side);
-                }
                 continue;
             }
-            int j = main_calls[p - 1]; /* the call solved now; main[p]'s builds run meanwhile */
-            int n_ok = 0;
-            split_call(&r, idx + call_at[j], call_at[j + 1] - call_at[j], sel, &n_ok, done, &n_alone);
-            prog.call = p;
-            prog.n_calls = n_main;
-            int packed = cps[(p - 1) & 1].st == RT_OK && n_ok == call_at[j + 1] - call_at[j];
-            if (n_ok &&
-                solve_call(&r, &be, 0, pool, &g, sel, n_ok, &ws[(p - 1) & 1], packed, &prog, &solve_s, err) != RT_OK) {
+            int j = k - 1; /* the call solved now; k's builds run meanwhile */
+            int n_ok = 0, lead = -1;
+            for (int q = call_at[j]; q < call_at[j + 1]; q++) {
+                struct clip *c = &clips[idx[q]];
+                if (c->st != RT_OK) continue; /* a build that failed: reported below */
+                if (lead < 0 || weights_equal(robot, &clips[lead], c)) {
+                    if (lead < 0) lead = idx[q];
+                    sel[n_ok++] = idx[q];
+                } else {
+                    done[n_alone++] = idx[q]; /* done[] is free again: the clips solved alone */
+                }
+            }
+            prog.call = j + 1;
+            prog.n_calls = n_calls;
+            int packed = cps[j & 1].st == RT_OK && n_ok == call_at[j + 1] - call_at[j];
+            if (n_ok && solve_call(&r, pool, &g, sel, n_ok, &ws[j & 1], packed, &prog, &solve_s, err) != RT_OK) {
                 rtg_pool_wait(pool, &gb);
                 goto out;
             }
             rtg_pool_wait(pool, &gb);
         }
-        /* done[] is free again: the clips solved alone */
         for (int q = 0; q < n_alone; q++)
-            if (solve_call(&r, &be, 0, pool, &g, &done[q], 1, &ws[0], 0, &prog, &solve_s, err) != RT_OK) goto out;
-        if (side_running) pthread_join(side_thread, NULL);
-        side_running = 0;
-        solve_s += side.solve_s;
-        if (side.st != RT_OK) {
-            *err = side.err;
-            goto out;
-        }
+            if (solve_call(&r, pool, &g, &done[q], 1, &ws[0], 0, &prog, &solve_s, err) != RT_OK) goto out;
         if (!prog.quiet) fputs("\n", stderr);
     }
     r.tl.solved = rt_now() - wall0;
@@ -1018,16 +826,9 @@ int cli_solve_run(const struct cli_solve_args *a, struct rt_err *err)
     rc = 0;
 out:
     if (bs_running) pthread_join(bs_thread, NULL);
-    if (side_running) pthread_join(side_thread, NULL);
     rtg_pool_free(pool); /* waits for queued work */
     rtg_batch_ws_free(&ws[0]);
     rtg_batch_ws_free(&ws[1]);
-    rtg_batch_ws_free(&side.ws);
-    free(side.calls);
-    free(side.sel);
-    free(side.alone);
-    free(main_calls);
-    free(left);
     if (clips)
         for (int i = 0; i < a->n_sources; i++) {
             rtg_job_plan_free(&clips[i].plan);
@@ -1042,9 +843,7 @@ out:
     free(call_at);
     free(sel);
     free(bargs);
-    solver_backend_free(&side.be);
     solver_backend_free(&be);
-    pthread_mutex_destroy(&r.tl_mu);
     rtg_profile_free(given);
     kin_robot_free(robot);
     kin_robot_free(src_robot);

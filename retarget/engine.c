@@ -6,7 +6,6 @@
 
 #include <limits.h>
 #include <stdlib.h>
-#include <string.h>
 
 /* 1 when the variable's value starts with '1' (the documented "=1"). */
 static int env_flag(const char *name)
@@ -44,21 +43,4 @@ enum rt_status rtg_backend_init(struct solver_backend *out, const char *name, in
     struct solver_backend_config cfg;
     rtg_backend_config_env(&cfg, threads);
     return solver_backend_init(out, name, &cfg, err);
-}
-
-enum rt_status rtg_backend_init_side(struct solver_backend *out, const struct solver_backend *main,
-                                     struct rt_err *err)
-{
-    struct solver_backend_config cfg;
-    out->ops = NULL;
-    out->ctx = NULL;
-    if (!strcmp(solver_backend_name(main), "cpu") && env_flag("RT_SIDE_CPU")) {
-        rtg_backend_config_env(&cfg, 1);
-        return solver_backend_init(out, "cpu", &cfg, err);
-    }
-    if (strcmp(solver_backend_name(main), "cuda"))
-        return rt_err_set(err, RT_ENODEV, "backend", "no side backend beside '%s'", solver_backend_name(main));
-    rtg_backend_config_env(&cfg, 0);
-    cfg.cuda_priority = 1;
-    return solver_backend_init(out, "cuda", &cfg, err);
 }

@@ -8,12 +8,10 @@
  *   RT_CUDA_PROFILE=1     per-phase timing line      -> cuda_profile
  *   RT_CUDA_UNROLLED_CG=1 CG graph unrolled          -> cuda_unrolled_cg
  *   RT_CUDA_CG_UP=1       CG update one frame a warp -> cuda_cg_up
- *   RT_SIDE_CPU=1         rtg_backend_init_side() beside the CPU backend
  * A switch is on when its value starts with '1'.
  *
- * Memory: rtg_backend_init() and rtg_backend_init_side() fill a
- * caller-owned struct whose context the caller releases with
- * solver_backend_free(). */
+ * Memory: rtg_backend_init() fills a caller-owned struct whose context the
+ * caller releases with solver_backend_free(). */
 #ifndef RT_RTG_ENGINE_H
 #define RT_RTG_ENGINE_H
 
@@ -33,17 +31,6 @@ void rtg_backend_config_env(struct solver_backend_config *c, int threads);
 /* solver_backend_init(out, name, cfg, err) with the configuration of
  * rtg_backend_config_env(cfg, threads). Same returns and failure state. */
 enum rt_status rtg_backend_init(struct solver_backend *out, const char *name, int threads, struct rt_err *err);
-
-/* A second backend beside `main`, for short solves run on a thread of
- * their own while `main` solves long ones: when `main` is CUDA, a CUDA
- * backend whose streams have the device's highest priority (cuda_priority:
- * a short call's blocks go first, and it waits on few of the long call's).
- * RT_ENODEV when `main` is not CUDA (the CPU backend's threads already
- * take every core) -- unless RT_SIDE_CPU=1 asks for a one-thread CPU
- * backend beside a CPU one (the tests: the side lane's bookkeeping on a
- * machine without a GPU); else as solver_backend_init(). */
-enum rt_status rtg_backend_init_side(struct solver_backend *out, const struct solver_backend *main,
-                                     struct rt_err *err);
 
 #ifdef __cplusplus
 }

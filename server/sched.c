@@ -12,12 +12,7 @@
  * jobs of the other ready groups of its key that the budget leaves room for.
  *
  * One worker owns the solver backend ("auto": the GPU when there is one,
- * else the CPU with --solver-threads threads). On a GPU a second worker,
- * the side lane, owns a second backend whose streams go first
- * (rtg_backend_init_side) and takes only short groups (SCHED_SIDE_FRAMES):
- * a few clips of another skeleton solve beside a long batch instead of
- * after it. A job retried alone is run by the main worker with the side
- * lane idle, and keeps it idle until it is solved. A batch's targets are built
+ * else the CPU with --solver-threads threads). A batch's targets are built
  * from each job's stored plan in parallel on the host pool (--host-threads)
  * while the worker solves the batch before it, and the build claims its
  * jobs (queued -> running; a job cancelled meanwhile is skipped; the worker
@@ -84,27 +79,6 @@ struct sched_entry {
     char key[256];
 };
 
-/* Groups of fewer frames are short: the side lane takes them (may_take()).
- * A short batch's solve is bound by the LM loop's latency, not by the
- * device: the six BVH clips of bench-e2e (four calls, 9,000 frames) took
- * 0.13 s of the H200 in the CLI, one after another. */
-#define SCHED_SIDE_FRAMES 16384
-
-/* A solver worker: the main one, or the side lane (SCHED_SIDE_FRAMES). */
-struct sched_worker {
-    struct sched *q;
-    int side;                  /* 1: the side lane */
-    struct solver_backend *be; /* the scheduler's be or side_be */
-    struct rtg_batch_ws ws;    /* its batch arrays, reused call to call */
-    int finishing;             /* its solved batches not yet freed (under q->mu) */
-    int busy;                  /* a batch picked and not yet solved (under q->mu) */
-    int started;
-    pthread_t thread;
-    /* Its progress (on_progress, progress_main), under q->pmu. */
-    int64_t *p_ids;
-    int p_n, p_cap, p_lm, p_dirty;
-};
-
 struct sched {
     struct srv *s;
     pthread_mutex_t mu;
@@ -112,20 +86,21 @@ struct sched {
     struct sched_entry *q; /* in submission order */
     int n, cap;
     int stop;
-    struct solver_backend be, side_be; /* the main worker's; the side lane's (none: no side lane) */
-    struct sched_worker w[2];          /* the main worker, the side lane */
-    int n_workers;
-    int alone_busy;        /* a job retried alone picked and not yet solved (under mu) */
+    int started;
+    pthread_t worker;
+    struct solver_backend be;
     struct rtg_pool *pool; /* host work: building and finishing jobs */
     struct rtg_pool *copy_pool; /* the batch arrays' copies in and out (rtg_batch_solve) */
+    struct rtg_batch_ws ws; /* the worker's batch arrays, reused call to call */
+    int finishing;          /* solved batches not yet freed (under mu) */
     /* Progress writes (on_progress, progress_main): the solver's thread
-     * only leaves the running call's job ids and LM iteration in its
-     * worker (under pmu); a thread of their own writes them to the store,
-     * so that a solve never waits for the store's writer (a result commit,
-     * a sync). */
+     * only leaves the running call's job ids and LM iteration here (under
+     * pmu); a thread of their own writes them to the store, so that a
+     * solve never waits for the store's writer (a result commit, a sync). */
     pthread_mutex_t pmu;
     pthread_cond_t pcv;
-    int p_stop, p_started;
+    int64_t *p_ids;
+    int p_n, p_cap, p_lm, p_dirty, p_stop, p_started;
     pthread_t p_thread;
     /* Solved jobs to mark so (store_job_solved_many), left by the worker
      * after each solve for the same thread (under pmu): the mark waits for
@@ -133,13 +108,6 @@ struct sched {
     int64_t *m_ids;
     int m_n, m_cap;
 };
-
-/* Adds `seconds` to the worker's part `part` (retargetd_worker_seconds_total
- * counts the main worker's wall time; the side lane's is not in it). */
-static void wk_metric(const struct sched_worker *w, int part, double seconds)
-{
-    if (!w->side) srv_metrics_worker(&w->q->s->metrics, part, seconds);
-}
 
 static int horizon_class(int frames)
 {
@@ -174,7 +142,7 @@ void sched_add(struct sched *q, int64_t id, int frames, const char *class_key)
 {
     pthread_mutex_lock(&q->mu);
     add_locked(q, id, frames, class_key, 0);
-    pthread_cond_broadcast(&q->cv); /* either worker may take it */
+    pthread_cond_signal(&q->cv);
     pthread_mutex_unlock(&q->mu);
 }
 
@@ -228,57 +196,36 @@ static int same_group(const struct sched_entry *a, const struct sched_entry *b)
     return a->hclass == b->hclass && !strcmp(a->key, b->key);
 }
 
-/* The frames queued in the group of q->q[i], from entry i on. */
-static long long group_frames(const struct sched *q, int i)
-{
-    long long frames = 0;
-    for (int k = i; k < q->n; k++)
-        if (same_group(&q->q[k], &q->q[i])) frames += q->q[k].frames;
-    return frames;
-}
-
 /* Whether the group of q->q[i] (its first entry) is ready: its frames
  * reach `budget`, it is a job alone, or it has waited `wait` s. */
 static int group_ready(const struct sched *q, int i, long long budget, double now, double wait)
 {
-    return group_frames(q, i) >= budget || q->q[i].alone || now - q->q[i].t_enq >= wait;
+    long long frames = 0;
+    for (int k = i; k < q->n; k++)
+        if (same_group(&q->q[k], &q->q[i])) frames += q->q[k].frames;
+    return frames >= budget || q->q[i].alone || now - q->q[i].t_enq >= wait;
 }
 
-/* Whether worker `w` may take the group of q->q[i] (its first entry): the
- * side lane only a short one (fewer than SCHED_SIDE_FRAMES), never a job
- * retried alone, and nothing while such a job is being run; the main
- * worker a job retried alone only while the side lane is idle -- a clip
- * that may bring the daemon down is run by itself. */
-static int may_take(const struct sched *q, const struct sched_worker *w, int i)
-{
-    if (w->side) return !q->q[i].alone && !q->alone_busy && group_frames(q, i) < SCHED_SIDE_FRAMES;
-    return !q->q[i].alone || q->n_workers < 2 || !q->w[1].busy;
-}
-
-/* Picks, for worker `w`, the oldest ready group it may take (may_take())
- * and moves up to a frame budget of its jobs into out[] (capacity q->n),
- * then, within what the budget leaves, the jobs of the other groups of its
- * key that are ready too (other horizon classes: under load several are
- * ready at once, and one larger call solves more frames a second than two
- * smaller ones; a group not yet ready keeps gathering). The side lane's
- * budget is SCHED_SIDE_FRAMES. Returns how many, 0 when none is ready
- * (then *wait_s is how long until the oldest group it may take is, -1 for
- * none). Caller holds q->mu. */
-static int pick_locked(struct sched *q, struct sched_worker *w, struct sched_entry *out, double *wait_s)
+/* Picks the oldest ready group and moves up to a frame budget of its jobs
+ * into out[] (capacity q->n), then, within what the budget leaves, the
+ * jobs of the other groups of its key that are ready too (other horizon
+ * classes: under load several are ready at once, and one larger call
+ * solves more frames a second than two smaller ones; a group not yet ready
+ * keeps gathering). Returns how many, 0 when none is ready (then *wait_s
+ * is how long until the oldest group is). Caller holds q->mu. */
+static int pick_locked(struct sched *q, struct sched_entry *out, double *wait_s)
 {
     double now = rt_now(), wait = (double)batch_wait_ms(q) / 1000.0;
-    long long budget = w->side ? SCHED_SIDE_FRAMES - 1 : batch_budget(q);
+    long long budget = batch_budget(q);
     int lead = -1;
     *wait_s = -1;
     for (int i = 0; i < q->n && lead < 0; i++) {
         int seen = 0;
         for (int k = 0; k < i && !seen; k++) seen = same_group(&q->q[k], &q->q[i]);
-        if (seen || !may_take(q, w, i)) continue;
-        if (group_ready(q, i, budget, now, wait)) lead = i;
-        else if (*wait_s < 0 || q->q[i].t_enq + wait - now < *wait_s) *wait_s = q->q[i].t_enq + wait - now;
+        if (!seen && group_ready(q, i, budget, now, wait)) lead = i;
     }
     if (lead < 0) {
-        if (*wait_s >= 0 && *wait_s < 0.001) *wait_s = 0.001;
+        if (q->n) *wait_s = q->q[0].t_enq + wait - now;
         return 0;
     }
     struct sched_entry g = q->q[lead];
@@ -293,7 +240,7 @@ static int pick_locked(struct sched *q, struct sched_worker *w, struct sched_ent
             if (!join[q->q[i].hclass] && !strcmp(q->q[i].key, g.key) && group_ready(q, i, budget, now, wait))
                 join[q->q[i].hclass] = 1;
     long long frames = 0;
-    int n = 0, kept = 0;
+    int n = 0, w = 0;
     for (int pass = 0; pass < 2; pass++) { /* g's own group first, then the others that join */
         for (int k = 0; k < q->n; k++) {
             struct sched_entry *e = &q->q[k];
@@ -306,15 +253,15 @@ static int pick_locked(struct sched *q, struct sched_worker *w, struct sched_ent
         }
     }
     for (int k = 0; k < q->n; k++)
-        if (q->q[k].id >= 0) q->q[kept++] = q->q[k];
-    q->n = kept;
+        if (q->q[k].id >= 0) q->q[w++] = q->q[k];
+    q->n = w;
     return n;
 }
 
 /* --- running a batch -------------------------------------------------------- */
 
 struct progress {
-    struct sched_worker *w;
+    struct sched *q;
     const int64_t *ids;
     int n;
     double last;
@@ -326,25 +273,24 @@ struct progress {
 static void on_progress(void *user, int lm_iter, int clips_done)
 {
     struct progress *p = user;
-    struct sched_worker *w = p->w;
-    struct sched *q = w->q;
+    struct sched *q = p->q;
     double now = rt_now();
     (void)clips_done;
     if (now - p->last < 0.05) return;
     p->last = now;
     pthread_mutex_lock(&q->pmu);
-    if (p->n > w->p_cap) {
-        int64_t *ids = realloc(w->p_ids, (size_t)p->n * sizeof *ids);
+    if (p->n > q->p_cap) {
+        int64_t *ids = realloc(q->p_ids, (size_t)p->n * sizeof *ids);
         if (ids) {
-            w->p_ids = ids;
-            w->p_cap = p->n;
+            q->p_ids = ids;
+            q->p_cap = p->n;
         }
     }
-    if (p->n <= w->p_cap) {
-        memcpy(w->p_ids, p->ids, (size_t)p->n * sizeof *p->ids);
-        w->p_n = p->n;
-        w->p_lm = lm_iter;
-        w->p_dirty = 1;
+    if (p->n <= q->p_cap) {
+        memcpy(q->p_ids, p->ids, (size_t)p->n * sizeof *p->ids);
+        q->p_n = p->n;
+        q->p_lm = lm_iter;
+        q->p_dirty = 1;
         pthread_cond_signal(&q->pcv);
     }
     pthread_mutex_unlock(&q->pmu);
@@ -377,13 +323,7 @@ static void *progress_main(void *arg)
     int cap = 0, m_cap = 0;
     pthread_mutex_lock(&q->pmu);
     for (;;) {
-        struct sched_worker *w = NULL;
-        for (int k = 0; k < q->n_workers && !w; k++)
-            if (q->w[k].p_dirty) w = &q->w[k];
-        if (!w && !q->m_n && !q->p_stop) {
-            pthread_cond_wait(&q->pcv, &q->pmu);
-            continue;
-        }
+        while (!q->p_dirty && !q->m_n && !q->p_stop) pthread_cond_wait(&q->pcv, &q->pmu);
         if (q->m_n) {
             /* Swap the queue for the thread's own array: the worker fills
              * the other while these are written. */
@@ -400,18 +340,18 @@ static void *progress_main(void *arg)
             continue;
         }
         if (q->p_stop) break;
-        int n = w->p_n, lm = w->p_lm;
+        int n = q->p_n, lm = q->p_lm;
         if (n > cap) {
             int64_t *b = realloc(ids, (size_t)n * sizeof *b);
             if (!b) {
-                w->p_dirty = 0; /* out of memory: this progress is skipped */
+                q->p_dirty = 0; /* out of memory: this progress is skipped */
                 continue;
             }
             ids = b;
             cap = n;
         }
-        memcpy(ids, w->p_ids, (size_t)n * sizeof *ids);
-        w->p_dirty = 0;
+        memcpy(ids, q->p_ids, (size_t)n * sizeof *ids);
+        q->p_dirty = 0;
         pthread_mutex_unlock(&q->pmu);
         store_job_progress_many(q->s->store, ids, n, lm, NAN, NULL);
         pthread_mutex_lock(&q->pmu);
@@ -490,7 +430,6 @@ struct batch_job {
 
 struct batch_ctx {
     struct sched *q;
-    struct sched_worker *w; /* the worker that solves it */
     struct kin_robot *robot;
     char *col_names;
     struct batch_job *jobs;
@@ -500,7 +439,7 @@ struct batch_ctx {
     struct sched_entry *e;  /* the queue entries it was built from (to queue them again) */
     int *idx;               /* n: the jobs of one solver call (solve_batch()) */
     int claimed;            /* its jobs claimed (claim_batch()): by its build, or before its solve */
-    int solved;             /* counted in its worker's finishing (set by the worker, under its reference) */
+    int solved;             /* counted in sched.finishing (set by the worker, under its reference) */
     pthread_mutex_t store_mu; /* one store_batch() at a time */
 };
 
@@ -588,12 +527,11 @@ static void batch_ctx_release(struct batch_ctx *b)
     kin_robot_free(b->robot);
     pthread_mutex_destroy(&b->store_mu);
     struct sched *q = b->q;
-    struct sched_worker *w = b->w;
     int b_solved = b->solved;
     free(b);
     if (!b_solved) return;
     pthread_mutex_lock(&q->mu);
-    w->finishing--;
+    q->finishing--;
     pthread_cond_broadcast(&q->cv);
     pthread_mutex_unlock(&q->mu);
 }
@@ -613,7 +551,7 @@ static void finish_job(void *arg)
         .source = b->j.name,
         .robot = robot->name,
         .profile = b->in.profile[0] ? b->in.profile : NULL,
-        .backend = solver_backend_name(b->ctx->w->be),
+        .backend = solver_backend_name(&q->be),
         .mode = "trajectory",
         .threads = s->cfg.solver_threads,
         .batch_clips = b->part_clips,
@@ -651,12 +589,11 @@ static void solve_part(struct batch_ctx *bc, const int *idx, int n)
         ids[i] = jobs[idx[i]].j.id;
         frames += items[i].t->n_frames;
     }
-    struct progress prog = {bc->w, ids, n, 0};
+    struct progress prog = {q, ids, n, 0};
     double t0 = rt_now();
-    enum rt_status st =
-        rtg_batch_solve(&bc->w->ws, bc->w->be, bc->robot, &jobs[idx[0]].in.opt, items, n, on_progress, &prog, &err);
+    enum rt_status st = rtg_batch_solve(&q->ws, &q->be, bc->robot, &jobs[idx[0]].in.opt, items, n, on_progress, &prog, &err);
     double dt = rt_now() - t0;
-    wk_metric(bc->w, SRV_WK_SOLVE, dt);
+    srv_metrics_worker(&s->metrics, SRV_WK_SOLVE, dt);
     if (st != RT_OK && n > 1) {
         /* One clip may have failed the call for all: each is solved again
          * alone, so that it fails by itself and its batch mates succeed
@@ -678,7 +615,7 @@ static void solve_part(struct batch_ctx *bc, const int *idx, int n)
      * does not wait for the store's writer between its solves. */
     double t_mark = rt_now();
     mark_solved(q, ids, n);
-    wk_metric(bc->w, SRV_WK_MARK, rt_now() - t_mark);
+    srv_metrics_worker(&s->metrics, SRV_WK_MARK, rt_now() - t_mark);
     for (int i = 0; i < n; i++) {
         struct batch_job *b = &jobs[idx[i]];
         b->state = items[i].state;
@@ -690,8 +627,8 @@ static void solve_part(struct batch_ctx *bc, const int *idx, int n)
         rtg_pool_submit(q->pool, NULL, finish_job, b);
     }
     if (!s->cfg.quiet)
-        rt_log("info", "sched", "batch", "%d clip(s), %lld frames solved in %.3f s on %s%s", n, frames, dt,
-               solver_backend_name(bc->w->be), bc->w->side ? " (side lane)" : "");
+        rt_log("info", "sched", "batch", "%d clip(s), %lld frames solved in %.3f s on %s", n, frames, dt,
+               solver_backend_name(&q->be));
 done:
     free(items);
     free(ids);
@@ -782,9 +719,8 @@ static void claim_batch(struct batch_ctx *bc)
  * built fails here. `e` (n malloc'd queue entries) is the batch's from the
  * call on. Returns the batch, which the caller releases -- or NULL when
  * out of memory (the jobs are put back in the queue). */
-static struct batch_ctx *build_batch(struct sched_worker *w, struct sched_entry *e, int n, int claim)
+static struct batch_ctx *build_batch(struct sched *q, struct sched_entry *e, int n, int claim)
 {
-    struct sched *q = w->q;
     struct srv *s = q->s;
     struct rt_err err;
     struct batch_ctx *bc = calloc(1, sizeof *bc);
@@ -803,7 +739,6 @@ static struct batch_ctx *build_batch(struct sched_worker *w, struct sched_entry 
         return NULL;
     }
     bc->q = q;
-    bc->w = w;
     bc->jobs = jobs;
     bc->idx = idx;
     bc->n = n;
@@ -850,12 +785,13 @@ static struct batch_ctx *build_batch(struct sched_worker *w, struct sched_entry 
  * finishing is left queued. */
 static void solve_batch(struct batch_ctx *bc)
 {
+    struct sched *q = bc->q;
     struct batch_job *jobs = bc->jobs;
     int n = bc->n, n_ok = 0;
     if (!bc->claimed) {
         double t_claim = rt_now();
         claim_batch(bc);
-        wk_metric(bc->w, SRV_WK_CLAIM, rt_now() - t_claim);
+        srv_metrics_worker(&q->s->metrics, SRV_WK_CLAIM, rt_now() - t_claim);
     }
     int *idx = bc->idx;
     for (int i = 0; i < n; i++) n_ok += jobs[i].ok;
@@ -875,7 +811,7 @@ static void solve_batch(struct batch_ctx *bc)
 
 /* A batch built on the pool while the worker solves the one before. */
 struct build_req {
-    struct sched_worker *w;
+    struct sched *q;
     struct sched_entry *e; /* a copy of the picked entries, build_batch()'s from then on */
     int n;
     int claim;             /* build_batch()'s */
@@ -885,17 +821,15 @@ struct build_req {
 static void build_req_run(void *arg)
 {
     struct build_req *r = arg;
-    r->bc = build_batch(r->w, r->e, r->n, r->claim);
+    r->bc = build_batch(r->q, r->e, r->n, r->claim);
 }
 
-/* A worker (the main one or the side lane): picks a ready group it may
- * take, builds it, and solves it while the next ready group is built on
- * the pool; the finishing of each batch runs on the pool while the next is
- * solved. */
+/* The worker: picks a ready group, builds it, and solves it while the next
+ * ready group is built on the pool; the finishing of each batch runs on the
+ * pool while the next is solved. */
 static void *worker_main(void *arg)
 {
-    struct sched_worker *w = arg;
-    struct sched *q = w->q;
+    struct sched *q = arg;
     struct sched_entry *batch = NULL;
     struct batch_ctx *cur = NULL; /* built, to solve */
     int batch_cap = 0, worked = 0;
@@ -909,19 +843,13 @@ static void *worker_main(void *arg)
                 batch_cap = q->n;
             }
         }
-        int n = !q->stop && batch_cap >= q->n ? pick_locked(q, w, batch, &wait_s) : 0;
-        /* Busy while it has a batch to build or solve; a job retried alone
-         * keeps the side lane out until it is solved (may_take()). */
-        int busy = n || cur;
-        if (w->busy && !busy) pthread_cond_broadcast(&q->cv); /* the main worker may take a job alone now */
-        w->busy = busy;
-        if (!w->side) q->alone_busy = (n && batch[0].alone) || (cur && cur->e[0].alone);
+        int n = !q->stop && batch_cap >= q->n ? pick_locked(q, batch, &wait_s) : 0;
         /* The build claims its jobs, off the worker's thread, unless the
          * batch being solved meanwhile or the one built is a job retried
          * alone (load_queued()): a claim counts an attempt, and a crash in
          * that solve would count it against jobs that were not run. */
         int claim = n && !batch[0].alone && !(cur && cur->e[0].alone);
-        struct build_req req = {w, NULL, n, claim, NULL};
+        struct build_req req = {q, NULL, n, claim, NULL};
         struct rtg_pool_group gb = {0};
         if (n && !(req.e = malloc((size_t)n * sizeof *req.e))) {
             for (int i = 0; i < n; i++) add_locked(q, batch[i].id, batch[i].frames, batch[i].key, batch[i].alone);
@@ -939,12 +867,12 @@ static void *worker_main(void *arg)
                  * SCHED_FINISHING_BATCHES batches behind. */
                 double t_fin = rt_now();
                 pthread_mutex_lock(&q->mu);
-                while (w->finishing > SCHED_FINISHING_BATCHES) pthread_cond_wait(&q->cv, &q->mu);
+                while (q->finishing > SCHED_FINISHING_BATCHES) pthread_cond_wait(&q->cv, &q->mu);
                 pthread_mutex_unlock(&q->mu);
-                wk_metric(w, SRV_WK_FINISH, rt_now() - t_fin);
+                srv_metrics_worker(&q->s->metrics, SRV_WK_FINISH, rt_now() - t_fin);
                 solve_batch(cur);
                 pthread_mutex_lock(&q->mu);
-                w->finishing++;
+                q->finishing++;
                 cur->solved = 1;
                 pthread_mutex_unlock(&q->mu);
                 batch_ctx_release(cur); /* its finishing tasks hold it now */
@@ -954,7 +882,7 @@ static void *worker_main(void *arg)
             if (n) {
                 double t_build = rt_now();
                 rtg_pool_wait(q->pool, &gb);
-                wk_metric(w, SRV_WK_BUILD, rt_now() - t_build);
+                srv_metrics_worker(&q->s->metrics, SRV_WK_BUILD, rt_now() - t_build);
                 cur = req.bc;
             }
             pthread_mutex_lock(&q->mu);
@@ -964,7 +892,7 @@ static void *worker_main(void *arg)
             /* Nothing to solve: give the batch arrays back while idle. */
             worked = 0;
             pthread_mutex_unlock(&q->mu);
-            rtg_batch_ws_free(&w->ws);
+            rtg_batch_ws_free(&q->ws);
             pthread_mutex_lock(&q->mu);
             continue;
         }
@@ -981,7 +909,7 @@ static void *worker_main(void *arg)
             ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
             pthread_cond_timedwait(&q->cv, &q->mu, &ts);
         }
-        wk_metric(w, SRV_WK_IDLE, rt_now() - t_idle);
+        srv_metrics_worker(&q->s->metrics, SRV_WK_IDLE, rt_now() - t_idle);
     }
     pthread_mutex_unlock(&q->mu);
     free(batch);
@@ -1015,36 +943,28 @@ enum rt_status sched_start(struct srv *s, struct sched **out, struct rt_err *err
     pthread_cond_init(&q->cv, NULL);
     pthread_mutex_init(&q->pmu, NULL);
     pthread_cond_init(&q->pcv, NULL);
+    if (pthread_create(&q->p_thread, NULL, progress_main, q)) {
+        st = rt_err_set(err, RT_ENOMEM, "sched", "cannot start the progress thread");
+        goto fail;
+    }
+    q->p_started = 1;
     if ((st = rtg_backend_init(&q->be, s->cfg.backend, s->cfg.solver_threads, err)) != RT_OK) goto fail;
     /* Building and finishing jobs give way to the request handlers and the
      * validation threads (health, polls and submissions stay fast while a
      * corpus is solved): nice SCHED_HOST_NICE. */
     if ((st = rtg_pool_create_nice(s->cfg.host_threads, SCHED_HOST_NICE, &q->pool, err)) != RT_OK) goto fail;
     /* The batch arrays are filled and emptied by threads of their own, at
-     * the workers' priority: the host pool is busy finishing the batch
+     * the worker's priority: the host pool is busy finishing the batch
      * before, and a copy waiting for its threads would hold the solver. */
     if ((st = rtg_pool_create(SCHED_COPY_THREADS, &q->copy_pool, err)) != RT_OK) goto fail;
-    /* The main worker, and the side lane where a second backend starts
-     * beside the first (a GPU: rtg_backend_init_side). */
-    struct rt_err side_err;
-    q->n_workers = rtg_backend_init_side(&q->side_be, &q->be, &side_err) == RT_OK ? 2 : 1;
-    for (int k = 0; k < q->n_workers; k++)
-        q->w[k] = (struct sched_worker){.q = q, .side = k, .be = k ? &q->side_be : &q->be,
-                                        .ws = {.pool = q->copy_pool}};
-    if (pthread_create(&q->p_thread, NULL, progress_main, q)) {
-        st = rt_err_set(err, RT_ENOMEM, "sched", "cannot start the progress thread");
-        goto fail;
-    }
-    q->p_started = 1;
+    q->ws.pool = q->copy_pool;
     if ((st = store_job_each_queued(s->store, load_queued, q, err)) != RT_OK) goto fail;
     if (q->n && !s->cfg.quiet) rt_log("info", "sched", "start", "%d queued job(s) from the database", q->n);
-    for (int k = 0; k < q->n_workers; k++) {
-        if (pthread_create(&q->w[k].thread, NULL, worker_main, &q->w[k])) {
-            st = rt_err_set(err, RT_ENOMEM, "sched", "cannot start a worker thread");
-            goto fail;
-        }
-        q->w[k].started = 1;
+    if (pthread_create(&q->worker, NULL, worker_main, q)) {
+        st = rt_err_set(err, RT_ENOMEM, "sched", "cannot start the worker thread");
+        goto fail;
     }
+    q->started = 1;
     *out = q;
     return RT_OK;
 fail:
@@ -1055,12 +975,13 @@ fail:
 void sched_stop(struct sched *q)
 {
     if (!q) return;
-    pthread_mutex_lock(&q->mu);
-    q->stop = 1;
-    pthread_cond_broadcast(&q->cv);
-    pthread_mutex_unlock(&q->mu);
-    for (int k = 0; k < q->n_workers; k++)
-        if (q->w[k].started) pthread_join(q->w[k].thread, NULL);
+    if (q->started) {
+        pthread_mutex_lock(&q->mu);
+        q->stop = 1;
+        pthread_cond_broadcast(&q->cv);
+        pthread_mutex_unlock(&q->mu);
+        pthread_join(q->worker, NULL);
+    }
     if (q->p_started) {
         pthread_mutex_lock(&q->pmu);
         q->p_stop = 1;
@@ -1068,14 +989,13 @@ void sched_stop(struct sched *q)
         pthread_mutex_unlock(&q->pmu);
         pthread_join(q->p_thread, NULL);
     }
-    for (int k = 0; k < q->n_workers; k++) free(q->w[k].p_ids);
+    free(q->p_ids);
     free(q->m_ids);
     pthread_cond_destroy(&q->pcv);
     pthread_mutex_destroy(&q->pmu);
     rtg_pool_free(q->pool);
     rtg_pool_free(q->copy_pool);
-    for (int k = 0; k < q->n_workers; k++) rtg_batch_ws_free(&q->w[k].ws);
-    solver_backend_free(&q->side_be);
+    rtg_batch_ws_free(&q->ws);
     solver_backend_free(&q->be);
     pthread_cond_destroy(&q->cv);
     pthread_mutex_destroy(&q->mu);

@@ -11,8 +11,7 @@
  *
  * A context solves one batch at a time: callers that share a backend
  * between threads serialize their solves on it (the daemon has one worker
- * per backend). Two contexts solve concurrently, each on its own thread
- * (on one GPU, each with its own streams: cuda_priority).
+ * per backend).
  *
  * Memory: solver_backend_init() fills a caller-owned struct whose context
  * the caller releases with solver_backend_free(); the configuration is
@@ -59,9 +58,6 @@ struct solver_backend_config {
     int cuda_unrolled_cg; /* CUDA, 1: capture the CG iterations unrolled instead of as a
                            * while-node graph (for compute-sanitizer, Nsight Compute) */
     int cuda_cg_up;       /* CUDA, 1: the CG update one frame per warp instead of two */
-    int cuda_priority;    /* CUDA, 1: its streams at the device's highest priority: a second
-                           * backend whose short solves run beside a first one's long
-                           * ones, their blocks scheduled first */
 };
 
 /* Fills `c` with the defaults: every field 0. */

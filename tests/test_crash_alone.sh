@@ -15,9 +15,6 @@
 #   - "bad" is killed STORE_MAX_ATTEMPTS (3) times and then fails for good
 #     ("interrupted 3 times"); the three others succeed with 2 attempts,
 #     their result.csv byte for byte what `retarget solve` writes.
-# The daemon runs with a side lane (RT_SIDE_CPU=1, as a GPU daemon has
-# one): the first batch is short, so the side lane solves it; the jobs
-# retried alone are run by the main worker with the side lane idle.
 # About 15-30 s on 2 cores. Skips (77) without ../shared/data.
 cd "$(dirname "$0")/.." || exit 1
 [ -x /usr/bin/python3 ] || { echo "test_crash_alone: skipped: no /usr/bin/python3"; exit 77; }
@@ -36,7 +33,6 @@ def request(method, path, body=None):
     return du.request(port[0], method, path, body)
 
 log_path = os.path.join(tmp, "daemon.log")
-os.environ["RT_SIDE_CPU"] = "1"
 def start():
     p, port[0] = du.start("test_crash_alone", b, log_path, ["--db", db, "--no-auth", "--backend", "cpu",
                                                             "--solver-threads", "2", "--batch-wait-ms", "2000"])

@@ -2,8 +2,7 @@
  * trajectory: the round trip's accuracy, the report's fields, and the
  * numerical contract on output bytes (batched == solo, run == run,
  * --threads 1 == --threads 2), exercised through cli_solve() itself; the
- * --stats file's stages and timeline; the side lane's calls the same
- * bytes as one after another; and
+ * --stats file's stages and timeline; and
  * cli_json_int(), the client's reading of integers in server replies, and
  * cli_http()'s refusal of a URL or token it would cut; kin_traj_parse() on
  * text without a NUL terminator; a G1 trajectory onto the H1 through the
@@ -204,53 +203,6 @@ static void test_out_fps(void)
     kin_robot_free(g1);
 }
 
-/* `retarget solve --batch` over the real trajectory ("full", 3,945 frames,
- * one long call) and two short BVH calls (125 and 45 frames), into
- * dir/OUT; with `side`, RT_SIDE_CPU=1 gives the CLI a side lane beside the
- * CPU backend (the one a GPU run has, rtg_backend_init_side), which solves
- * the short calls on a thread of its own. Returns the CLI's status; the
- * lanes of the calls in --stats dir/OUT.json: *n_side on lane 1. */
-static int run_lanes(const char *out, int side, int *n_calls, int *n_side)
-{
-    char outdir[256], full[256], jj[512], rf[512], sp[256];
-    snprintf(outdir, sizeof outdir, "%s/%s", dir, out);
-    snprintf(full, sizeof full, "%s/full.csv", dir);
-    snprintf(jj, sizeof jj, "%s/clips/jumping_jacks.bvh", test_data_dir());
-    snprintf(rf, sizeof rf, "%s/clips/run_forward.bvh", test_data_dir());
-    snprintf(sp, sizeof sp, "%s/%s.json", dir, out);
-    char *argv[] = {full, jj, rf, "--source-robot", "g1", "--robot", "g1", "--batch", "--backend", "cpu",
-                    "--max-lm", "3", "--quiet", "-o", outdir, "--stats", sp, NULL};
-    if (side) setenv("RT_SIDE_CPU", "1", 1);
-    int rc = cli_solve((int)(sizeof argv / sizeof argv[0]) - 1, argv);
-    unsetenv("RT_SIDE_CPU");
-    char *st = test_slurp(sp, NULL);
-    cJSON *j = st ? cJSON_Parse(st) : NULL, *c;
-    *n_calls = *n_side = 0;
-    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "timeline"), "calls")) {
-        (*n_calls)++;
-        *n_side += num(c, "lane", NULL) == 1;
-    }
-    cJSON_Delete(j);
-    free(st);
-    return rc;
-}
-
-/* The side lane: the short calls solved beside the long one give the same
- * bytes as one after another. */
-static void test_side_lane(void)
-{
-    static const char *const names[] = {"full", "jumping_jacks", "run_forward"};
-    int calls = 0, side = 0;
-    CHECK_EQ_INT(run_lanes("o_lane0", 0, &calls, &side), 0);
-    CHECK_EQ_INT(calls, 3);
-    CHECK_EQ_INT(side, 0);
-    CHECK_EQ_INT(run_lanes("o_lane1", 1, &calls, &side), 0);
-    CHECK_EQ_INT(calls, 3);
-    CHECK_EQ_INT(side, 2);
-    for (int i = 0; i < 3; i++) CHECK(same_file("o_lane0", "o_lane1", names[i], ".csv"));
-    printf("side lane: %d of %d calls beside the long one, the same bytes\n", side, calls);
-}
-
 int main(void)
 {
     char ref[512], *text;
@@ -344,7 +296,6 @@ int main(void)
         CHECK(same_file("o_batch", "o_batch2", names[i], ".csv"));
     }
     CHECK(same_file("o_t1", "o_solo", "c513", ".csv"));
-    test_side_lane();
     test_out_fps();
 
     /* 3. A G1 trajectory onto the H1 without --profile: two different

@@ -3,12 +3,11 @@
  *
  * The context owns its configuration (struct solver_backend_config: the
  * device limit and the cuda_* switches, fixed at init) and, per device
- * used, one stream (at the device's highest priority with cuda_priority)
- * and the LM stage's device state, whose buffers grow with the frames of
- * the batches solved (never a fixed capacity) and are freed in destroy.
- * With several devices a batch is split by clips into contiguous groups
- * of about equal frames, one per device, solved concurrently (one host
- * thread per device). Because a
+ * used, one stream and the LM stage's device state, whose buffers grow with
+ * the frames of the batches solved (never a fixed capacity) and are freed
+ * in destroy. With several devices a batch is
+ * split by clips into contiguous groups of about equal frames, one per
+ * device, solved concurrently (one host thread per device). Because a
  * clip's result never depends on its batch (DESIGN.md "The numerical
  * contract" 1), the bits are those of one device. Initialization never
  * aborts: a machine without a usable device (no driver, no GPU) gets
@@ -281,11 +280,9 @@ extern "C" enum rt_status solver_backend_cuda_init(struct solver_backend *out,
     if (!ctx) return CUDA_ERR(err, RT_ENOMEM, "backend", "out of memory");
     ctx->cfg = *cfg;
     for (int d = 0; d < count; d++) {
-        int least = 0, greatest = 0;
         ctx->dev[d].device = d;
         CUDA_GOTO(cudaSetDevice(d), err, st, fail);
-        if (cfg->cuda_priority) CUDA_GOTO(cudaDeviceGetStreamPriorityRange(&least, &greatest), err, st, fail);
-        CUDA_GOTO(cudaStreamCreateWithPriority(&ctx->dev[d].stream, cudaStreamNonBlocking, greatest), err, st, fail);
+        CUDA_GOTO(cudaStreamCreateWithFlags(&ctx->dev[d].stream, cudaStreamNonBlocking), err, st, fail);
         ctx->n_dev = d + 1;
     }
     (void)cudaSetDevice(0);
