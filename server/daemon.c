@@ -190,9 +190,10 @@ enum rt_status srv_start(const struct srv_config *cfg, struct srv **out, struct 
     struct stat sd;
     if (cfg->static_dir && (stat(cfg->static_dir, &sd) || !S_ISDIR(sd.st_mode)))
         return rt_err_set(err, RT_EINVAL, "--static-dir", "'%s' is not a folder", cfg->static_dir);
-    if (cfg->plan_threads < 0 || cfg->plan_threads > 256 || cfg->plan_queue < 1 || cfg->plan_cache_mb < 0 ||
-        cfg->plan_cache_mb > 1048576)
+    if (cfg->plan_threads < 0 || cfg->plan_threads > 256 || cfg->plan_queue < 1)
         return rt_err_set(err, RT_EINVAL, "--plan-threads", "expected 0..256 threads and a queue of 1 or more");
+    if (cfg->plan_cache_mb < 0 || cfg->plan_cache_mb > 1048576)
+        return rt_err_set(err, RT_EINVAL, "--plan-cache-mb", "expected 0..1048576 MiB");
     if (cfg->max_connections < 1) return rt_err_set(err, RT_EINVAL, "--max-connections", "expected > 0");
     struct srv *s = calloc(1, sizeof *s);
     if (!s) return rt_err_set(err, RT_ENOMEM, "srv", "out of memory");

@@ -225,7 +225,7 @@ void srv_jobs_submit(struct srv *s, struct srv_req *r, struct srv_resp *out)
      * store copies the text (a submission costs at most twice its body) --
      * unless it is a trajectory small enough to be handed to the worker
      * (server/plans.h), which then need not parse it again. */
-    int keep = s->cfg.plan_cache_mb > 0 && plan.source_kind == RTG_SRC_TRAJ && srv_plans_bytes(&plan) <= SRV_PLANS_ONE;
+    int keep = srv_plans_fits(s->plans, &plan);
     if (!keep) rtg_job_plan_drop_source(&plan);
     /* A named profile goes by the name the client gave it. */
     const char *used = profile ? profile : plan.profile_name;

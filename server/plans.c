@@ -10,8 +10,9 @@
 #include "../kinematics/robot.h"
 #include "../retarget/job.h"
 
-/* What a plan costs beyond its states: the source robot it keeps (the G1's
- * links, joints and capsules are a few tens of KB). */
+/* What a plan is counted for beyond its states: an allowance for the
+ * source robot it keeps (its links, joints and capsules; not measured per
+ * robot). */
 #define PLANS_ROBOT_BYTES ((size_t)64 << 10)
 
 struct plan_entry {
@@ -79,13 +80,16 @@ size_t srv_plans_bytes(const struct rtg_job_plan *plan)
     return (size_t)plan->n_frames * cols * sizeof(double);
 }
 
+int srv_plans_fits(const struct srv_plans *c, const struct rtg_job_plan *plan)
+{
+    size_t bytes = srv_plans_bytes(plan);
+    return c && plan->source_kind == RTG_SRC_TRAJ && bytes <= SRV_PLANS_ONE && bytes + PLANS_ROBOT_BYTES <= c->budget;
+}
+
 int srv_plans_put(struct srv_plans *c, int64_t id, struct rtg_job_plan *plan, struct kin_robot *src)
 {
-    if (!c || plan->source_kind != RTG_SRC_TRAJ || plan->source_robot != src) return 0;
-    size_t bytes = srv_plans_bytes(plan);
-    if (bytes > SRV_PLANS_ONE) return 0;
-    bytes += PLANS_ROBOT_BYTES;
-    if (bytes > c->budget) return 0;
+    if (!srv_plans_fits(c, plan) || plan->source_robot != src) return 0;
+    size_t bytes = srv_plans_bytes(plan) + PLANS_ROBOT_BYTES;
     struct plan_entry *e = malloc(sizeof *e), *gone = NULL;
     if (!e) return 0;
     *e = (struct plan_entry){id, bytes, *plan, src, NULL};

@@ -45,10 +45,15 @@ void srv_plans_free(struct srv_plans *c);
 /* The bytes of `plan`'s parsed source (what srv_plans_put() counts). */
 size_t srv_plans_bytes(const struct rtg_job_plan *plan);
 
-/* Keeps `plan` (a trajectory plan with its parsed states) and `src` (the
- * source robot it borrows) for job `id`: on 1 the cache owns both and
- * `plan` is zeroed; on 0 (too big, no room, out of memory, a cache of no
- * budget, not a trajectory) the caller keeps them. */
+/* Whether `c` would keep `plan`: a trajectory plan with its parsed states,
+ * of at most SRV_PLANS_ONE bytes, within the budget (a submission keeps the
+ * parsed source only then; NULL-safe: 0). */
+int srv_plans_fits(const struct srv_plans *c, const struct rtg_job_plan *plan);
+
+/* Keeps `plan` and `src` (the source robot it borrows) for job `id` when
+ * srv_plans_fits(): on 1 the cache owns both and `plan` is zeroed, the
+ * oldest plans dropped to make room; on 0 (it does not fit, or out of
+ * memory) the caller keeps them. */
 int srv_plans_put(struct srv_plans *c, int64_t id, struct rtg_job_plan *plan, struct kin_robot *src);
 
 /* Takes job `id`'s plan into *plan and its source robot into *src (the
@@ -59,7 +64,7 @@ int srv_plans_take(struct srv_plans *c, int64_t id, struct rtg_job_plan *plan, s
 /* Drops every plan (a robot or profile was replaced). */
 void srv_plans_clear(struct srv_plans *c);
 
-/* Plans held and their bytes (for tests and metrics). */
+/* Plans held and their bytes (the tests). */
 void srv_plans_count(struct srv_plans *c, int *n, size_t *bytes);
 
 #endif

@@ -844,10 +844,11 @@ static void *worker_main(void *arg)
             }
         }
         int n = !q->stop && batch_cap >= q->n ? pick_locked(q, batch, &wait_s) : 0;
-        /* The build claims its jobs, off the worker's thread, unless the
-         * batch being solved meanwhile or the one built is a job retried
-         * alone (load_queued()): a claim counts an attempt, and a crash in
-         * that solve would count it against jobs that were not run. */
+        /* The build claims its jobs, off the worker's thread. A claim counts
+         * an attempt, so a crash in the solve beside it counts against the
+         * jobs claimed too (docs/api.md "Crash recovery"); so none is
+         * claimed that way beside a job retried alone (load_queued()), which
+         * may be the clip that crashes, nor for one: the worker claims those. */
         int claim = n && !batch[0].alone && !(cur && cur->e[0].alone);
         struct build_req req = {q, NULL, n, claim, NULL};
         struct rtg_pool_group gb = {0};
