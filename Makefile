@@ -31,7 +31,7 @@ CC      := gcc
 CFLAGS  := -std=c11 -O2 -g -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wstrict-prototypes \
            -Wmissing-prototypes -Wformat=2 -ffp-contract=off -fno-fast-math -MMD -MP
 LDFLAGS := -Wl,--as-needed
-LDLIBS  := -lmicrohttpd -lsqlite3 -lcurl -lcjson -lzip -lexpat -lcrypto -ldl -lpthread -lm
+LDLIBS  := -lmicrohttpd -lsqlite3 -lzstd -lcurl -lcjson -lzip -lexpat -lcrypto -ldl -lpthread -lm
 NVFLAGS := -O2 -std=c++17 -fmad=false -lineinfo -Xcompiler -fno-fast-math,-ffp-contract=off \
            -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
 ifeq ($(SANITIZE),1)

@@ -17,7 +17,7 @@ if [ "${1:-}" = "--optional" ]; then
     pkgs="$*"
 else
     pkgs="gcc make pkg-config libexpat1-dev libcjson-dev libmicrohttpd-dev libsqlite3-dev \
-libopenblas-dev liblapacke-dev libcurl4-openssl-dev libssl-dev libzip-dev python3 python3-numpy $*"
+libopenblas-dev liblapacke-dev libcurl4-openssl-dev libssl-dev libzip-dev libzstd-dev python3 python3-numpy $*"
 fi
 if [ $optional = 1 ] && ! command -v dpkg-query >/dev/null 2>&1; then
     echo "deps: no dpkg: not installing $pkgs (the tests that need it skip)" >&2

@@ -275,12 +275,13 @@ void srv_jobs_submit(struct srv *s, struct srv_req *r, struct srv_resp *out)
     rt_sha256_final(&h, nj.input_hash);
     int64_t id = 0;
     int existed = 0;
-    struct store_insert_times it = {0, 0, 0, 0};
+    struct store_insert_times it = {0, 0, 0, 0, 0};
     nj.times = &it;
     double t_insert = rt_now();
     st = store_job_insert(s->store, &nj, &id, &existed, &err);
     double t_inserted = rt_now();
     srv_metrics_submit(&s->metrics, SRV_SUB_INSERT, t_inserted - t_insert);
+    srv_metrics_submit(&s->metrics, SRV_SUB_INSERT_PACK, it.pack);
     srv_metrics_submit(&s->metrics, SRV_SUB_INSERT_GROUP, it.group);
     srv_metrics_submit(&s->metrics, SRV_SUB_INSERT_LOCK, it.lock);
     srv_metrics_submit(&s->metrics, SRV_SUB_INSERT_WRITE, it.write);

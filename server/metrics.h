@@ -38,6 +38,7 @@ enum srv_submit_part {
     SRV_SUB_PREPARE,  /* the request parsed, the robot and profile loaded */
     SRV_SUB_PLAN,     /* rtg_job_plan(): the clip parsed, mapped and checked */
     SRV_SUB_INSERT,   /* the row written (store_job_insert: the group commit), in all; of which: */
+    SRV_SUB_INSERT_PACK,   /* the source packed for the database (zstd, on the validation thread) */
     SRV_SUB_INSERT_GROUP,  /* waiting for the commit before (or, taken along, for the one that took it) */
     SRV_SUB_INSERT_LOCK,   /* waiting for the store's writer (a result commit, a claim) */
     SRV_SUB_INSERT_WRITE,  /* the group's rows written */

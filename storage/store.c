@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/time.h>
 #include <time.h>
+#include <zstd.h>
 
 /* The schema file, embedded at build time (the Makefile makes store.o
  * depend on storage/schema.sql). NUL-terminated. */
@@ -126,6 +127,15 @@ static const char *migration_sql(int version)
              * not for a daemon killed while it stored results. */
         return "ALTER TABLE jobs ADD COLUMN solved INTEGER NOT NULL DEFAULT 0;\n"
                "ALTER TABLE jobs ADD COLUMN finish_interrupts INTEGER NOT NULL DEFAULT 0;\n";
+    case 9: /* a source stored packed: clip_encoding 'zstd' says that
+             * job_clips.clip holds one zstd frame of the submitted bytes
+             * (store_job_insert() packs text sources, about 2.4 times
+             * smaller, so that fewer bytes go through the one writer, the
+             * WAL and the disk); NULL: the bytes as submitted (every row
+             * written before). In jobs, not job_clips: a value after the
+             * clip in job_clips' record would make SQLite build the
+             * zeroblob the clip is written into in memory, twice */
+        return "ALTER TABLE jobs ADD COLUMN clip_encoding TEXT CHECK (clip_encoding IN ('zstd'));\n";
     default: return NULL;
     }
 }
@@ -850,7 +860,8 @@ void store_job_release(struct store_job *j)
     "frames, lm_iter, attempts, cost, created, started, finished, options, error, "          \
     "solve_seconds, batch_clips, plan"
 
-/* Reads a row of JOB_COLS (then the clip at column 22 when with_clip). */
+/* Reads a row of JOB_COLS (then the clip at column 22 when with_clip, as
+ * stored: store_job_get() unpacks it). */
 static enum rt_status job_from_row(sqlite3_stmt *q, int with_clip, struct store_job *j)
 {
     memset(j, 0, sizeof *j);
@@ -921,11 +932,73 @@ static enum rt_status insert_check(const struct store *s, const struct store_job
     return RT_OK;
 }
 
+/* Sources from this size up are packed (schema 9; below it a zstd frame's
+ * own bytes and the row's column are most of what would be saved). */
+#define STORE_PACK_MIN 4096
+/* zstd's level for the sources: 1, the fastest standard level. A 600 KB
+ * window of the G1 reference trajectory packs 2.4x at about 270 MB/s on
+ * the 2-core build machine (bench/RESULTS.md); higher levels gain a few
+ * per cent for several times the time. */
+#define STORE_PACK_LEVEL 1
+
+/* The clip of `in` as the database holds it from schema 9: one zstd frame
+ * when that is at least an eighth smaller than the bytes, else NULL (then
+ * the bytes are stored as given: binary .npz sources, short or random
+ * ones, an older file, or no memory to pack them, which the plain bytes
+ * do as well). Runs on the submitting thread, before its group commit,
+ * so that the writer only copies the packed bytes. */
+static unsigned char *pack_clip(const struct store *s, const struct store_job_new *in, size_t *len)
+{
+    *len = 0;
+    if (s->version < 9 || in->clip_len < STORE_PACK_MIN) return NULL;
+    size_t cap = ZSTD_compressBound(in->clip_len);
+    unsigned char *z = ZSTD_isError(cap) ? NULL : malloc(cap);
+    if (!z) return NULL;
+    size_t n = ZSTD_compress(z, cap, in->clip, in->clip_len, STORE_PACK_LEVEL);
+    if (ZSTD_isError(n) || n > in->clip_len - in->clip_len / 8) {
+        free(z);
+        return NULL;
+    }
+    *len = n;
+    return z;
+}
+
+/* A stored clip read back (store_job_get()): `enc` NULL, the bytes as
+ * stored; "zstd", *clip (malloc'd, NUL-terminated) replaced by the bytes
+ * it packs. RT_EIO, naming job `id`, for a frame that does not unpack to
+ * its stated size (a corrupt row: the server's fault, not the user's), or
+ * an encoding this build does not know; RT_ENOMEM. */
+static enum rt_status unpack_clip(int64_t id, const char *enc, char **clip, size_t *len, struct rt_err *err)
+{
+    if (!enc || !*clip) return RT_OK;
+    if (strcmp(enc, "zstd"))
+        return rt_err_set(err, RT_EIO, "jobs", "job %lld: stored source has an unknown encoding '%.32s'",
+                          (long long)id, enc);
+    unsigned long long n = ZSTD_getFrameContentSize(*clip, *len);
+    if (n == ZSTD_CONTENTSIZE_ERROR || n == ZSTD_CONTENTSIZE_UNKNOWN || n == 0 || n > STORE_MAX_TEXT)
+        return rt_err_set(err, RT_EIO, "jobs", "job %lld: stored source is not a zstd frame of 1..%u bytes",
+                          (long long)id, STORE_MAX_TEXT);
+    char *out = malloc((size_t)n + 1);
+    if (!out) return rt_err_set(err, RT_ENOMEM, "jobs", "out of memory");
+    size_t got = ZSTD_decompress(out, (size_t)n, *clip, *len);
+    if (ZSTD_isError(got) || got != n) {
+        free(out);
+        return rt_err_set(err, RT_EIO, "jobs", "job %lld: stored source does not unpack (zstd: %s)", (long long)id,
+                          ZSTD_isError(got) ? ZSTD_getErrorName(got) : "short frame");
+    }
+    out[n] = 0;
+    free(*clip);
+    *clip = out;
+    *len = (size_t)n;
+    return RT_OK;
+}
+
 /* One job inserted inside the writer's open transaction, under a savepoint:
  * on any failure its own changes are undone and the transaction goes on
- * (store_job_insert()'s group commit). */
-static enum rt_status insert_one(struct store *s, const struct store_job_new *in, int64_t *id, int *existed,
-                                 struct rt_err *err)
+ * (store_job_insert()'s group commit). `packed` (packed_len bytes): the
+ * clip as pack_clip() made it, or NULL for the bytes as given. */
+static enum rt_status insert_one(struct store *s, const struct store_job_new *in, const unsigned char *packed,
+                                 size_t packed_len, int64_t *id, int *existed, struct rt_err *err)
 {
     enum rt_status st = RT_OK;
     sqlite3_stmt *q = NULL;
@@ -967,8 +1040,12 @@ static enum rt_status insert_one(struct store *s, const struct store_job_new *in
         sqlite3_finalize(q);
         q = NULL;
     }
-    /* A file at an older schema version (store_open_at()) has no plan column. */
-    q = prep(s->db, in->plan ? "INSERT INTO jobs (owner, idem_key, input_hash, name, robot, profile, options, "
+    /* A file at an older schema version (store_open_at()) has no plan
+     * column (before 4) or no clip_encoding (before 9). */
+    q = prep(s->db, s->version >= 9 ? "INSERT INTO jobs (owner, idem_key, input_hash, name, robot, profile, options, "
+                                      "source_kind, source_robot, clip, frames, class_key, created, plan, "
+                                      "clip_encoding) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+                    : in->plan ? "INSERT INTO jobs (owner, idem_key, input_hash, name, robot, profile, options, "
                            "source_kind, source_robot, clip, frames, class_key, created, plan) "
                            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
                          : "INSERT INTO jobs (owner, idem_key, input_hash, name, robot, profile, options, "
@@ -991,6 +1068,7 @@ static enum rt_status insert_one(struct store *s, const struct store_job_new *in
     sqlite3_bind_text(q, 12, in->class_key, -1, SQLITE_STATIC);
     sqlite3_bind_double(q, 13, now_s());
     if (in->plan) sqlite3_bind_text(q, 14, in->plan, -1, SQLITE_STATIC);
+    if (packed) sqlite3_bind_text(q, 15, "zstd", -1, SQLITE_STATIC);
     if (sqlite3_step(q) != SQLITE_DONE) goto dberr;
     *id = sqlite3_last_insert_rowid(s->db);
     if (s->version >= 5) {
@@ -1000,12 +1078,14 @@ static enum rt_status insert_one(struct store *s, const struct store_job_new *in
          * a second copy of a clip of many MB. The clip is stored as a
          * BLOB (read back the same as text; joint positions may be binary,
          * .npz or .npy, and are read back byte for byte). */
+        const void *bytes = packed ? (const void *)packed : (const void *)in->clip;
+        size_t n_bytes = packed ? packed_len : in->clip_len;
         q = prep(s->db, s->version >= 7 ? "INSERT INTO job_clips (job_id, clip, joint_names, joint_units, joint_up) "
                                           "VALUES (?, zeroblob(?), ?, ?, ?)"
                                         : "INSERT INTO job_clips (job_id, clip) VALUES (?, zeroblob(?))");
         if (!q) goto dberr;
         sqlite3_bind_int64(q, 1, *id);
-        sqlite3_bind_int64(q, 2, (sqlite3_int64)in->clip_len);
+        sqlite3_bind_int64(q, 2, (sqlite3_int64)n_bytes);
         if (s->version >= 7) {
             char up[2] = {in->joint_up, 0};
             if (in->joint_names) sqlite3_bind_text(q, 3, in->joint_names, -1, SQLITE_STATIC);
@@ -1015,7 +1095,7 @@ static enum rt_status insert_one(struct store *s, const struct store_job_new *in
         if (sqlite3_step(q) != SQLITE_DONE) goto dberr;
         sqlite3_blob *blob = NULL;
         if (sqlite3_blob_open(s->db, "main", "job_clips", "clip", *id, 1, &blob) != SQLITE_OK ||
-            sqlite3_blob_write(blob, in->clip, (int)in->clip_len, 0) != SQLITE_OK) {
+            sqlite3_blob_write(blob, bytes, (int)n_bytes, 0) != SQLITE_OK) {
             sqlite3_blob_close(blob);
             goto dberr;
         }
@@ -1041,6 +1121,8 @@ end:
 /* A submission waiting for its group's commit (store_job_insert()). */
 struct insert_req {
     const struct store_job_new *in;
+    const unsigned char *packed; /* pack_clip()'s, or NULL */
+    size_t packed_len;
     int64_t *id;
     int *existed;
     struct rt_err *err;
@@ -1066,7 +1148,7 @@ static void commit_group(struct store *s, struct insert_req *group, struct store
             if (r->err) *r->err = begin_err;
             r->st = bst;
         } else {
-            r->st = insert_one(s, r->in, r->id, r->existed, r->err);
+            r->st = insert_one(s, r->in, r->packed, r->packed_len, r->id, r->existed, r->err);
         }
     }
     double t3 = now_s();
@@ -1103,9 +1185,13 @@ enum rt_status store_job_insert(struct store *s, const struct store_job_new *in,
      * disk sync for all; those queued meanwhile are its next group (up to
      * STORE_LEAD_ROUNDS groups), then wait for the next leader. Alone, a
      * submission commits at once. */
-    struct insert_req me = {in, id, existed, err, RT_OK, 0, NULL};
-    struct store_insert_times tm = {0, 0, 0, 0};
+    struct store_insert_times tm = {0, 0, 0, 0, 0};
     double t0 = now_s();
+    size_t packed_len;
+    unsigned char *packed = pack_clip(s, in, &packed_len);
+    tm.pack = now_s() - t0;
+    t0 += tm.pack;
+    struct insert_req me = {in, packed, packed_len, id, existed, err, RT_OK, 0, NULL};
     int led = 0; /* this submission led a group (else another's commit took it along) */
     pthread_mutex_lock(&s->gmu);
     *s->g_tail = &me;
@@ -1136,6 +1222,7 @@ enum rt_status store_job_insert(struct store *s, const struct store_job_new *in,
     }
     pthread_mutex_unlock(&s->gmu);
     if (!led) tm.group = now_s() - t0;
+    free(packed);
     if (in->times) *in->times = tm;
     return me.st;
 }
@@ -1179,6 +1266,9 @@ enum rt_status store_job_get(struct store *s, int64_t id, const char *owner, int
     memset(out, 0, sizeof *out);
     RLOCK(s);
     sqlite3_stmt *q = prep(rdb, !with_clip     ? "SELECT " JOB_COLS " FROM jobs WHERE id = ?"
+                                : s->version >= 9 ? "SELECT " JOB_COLS ", c.clip, c.joint_names, c.joint_units, "
+                                                    "c.joint_up, jobs.clip_encoding FROM jobs LEFT JOIN job_clips c "
+                                                    "ON c.job_id = jobs.id WHERE jobs.id = ?"
                                 : s->version >= 7 ? "SELECT " JOB_COLS ", c.clip, c.joint_names, c.joint_units, "
                                                     "c.joint_up FROM jobs LEFT JOIN job_clips c ON "
                                                     "c.job_id = jobs.id WHERE jobs.id = ?"
@@ -1193,6 +1283,10 @@ enum rt_status store_job_get(struct store *s, int64_t id, const char *owner, int
     if ((st = job_row(rdb, q, sqlite3_step(q), 1, id, owner, "jobs", err)) == RT_OK &&
         job_from_row(q, with_clip, out) != RT_OK)
         st = rt_err_set(err, RT_ENOMEM, "jobs", "out of memory");
+    /* From version 9 a clip may be stored packed (pack_clip()). */
+    if (st == RT_OK && with_clip && sqlite3_column_count(q) > 26 &&
+        (st = unpack_clip(id, (const char *)sqlite3_column_text(q, 26), &out->clip, &out->clip_len, err)) != RT_OK)
+        store_job_release(out);
 done:
     sqlite3_finalize(q);
     RUNLOCK(s);

@@ -578,9 +578,9 @@ int main(void)
     /* The submit histogram: every part's buckets cumulative up to its
      * count; every job planned and inserted (at least the 12 succeeded). */
     {
-        static const char *const parts[] = {"body",         "queue",       "prepare",      "plan",
-                                            "insert",       "insert_group", "insert_lock", "insert_write",
-                                            "insert_commit", "reply",      "resume"};
+        static const char *const parts[] = {"body",          "queue",        "prepare",     "plan",
+                                            "insert",        "insert_pack",  "insert_group", "insert_lock",
+                                            "insert_write",  "insert_commit", "reply",      "resume"};
         for (size_t i = 0; resp && i < sizeof parts / sizeof parts[0]; i++) {
             char key[96];
             snprintf(key, sizeof key, "retargetd_submit_seconds_bucket{part=\"%s\",le=\"", parts[i]);

@@ -5,11 +5,13 @@
  * dot and path-like names; no token needed), --static-dir (files read from
  * the folder; not a folder is refused), GET /v1/token, GET
  * /v1/robots/NAME/urdf (bundled and uploaded text), GET /v1/jobs/ID/source
- * (the clip as submitted, only to its owner), and GET
+ * (the clip as submitted, only to its owner; stored packed, and a 500
+ * naming the job when the stored bytes are corrupt), and GET
  * /v1/jobs/ID/result?series=1 (per-frame series that agree with the report;
  * the reply without it unchanged). */
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -323,6 +325,31 @@ int main(void)
     CHECK_EQ_INT(http(bob, "GET", url, NULL, 0, NULL, &resp), 200);
     CHECK(resp && strstr(resp, "\"series\":{") && !strstr(resp, "\"trajectory\":["));
     free(resp);
+    /* The source is stored packed (schema 9); cut short on disk, its fetch
+     * is a 500 that names the job, and the daemon answers on. */
+    {
+        sqlite3 *raw = NULL;
+        char *enc = NULL, want[64];
+        CHECK_EQ_INT(sqlite3_open(db, &raw), SQLITE_OK);
+        sqlite3_busy_timeout(raw, 5000);
+        snprintf(url, sizeof url, "SELECT clip_encoding FROM jobs WHERE id = %lld", id);
+        sqlite3_stmt *q = NULL;
+        if (sqlite3_prepare_v2(raw, url, -1, &q, NULL) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW &&
+            sqlite3_column_text(q, 0))
+            enc = strdup((const char *)sqlite3_column_text(q, 0));
+        sqlite3_finalize(q);
+        CHECK(enc && !strcmp(enc, "zstd"));
+        free(enc);
+        snprintf(url, sizeof url, "UPDATE job_clips SET clip = substr(clip, 1, length(clip) / 2) WHERE job_id = %lld",
+                 id);
+        CHECK_EQ_INT(sqlite3_exec(raw, url, NULL, NULL, NULL), SQLITE_OK);
+        sqlite3_close(raw);
+        snprintf(url, sizeof url, "/v1/jobs/%lld/source", id);
+        snprintf(want, sizeof want, "job %lld: stored source does not unpack", id);
+        http_expect_error(bob, "GET", url, NULL, 0, 500, "jobs", want);
+        snprintf(url, sizeof url, "/v1/jobs/%lld", id);
+        CHECK_EQ_INT(http(bob, "GET", url, NULL, 0, NULL, NULL), 200);
+    }
     free(clip);
     srv_stop(s);
 

@@ -164,6 +164,144 @@ static void test_schema_and_migration(void)
     sqlite3_close(db);
 }
 
+/* A raw look at job `id`'s stored clip: its stored length and encoding
+ * ("" for NULL, "?" before version 9) through a connection of the test's
+ * own. */
+static void stored_clip(const char *path, int64_t id, int *len, char *enc, size_t cap)
+{
+    sqlite3 *raw;
+    sqlite3_stmt *q;
+    *len = -1;
+    snprintf(enc, cap, "?");
+    sqlite3_open(path, &raw);
+    /* Before version 9 there is no clip_encoding: "?" then. */
+    if (sqlite3_prepare_v2(raw, "SELECT length(c.clip), coalesce(j.clip_encoding, '') FROM job_clips c JOIN jobs j ON j.id = c.job_id "
+                           "WHERE c.job_id = ?",
+                           -1, &q, NULL) == SQLITE_OK ||
+        sqlite3_prepare_v2(raw, "SELECT length(clip), '?' FROM job_clips WHERE job_id = ?", -1, &q, NULL) ==
+            SQLITE_OK) {
+        sqlite3_bind_int64(q, 1, id);
+        if (sqlite3_step(q) == SQLITE_ROW) {
+            *len = sqlite3_column_int(q, 0);
+            snprintf(enc, cap, "%s", (const char *)sqlite3_column_text(q, 1));
+        }
+        sqlite3_finalize(q);
+    }
+    sqlite3_close(raw);
+}
+
+/* Schema 9 packs sources: a real trajectory CSV is stored as a zstd frame
+ * well under half its size and read back byte for byte; a short clip and
+ * incompressible bytes are stored as given; rows of a version-8 file
+ * read back unchanged after the migration; a packed row that is corrupt
+ * fails its read with the job named (its status still reads), and so
+ * does a frame that claims more than a clip may hold. */
+static void test_packed_sources(void)
+{
+    char path[128], src[512], enc[16];
+    struct store *s = NULL;
+    struct rt_err err;
+    struct store_job j;
+    int64_t id8 = 0, id_csv = 0, id_short = 0, id_rand = 0;
+    int existed, len;
+    size_t csv_len = 0;
+    snprintf(src, sizeof src, "%s/reference/g1/dance1_subject1.csv", test_data_dir());
+    char *csv = test_slurp(src, &csv_len);
+    if (!csv) {
+        fprintf(stderr, "  skip the packed sources: %s not found (set RT_SHARED_DATA)\n", src);
+        return;
+    }
+    size_t rand_len = 64 << 10;
+    char *rnd = malloc(rand_len + 1);
+    unsigned long long x = 88172645463325252ull;
+    for (size_t i = 0; rnd && i < rand_len; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        rnd[i] = (char)(x >> 24);
+    }
+    db_path(path, sizeof path, "packed.db");
+    /* A version-8 file holds the clip as given. */
+    CHECK_EQ_INT(store_open_at(path, 8, &s, &err), RT_OK);
+    struct store_job_new n = new_job("erin", NULL, csv);
+    n.clip_len = csv_len;
+    n.source_kind = STORE_SRC_CSV;
+    CHECK_EQ_INT(store_job_insert(s, &n, &id8, &existed, &err), RT_OK);
+    store_close(s);
+    stored_clip(path, id8, &len, enc, sizeof enc);
+    CHECK_EQ_INT(len, (int)csv_len);
+    CHECK_EQ_STR(enc, "?"); /* no clip_encoding column yet */
+    CHECK_EQ_INT(store_open(path, &s, &err), RT_OK);
+    CHECK_EQ_INT(store_version(s), STORE_VERSION);
+    CHECK_EQ_INT(store_job_get(s, id8, "erin", 1, &j, &err), RT_OK);
+    CHECK(j.clip_len == csv_len && j.clip && !memcmp(j.clip, csv, csv_len) && j.clip[csv_len] == 0);
+    store_job_release(&j);
+    /* Version 9: the CSV packed, with the time it took reported. */
+    struct store_insert_times tm = {-1, -1, -1, -1, -1};
+    n = new_job("erin", NULL, csv);
+    n.clip_len = csv_len;
+    n.source_kind = STORE_SRC_CSV;
+    n.times = &tm;
+    CHECK_EQ_INT(store_job_insert(s, &n, &id_csv, &existed, &err), RT_OK);
+    CHECK(tm.pack > 0 && tm.pack < 5.0);
+    stored_clip(path, id_csv, &len, enc, sizeof enc);
+    CHECK_EQ_STR(enc, "zstd");
+    CHECK(len > 0 && (size_t)len < csv_len / 2);
+    fprintf(stderr, "  %s: %zu bytes stored as %d (%.2fx), packed in %.1f ms\n", src, csv_len, len,
+            (double)csv_len / (len > 0 ? len : 1), tm.pack * 1e3);
+    CHECK_EQ_INT(store_job_get(s, id_csv, "erin", 1, &j, &err), RT_OK);
+    CHECK(j.clip_len == csv_len && j.clip && !memcmp(j.clip, csv, csv_len) && j.clip[csv_len] == 0);
+    CHECK_EQ_INT(j.source_kind, STORE_SRC_CSV);
+    store_job_release(&j);
+    /* Short, and incompressible: as given. */
+    n = new_job("erin", NULL, "HIERARCHY\nROOT Hips\n");
+    CHECK_EQ_INT(store_job_insert(s, &n, &id_short, &existed, &err), RT_OK);
+    stored_clip(path, id_short, &len, enc, sizeof enc);
+    CHECK_EQ_INT(len, (int)strlen("HIERARCHY\nROOT Hips\n"));
+    CHECK_EQ_STR(enc, "");
+    if (rnd) {
+        rnd[rand_len] = 0;
+        n = new_job("erin", NULL, "");
+        n.clip = rnd;
+        n.clip_len = rand_len;
+        n.source_kind = STORE_SRC_JOINTS;
+        CHECK_EQ_INT(store_job_insert(s, &n, &id_rand, &existed, &err), RT_OK);
+        stored_clip(path, id_rand, &len, enc, sizeof enc);
+        CHECK_EQ_INT(len, (int)rand_len);
+        CHECK_EQ_STR(enc, "");
+        CHECK_EQ_INT(store_job_get(s, id_rand, "erin", 1, &j, &err), RT_OK);
+        CHECK(j.clip_len == rand_len && j.clip && !memcmp(j.clip, rnd, rand_len));
+        store_job_release(&j);
+    }
+    /* A packed row cut short, then one whose frame claims 1 GiB: each read
+     * with its clip fails and names the job; without the clip it reads. */
+    static const char *const corrupt[] = {"UPDATE job_clips SET clip = substr(clip, 1, length(clip) - 64) WHERE job_id = ?",
+                                          "UPDATE job_clips SET clip = x'28b52ffd' || x'a0' || x'00000040' || "
+                                          "zeroblob(16) WHERE job_id = ?"};
+    for (int k = 0; k < 2; k++) {
+        sqlite3 *raw;
+        sqlite3_stmt *q;
+        sqlite3_open(path, &raw);
+        sqlite3_busy_timeout(raw, 5000);
+        CHECK_EQ_INT(sqlite3_prepare_v2(raw, corrupt[k], -1, &q, NULL), SQLITE_OK);
+        sqlite3_bind_int64(q, 1, id_csv);
+        CHECK_EQ_INT(sqlite3_step(q), SQLITE_DONE);
+        sqlite3_finalize(q);
+        sqlite3_close(raw);
+        rt_err_clear(&err);
+        memset(&j, 0x5a, sizeof j);
+        CHECK_EQ_INT(store_job_get(s, id_csv, "erin", 1, &j, &err), RT_EIO);
+        CHECK(j.clip == NULL && j.options == NULL);
+        char want[64];
+        snprintf(want, sizeof want, "job %lld: stored source", (long long)id_csv);
+        CHECK(strstr(err.msg, want) != NULL);
+        fprintf(stderr, "  corrupt %d: %s: %s\n", k, err.where, err.msg);
+        CHECK_EQ_INT(store_job_get(s, id_csv, "erin", 0, &j, &err), RT_OK);
+        store_job_release(&j);
+    }
+    store_close(s);
+    free(rnd);
+    free(csv);
+}
+
 /* Migration 7 rebuilds the jobs table (its source_kind CHECK gains
  * 'joints'): a version-6 file with a finished job (its result and clip
  * rows reference it), a queued one with an idempotency key and a deleted
@@ -601,7 +739,12 @@ static void test_wal_bounded(const char *folder)
         store_close(s);
         return;
     }
-    memset(clip, 'x', n);
+    /* Random bytes: a clip that packs (schema 9) would write a few KB. */
+    unsigned long long x = 0x9e3779b97f4a7c15ull;
+    for (size_t i = 0; i < n; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        clip[i] = (char)(1 + (x >> 24) % 255);
+    }
     clip[n] = 0;
     struct store_job_new nj = new_job("wal", NULL, "first");
     int64_t id;
@@ -884,6 +1027,7 @@ int main(void)
     test_sha256();
     test_schema_and_migration();
     test_migration_7();
+    test_packed_sources();
     db_path(path, sizeof path, "main.db");
     CHECK_EQ_INT(store_open(path, &s, &err), RT_OK);
     if (s) {
