@@ -11,7 +11,8 @@
 #  3. The daemon: retargetd on a free loopback port with its own database
 #     (--no-auth, --backend, then $E2E_DAEMON_ARGS); BUILD/bench/bench_load
 #     runs K concurrent clients that submit, poll and fetch every clip into
-#     DIR/daemon; /v1/metrics and the daemon's VmHWM are read before it stops.
+#     DIR/daemon; /v1/metrics and the daemon's VmHWM are read before it stops,
+#     the database's size after.
 #  4. Every fetched result.csv must equal the CLI's NAME.csv (cmp).
 #  5. Prints a section for bench/RESULTS.md: date, commit, machine, command,
 #     the corpus, the byte check, a table per path (wall, frames, frames/s,
@@ -168,6 +169,9 @@ echo "e2e: daemon: $url, $k clients${daemon_args:+, daemon args: $daemon_args}"
 d_rss=$(awk '$1 == "VmHWM:" { print $2 }' "/proc/$pid/status" 2>/dev/null)
 d_rss=$(orna "$d_rss")
 stop_daemon
+# The database once the daemon has stopped (with its WAL, if one is left):
+# the jobs, their sources and results.
+db_mb=$(calc "($(stat -c %s "$db" 2>/dev/null || echo n/a) + $(stat -c %s "$db-wal" 2>/dev/null || echo 0)) / 1e6" %.1f)
 ld() { orna "$(awk -v k="$1" '$1 == k { print $2; exit }' "$dir/load.txt" 2>/dev/null)"; }
 pm() { # SERIES: a value from /v1/metrics, or n/a
     orna "$(awk -v s="$1" '$1 == s { print $2; exit }' "$dir/metrics.txt" 2>/dev/null)"
@@ -264,6 +268,7 @@ out=$dir/section.md
     echo "Daemon: $(pm retargetd_batches_total) solver batches, $(pm retargetd_frames_solved_total) frames solved; $(ld poll_n) polls, fetch p50/p99 $(ms "$(ld fetch_p50_ms)" "$(ld fetch_p99_ms)") ms, clip (submit to result) p50/p99 $(ms "$(ld clip_p50_s)" "$(ld clip_p99_s)") s; submissions accepted by $(ld submitted_at_p50_s) / $(ld submitted_at_p99_s) s (p50/p99 of the clips, from the start), results fetched by $(ld fetched_at_p50_s) / $(ld fetched_at_p99_s) s."
     echo "Daemon worker (wall s, from its start): idle $(worker idle), build wait $(worker build), finishing wait $(worker finish), claim $(worker claim), solve $(worker solve), marked solved $(worker mark)."
     echo "Daemon submit parts: $(subparts)."
+    echo "Daemon database after the run: $db_mb MB ($(calc "$db_mb * 1e6 / $d_frames" %.0f) bytes a frame; sources, results, reports)."
     [ -n "$failed" ] && echo "Failures: ${failed#; }"
 } >"$out"
 echo
