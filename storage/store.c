@@ -132,10 +132,17 @@ static const char *migration_sql(int version)
              * (store_job_insert() packs text sources, about 2.4 times
              * smaller, so that fewer bytes go through the one writer, the
              * WAL and the disk); NULL: the bytes as submitted (every row
-             * written before). In jobs, not job_clips: a value after the
-             * clip in job_clips' record would make SQLite build the
-             * zeroblob the clip is written into in memory, twice */
-        return "ALTER TABLE jobs ADD COLUMN clip_encoding TEXT CHECK (clip_encoding IN ('zstd'));\n";
+             * written before). With it, a joint-position source's names,
+             * units and up axis move to jobs (job_clips keeps its columns,
+             * NULL in new rows): a value after the clip in job_clips'
+             * record made SQLite build the zeroblob the clip is written
+             * into in memory, twice the clip (tests/test_store.c) */
+        return "ALTER TABLE jobs ADD COLUMN clip_encoding TEXT CHECK (clip_encoding IN ('zstd'));\n"
+               "ALTER TABLE jobs ADD COLUMN joint_names TEXT;\n"
+               "ALTER TABLE jobs ADD COLUMN joint_units REAL;\n"
+               "ALTER TABLE jobs ADD COLUMN joint_up TEXT;\n"
+               "UPDATE jobs SET (joint_names, joint_units, joint_up) = (SELECT joint_names, joint_units, joint_up\n"
+               "    FROM job_clips WHERE job_id = jobs.id) WHERE source_kind = 'joints';\n";
     default: return NULL;
     }
 }
@@ -1044,7 +1051,8 @@ static enum rt_status insert_one(struct store *s, const struct store_job_new *in
      * column (before 4) or no clip_encoding (before 9). */
     q = prep(s->db, s->version >= 9 ? "INSERT INTO jobs (owner, idem_key, input_hash, name, robot, profile, options, "
                                       "source_kind, source_robot, clip, frames, class_key, created, plan, "
-                                      "clip_encoding) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+                                      "clip_encoding, joint_names, joint_units, joint_up) "
+                                      "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
                     : in->plan ? "INSERT INTO jobs (owner, idem_key, input_hash, name, robot, profile, options, "
                            "source_kind, source_robot, clip, frames, class_key, created, plan) "
                            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
@@ -1068,26 +1076,34 @@ static enum rt_status insert_one(struct store *s, const struct store_job_new *in
     sqlite3_bind_text(q, 12, in->class_key, -1, SQLITE_STATIC);
     sqlite3_bind_double(q, 13, now_s());
     if (in->plan) sqlite3_bind_text(q, 14, in->plan, -1, SQLITE_STATIC);
-    if (packed) sqlite3_bind_text(q, 15, "zstd", -1, SQLITE_STATIC);
+    char up[2] = {in->joint_up, 0};
+    if (s->version >= 9) {
+        if (packed) sqlite3_bind_text(q, 15, "zstd", -1, SQLITE_STATIC);
+        if (in->joint_names) sqlite3_bind_text(q, 16, in->joint_names, -1, SQLITE_STATIC);
+        if (in->joint_units > 0) sqlite3_bind_double(q, 17, in->joint_units);
+        if (in->joint_up) sqlite3_bind_text(q, 18, up, 1, SQLITE_TRANSIENT);
+    }
     if (sqlite3_step(q) != SQLITE_DONE) goto dberr;
     *id = sqlite3_last_insert_rowid(s->db);
     if (s->version >= 5) {
         sqlite3_finalize(q);
         /* A zeroblob of the clip's size, then the bytes written into it:
          * an INSERT of the text would first build the whole row in memory,
-         * a second copy of a clip of many MB. The clip is stored as a
-         * BLOB (read back the same as text; joint positions may be binary,
-         * .npz or .npy, and are read back byte for byte). */
+         * a second copy of a clip of many MB, and so would any value
+         * after the clip in its record (hence the joint fields in jobs from
+         * version 9). The clip is stored as a BLOB (read back the same as
+         * text; joint positions may be binary, .npz or .npy, and are read
+         * back byte for byte). */
         const void *bytes = packed ? (const void *)packed : (const void *)in->clip;
         size_t n_bytes = packed ? packed_len : in->clip_len;
-        q = prep(s->db, s->version >= 7 ? "INSERT INTO job_clips (job_id, clip, joint_names, joint_units, joint_up) "
-                                          "VALUES (?, zeroblob(?), ?, ?, ?)"
-                                        : "INSERT INTO job_clips (job_id, clip) VALUES (?, zeroblob(?))");
+        int fields = s->version >= 7 && s->version < 9; /* the joint fields in job_clips (7, 8) */
+        q = prep(s->db, fields ? "INSERT INTO job_clips (job_id, clip, joint_names, joint_units, joint_up) "
+                                 "VALUES (?, zeroblob(?), ?, ?, ?)"
+                               : "INSERT INTO job_clips (job_id, clip) VALUES (?, zeroblob(?))");
         if (!q) goto dberr;
         sqlite3_bind_int64(q, 1, *id);
         sqlite3_bind_int64(q, 2, (sqlite3_int64)n_bytes);
-        if (s->version >= 7) {
-            char up[2] = {in->joint_up, 0};
+        if (fields) {
             if (in->joint_names) sqlite3_bind_text(q, 3, in->joint_names, -1, SQLITE_STATIC);
             if (in->joint_units > 0) sqlite3_bind_double(q, 4, in->joint_units);
             if (in->joint_up) sqlite3_bind_text(q, 5, up, 1, SQLITE_TRANSIENT);
@@ -1266,8 +1282,8 @@ enum rt_status store_job_get(struct store *s, int64_t id, const char *owner, int
     memset(out, 0, sizeof *out);
     RLOCK(s);
     sqlite3_stmt *q = prep(rdb, !with_clip     ? "SELECT " JOB_COLS " FROM jobs WHERE id = ?"
-                                : s->version >= 9 ? "SELECT " JOB_COLS ", c.clip, c.joint_names, c.joint_units, "
-                                                    "c.joint_up, jobs.clip_encoding FROM jobs LEFT JOIN job_clips c "
+                                : s->version >= 9 ? "SELECT " JOB_COLS ", c.clip, jobs.joint_names, jobs.joint_units, "
+                                                    "jobs.joint_up, jobs.clip_encoding FROM jobs LEFT JOIN job_clips c "
                                                     "ON c.job_id = jobs.id WHERE jobs.id = ?"
                                 : s->version >= 7 ? "SELECT " JOB_COLS ", c.clip, c.joint_names, c.joint_units, "
                                                     "c.joint_up FROM jobs LEFT JOIN job_clips c ON "

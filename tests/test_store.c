@@ -193,7 +193,8 @@ static void stored_clip(const char *path, int64_t id, int *len, char *enc, size_
 /* Schema 9 packs sources: a real trajectory CSV is stored as a zstd frame
  * well under half its size and read back byte for byte; a short clip and
  * incompressible bytes are stored as given; rows of a version-8 file
- * read back unchanged after the migration; a packed row that is corrupt
+ * read back unchanged after the migration (a joint-position job's names,
+ * units and up axis too, which it moves to jobs); a packed row that is corrupt
  * fails its read with the job named (its status still reads), and so
  * does a frame that claims more than a clip may hold. */
 static void test_packed_sources(void)
@@ -225,6 +226,14 @@ static void test_packed_sources(void)
     n.clip_len = csv_len;
     n.source_kind = STORE_SRC_CSV;
     CHECK_EQ_INT(store_job_insert(s, &n, &id8, &existed, &err), RT_OK);
+    /* And a joint-position job with its fields, which version 9 moves. */
+    int64_t id8j = 0;
+    struct store_job_new nj8 = new_job("erin", NULL, "Hips_x,Hips_y,Hips_z\n0,1,0\n");
+    nj8.source_kind = STORE_SRC_JOINTS;
+    nj8.joint_names = "Hips\n";
+    nj8.joint_units = 0.001;
+    nj8.joint_up = 'z';
+    CHECK_EQ_INT(store_job_insert(s, &nj8, &id8j, &existed, &err), RT_OK);
     store_close(s);
     stored_clip(path, id8, &len, enc, sizeof enc);
     CHECK_EQ_INT(len, (int)csv_len);
@@ -233,6 +242,12 @@ static void test_packed_sources(void)
     CHECK_EQ_INT(store_version(s), STORE_VERSION);
     CHECK_EQ_INT(store_job_get(s, id8, "erin", 1, &j, &err), RT_OK);
     CHECK(j.clip_len == csv_len && j.clip && !memcmp(j.clip, csv, csv_len) && j.clip[csv_len] == 0);
+    store_job_release(&j);
+    CHECK_EQ_INT(store_job_get(s, id8j, "erin", 1, &j, &err), RT_OK);
+    CHECK_EQ_STR(j.clip ? j.clip : "", "Hips_x,Hips_y,Hips_z\n0,1,0\n");
+    CHECK_EQ_STR(j.joint_names ? j.joint_names : "", "Hips\n");
+    CHECK_NEAR(j.joint_units, 0.001, 0);
+    CHECK_EQ_INT(j.joint_up, 'z');
     store_job_release(&j);
     /* Version 9: the CSV packed, with the time it took reported. */
     struct store_insert_times tm = {-1, -1, -1, -1, -1};
@@ -300,6 +315,53 @@ static void test_packed_sources(void)
     store_close(s);
     free(rnd);
     free(csv);
+}
+
+/* A joint-position source with its names, units and up axis: SQLite
+ * writes the clip into its zeroblob without building the row in memory
+ * (its highwater grows by much less than the clip, not twice it), and the
+ * fields read back. */
+static void test_joint_fields_insert(void)
+{
+    char path[128];
+    struct store *s = NULL;
+    struct rt_err err;
+    struct store_job j;
+    int64_t id = 0;
+    int existed;
+    size_t n = (size_t)16 << 20;
+    char *clip = malloc(n + 1);
+    if (!clip) return;
+    unsigned long long x = 0x2545f4914f6cdd1dull;
+    for (size_t i = 0; i < n; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        clip[i] = (char)(x >> 32);
+    }
+    clip[n] = 0;
+    db_path(path, sizeof path, "joints.db");
+    CHECK_EQ_INT(store_open(path, &s, &err), RT_OK);
+    struct store_job_new nj = new_job("frank", NULL, "");
+    nj.clip = clip;
+    nj.clip_len = n;
+    nj.source_kind = STORE_SRC_JOINTS;
+    nj.joint_names = "Hips\nSpine\n";
+    nj.joint_units = 0.01;
+    nj.joint_up = 'y';
+    sqlite3_int64 before = sqlite3_memory_used();
+    sqlite3_memory_highwater(1);
+    CHECK_EQ_INT(store_job_insert(s, &nj, &id, &existed, &err), RT_OK);
+    sqlite3_int64 grew = sqlite3_memory_highwater(0) - before;
+    fprintf(stderr, "  a 16 MB joint-position clip with its fields: SQLite's memory grew %.1f MB at most\n", grew / 1e6);
+    CHECK(grew < (sqlite3_int64)(n / 2));
+    CHECK_EQ_INT(store_job_get(s, id, "frank", 1, &j, &err), RT_OK);
+    CHECK(j.clip_len == n && j.clip && !memcmp(j.clip, clip, n));
+    CHECK_EQ_STR(j.joint_names ? j.joint_names : "", "Hips\nSpine\n");
+    CHECK_EQ_INT((int)j.joint_names_len, 11);
+    CHECK_NEAR(j.joint_units, 0.01, 0);
+    CHECK_EQ_INT(j.joint_up, 'y');
+    store_job_release(&j);
+    store_close(s);
+    free(clip);
 }
 
 /* Migration 7 rebuilds the jobs table (its source_kind CHECK gains
@@ -1028,6 +1090,7 @@ int main(void)
     test_schema_and_migration();
     test_migration_7();
     test_packed_sources();
+    test_joint_fields_insert();
     db_path(path, sizeof path, "main.db");
     CHECK_EQ_INT(store_open(path, &s, &err), RT_OK);
     if (s) {
