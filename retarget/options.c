@@ -19,6 +19,7 @@ static const double units_metres[] = {1.0, 0.01, 0.001, 0.0254, KIN_BVH_CMU_SCAL
 _Static_assert(sizeof units_metres / sizeof units_metres[0] + 1 == sizeof units_choices / sizeof units_choices[0],
                "one scale per units choice");
 static const char *const sync_choices[] = {"full", "normal", NULL};
+static const char *const sources_choices[] = {"packed", "raw", NULL};
 
 #define S_SOLVE RTG_SCOPE_SOLVE
 #define S_SUBMIT RTG_SCOPE_SUBMIT
@@ -148,6 +149,8 @@ static const struct rtg_option table[] = {
      "parsed trajectories kept from their submissions for the worker, at most N MiB (0: none)"},
     {NULL, "--sync", "full|normal", RTG_OPT_CHOICE, 0, 0, 0, 0, sync_choices, RTG_SCOPE_DAEMON, "full",
      "SQLite synchronous: full syncs every commit (power-loss safe), normal only checkpoints"},
+    {NULL, "--sources", "packed|raw", RTG_OPT_CHOICE, 0, 0, 0, 0, sources_choices, RTG_SCOPE_DAEMON, "packed",
+     "submitted sources stored zstd-packed (text about 2.4x smaller) or as sent; read back as sent either way"},
     {NULL, "--metrics-public", NULL, RTG_OPT_FLAG, 0, 0, 0, 0, NULL, RTG_SCOPE_DAEMON, NULL,
      "GET /v1/metrics without a token (for a scraper on a trusted network); otherwise any token"},
     {NULL, "--no-auth", NULL, RTG_OPT_FLAG, 0, 0, 0, 0, NULL, RTG_SCOPE_DAEMON, NULL,

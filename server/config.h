@@ -34,6 +34,7 @@ struct srv_config {
     unsigned int max_connections;   /* connections served at once, in all (MHD_OPTION_CONNECTION_LIMIT) */
     unsigned int max_per_ip;        /* connections from one IP address (0: no limit) */
     int sync_full;           /* 1: PRAGMA synchronous = FULL (--sync full), 0: NORMAL */
+    int sources_raw;         /* 1: sources stored as sent (--sources raw), 0: packed (store_set_pack) */
     int plan_threads;        /* validation threads that plan submissions (0: on the HTTP thread) */
     int plan_queue;          /* submissions waiting for a validation thread, at most (more: 503) */
     int plan_delay_ms;       /* test hook: a submission sleeps this long holding its names (0) */

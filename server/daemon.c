@@ -217,6 +217,7 @@ enum rt_status srv_start(const struct srv_config *cfg, struct srv **out, struct 
     if ((st = db_lock(s->db_path, &s->lock_fd, err)) != RT_OK) goto fail;
     if ((st = store_open(s->db_path, &s->store, err)) != RT_OK) goto fail;
     if ((st = store_set_sync(s->store, s->cfg.sync_full, err)) != RT_OK) goto fail;
+    store_set_pack(s->store, !s->cfg.sources_raw);
     /* The lock is ours: jobs left running belong to a daemon that is gone. */
     int n_requeued = 0, n_failed = 0;
     if ((st = store_job_requeue_running(s->store, &n_requeued, &n_failed, err)) != RT_OK) goto fail;

@@ -5,7 +5,7 @@
  *             [--max-active N] [--batch-frames N] [--batch-wait-ms N]
  *             [--idle-timeout S] [--request-timeout S] [--max-connections N] [--max-per-ip N]
  *             [--plan-threads N] [--plan-queue N] [--plan-cache-mb N] [--sync full|normal]
- *             [--no-auth] [--quiet] [--static-dir DIR]
+ *             [--sources packed|raw] [--no-auth] [--quiet] [--static-dir DIR]
  *   retargetd token add NAME [--admin] --db FILE
  *   retargetd token list --db FILE
  *   retargetd token revoke NAME --db FILE
@@ -140,6 +140,13 @@ int main(int argc, char **argv)
                 return 2;
             }
             cfg.sync_full = !strcmp(val, "full");
+        }
+        else if (!strcmp(o, "--sources")) {
+            if (strcmp(val, "packed") && strcmp(val, "raw")) {
+                fprintf(stderr, "retargetd: --sources: expected packed or raw, got '%s'\n", RT_QUOTE(val));
+                return 2;
+            }
+            cfg.sources_raw = !strcmp(val, "raw");
         }
         else {
             fprintf(stderr, "retargetd: %s: unknown option\n", o);

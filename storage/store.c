@@ -184,6 +184,7 @@ struct store {
     pthread_cond_t ccv, wcv;
     int version;
     int sync_full; /* store_set_sync(): the writer's PRAGMA synchronous is FULL */
+    int no_pack;   /* store_set_pack(s, 0): sources stored as given */
 };
 
 static const char *const state_names[STORE_N_STATES] = {"queued", "running", "succeeded", "failed",
@@ -486,6 +487,11 @@ fail:
 enum rt_status store_open(const char *path, struct store **out, struct rt_err *err)
 {
     return store_open_at(path, STORE_VERSION, out, err);
+}
+
+void store_set_pack(struct store *s, int on)
+{
+    s->no_pack = !on;
 }
 
 enum rt_status store_set_sync(struct store *s, int full, struct rt_err *err)
@@ -957,7 +963,7 @@ static enum rt_status insert_check(const struct store *s, const struct store_job
 static unsigned char *pack_clip(const struct store *s, const struct store_job_new *in, size_t *len)
 {
     *len = 0;
-    if (s->version < 9 || in->clip_len < STORE_PACK_MIN) return NULL;
+    if (s->version < 9 || s->no_pack || in->clip_len < STORE_PACK_MIN) return NULL;
     size_t cap = ZSTD_compressBound(in->clip_len);
     unsigned char *z = ZSTD_isError(cap) ? NULL : malloc(cap);
     if (!z) return NULL;

@@ -80,6 +80,11 @@ void store_close(struct store *s);
  * without a sync of their own. RT_EIO. */
 enum rt_status store_set_sync(struct store *s, int full, struct rt_err *err);
 
+/* Whether store_job_insert() packs sources (from schema 9; on when opened):
+ * off, every source is stored as given. Reads are the same either way.
+ * Set before the store is shared with other threads (read unlocked). */
+void store_set_pack(struct store *s, int on);
+
 /* PRAGMA synchronous of this connection: 0 OFF, 1 NORMAL, 2 FULL, 3 EXTRA;
  * -1 when it cannot be read. */
 int store_synchronous(struct store *s);
