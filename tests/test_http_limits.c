@@ -16,10 +16,12 @@
  *   - --max-per-ip: the connection past the limit is closed at once;
  *   - one daemon per database: a second srv_start() on the same file is
  *     refused naming the holder's pid, and starts once the first stopped;
- *   - --sync: the store's PRAGMA synchronous. */
+ *   - --sync: the store's PRAGMA synchronous; --sources: a clip stored as
+ *     sent (raw) or packed (the default). */
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <pthread.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -345,6 +347,29 @@ static void test_deadlines(void)
     srv_stop(s);
 }
 
+/* POSTs the clip to the daemon on `port` and returns its stored
+ * clip_encoding in db `path` ("" for NULL, "?" when the job is missing). */
+static void post_and_encoding(unsigned int port, const char *path, char *enc, size_t cap)
+{
+    snprintf(enc, cap, "?");
+    struct reply r = raw_request(port, "POST", "/v1/jobs?robot=g1&name=enc", NULL, NULL, clip, strlen(clip));
+    CHECK_EQ_INT(r.status, 201);
+    cJSON *j = r.body ? cJSON_Parse(r.body) : NULL;
+    long long id = (long long)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(j, "id"));
+    cJSON_Delete(j);
+    reply_free(&r);
+    sqlite3 *db = NULL;
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_open(path, &db) == SQLITE_OK &&
+        sqlite3_prepare_v2(db, "SELECT coalesce(clip_encoding, '') FROM jobs WHERE id = ?", -1, &q, NULL) ==
+            SQLITE_OK) {
+        sqlite3_bind_int64(q, 1, id);
+        if (sqlite3_step(q) == SQLITE_ROW) snprintf(enc, cap, "%s", (const char *)sqlite3_column_text(q, 0));
+    }
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+}
+
 static void test_one_daemon_per_db(void)
 {
     struct srv_config a, b;
@@ -354,11 +379,15 @@ static void test_one_daemon_per_db(void)
     srv_config_default(&a);
     srv_config_default(&b);
     a.sync_full = 0;
+    a.sources_raw = 1;
     struct srv *s1 = start(&a, "one.db");
     CHECK(s1 != NULL);
     if (!s1) return;
     CHECK_EQ_INT(store_synchronous(s1->store), 1); /* --sync normal */
     snprintf(path, sizeof path, "%s/one.db", dir);
+    char enc[16];
+    post_and_encoding(srv_port(s1), path, enc, sizeof enc);
+    CHECK_EQ_STR(enc, ""); /* --sources raw */
     b.listen = "127.0.0.1:0";
     b.db_path = path;
     b.backend = "cpu";
@@ -371,7 +400,11 @@ static void test_one_daemon_per_db(void)
     CHECK(strstr(err.msg, "one daemon per database") != NULL);
     srv_stop(s1);
     CHECK_EQ_INT(srv_start(&b, &s2, &err), RT_OK);
-    if (s2) CHECK_EQ_INT(store_synchronous(s2->store), 2); /* --sync full, the default */
+    if (s2) {
+        CHECK_EQ_INT(store_synchronous(s2->store), 2); /* --sync full, the default */
+        post_and_encoding(srv_port(s2), path, enc, sizeof enc);
+        CHECK_EQ_STR(enc, "zstd"); /* --sources packed, the default */
+    }
     srv_stop(s2);
 }
 
