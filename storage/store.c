@@ -1285,6 +1285,8 @@ enum rt_status store_job_get(struct store *s, int64_t id, const char *owner, int
                              struct store_job *out, struct rt_err *err)
 {
     enum rt_status st = RT_OK;
+    char enc[40] = ""; /* the clip's encoding (version 9), when packed */
+    int packed = 0;
     memset(out, 0, sizeof *out);
     RLOCK(s);
     sqlite3_stmt *q = prep(rdb, !with_clip     ? "SELECT " JOB_COLS " FROM jobs WHERE id = ?"
@@ -1305,13 +1307,14 @@ enum rt_status store_job_get(struct store *s, int64_t id, const char *owner, int
     if ((st = job_row(rdb, q, sqlite3_step(q), 1, id, owner, "jobs", err)) == RT_OK &&
         job_from_row(q, with_clip, out) != RT_OK)
         st = rt_err_set(err, RT_ENOMEM, "jobs", "out of memory");
-    /* From version 9 a clip may be stored packed (pack_clip()). */
-    if (st == RT_OK && with_clip && sqlite3_column_count(q) > 26 &&
-        (st = unpack_clip(id, (const char *)sqlite3_column_text(q, 26), &out->clip, &out->clip_len, err)) != RT_OK)
-        store_job_release(out);
+    /* From version 9 a clip may be stored packed (pack_clip()): unpacked
+     * once the read connection is given back. */
+    packed = st == RT_OK && with_clip && sqlite3_column_count(q) > 26 && sqlite3_column_text(q, 26);
+    if (packed) snprintf(enc, sizeof enc, "%s", (const char *)sqlite3_column_text(q, 26));
 done:
     sqlite3_finalize(q);
     RUNLOCK(s);
+    if (packed && (st = unpack_clip(id, enc, &out->clip, &out->clip_len, err)) != RT_OK) store_job_release(out);
     return st;
 }
 
