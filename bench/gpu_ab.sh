@@ -14,7 +14,9 @@
 #   e2e:   `sh bench/e2e.sh` (N, K) with old and new alternating, R rounds.
 #   cpu:   the CPU backend on 16 windows at 1 and 16 threads, old and new.
 # SETS (default "old bin") names the binary sets of .gpudata that cli and
-# e2e alternate. Logs under $OUT; a summary last.
+# e2e alternate; in e2e a set may be DIR@ARGS, the daemon of .gpudata/DIR
+# run with ARGS (commas for spaces: "bin bin@--sources,raw" compares two
+# settings of one build). Logs under $OUT; a summary last.
 set -u
 mkdir -p /tmp/debs
 for f in .debs/*.deb; do dpkg -x "$f" /tmp/debs; done
@@ -27,7 +29,7 @@ rounds=${R:-2}
 sets=${SETS:-old bin}
 sum=$OUT/summary.txt
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; nproc; } >>"$sum" 2>&1
-for b in $sets; do ldd .gpudata/$b/retargetd | grep "not found" >>"$sum"; done
+for b in $sets; do ldd ".gpudata/${b%%@*}/retargetd" | grep "not found" >>"$sum"; done
 if [ "$what" = quick ]; then
     t0=$(date +%s)
     RT_CUDA_QUICK=1 timeout ${TEST_TIMEOUT:-300} .gpudata/bin/tests/test_cuda >"$OUT/test_cuda.log" 2>&1
@@ -63,10 +65,14 @@ fi
 if [ "$what" = e2e ]; then
     for r in $(seq 1 "$rounds"); do
         for b in $sets; do
-            E2E_BACKEND=cuda E2E_COMMIT=$b TMPDIR=/tmp timeout ${E2E_TIMEOUT:-200} sh bench/e2e.sh .gpudata/$b "$n" "$k" \
-                >"$OUT/e2e_${b}_$r.txt" 2>&1
+            d=${b%%@*}
+            a=""
+            case $b in *@*) a=$(echo "${b#*@}" | tr ',' ' ') ;; esac
+            log=$OUT/e2e_$(echo "$b" | tr -c 'A-Za-z0-9_\n' '_')_$r.txt
+            E2E_BACKEND=cuda E2E_COMMIT=$b E2E_DAEMON_ARGS="$a" TMPDIR=/tmp timeout ${E2E_TIMEOUT:-200} \
+                sh bench/e2e.sh ".gpudata/$d" "$n" "$k" >"$log" 2>&1
             echo "e2e $b round $r: exit $?" >>"$sum"
-            grep -E "^- byte check|^\| (CLI|daemon)|^Daemon: |^Daemon worker|^Daemon submit" "$OUT/e2e_${b}_$r.txt" >>"$sum"
+            grep -E "^- byte check|^\| (CLI|daemon)|^Daemon: |^Daemon worker|^Daemon submit|^Daemon database" "$log" >>"$sum"
         done
     done
 fi
