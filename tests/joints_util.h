@@ -89,6 +89,7 @@ static inline char *test_joint_names(const struct kin_clip *c, int J, size_t *le
 /* The names as an .npy of dtype <U (UTF-32LE, the longest name wide). */
 static inline char *test_names_npy(const struct kin_clip *c, int J, size_t *len)
 {
+    if (J < 1) return NULL; /* (a negative J would be a huge size below) */
     size_t w = 1;
     for (int j = 0; j < J; j++) w = strlen(c->joints[j].name) > w ? strlen(c->joints[j].name) : w;
     unsigned char *d = calloc((size_t)J * w, 4);
