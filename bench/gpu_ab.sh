@@ -1,5 +1,5 @@
 #!/bin/sh
-# gpu_ab.sh [quick|cli|e2e|cpu] -- one lent-GPU call that compares two sets
+# gpu_ab.sh [quick|cli|e2e|cpu]... -- one lent-GPU call that compares two sets
 # of binaries on the same lend (lends differ by 10-30% in host speed, so a
 # comparison across calls says little): .gpudata/old and .gpudata/bin
 # (retarget, retargetd, bench/bench_corpus, bench/bench_load; bin also
@@ -13,6 +13,8 @@
 #          R rounds; the process's wall from date around it.
 #   e2e:   `sh bench/e2e.sh` (N, K) with old and new alternating, R rounds.
 #   cpu:   the CPU backend on 16 windows at 1 and 16 threads, old and new.
+# Several modes may be named: each named one runs, in the order above, in
+# one device call.
 # SETS (default "old bin") names the binary sets of .gpudata that cli and
 # e2e alternate; in e2e a set may be DIR@ARGS, the daemon of .gpudata/DIR
 # run with ARGS (commas for spaces: "bin bin@--sources,raw" compares two
@@ -22,7 +24,7 @@ mkdir -p /tmp/debs
 for f in .debs/*.deb; do dpkg -x "$f" /tmp/debs; done
 export LD_LIBRARY_PATH=/tmp/debs/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 export RT_SHARED_DATA=$PWD/.gpudata
-what=${1:-quick}
+modes=${*:-quick}
 n=${N:-512}
 k=${K:-16}
 rounds=${R:-2}
@@ -30,18 +32,20 @@ sets=${SETS:-old bin}
 sum=$OUT/summary.txt
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; nproc; } >>"$sum" 2>&1
 for b in $sets; do ldd ".gpudata/${b%%@*}/retargetd" | grep "not found" >>"$sum"; done
-if [ "$what" = quick ]; then
+has() { case " $modes " in *" $1 "*) return 0 ;; esac; return 1; }
+if has quick; then
     t0=$(date +%s)
     RT_CUDA_QUICK=1 timeout ${TEST_TIMEOUT:-300} .gpudata/bin/tests/test_cuda >"$OUT/test_cuda.log" 2>&1
     echo "test_cuda (quick): exit $? ($(($(date +%s) - t0)) s): $(tail -n 1 "$OUT/test_cuda.log")" >>"$sum"
     grep -E "BITS" "$OUT/test_cuda.log" >>"$sum"
 fi
-if [ "$what" = cli ]; then
+if has cli; then
     mkdir -p /tmp/ab/c
     .gpudata/bin/bench/bench_corpus .gpudata/reference/g1/dance1_subject1.csv /tmp/ab/c "$n" 11 >/dev/null
     cp .gpudata/clips/*.bvh /tmp/ab/c/
     for r in $(seq 1 "$rounds"); do
         for b in $sets; do
+            case $b in *@*) continue ;; esac # a daemon setting: e2e only
             rm -rf /tmp/ab/o
             s0=$(date +%s%N)
             .gpudata/$b/retarget solve /tmp/ab/c/*.csv /tmp/ab/c/*.bvh --source-robot g1 --robot g1 --batch \
@@ -62,7 +66,7 @@ if [ "$what" = cli ]; then
     echo "one window (bin): process wall $(((s1 - s0) / 1000000)) ms, exec at $s0 ns, exit at $s1 ns; $(cat /tmp/ab/st1.json)" >>"$OUT/cli.txt"
     echo "one window (bin): process wall $(((s1 - s0) / 1000000)) ms" >>"$sum"
 fi
-if [ "$what" = e2e ]; then
+if has e2e; then
     for r in $(seq 1 "$rounds"); do
         for b in $sets; do
             d=${b%%@*}
@@ -76,7 +80,7 @@ if [ "$what" = e2e ]; then
         done
     done
 fi
-if [ "$what" = cpu ]; then
+if has cpu; then
     mkdir -p /tmp/ab/cc
     .gpudata/bin/bench/bench_corpus .gpudata/reference/g1/dance1_subject1.csv /tmp/ab/cc 16 11 >/dev/null
     for t in 1 16; do
