@@ -964,14 +964,20 @@ static unsigned char *pack_clip(const struct store *s, const struct store_job_ne
 {
     *len = 0;
     if (s->version < 9 || s->no_pack || in->clip_len < STORE_PACK_MIN) return NULL;
-    size_t cap = ZSTD_compressBound(in->clip_len);
+    size_t cap = ZSTD_compressBound(in->clip_len), n = 0;
     unsigned char *z = ZSTD_isError(cap) ? NULL : malloc(cap);
-    if (!z) return NULL;
-    size_t n = ZSTD_compress(z, cap, in->clip, in->clip_len, STORE_PACK_LEVEL);
-    if (ZSTD_isError(n) || n > in->clip_len - in->clip_len / 8) {
+    ZSTD_CCtx *cc = z ? ZSTD_createCCtx() : NULL;
+    /* The frame carries its content size and a checksum of the bytes
+     * (XXH64): a stored frame corrupted in a way that still decodes is
+     * refused on reading, not handed on as a different source. */
+    if (!cc || ZSTD_isError(ZSTD_CCtx_setParameter(cc, ZSTD_c_compressionLevel, STORE_PACK_LEVEL)) ||
+        ZSTD_isError(ZSTD_CCtx_setParameter(cc, ZSTD_c_checksumFlag, 1)) ||
+        ZSTD_isError(n = ZSTD_compress2(cc, z, cap, in->clip, in->clip_len)) || n > in->clip_len - in->clip_len / 8) {
+        ZSTD_freeCCtx(cc);
         free(z);
         return NULL;
     }
+    ZSTD_freeCCtx(cc);
     *len = n;
     return z;
 }

@@ -196,7 +196,8 @@ static void stored_clip(const char *path, int64_t id, int *len, char *enc, size_
  * read back unchanged after the migration (a joint-position job's names,
  * units and up axis too, which it moves to jobs); a packed row that is corrupt
  * fails its read with the job named (its status still reads), and so
- * does a frame that claims more than a clip may hold. */
+ * do a frame that claims more than a clip may hold and a frame with any
+ * one byte changed (its checksum). */
 static void test_packed_sources(void)
 {
     char path[128], src[512], enc[16];
@@ -311,6 +312,33 @@ static void test_packed_sources(void)
         fprintf(stderr, "  corrupt %d: %s: %s\n", k, err.where, err.msg);
         CHECK_EQ_INT(store_job_get(s, id_csv, "erin", 0, &j, &err), RT_OK);
         store_job_release(&j);
+    }
+    /* One byte changed anywhere in a packed frame (a fresh job each time):
+     * the read fails, never hands back other bytes (the frame's checksum). */
+    for (int k = 1; k <= 8; k++) {
+        int64_t idk = 0;
+        n = new_job("erin", NULL, csv);
+        n.clip_len = csv_len;
+        n.source_kind = STORE_SRC_CSV;
+        CHECK_EQ_INT(store_job_insert(s, &n, &idk, &existed, &err), RT_OK);
+        stored_clip(path, idk, &len, enc, sizeof enc);
+        int at = len / 9 * k;
+        sqlite3 *raw;
+        sqlite3_blob *b = NULL;
+        unsigned char byte = 0;
+        sqlite3_open(path, &raw);
+        sqlite3_busy_timeout(raw, 5000);
+        CHECK_EQ_INT(sqlite3_blob_open(raw, "main", "job_clips", "clip", idk, 1, &b), SQLITE_OK);
+        CHECK_EQ_INT(sqlite3_blob_read(b, &byte, 1, at), SQLITE_OK);
+        byte ^= 0x10;
+        CHECK_EQ_INT(sqlite3_blob_write(b, &byte, 1, at), SQLITE_OK);
+        sqlite3_blob_close(b);
+        sqlite3_close(raw);
+        int len2;
+        stored_clip(path, idk, &len2, enc, sizeof enc);
+        CHECK_EQ_INT(len2, len);
+        CHECK_EQ_INT(store_job_get(s, idk, "erin", 1, &j, &err), RT_EIO);
+        if (k == 4) fprintf(stderr, "  a byte changed at %d of %d: %s\n", at, len, err.msg);
     }
     store_close(s);
     free(rnd);
