@@ -8,6 +8,10 @@
  * an older file up to STORE_VERSION in one transaction per step, refusing a
  * file from a newer build.
  *
+ * A job's source is stored packed from version 9 (one zstd frame with its
+ * checksum, when that saves an eighth; store_set_pack()) and read back as
+ * the bytes submitted.
+ *
  * Jobs move queued -> running -> succeeded | failed | cancelled. A result is
  * inserted in the same transaction that marks its job succeeded, and only
  * while the job is still running, so a cancelled job's result is never
