@@ -17,9 +17,10 @@
  * while the job is still running, so a cancelled job's result is never
  * stored and no reader ever sees a succeeded job without its result.
  *
- * Threads: a struct store may be used from any thread. It holds two
- * connections to the file: one that writes, one that only reads (each
- * serialized by its own mutex), so that reads never wait for a commit.
+ * Threads: a struct store may be used from any thread. It holds several
+ * connections to the file: one that writes (serialized by a mutex), eight
+ * that only read (each lent to one reader at a time), so that reads never
+ * wait for a commit, and the WAL checkpointer's own.
  *
  * Memory: strings and arrays a store_* function returns through pointers
  * are malloc'd and the caller frees them (free(), or store_job_release()
