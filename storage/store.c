@@ -982,17 +982,14 @@ static unsigned char *pack_clip(const struct store *s, const struct store_job_ne
     return z;
 }
 
-/* A stored clip read back (store_job_get()): `enc` NULL, the bytes as
- * stored; "zstd", *clip (malloc'd, NUL-terminated) replaced by the bytes
- * it packs. RT_EIO, naming job `id`, for a frame that does not unpack to
- * its stated size (a corrupt row: the server's fault, not the user's), or
- * an encoding this build does not know; RT_ENOMEM. */
-static enum rt_status unpack_clip(int64_t id, const char *enc, char **clip, size_t *len, struct rt_err *err)
+/* A packed clip read back (store_job_get(); clip_encoding 'zstd', the one
+ * value its CHECK allows): *clip (malloc'd, NUL-terminated) replaced by
+ * the bytes it packs. RT_EIO, naming job `id`, for a frame that does not
+ * unpack to its stated size or checksum (a corrupt row: the server's
+ * fault, not the user's); RT_ENOMEM. */
+static enum rt_status unpack_clip(int64_t id, char **clip, size_t *len, struct rt_err *err)
 {
-    if (!enc || !*clip) return RT_OK;
-    if (strcmp(enc, "zstd"))
-        return rt_err_set(err, RT_EIO, "jobs", "job %lld: stored source has an unknown encoding '%.32s'",
-                          (long long)id, enc);
+    if (!*clip) return RT_OK;
     unsigned long long n = ZSTD_getFrameContentSize(*clip, *len);
     if (n == ZSTD_CONTENTSIZE_ERROR || n == ZSTD_CONTENTSIZE_UNKNOWN || n == 0 || n > STORE_MAX_TEXT)
         return rt_err_set(err, RT_EIO, "jobs", "job %lld: stored source is not a zstd frame of 1..%u bytes",
@@ -1291,8 +1288,7 @@ enum rt_status store_job_get(struct store *s, int64_t id, const char *owner, int
                              struct store_job *out, struct rt_err *err)
 {
     enum rt_status st = RT_OK;
-    char enc[40] = ""; /* the clip's encoding (version 9), when packed */
-    int packed = 0;
+    int packed = 0; /* the clip is stored packed (version 9) */
     memset(out, 0, sizeof *out);
     RLOCK(s);
     sqlite3_stmt *q = prep(rdb, !with_clip     ? "SELECT " JOB_COLS " FROM jobs WHERE id = ?"
@@ -1315,12 +1311,11 @@ enum rt_status store_job_get(struct store *s, int64_t id, const char *owner, int
         st = rt_err_set(err, RT_ENOMEM, "jobs", "out of memory");
     /* From version 9 a clip may be stored packed (pack_clip()): unpacked
      * once the read connection is given back. */
-    packed = st == RT_OK && with_clip && sqlite3_column_count(q) > 26 && sqlite3_column_text(q, 26);
-    if (packed) snprintf(enc, sizeof enc, "%s", (const char *)sqlite3_column_text(q, 26));
+    packed = st == RT_OK && with_clip && sqlite3_column_count(q) > 26 && sqlite3_column_type(q, 26) != SQLITE_NULL;
 done:
     sqlite3_finalize(q);
     RUNLOCK(s);
-    if (packed && (st = unpack_clip(id, enc, &out->clip, &out->clip_len, err)) != RT_OK) store_job_release(out);
+    if (packed && (st = unpack_clip(id, &out->clip, &out->clip_len, err)) != RT_OK) store_job_release(out);
     return st;
 }
 

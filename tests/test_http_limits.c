@@ -21,7 +21,6 @@
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <pthread.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +30,7 @@
 #include "../server/assets.h"
 #include "../server/srv.h"
 #include "../server/state.h"
+#include "db_util.h"
 #include "http_raw.h"
 #include "test.h"
 
@@ -347,27 +347,18 @@ static void test_deadlines(void)
     srv_stop(s);
 }
 
-/* POSTs the clip to the daemon on `port` and returns its stored
- * clip_encoding in db `path` ("" for NULL, "?" when the job is missing). */
+/* POSTs the clip to the daemon on `port` and returns how db `path` stored
+ * it (test_stored_clip(): "" as sent, "zstd" packed, "?" no such job). */
 static void post_and_encoding(unsigned int port, const char *path, char *enc, size_t cap)
 {
-    snprintf(enc, cap, "?");
     struct reply r = raw_request(port, "POST", "/v1/jobs?robot=g1&name=enc", NULL, NULL, clip, strlen(clip));
     CHECK_EQ_INT(r.status, 201);
     cJSON *j = r.body ? cJSON_Parse(r.body) : NULL;
     long long id = (long long)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(j, "id"));
     cJSON_Delete(j);
     reply_free(&r);
-    sqlite3 *db = NULL;
-    sqlite3_stmt *q = NULL;
-    if (sqlite3_open(path, &db) == SQLITE_OK &&
-        sqlite3_prepare_v2(db, "SELECT coalesce(clip_encoding, '') FROM jobs WHERE id = ?", -1, &q, NULL) ==
-            SQLITE_OK) {
-        sqlite3_bind_int64(q, 1, id);
-        if (sqlite3_step(q) == SQLITE_ROW) snprintf(enc, cap, "%s", (const char *)sqlite3_column_text(q, 0));
-    }
-    sqlite3_finalize(q);
-    sqlite3_close(db);
+    int len;
+    test_stored_clip(path, id, &len, enc, cap);
 }
 
 static void test_one_daemon_per_db(void)

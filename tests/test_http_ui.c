@@ -11,7 +11,6 @@
  * the reply without it unchanged). */
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +18,7 @@
 #include <unistd.h>
 
 #include "../kinematics/robot.h"
+#include "db_util.h"
 #include "http_util.h"
 
 struct reply {
@@ -329,20 +329,16 @@ int main(void)
      * is a 500 that names the job, and the daemon answers on. */
     {
         sqlite3 *raw = NULL;
-        char *enc = NULL, want[64];
+        char enc[16], want[64], sql[128];
+        int stored = 0;
+        test_stored_clip(db, id, &stored, enc, sizeof enc);
+        CHECK_EQ_STR(enc, "zstd");
+        CHECK(stored > 0 && (size_t)stored < len);
         CHECK_EQ_INT(sqlite3_open(db, &raw), SQLITE_OK);
         sqlite3_busy_timeout(raw, 5000);
-        snprintf(url, sizeof url, "SELECT clip_encoding FROM jobs WHERE id = %lld", id);
-        sqlite3_stmt *q = NULL;
-        if (sqlite3_prepare_v2(raw, url, -1, &q, NULL) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW &&
-            sqlite3_column_text(q, 0))
-            enc = strdup((const char *)sqlite3_column_text(q, 0));
-        sqlite3_finalize(q);
-        CHECK(enc && !strcmp(enc, "zstd"));
-        free(enc);
-        snprintf(url, sizeof url, "UPDATE job_clips SET clip = substr(clip, 1, length(clip) / 2) WHERE job_id = %lld",
+        snprintf(sql, sizeof sql, "UPDATE job_clips SET clip = substr(clip, 1, length(clip) / 2) WHERE job_id = %lld",
                  id);
-        CHECK_EQ_INT(sqlite3_exec(raw, url, NULL, NULL, NULL), SQLITE_OK);
+        CHECK_EQ_INT(sqlite3_exec(raw, sql, NULL, NULL, NULL), SQLITE_OK);
         sqlite3_close(raw);
         snprintf(url, sizeof url, "/v1/jobs/%lld/source", id);
         snprintf(want, sizeof want, "job %lld: stored source does not unpack", id);

@@ -15,6 +15,7 @@
 
 #include "../base/sha256.h"
 #include "../storage/store.h"
+#include "db_util.h"
 #include "test.h"
 
 static char dir[64];
@@ -164,30 +165,15 @@ static void test_schema_and_migration(void)
     sqlite3_close(db);
 }
 
-/* A raw look at job `id`'s stored clip: its stored length and encoding
- * ("" for NULL, "?" before version 9) through a connection of the test's
- * own. */
-static void stored_clip(const char *path, int64_t id, int *len, char *enc, size_t cap)
+/* n pseudo-random bytes, none of them NUL (xorshift64 from `seed`): a
+ * clip that does not pack. */
+static void random_bytes(char *p, size_t n, unsigned long long seed)
 {
-    sqlite3 *raw;
-    sqlite3_stmt *q;
-    *len = -1;
-    snprintf(enc, cap, "?");
-    sqlite3_open(path, &raw);
-    /* Before version 9 there is no clip_encoding: "?" then. */
-    if (sqlite3_prepare_v2(raw, "SELECT length(c.clip), coalesce(j.clip_encoding, '') FROM job_clips c JOIN jobs j ON j.id = c.job_id "
-                           "WHERE c.job_id = ?",
-                           -1, &q, NULL) == SQLITE_OK ||
-        sqlite3_prepare_v2(raw, "SELECT length(clip), '?' FROM job_clips WHERE job_id = ?", -1, &q, NULL) ==
-            SQLITE_OK) {
-        sqlite3_bind_int64(q, 1, id);
-        if (sqlite3_step(q) == SQLITE_ROW) {
-            *len = sqlite3_column_int(q, 0);
-            snprintf(enc, cap, "%s", (const char *)sqlite3_column_text(q, 1));
-        }
-        sqlite3_finalize(q);
+    unsigned long long x = seed;
+    for (size_t i = 0; i < n; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        p[i] = (char)(1 + (x >> 24) % 255);
     }
-    sqlite3_close(raw);
 }
 
 /* Schema 9 packs sources: a real trajectory CSV is stored as a zstd frame
@@ -215,11 +201,7 @@ static void test_packed_sources(void)
     }
     size_t rand_len = 64 << 10;
     char *rnd = malloc(rand_len + 1);
-    unsigned long long x = 88172645463325252ull;
-    for (size_t i = 0; rnd && i < rand_len; i++) {
-        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-        rnd[i] = (char)(x >> 24);
-    }
+    if (rnd) random_bytes(rnd, rand_len, 88172645463325252ull);
     db_path(path, sizeof path, "packed.db");
     /* A version-8 file holds the clip as given. */
     CHECK_EQ_INT(store_open_at(path, 8, &s, &err), RT_OK);
@@ -236,7 +218,7 @@ static void test_packed_sources(void)
     nj8.joint_up = 'z';
     CHECK_EQ_INT(store_job_insert(s, &nj8, &id8j, &existed, &err), RT_OK);
     store_close(s);
-    stored_clip(path, id8, &len, enc, sizeof enc);
+    test_stored_clip(path, id8, &len, enc, sizeof enc);
     CHECK_EQ_INT(len, (int)csv_len);
     CHECK_EQ_STR(enc, "?"); /* no clip_encoding column yet */
     CHECK_EQ_INT(store_open(path, &s, &err), RT_OK);
@@ -258,7 +240,7 @@ static void test_packed_sources(void)
     n.times = &tm;
     CHECK_EQ_INT(store_job_insert(s, &n, &id_csv, &existed, &err), RT_OK);
     CHECK(tm.pack > 0 && tm.pack < 5.0);
-    stored_clip(path, id_csv, &len, enc, sizeof enc);
+    test_stored_clip(path, id_csv, &len, enc, sizeof enc);
     CHECK_EQ_STR(enc, "zstd");
     CHECK(len > 0 && (size_t)len < csv_len / 2);
     fprintf(stderr, "  %s: %zu bytes stored as %d (%.2fx), packed in %.1f ms\n", src, csv_len, len,
@@ -270,7 +252,7 @@ static void test_packed_sources(void)
     /* Short, and incompressible: as given. */
     n = new_job("erin", NULL, "HIERARCHY\nROOT Hips\n");
     CHECK_EQ_INT(store_job_insert(s, &n, &id_short, &existed, &err), RT_OK);
-    stored_clip(path, id_short, &len, enc, sizeof enc);
+    test_stored_clip(path, id_short, &len, enc, sizeof enc);
     CHECK_EQ_INT(len, (int)strlen("HIERARCHY\nROOT Hips\n"));
     CHECK_EQ_STR(enc, "");
     if (rnd) {
@@ -280,7 +262,7 @@ static void test_packed_sources(void)
         n.clip_len = rand_len;
         n.source_kind = STORE_SRC_JOINTS;
         CHECK_EQ_INT(store_job_insert(s, &n, &id_rand, &existed, &err), RT_OK);
-        stored_clip(path, id_rand, &len, enc, sizeof enc);
+        test_stored_clip(path, id_rand, &len, enc, sizeof enc);
         CHECK_EQ_INT(len, (int)rand_len);
         CHECK_EQ_STR(enc, "");
         CHECK_EQ_INT(store_job_get(s, id_rand, "erin", 1, &j, &err), RT_OK);
@@ -321,7 +303,7 @@ static void test_packed_sources(void)
         n.clip_len = csv_len;
         n.source_kind = STORE_SRC_CSV;
         CHECK_EQ_INT(store_job_insert(s, &n, &idk, &existed, &err), RT_OK);
-        stored_clip(path, idk, &len, enc, sizeof enc);
+        test_stored_clip(path, idk, &len, enc, sizeof enc);
         int at = len / 9 * k;
         sqlite3 *raw;
         sqlite3_blob *b = NULL;
@@ -335,7 +317,7 @@ static void test_packed_sources(void)
         sqlite3_blob_close(b);
         sqlite3_close(raw);
         int len2;
-        stored_clip(path, idk, &len2, enc, sizeof enc);
+        test_stored_clip(path, idk, &len2, enc, sizeof enc);
         CHECK_EQ_INT(len2, len);
         CHECK_EQ_INT(store_job_get(s, idk, "erin", 1, &j, &err), RT_EIO);
         if (k == 4) fprintf(stderr, "  a byte changed at %d of %d: %s\n", at, len, err.msg);
@@ -360,11 +342,7 @@ static void test_joint_fields_insert(void)
     size_t n = (size_t)16 << 20;
     char *clip = malloc(n + 1);
     if (!clip) return;
-    unsigned long long x = 0x2545f4914f6cdd1dull;
-    for (size_t i = 0; i < n; i++) {
-        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-        clip[i] = (char)(x >> 32);
-    }
+    random_bytes(clip, n, 0x2545f4914f6cdd1dull);
     clip[n] = 0;
     db_path(path, sizeof path, "joints.db");
     CHECK_EQ_INT(store_open(path, &s, &err), RT_OK);
@@ -830,11 +808,7 @@ static void test_wal_bounded(const char *folder)
         return;
     }
     /* Random bytes: a clip that packs (schema 9) would write a few KB. */
-    unsigned long long x = 0x9e3779b97f4a7c15ull;
-    for (size_t i = 0; i < n; i++) {
-        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-        clip[i] = (char)(1 + (x >> 24) % 255);
-    }
+    random_bytes(clip, n, 0x9e3779b97f4a7c15ull);
     clip[n] = 0;
     struct store_job_new nj = new_job("wal", NULL, "first");
     int64_t id;
