@@ -2,7 +2,7 @@
  * numerical contract") on the real G1 trajectory:
  *   - frame.h Jacobian rows (through B = J^T J and g = J^T r of one target)
  *     against central differences of the double-precision kin_fk;
- *   - batched == solo, run == run, 1 thread == 2 threads, bit for bit, for
+ *   - batched == solo, run == run, 1 == 2 == 7 threads, bit for bit, for
  *     clips of 1, 2, 511, 512 and 513 frames;
  *   - one backend context reused over batches of different shapes (big,
  *     small, big again) at 1, 2 and 4 threads == a fresh context per batch,
@@ -185,21 +185,26 @@ static void test_bits(const struct g1_clip *c)
     enum { NC = 5 };
     const int first[NC] = {100, 900, 1500, 2200, 3000};
     const int len[NC] = {1, 2, 511, 512, 513};
-    float *solo[NC], *batch, *batch2, *batch_t2;
-    struct solver_clip_result rs[NC], rb[NC], rb2[NC], rt2[NC];
+    float *solo[NC], *batch, *batch2, *batch_t2, *batch_t7;
+    struct solver_clip_result rs[NC], rb[NC], rb2[NC], rt2[NC], rt7[NC];
     for (int k = 0; k < NC; k++) CHECK(solve_cut(c, 1, &first[k], &len[k], 1, &solo[k], &rs[k]) == RT_OK);
     CHECK(solve_cut(c, NC, first, len, 1, &batch, rb) == RT_OK);
     CHECK(solve_cut(c, NC, first, len, 1, &batch2, rb2) == RT_OK);
     CHECK(solve_cut(c, NC, first, len, 2, &batch_t2, rt2) == RT_OK);
+    /* 7 threads: once the short clips stop, the frames of those still
+     * running are shared out anew (cpu_run_selected), mid-clip. */
+    CHECK(solve_cut(c, NC, first, len, 7, &batch_t7, rt7) == RT_OK);
     size_t off = 0;
     for (int k = 0; k < NC; k++) {
         size_t cnt = (size_t)len[k] * c->cols;
         CHECK_BITS_EQ(batch + off, solo[k], cnt);    /* batched == solo */
         CHECK_BITS_EQ(batch2 + off, batch + off, cnt); /* run == run */
         CHECK_BITS_EQ(batch_t2 + off, batch + off, cnt); /* 1 thread == 2 threads */
+        CHECK_BITS_EQ(batch_t7 + off, batch + off, cnt); /* == 7 threads */
         check_clip_eq(&rb[k], &rs[k]);
         check_clip_eq(&rb2[k], &rb[k]);
         check_clip_eq(&rt2[k], &rb[k]);
+        check_clip_eq(&rt7[k], &rb[k]);
         printf("clip %d frames: lm %d cg %d %s cost %.6g -> %.6g\n", len[k], rb[k].lm_iters, rb[k].cg_iters,
                solver_termination_str(rb[k].termination), (double)rb[k].initial_cost, (double)rb[k].final_cost);
         off += cnt;
@@ -223,7 +228,7 @@ static void test_bits(const struct g1_clip *c)
         }
         free(rev);
     }
-    free(batch); free(batch2); free(batch_t2);
+    free(batch); free(batch2); free(batch_t2); free(batch_t7);
 }
 
 static void test_cg_vs_direct(const struct g1_clip *c)

@@ -87,6 +87,8 @@ static void lay_out(struct cpu_ctx *c, struct carver *a)
     c->dot_x = (float (*)[3])carve(a, nc, 3, sizeof(float));
     c->dot_cg = (float (*)[3])carve(a, nc, 3, sizeof(float));
     c->cg_was = (int *)carve(a, nc, 1, sizeof(int));
+    c->sel_list = (int *)carve(a, nc, 1, sizeof(int));
+    c->sel_start = (size_t *)carve(a, nc + 1, 1, sizeof(size_t));
 }
 
 /* Sets `c` up for batch `b` (checked by the caller): sizes, the arena grown

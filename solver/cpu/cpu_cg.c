@@ -2,9 +2,10 @@
  * phases run on the thread pool (linearization, preconditioner, PCG) and
  * the per-clip dot products in the reduce.h order.
  *
- * Every phase walks global frames and skips frames of clips whose `sel` is
- * clear, so a clip that has stopped keeps its vectors bit for bit while its
- * siblings go on. Per-frame work reads neighbours only within its own clip.
+ * Every phase runs over the frames of the clips whose `sel` is set
+ * (cpu_run_selected: the threads share those frames evenly, so clips that
+ * have stopped leave no thread idle), and a clip that has stopped keeps its
+ * vectors bit for bit while its siblings go on. Per-frame work reads neighbours only within its own clip.
  * Clip scalars: cpu_dots() reduces the sequence of u_i v_i over the clip's
  * entries ordered by (frame, coordinate); its first level runs block-parallel
  * (blocks never straddle clips: they start at the clip's first entry), the
@@ -18,6 +19,49 @@
 #include "cpu_internal.h"
 
 static float *thread_scratch(struct cpu_ctx *c, int tid) { return c->tscratch + (size_t)tid * c->tscratch_stride; }
+
+/* ---- phases over the selected clips -------------------------------- */
+
+/* Items [begin, end) of the selected clips' frames, in clip order, to
+ * global frames: the first clip by bisection, then clip by clip. */
+static void ph_selected(void *vctx, int tid, size_t begin, size_t end)
+{
+    struct cpu_ctx *c = (struct cpu_ctx *)vctx;
+    int lo = 0, hi = c->sel_n - 1;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (c->sel_start[mid + 1] <= begin) lo = mid + 1;
+        else hi = mid;
+    }
+    for (int i = lo; i < c->sel_n && c->sel_start[i] < end; i++) {
+        const struct cpu_clip *cl = &c->clip[c->sel_list[i]];
+        size_t s0 = c->sel_start[i];
+        size_t b = begin > s0 ? begin - s0 : 0, e = end - s0 < (size_t)cl->T ? end - s0 : (size_t)cl->T;
+        c->ph_fn(c, tid, (size_t)cl->off + b, (size_t)cl->off + e);
+    }
+}
+
+void cpu_run_selected(struct cpu_ctx *c, cpu_task_fn fn)
+{
+    size_t total = 0;
+    int n = 0;
+    for (int k = 0; k < c->nc; k++) {
+        if (!c->clip[k].sel) continue;
+        c->sel_list[n] = k;
+        c->sel_start[n] = total;
+        total += (size_t)c->clip[k].T;
+        n++;
+    }
+    c->sel_start[n] = total;
+    c->sel_n = n;
+    if (total == 0) return;
+    if (total == (size_t)c->nf) { /* every clip: the frames as they lie */
+        cpu_pool_run(c->pool, fn, c, total);
+        return;
+    }
+    c->ph_fn = fn;
+    cpu_pool_run(c->pool, ph_selected, c, total);
+}
 
 /* ---- dots ---------------------------------------------------------- */
 
@@ -119,8 +163,8 @@ static void ph_cost(void *vctx, int tid, size_t begin, size_t end)
 void cpu_linearize(struct cpu_ctx *c, const float *state)
 {
     c->ph_state = state;
-    cpu_pool_run(c->pool, ph_diff, c, (size_t)c->nf);
-    cpu_pool_run(c->pool, ph_lin, c, (size_t)c->nf);
+    cpu_run_selected(c, ph_diff);
+    cpu_run_selected(c, ph_lin);
 }
 
 /* Per-frame costs at `state` into out[] for the selected clips. */
@@ -128,8 +172,8 @@ void cpu_costs(struct cpu_ctx *c, const float *state, float *out)
 {
     c->ph_state = state;
     c->ph_out = out;
-    cpu_pool_run(c->pool, ph_diff, c, (size_t)c->nf);
-    cpu_pool_run(c->pool, ph_cost, c, (size_t)c->nf);
+    cpu_run_selected(c, ph_diff);
+    cpu_run_selected(c, ph_cost);
 }
 
 /* ---- preconditioner ------------------------------------------------ */
@@ -148,7 +192,7 @@ static void ph_precond(void *vctx, int tid, size_t begin, size_t end)
     }
 }
 
-void cpu_precondition(struct cpu_ctx *c) { cpu_pool_run(c->pool, ph_precond, c, (size_t)c->nf); }
+void cpu_precondition(struct cpu_ctx *c) { cpu_run_selected(c, ph_precond); }
 
 /* ---- PCG ----------------------------------------------------------- */
 
@@ -231,7 +275,7 @@ static void ph_cg_p(void *vctx, int tid, size_t begin, size_t end)
 void cpu_predict(struct cpu_ctx *c)
 {
     c->ph_undamped = 1;
-    cpu_pool_run(c->pool, ph_matvec, c, (size_t)c->nf);
+    cpu_run_selected(c, ph_matvec);
     c->ph_undamped = 0;
 }
 
@@ -245,7 +289,7 @@ void cpu_pcg(struct cpu_ctx *c)
     float (*s)[3] = c->dot_cg;
     int *was = c->cg_was;
     for (int k = 0; k < c->nc; k++) was[k] = c->clip[k].sel;
-    cpu_pool_run(c->pool, ph_cg_init, c, (size_t)c->nf);
+    cpu_run_selected(c, ph_cg_init);
     {
         const float *u[3] = {c->g, c->r, NULL}, *v[3] = {c->g, c->z, NULL};
         cpu_dots(c, 2, u, v, c->n, s);
@@ -262,7 +306,7 @@ void cpu_pcg(struct cpu_ctx *c)
         any |= cl->cg_on;
     }
     while (any) {
-        cpu_pool_run(c->pool, ph_matvec, c, (size_t)c->nf);
+        cpu_run_selected(c, ph_matvec);
         {
             const float *u[3] = {c->p, NULL, NULL}, *v[3] = {c->q, NULL, NULL};
             cpu_dots(c, 1, u, v, c->n, s);
@@ -274,7 +318,7 @@ void cpu_pcg(struct cpu_ctx *c)
             if (!(pq > 0.0f)) { cl->cg_on = 0; cl->sel = 0; continue; } /* no curvature left */
             cl->alpha = cl->rz / pq;
         }
-        cpu_pool_run(c->pool, ph_cg_update, c, (size_t)c->nf);
+        cpu_run_selected(c, ph_cg_update);
         {
             const float *u[3] = {c->r, c->r, NULL}, *v[3] = {c->r, c->z, NULL};
             cpu_dots(c, 2, u, v, c->n, s);
@@ -295,7 +339,7 @@ void cpu_pcg(struct cpu_ctx *c)
             cl->rz = rz;
             any = 1;
         }
-        if (any) cpu_pool_run(c->pool, ph_cg_p, c, (size_t)c->nf);
+        if (any) cpu_run_selected(c, ph_cg_p);
     }
     for (int k = 0; k < c->nc; k++) c->clip[k].sel = was[k];
 }

@@ -110,6 +110,12 @@ struct cpu_ctx {
     /* per-clip dot products: the LM step's |d|^2, |x|^2, and the PCG's */
     float (*dot_d)[3], (*dot_x)[3], (*dot_cg)[3];
     int *cg_was;                  /* [nc] sel before the PCG */
+    /* the selected clips of the phase cpu_run_selected() runs: their
+     * indices and where each one's frames start among theirs */
+    int *sel_list;                /* [nc] */
+    size_t *sel_start;            /* [nc + 1] */
+    int sel_n;
+    cpu_task_fn ph_fn;
     /* phase arguments */
     const float *ph_state;
     float *ph_out;
@@ -133,5 +139,12 @@ enum rt_status cpu_direct(struct cpu_ctx *c, struct rt_err *err);
 void cpu_dots(struct cpu_ctx *c, int ndot, const float *const *u, const float *const *v, int width,
               float out[][3]);
 void cpu_select_all_active(struct cpu_ctx *c);
+/* Runs the per-frame phase `fn` over the frames of the clips with `sel`
+ * set, shared evenly by frame count among the pool's threads (fn gets
+ * ranges of global frames, each within one clip). Splitting [0, nf) would
+ * leave a thread whose frames belong to clips that have stopped with
+ * nothing to do while its neighbours carry the clips still running; which
+ * thread runs a frame never changes what it computes. */
+void cpu_run_selected(struct cpu_ctx *c, cpu_task_fn fn);
 
 #endif

@@ -227,7 +227,7 @@ static enum rt_status lm_run(struct cpu_ctx *c, struct rt_err *err)
                 cl->need_lin = 1;
             }
         }
-        cpu_pool_run(c->pool, ph_accept, c, (size_t)c->nf);
+        cpu_run_selected(c, ph_accept);
         int done_clips = 0;
         int max_it = 0;
         for (int k = 0; k < c->nc; k++) {
