@@ -88,6 +88,17 @@ struct kin_robot_priv {
     float *joint_mult, *joint_offset, *origin_pos, *origin_rot, *axis;
     float *lower, *upper; /* [n_dof] */
     double *d_pos, *d_rot, *d_axis, *d_mult, *d_offset;
+    unsigned char *d_shape; /* [n_links] LINK_* bits: which of kin_fk's products are trivial */
+};
+
+/* A link's shape (kin_robot_finish): its origin rotation exactly the
+ * identity, which components of its origin are exactly zero, and the
+ * coordinate axis its joint turns about (when the axis is exactly +-x, +-y
+ * or +-z). link_step skips the products these make exact zeros. */
+enum {
+    LINK_ROT_IDENTITY = 1,
+    LINK_POS_ZERO_X = 2, LINK_POS_ZERO_Y = 4, LINK_POS_ZERO_Z = 8,
+    LINK_AXIS_SHIFT = 4, /* 2 bits: 0 any axis, 1 + the coordinate axis */
 };
 
 /* ---------------------------------------------------------------------------
@@ -822,7 +833,8 @@ enum rt_status kin_robot_finish(struct kin_robot *r)
     pv->d_axis = alloc_array(nl * 3, sizeof *pv->d_axis);
     pv->d_mult = alloc_array(nl, sizeof *pv->d_mult);
     pv->d_offset = alloc_array(nl, sizeof *pv->d_offset);
-    if (!pv->parent || !pv->joint_type || !pv->joint_index || !pv->joint_mult || !pv->joint_offset ||
+    pv->d_shape = alloc_array(nl, sizeof *pv->d_shape);
+    if (!pv->d_shape || !pv->parent || !pv->joint_type || !pv->joint_index || !pv->joint_mult || !pv->joint_offset ||
         !pv->origin_pos || !pv->origin_rot || !pv->axis || !pv->lower || !pv->upper || !pv->d_pos ||
         !pv->d_rot || !pv->d_axis || !pv->d_mult || !pv->d_offset)
         return RT_ENOMEM;
@@ -870,6 +882,18 @@ enum rt_status kin_robot_finish(struct kin_robot *r)
         for (int i = 0; i < 3; i++) pv->origin_pos[3 * k + i] = (float)pv->d_pos[3 * k + i];
         for (int i = 0; i < 3; i++) pv->axis[3 * k + i] = (float)pv->d_axis[3 * k + i];
         for (int i = 0; i < 9; i++) pv->origin_rot[9 * k + i] = (float)R[i];
+        unsigned sh = 0;
+        int ident = 1, axis = -1, ones = 0, zeros = 0;
+        for (int i = 0; i < 9; i++) ident &= R[i] == (i % 4 == 0 ? 1.0 : 0.0);
+        if (ident) sh |= LINK_ROT_IDENTITY;
+        for (int i = 0; i < 3; i++) {
+            if (pv->d_pos[3 * k + i] == 0.0) sh |= (unsigned)LINK_POS_ZERO_X << i;
+            double a = pv->d_axis[3 * k + i];
+            if (a == 0.0) zeros++;
+            else if (a == 1.0 || a == -1.0) { ones++; axis = i; }
+        }
+        if (zeros == 2 && ones == 1) sh |= (unsigned)(1 + axis) << LINK_AXIS_SHIFT;
+        pv->d_shape[k] = (unsigned char)sh;
     }
     r->tree.n_links = r->n_links;
     r->tree.n_joints = r->n_dof;
@@ -1097,6 +1121,7 @@ void kin_robot_free(struct kin_robot *r)
         free(pv->d_axis);
         free(pv->d_mult);
         free(pv->d_offset);
+        free(pv->d_shape);
         free(pv);
     }
     if (r->links)
@@ -1166,21 +1191,63 @@ const char *kin_robot_bundled_text(const char *name, size_t *len)
  * Kinematics in double. */
 
 /* World pose of link k from its parent's pose: T_k = T_parent * origin_k *
- * motion_k. `q` holds the coordinates. */
+ * motion_k. `q` holds the coordinates. Every product is kin_mat_mul's and
+ * kin_mat_vec's, each sum in its order, except that a term the link's shape
+ * makes an exact zero (an identity origin, a zero origin component, a
+ * coordinate axis's off-plane entries) is not added: adding a zero leaves
+ * every other sum as it is, so only a result that is itself zero can
+ * differ, and then only in its sign. */
 static void link_step(const struct kin_robot_priv *pv, int k, const double *q, const double *p_par,
                       const double *R_par, double *p, double *R)
 {
     double Ro[9], t[3];
     int idx = pv->joint_index[k];
+    unsigned sh = pv->d_shape[k];
     double v = idx >= 0 ? pv->d_mult[k] * q[idx] + pv->d_offset[k] : 0.0;
-    const double *a = pv->d_axis + 3 * k;
-    kin_mat_mul(R_par, pv->d_rot + 9 * k, Ro);
-    kin_mat_vec(R_par, pv->d_pos + 3 * k, t);
+    const double *a = pv->d_axis + 3 * k, *o = pv->d_pos + 3 * k;
+    if (sh & LINK_ROT_IDENTITY) memcpy(Ro, R_par, sizeof Ro);
+    else kin_mat_mul(R_par, pv->d_rot + 9 * k, Ro);
+    switch ((sh / LINK_POS_ZERO_X) & 7u) { /* bit j: origin component j is zero */
+    case 0: kin_mat_vec(R_par, o, t); break;
+    case 1: for (int i = 0; i < 3; i++) t[i] = R_par[3 * i + 1] * o[1] + R_par[3 * i + 2] * o[2]; break;
+    case 2: for (int i = 0; i < 3; i++) t[i] = R_par[3 * i] * o[0] + R_par[3 * i + 2] * o[2]; break;
+    case 3: for (int i = 0; i < 3; i++) t[i] = R_par[3 * i + 2] * o[2]; break;
+    case 4: for (int i = 0; i < 3; i++) t[i] = R_par[3 * i] * o[0] + R_par[3 * i + 1] * o[1]; break;
+    case 5: for (int i = 0; i < 3; i++) t[i] = R_par[3 * i + 1] * o[1]; break;
+    case 6: for (int i = 0; i < 3; i++) t[i] = R_par[3 * i] * o[0]; break;
+    default: t[0] = t[1] = t[2] = 0.0;
+    }
     for (int i = 0; i < 3; i++) p[i] = p_par[i] + t[i];
     if (idx >= 0 && pv->joint_type[k] == RT_JOINT_REVOLUTE) {
         double M[9];
         rot_from_axis_angle(a, v, M);
-        kin_mat_mul(Ro, M, R);
+        switch ((sh >> LINK_AXIS_SHIFT) & 3u) {
+        case 1: /* about x: M's column 0 is (M0, 0, 0), columns 1 and 2 have no row 0 */
+            for (int i = 0; i < 3; i++) {
+                const double *r = Ro + 3 * i;
+                R[3 * i] = r[0] * M[0];
+                R[3 * i + 1] = r[1] * M[4] + r[2] * M[7];
+                R[3 * i + 2] = r[1] * M[5] + r[2] * M[8];
+            }
+            break;
+        case 2: /* about y */
+            for (int i = 0; i < 3; i++) {
+                const double *r = Ro + 3 * i;
+                R[3 * i] = r[0] * M[0] + r[2] * M[6];
+                R[3 * i + 1] = r[1] * M[4];
+                R[3 * i + 2] = r[0] * M[2] + r[2] * M[8];
+            }
+            break;
+        case 3: /* about z */
+            for (int i = 0; i < 3; i++) {
+                const double *r = Ro + 3 * i;
+                R[3 * i] = r[0] * M[0] + r[1] * M[3];
+                R[3 * i + 1] = r[0] * M[1] + r[1] * M[4];
+                R[3 * i + 2] = r[2] * M[8];
+            }
+            break;
+        default: kin_mat_mul(Ro, M, R);
+        }
     } else {
         memcpy(R, Ro, sizeof Ro);
         if (idx >= 0 && pv->joint_type[k] == RT_JOINT_PRISMATIC) {

@@ -16,6 +16,9 @@
  *    configurations within the limits (G1 and Panda);
  *  - the float struct rt_tree: invariants, and its own forward
  *    kinematics against kin_fk;
+ *  - kin_fk (which skips the products a link's shape makes exact zeros)
+ *    against every product written out, == on every value, on a robot of
+ *    every link shape and on the real ones;
  *  - malformed inputs: status, "name:LINE" and the element named;
  *  - KIN_MAX_LINKS and KIN_MAX_NAME at N (accepted) and N+1 (rejected);
  *  - bundled robots from another working directory, the inspect JSON. */
@@ -967,6 +970,129 @@ static void test_tiny(void)
 }
 
 /* ------------------------------------------------------------------------
+ * kin_fk against every product written out.
+ *
+ * kin_fk skips the products that a link's shape makes exact zeros (an
+ * identity origin rotation, zero origin components, a joint about a
+ * coordinate axis). This oracle multiplies everything, in kin_fk's order
+ * (each sum left to right over the inner index), from the joints' own
+ * xyz, rot and axis; == then holds for every value (it takes -0 == +0:
+ * skipping a zero term can only change a zero result's sign). */
+
+static void ref_rot_axis(const double a[3], double th, double R[9])
+{
+    double c = cos(th), s = sin(th), t = 1.0 - c;
+    R[0] = c + a[0] * a[0] * t;        R[1] = a[0] * a[1] * t - a[2] * s; R[2] = a[0] * a[2] * t + a[1] * s;
+    R[3] = a[0] * a[1] * t + a[2] * s; R[4] = c + a[1] * a[1] * t;        R[5] = a[1] * a[2] * t - a[0] * s;
+    R[6] = a[0] * a[2] * t - a[1] * s; R[7] = a[1] * a[2] * t + a[0] * s; R[8] = c + a[2] * a[2] * t;
+}
+
+static void ref_mul(const double *a, const double *b, double *o)
+{
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) o[3 * i + j] = a[3 * i] * b[j] + a[3 * i + 1] * b[3 + j] + a[3 * i + 2] * b[6 + j];
+}
+
+static void ref_fk(const struct kin_robot *r, const double *s, double *p, double *R)
+{
+    const double *q = s + RT_ROOT_COLS;
+    double x = s[3], y = s[4], z = s[5], w = s[6], n = sqrt(x * x + y * y + z * z + w * w);
+    double m[9], t[3];
+    p[0] = s[0]; p[1] = s[1]; p[2] = s[2];
+    x /= n; y /= n; z /= n; w /= n;
+    m[0] = 1 - 2 * (y * y + z * z); m[1] = 2 * (x * y - z * w);     m[2] = 2 * (x * z + y * w);
+    m[3] = 2 * (x * y + z * w);     m[4] = 1 - 2 * (x * x + z * z); m[5] = 2 * (y * z - x * w);
+    m[6] = 2 * (x * z - y * w);     m[7] = 2 * (y * z + x * w);     m[8] = 1 - 2 * (x * x + y * y);
+    memcpy(R, m, sizeof m);
+    for (int k = 1; k < r->n_links; k++) {
+        const struct kin_joint *j = &r->joints[r->links[k].joint];
+        const double *pp = p + 3 * r->links[k].parent, *Rp = R + 9 * r->links[k].parent;
+        double Ro[9], M[9], v = 0.0;
+        int moves = j->type != KIN_JOINT_FIXED;
+        if (moves) v = j->mimic >= 0 ? j->mimic_mult * q[r->joints[j->mimic].coord] + j->mimic_offset : 1.0 * q[j->coord] + 0.0;
+        ref_mul(Rp, j->rot, Ro);
+        for (int i = 0; i < 3; i++) t[i] = Rp[3 * i] * j->xyz[0] + Rp[3 * i + 1] * j->xyz[1] + Rp[3 * i + 2] * j->xyz[2];
+        for (int i = 0; i < 3; i++) p[3 * k + i] = pp[i] + t[i];
+        if (moves && j->type != KIN_JOINT_PRISMATIC) {
+            ref_rot_axis(j->axis, v, M);
+            ref_mul(Ro, M, R + 9 * k);
+        } else {
+            memcpy(R + 9 * k, Ro, sizeof Ro);
+            if (moves) {
+                const double *a = j->axis;
+                for (int i = 0; i < 3; i++) t[i] = Ro[3 * i] * a[0] + Ro[3 * i + 1] * a[1] + Ro[3 * i + 2] * a[2];
+                for (int i = 0; i < 3; i++) p[3 * k + i] += t[i] * v;
+            }
+        }
+    }
+}
+
+/* Every link's shape: origins with no rotation, one, two and three zero
+ * components, joints about +-x, +-y, +-z and an oblique axis, a mimic, a
+ * prismatic and a fixed joint. */
+static const char shapes_urdf[] =
+    "<robot name=\"shapes\"><link name=\"l0\"/>"
+    "<joint name=\"j1\" type=\"revolute\"><parent link=\"l0\"/><child link=\"l1\"/>"
+    "<origin xyz=\"0 0 0.3\"/><axis xyz=\"1 0 0\"/><limit lower=\"-3\" upper=\"3\" effort=\"1\" velocity=\"1\"/></joint><link name=\"l1\"/>"
+    "<joint name=\"j2\" type=\"revolute\"><parent link=\"l1\"/><child link=\"l2\"/>"
+    "<origin xyz=\"0.1 0 0.2\" rpy=\"0.2 0 0\"/><axis xyz=\"0 -1 0\"/><limit lower=\"-3\" upper=\"3\" effort=\"1\" velocity=\"1\"/></joint><link name=\"l2\"/>"
+    "<joint name=\"j3\" type=\"continuous\"><parent link=\"l2\"/><child link=\"l3\"/>"
+    "<origin xyz=\"0.1 -0.05 0.2\" rpy=\"0.1 -0.3 0.7\"/><axis xyz=\"0 0 -1\"/></joint><link name=\"l3\"/>"
+    "<joint name=\"j4\" type=\"revolute\"><parent link=\"l3\"/><child link=\"l4\"/>"
+    "<origin xyz=\"0 0.2 0\"/><axis xyz=\"0 0.6 0.8\"/><limit lower=\"-3\" upper=\"3\" effort=\"1\" velocity=\"1\"/></joint><link name=\"l4\"/>"
+    "<joint name=\"j5\" type=\"revolute\"><parent link=\"l4\"/><child link=\"l5\"/>"
+    "<origin xyz=\"0 0 0\"/><axis xyz=\"0 1 0\"/><limit lower=\"-3\" upper=\"3\" effort=\"1\" velocity=\"1\"/>"
+    "<mimic joint=\"j1\" multiplier=\"-0.5\" offset=\"0.25\"/></joint><link name=\"l5\"/>"
+    "<joint name=\"j6\" type=\"prismatic\"><parent link=\"l5\"/><child link=\"l6\"/>"
+    "<origin xyz=\"0.05 0 0\" rpy=\"0 0.4 0\"/><axis xyz=\"0 0 1\"/><limit lower=\"-0.2\" upper=\"0.2\" effort=\"1\" velocity=\"1\"/></joint><link name=\"l6\"/>"
+    "<joint name=\"j7\" type=\"fixed\"><parent link=\"l6\"/><child link=\"l7\"/><origin xyz=\"0 0 0.1\"/></joint><link name=\"l7\"/>"
+    "<joint name=\"j8\" type=\"revolute\"><parent link=\"l0\"/><child link=\"l8\"/>"
+    "<origin xyz=\"-0.1 0.1 0\"/><axis xyz=\"0 0 1\"/><limit lower=\"-3\" upper=\"3\" effort=\"1\" velocity=\"1\"/></joint><link name=\"l8\"/>"
+    "<joint name=\"j9\" type=\"revolute\"><parent link=\"l8\"/><child link=\"l9\"/>"
+    "<origin xyz=\"0.3 0 0\"/><axis xyz=\"-1 0 0\"/><limit lower=\"-3\" upper=\"3\" effort=\"1\" velocity=\"1\"/></joint><link name=\"l9\"/>"
+    "</robot>";
+
+static void check_fk_products(const struct kin_robot *r, const char *what, int samples)
+{
+    int cols = RT_ROOT_COLS + r->n_dof, bad = 0;
+    double *s = malloc(sizeof *s * (size_t)cols);
+    double *p = malloc(sizeof *p * 3 * (size_t)r->n_links), *R = malloc(sizeof *R * 9 * (size_t)r->n_links);
+    double *pr = malloc(sizeof *pr * 3 * (size_t)r->n_links), *Rr = malloc(sizeof *Rr * 9 * (size_t)r->n_links);
+    unsigned seed = 12345;
+    for (int it = 0; it < samples; it++) {
+        for (int c = 0; c < cols; c++) {
+            seed = seed * 1103515245u + 12345u;
+            s[c] = ((double)(seed >> 8) / 16777216.0 - 0.5) * 3.0;
+        }
+        if (it == 0) /* the identity pose: exact zeros everywhere */
+            for (int c = 0; c < cols; c++) s[c] = c == 6 ? 1.0 : 0.0;
+        kin_fk(r, s, p, R);
+        ref_fk(r, s, pr, Rr);
+        for (int i = 0; i < 3 * r->n_links; i++) bad += !(p[i] == pr[i]);
+        for (int i = 0; i < 9 * r->n_links; i++) bad += !(R[i] == Rr[i]);
+    }
+    if (bad) fprintf(stderr, "  %s: %d FK values differ from every product written out\n", what, bad);
+    CHECK_EQ_INT(bad, 0);
+    free(s); free(p); free(R); free(pr); free(Rr);
+}
+
+static void test_fk_products(void)
+{
+    const char *files[] = {"g1_29dof_rev_1_0.urdf", "g1_23dof_rev_1_0.urdf", "h1.urdf", "panda.urdf",
+                           "ur5_robot.urdf"};
+    struct kin_robot *r = NULL;
+    struct rt_err err;
+    CHECK_EQ_INT(kin_robot_parse_urdf(shapes_urdf, strlen(shapes_urdf), "shapes.urdf", &r, &err), RT_OK);
+    if (r) check_fk_products(r, "shapes", 200);
+    kin_robot_free(r);
+    for (int i = 0; i < 5; i++) {
+        if (!(r = load_or_skip(files[i]))) continue;
+        check_fk_products(r, files[i], 200);
+        kin_robot_free(r);
+    }
+}
+
+/* ------------------------------------------------------------------------
  * Real robots: tree, Jacobians, JSON, bundled names. */
 
 static void test_real_kinematics(void)
@@ -1141,6 +1267,7 @@ int main(void)
     check_table("ur5_robot.urdf", rows_ur5_robot, (int)(sizeof rows_ur5_robot / sizeof *rows_ur5_robot), 11, 10, 6,
                 "world");
     test_real_kinematics();
+    test_fk_products();
     test_panda_mimic();
     test_inspect_json();
     test_tiny();
