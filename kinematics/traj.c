@@ -85,6 +85,14 @@ enum rt_status kin_traj_read(const char *path, int cols, double **out, int *n_fr
     return st;
 }
 
+/* "PATH:LINE" in buf (RT_ERR_WHERE_MAX bytes): the where of an error at
+ * that line, made only when there is one. */
+static const char *at(char *buf, const char *path, long line)
+{
+    snprintf(buf, RT_ERR_WHERE_MAX, "%s:%ld", path, line);
+    return buf;
+}
+
 enum rt_status kin_traj_parse(const char *text, size_t len, const char *path, int cols,
                               double **out, int *n_frames, struct rt_err *err)
 {
@@ -105,16 +113,15 @@ enum rt_status kin_traj_parse(const char *text, size_t len, const char *path, in
         p = eol ? eol + 1 : end;
         while (s < le && (*s == ' ' || *s == '\t')) s++;
         if (s == le) continue;
-        snprintf(where, sizeof where, "%s:%ld", path, line);
         if (n == 0 && !(isdigit((unsigned char)*s) || *s == '-' || *s == '+' || *s == '.')) {
             if (line > 1 || rows) {
-                st = rt_err_set(err, RT_EPARSE, where, "unexpected text row");
+                st = rt_err_set(err, RT_EPARSE, at(where, path, line), "unexpected text row");
                 goto fail;
             }
             continue; /* header row */
         }
         if (n >= KIN_TRAJ_MAX_FRAMES) {
-            st = rt_err_set(err, RT_ELIMIT, where, "more than %d frames", KIN_TRAJ_MAX_FRAMES);
+            st = rt_err_set(err, RT_ELIMIT, at(where, path, line), "more than %d frames", KIN_TRAJ_MAX_FRAMES);
             goto fail;
         }
         if (n == cap) {
@@ -132,12 +139,12 @@ enum rt_status kin_traj_parse(const char *text, size_t len, const char *path, in
                 if (ncap > (size_t)KIN_TRAJ_MAX_FRAMES) ncap = (size_t)KIN_TRAJ_MAX_FRAMES;
             }
             if (!rt_mul_size(ncap, (size_t)cols * sizeof(double), &bytes)) {
-                st = rt_err_set(err, RT_ELIMIT, where, "trajectory too large");
+                st = rt_err_set(err, RT_ELIMIT, at(where, path, line), "trajectory too large");
                 goto fail;
             }
             double *nr = realloc(rows, bytes);
             if (!nr) {
-                st = rt_err_set(err, RT_ENOMEM, where, "out of memory");
+                st = rt_err_set(err, RT_ENOMEM, at(where, path, line), "out of memory");
                 goto fail;
             }
             rows = nr;
@@ -151,7 +158,7 @@ enum rt_status kin_traj_parse(const char *text, size_t len, const char *path, in
             if (!parse_field(&s, le, &v)) {
                 const char *fe = f;
                 while (fe < le && *fe != ',') fe++;
-                st = rt_err_set(err, RT_EPARSE, where, "column %d: bad number '%.*s'", c + 1,
+                st = rt_err_set(err, RT_EPARSE, at(where, path, line), "column %d: bad number '%.*s'", c + 1,
                                 (int)(fe - f > 24 ? 24 : fe - f), f);
                 goto fail;
             }
@@ -162,20 +169,20 @@ enum rt_status kin_traj_parse(const char *text, size_t len, const char *path, in
                 char col[32];
                 if (c < 3) snprintf(col, sizeof col, "root %c", "xyz"[c]);
                 else snprintf(col, sizeof col, "joint %d", c - 6);
-                st = rt_err_set(err, RT_EINVAL, where, "column %d (%s) is %g: the limit is %g%s", c + 1, col, v,
-                                lim, c < 3 ? " m" : " (rad or m)");
+                st = rt_err_set(err, RT_EINVAL, at(where, path, line), "column %d (%s) is %g: the limit is %g%s",
+                                c + 1, col, v, lim, c < 3 ? " m" : " (rad or m)");
                 goto fail;
             }
             if (c < cols) row[c] = v;
             c++;
         }
         if (c != cols) {
-            st = rt_err_set(err, RT_EPARSE, where, "row has %d values, expected %d", c, cols);
+            st = rt_err_set(err, RT_EPARSE, at(where, path, line), "row has %d values, expected %d", c, cols);
             goto fail;
         }
         double qn = sqrt(row[3] * row[3] + row[4] * row[4] + row[5] * row[5] + row[6] * row[6]);
         if (!(qn > 0.5 && qn < 1.5)) {
-            st = rt_err_set(err, RT_EPARSE, where, "root quaternion norm %.3g is not 1", qn);
+            st = rt_err_set(err, RT_EPARSE, at(where, path, line), "root quaternion norm %.3g is not 1", qn);
             goto fail;
         }
         for (int i = 3; i < 7; i++) row[i] /= qn;
