@@ -6,6 +6,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 /* Whether `link` is on a leg: a foot link, or a link on the chain from a
  * foot up to (not including) the two feet's nearest common ancestor. With
@@ -76,38 +79,139 @@ enum rt_status rtg_targets_collide(struct rtg_targets *t, const struct kin_robot
     return RT_OK;
 }
 
+struct rtg_collide_scratch {
+    int n, fast;           /* capsules; 1: the pairs are rows (below) and n <= 64 */
+    double *ends;          /* [6 n] world end points */
+    double *cx, *cy, *cz, *cr; /* [n + 2] centre and reach (half length plus radius) */
+    unsigned long long *row; /* [n] bit k of row i: (i, k) is a pair */
+    int *first;            /* [n] index of row i's first pair */
+};
+
+struct rtg_collide_scratch *rtg_collide_scratch_new(const struct rtg_targets *t)
+{
+    int n = t->n_capsules, m = n + 2;
+    struct rtg_collide_scratch *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    s->n = n;
+    s->ends = malloc((size_t)(6 * n + 4 * m) * sizeof(double));
+    s->row = calloc((size_t)m, sizeof *s->row);
+    s->first = calloc((size_t)m, sizeof *s->first);
+    if (!s->ends || !s->row || !s->first) {
+        rtg_collide_scratch_free(s);
+        return NULL;
+    }
+    s->cx = s->ends + 6 * n;
+    s->cy = s->cx + m;
+    s->cz = s->cy + m;
+    s->cr = s->cz + m;
+    for (int c = n; c < m; c++) s->cx[c] = s->cy[c] = s->cz[c] = s->cr[c] = 0.0;
+    /* Rows: the pairs in (first, second) order, first < second, as
+     * kin_capsule_pairs lists them; anything else takes the pair loop. */
+    s->fast = n <= 64;
+    for (int p = 0; p < t->n_pairs && s->fast; p++) {
+        int a = t->pair[2 * p], b = t->pair[2 * p + 1];
+        int pa = p ? t->pair[2 * p - 2] : -1, pb = p ? t->pair[2 * p - 1] : -1;
+        if (a < 0 || b <= a || b >= n || a < pa || (a == pa && b <= pb)) s->fast = 0;
+        else {
+            if (!s->row[a]) s->first[a] = p;
+            s->row[a] |= 1ull << b;
+        }
+    }
+    return s;
+}
+
+void rtg_collide_scratch_free(struct rtg_collide_scratch *s)
+{
+    if (!s) return;
+    free(s->ends);
+    free(s->row);
+    free(s->first);
+    free(s);
+}
+
+/* Whether pair (a, b) is far apart: |centre a - centre b|^2 >= (reach a +
+ * reach b)^2, the capsules then cannot touch. */
+static int far_apart(const struct rtg_collide_scratch *s, int a, int b)
+{
+    double dx = s->cx[a] - s->cx[b], dy = s->cy[a] - s->cy[b], dz = s->cz[a] - s->cz[b], reach = s->cr[a] + s->cr[b];
+    return dx * dx + dy * dy + dz * dz >= reach * reach;
+}
+
+/* The bits k > i of row i whose pair (i, k) is far apart, the test of
+ * far_apart in the same operations: two capsules at a time with SSE2
+ * (each lane the scalar IEEE operation), one at a time elsewhere. */
+static unsigned long long far_bits(const struct rtg_collide_scratch *s, int i)
+{
+    unsigned long long far = 0;
+    int k = i + 1;
+#if defined(__SSE2__)
+    __m128d ax = _mm_set1_pd(s->cx[i]), ay = _mm_set1_pd(s->cy[i]), az = _mm_set1_pd(s->cz[i]);
+    __m128d ar = _mm_set1_pd(s->cr[i]);
+    for (; k < s->n; k += 2) { /* k + 1 may be n: the padding, whose bit no row has */
+        __m128d dx = _mm_sub_pd(ax, _mm_loadu_pd(s->cx + k)), dy = _mm_sub_pd(ay, _mm_loadu_pd(s->cy + k));
+        __m128d dz = _mm_sub_pd(az, _mm_loadu_pd(s->cz + k)), r = _mm_add_pd(ar, _mm_loadu_pd(s->cr + k));
+        __m128d d2 = _mm_add_pd(_mm_add_pd(_mm_mul_pd(dx, dx), _mm_mul_pd(dy, dy)), _mm_mul_pd(dz, dz));
+        far |= (unsigned long long)_mm_movemask_pd(_mm_cmpge_pd(d2, _mm_mul_pd(r, r))) << k;
+    }
+#else
+    for (; k < s->n; k++) far |= (unsigned long long)far_apart(s, i, k) << k;
+#endif
+    return far;
+}
+
+/* Pair p of capsules a and b, near enough to touch: its depth into
+ * *deepest and p into *pair when it is the deepest so far. */
+static void pair_depth(const struct rtg_targets *t, const struct rtg_collide_scratch *s, int p, int a, int b,
+                       double *deepest, int *pair)
+{
+    const double *wa = s->ends + 6 * a, *wb = s->ends + 6 * b;
+    double pa[3], pb[3], e = 0;
+    kin_segment_closest(wa, wa + 3, wb, wb + 3, pa, pb);
+    for (int k = 0; k < 3; k++) e += (pa[k] - pb[k]) * (pa[k] - pb[k]);
+    double d = sqrt(e) - t->capsules[a].radius - t->capsules[b].radius;
+    if (-d > *deepest) {
+        *deepest = -d;
+        *pair = p;
+    }
+}
+
 double rtg_collide_depth(const struct rtg_targets *t, const double *link_pos, const double *link_rot,
-                         double *scratch, int *pair, double *low)
+                         struct rtg_collide_scratch *s, int *pair, double *low)
 {
     double deepest = 0.0, lowest = INFINITY;
     *pair = -1;
-    /* World end points, centre and reach (half length plus radius) of
-     * every capsule once, then each pair: the reach test first (most pairs
-     * are far apart), the segments after. scratch: 10 doubles a capsule. */
+    /* World end points, centre and reach of every capsule once, then each
+     * pair: the reach test first (most pairs are far apart), the segments
+     * after, in pair order. */
     for (int c = 0; c < t->n_capsules; c++) {
         const struct kin_capsule *k = &t->capsules[c];
-        double *w = scratch + 10 * c, hl = 0;
+        double *w = s->ends + 6 * c, hl = 0, m[3];
         kin_capsule_world(k, link_pos, link_rot, w, w + 3);
         for (int i = 0; i < 3; i++) {
-            w[6 + i] = 0.5 * (w[i] + w[3 + i]);
+            m[i] = 0.5 * (w[i] + w[3 + i]);
             hl += (w[3 + i] - w[i]) * (w[3 + i] - w[i]);
         }
-        w[9] = 0.5 * sqrt(hl) + k->radius;
+        s->cx[c] = m[0];
+        s->cy[c] = m[1];
+        s->cz[c] = m[2];
+        s->cr[c] = 0.5 * sqrt(hl) + k->radius;
         double z = (w[2] < w[5] ? w[2] : w[5]) - k->radius;
         if (z < lowest && k->link != t->foot_link[0] && k->link != t->foot_link[1]) lowest = z;
     }
-    for (int p = 0; p < t->n_pairs; p++) {
-        int ia = t->pair[2 * p], ib = t->pair[2 * p + 1];
-        const double *a = scratch + 10 * ia, *b = scratch + 10 * ib;
-        double dx = a[6] - b[6], dy = a[7] - b[7], dz = a[8] - b[8], reach = a[9] + b[9];
-        if (dx * dx + dy * dy + dz * dz >= reach * reach) continue;
-        double pa[3], pb[3], e = 0;
-        kin_segment_closest(a, a + 3, b, b + 3, pa, pb);
-        for (int i = 0; i < 3; i++) e += (pa[i] - pb[i]) * (pa[i] - pb[i]);
-        double d = sqrt(e) - t->capsules[ia].radius - t->capsules[ib].radius;
-        if (-d > deepest) {
-            deepest = -d;
-            *pair = p;
+    if (s->fast) { /* row by row, the near pairs' bits in pair order */
+        for (int i = 0; i < s->n; i++) {
+            unsigned long long row = s->row[i];
+            if (!row) continue;
+            for (unsigned long long near = row & ~far_bits(s, i); near; near &= near - 1) {
+                int k = __builtin_ctzll(near);
+                int p = s->first[i] + __builtin_popcountll(row & ((1ull << k) - 1));
+                pair_depth(t, s, p, i, k, &deepest, pair);
+            }
+        }
+    } else {
+        for (int p = 0; p < t->n_pairs; p++) {
+            int ia = t->pair[2 * p], ib = t->pair[2 * p + 1];
+            if (!far_apart(s, ia, ib)) pair_depth(t, s, p, ia, ib, &deepest, pair);
         }
     }
     *low = lowest;

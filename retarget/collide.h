@@ -42,12 +42,20 @@ extern "C" {
 enum rt_status rtg_targets_collide(struct rtg_targets *t, const struct kin_robot *r, double margin, double weight,
                                    double ground_weight, struct rt_err *err);
 
+/* What rtg_collide_depth() needs beside a frame: room for the capsules'
+ * world poses and t's pairs as rows of bits (one per thread; it depends on
+ * t's capsules and pairs only). NULL when out of memory; _free is NULL-safe. */
+struct rtg_collide_scratch;
+struct rtg_collide_scratch *rtg_collide_scratch_new(const struct rtg_targets *t);
+void rtg_collide_scratch_free(struct rtg_collide_scratch *s);
+
 /* The deepest self-penetration of one frame (world link poses from kin_fk):
  * max(0, -d) over t's pairs, and the pair it is in (-1 when none
  * penetrates); *low gets the lowest point of any capsule but the feet's
- * (their soles are the ground figures'; world z; +inf without capsules). `scratch` holds 10 * t->n_capsules doubles. */
+ * (their soles are the ground figures'; world z; +inf without capsules).
+ * `s` from rtg_collide_scratch_new(t). */
 double rtg_collide_depth(const struct rtg_targets *t, const double *link_pos, const double *link_rot,
-                         double *scratch, int *pair, double *low);
+                         struct rtg_collide_scratch *s, int *pair, double *low);
 
 #ifdef __cplusplus
 }

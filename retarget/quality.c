@@ -115,7 +115,8 @@ static void lift_of(const double *pen, int n, double frame_time, double *mx, dou
  * the deepest self-penetration and its pair, the lowest body point, and
  * every link's position (for body speeds). */
 struct frame_extra {
-    double *self_pen, *low, *bodies, *scratch;
+    double *self_pen, *low, *bodies;
+    struct rtg_collide_scratch *scratch;
     int *self_pair;
 };
 
@@ -404,7 +405,7 @@ static void fig_chunk(void *ctx, int k)
     double *x = malloc((size_t)c->cols * sizeof *x), *lp = malloc((size_t)r->n_links * 3 * sizeof *lp);
     double *lr = malloc((size_t)r->n_links * 9 * sizeof *lr);
     struct frame_extra ex = *c->ex; /* the shared per-frame arrays, a scratch of its own */
-    ex.scratch = malloc((size_t)(c->t->n_capsules ? c->t->n_capsules : 1) * 10 * sizeof *ex.scratch);
+    ex.scratch = rtg_collide_scratch_new(c->t);
     if (x && lp && lr && ex.scratch)
         for (int f = f0; f < f1; f++)
             frame_figures(r, c->t, c->state + (size_t)f * c->cols, f, c->n_frames, c->sole, x, lp, lr, c->ep, c->er,
@@ -414,7 +415,7 @@ static void fig_chunk(void *ctx, int k)
     free(x);
     free(lp);
     free(lr);
-    free(ex.scratch);
+    rtg_collide_scratch_free(ex.scratch);
 }
 
 static enum rt_status figures(const struct kin_robot *r, const struct rtg_targets *t, float *state,
@@ -450,7 +451,7 @@ static enum rt_status figures(const struct kin_robot *r, const struct rtg_target
     ex.self_pen = malloc((size_t)n_frames * sizeof *ex.self_pen);
     ex.low = malloc((size_t)n_frames * sizeof *ex.low);
     ex.self_pair = malloc((size_t)n_frames * sizeof *ex.self_pair);
-    ex.scratch = malloc((size_t)(t->n_capsules ? t->n_capsules : 1) * 10 * sizeof *ex.scratch);
+    ex.scratch = rtg_collide_scratch_new(t);
     if (rt_mul_size((size_t)n_frames, (size_t)r->n_links * 3 * sizeof(double), &nb))
         ex.bodies = malloc(nb);
     if (!x || !lp || !lr || !ep || !er || !buf || !foot || !pen || (lift && (!mx || !lf)) || !ex.self_pen ||
@@ -549,7 +550,7 @@ fail:
     free(ex.self_pen);
     free(ex.low);
     free(ex.self_pair);
-    free(ex.scratch);
+    rtg_collide_scratch_free(ex.scratch);
     free(ex.bodies);
     return st;
 }

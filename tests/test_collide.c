@@ -3,7 +3,8 @@
  * (solver/frame.h) against the double distance and its finite differences,
  * the same bits for any thread count with the term on, and a solve that
  * pulls the robot apart where its targets would make it penetrate itself.
- * The ground term: the lowest point of every capsule and its Jacobian row
+ * The report's self-penetration (rtg_collide_depth) against every pair
+ * measured one by one. The ground term: the lowest point of every capsule and its Jacobian row
  * against finite differences, a planted foot's capsules an obstacle that
  * moves only the other link, and a solve whose hand targets are below the
  * ground keeping the capsules above it. The velocity limits: a clip played
@@ -426,6 +427,94 @@ static void vlimit_checks(const struct g1_clip *c)
     free(sd);
 }
 
+/* rtg_collide_depth (the report's self-penetration: pairs by rows of
+ * bits, the reach tests two at a time) against every pair measured with
+ * kin_capsule_distance in pair order, the first deepest kept: the same
+ * depth's bits, the same pair and the same lowest point, at random poses
+ * over the joints' whole ranges (many penetrate); and with the pairs in
+ * another order (the pair loop) against the same measure in that order. */
+static void depth_case(const struct kin_robot *r, struct rtg_targets *t, const char *what)
+{
+    int cols = RT_ROOT_COLS + r->n_dof, bad = 0, pen = 0;
+    struct rtg_collide_scratch *sc = rtg_collide_scratch_new(t);
+    double *s = malloc(sizeof *s * (size_t)cols);
+    double *lp = malloc(sizeof *lp * 3 * (size_t)r->n_links), *lr = malloc(sizeof *lr * 9 * (size_t)r->n_links);
+    CHECK(sc && s && lp && lr);
+    unsigned seed = 777;
+    for (int it = 0; sc && s && lp && lr && it < 300; it++) {
+        for (int c = 0; c < cols; c++) {
+            seed = seed * 1103515245u + 12345u;
+            double u = (double)(seed >> 8) / 16777216.0;
+            s[c] = c < 3 ? u - 0.5 : c < 7 ? (c == 6 ? 1.0 : 0.0) : 0.0;
+            if (c >= 7) {
+                const struct kin_joint *j = &r->joints[r->coord_joint[c - 7]];
+                double lo = j->has_limits ? j->lower : -M_PI, hi = j->has_limits ? j->upper : M_PI;
+                s[c] = lo + u * (hi - lo);
+            }
+        }
+        kin_fk(r, s, lp, lr);
+        int pair, want_pair = -1;
+        double low, want_low = INFINITY, want = 0.0;
+        double got = rtg_collide_depth(t, lp, lr, sc, &pair, &low);
+        for (int p = 0; p < t->n_pairs; p++) {
+            double d = kin_capsule_distance(&t->capsules[t->pair[2 * p]], &t->capsules[t->pair[2 * p + 1]], lp, lr);
+            if (-d > want) {
+                want = -d;
+                want_pair = p;
+            }
+        }
+        for (int c = 0; c < t->n_capsules; c++) {
+            double w0[3], w1[3];
+            const struct kin_capsule *k = &t->capsules[c];
+            kin_capsule_world(k, lp, lr, w0, w1);
+            double z = (w0[2] < w1[2] ? w0[2] : w1[2]) - k->radius;
+            if (z < want_low && k->link != t->foot_link[0] && k->link != t->foot_link[1]) want_low = z;
+        }
+        pen += want_pair >= 0;
+        bad += memcmp(&got, &want, sizeof got) != 0 || pair != want_pair || memcmp(&low, &want_low, sizeof low) != 0;
+    }
+    if (bad) fprintf(stderr, "  %s: %d of 300 poses differ from every pair measured\n", what, bad);
+    CHECK_EQ_INT(bad, 0);
+    printf("%s: %d of 300 random poses penetrate, depth and pair as measured pair by pair\n", what, pen);
+    CHECK(pen > 10); /* the poses do penetrate */
+    rtg_collide_scratch_free(sc);
+    free(s);
+    free(lp);
+    free(lr);
+}
+
+static void depth_checks(const char *name)
+{
+    struct kin_robot *r = NULL;
+    struct rtg_targets t;
+    char path[512], what[600];
+    snprintf(path, sizeof path, "%s", name);
+    if (strchr(name, '/')) snprintf(path, sizeof path, "%s/%s", test_data_dir(), name);
+    CHECK_EQ_INT(kin_robot_load(path, &r, NULL), RT_OK);
+    if (!r) return;
+    memset(&t, 0, sizeof t);
+    kin_robot_identity_feet(r, t.foot_link);
+    CHECK_EQ_INT(rtg_targets_collide(&t, r, RTG_COLLIDE_MARGIN, RTG_COLLIDE_WEIGHT, 0.0, NULL), RT_OK);
+    CHECK(t.n_pairs > 0);
+    depth_case(r, &t, name);
+    /* The pairs backwards, each one's capsules swapped: the pair loop. */
+    for (int p = 0; p < t.n_pairs / 2; p++)
+        for (int e = 0; e < 2; e++) {
+            int q = t.n_pairs - 1 - p, x = t.pair[2 * p + e];
+            t.pair[2 * p + e] = t.pair[2 * q + e];
+            t.pair[2 * q + e] = x;
+        }
+    for (int p = 0; p < t.n_pairs; p++) {
+        int x = t.pair[2 * p];
+        t.pair[2 * p] = t.pair[2 * p + 1];
+        t.pair[2 * p + 1] = x;
+    }
+    snprintf(what, sizeof what, "%s, pairs reversed", name);
+    depth_case(r, &t, what);
+    rtg_targets_free(&t);
+    kin_robot_free(r);
+}
+
 int main(void)
 {
     (void)g1_clip_errors;
@@ -433,6 +522,9 @@ int main(void)
     pairs_checks("h1", 10);
     pairs_checks("robots/T1_serial.urdf", 10);
     pairs_checks("robots/T1_serial.xml", 10);
+    depth_checks("g1");
+    depth_checks("h1");
+    depth_checks("robots/T1_serial.urdf");
     struct g1_clip c;
     if (g1_clip_load(&c, test_data_dir(), 800) != 0) {
         fprintf(stderr, "G1 data unavailable\n");
