@@ -96,6 +96,12 @@ $(O)/%.o: %.c $(STAMP)
 	$(CC) $(CFLAGS) -c $< -o $@
 # storage/store.c embeds the schema with .incbin.
 $(O)/storage/store.o: storage/schema.sql
+# The CPU solver at -O3: its per-frame loops (block products, the Cholesky
+# solves' updates) run four floats at a time (SSE2). Each lane is the scalar
+# IEEE operation and no sum is reordered (no -ffast-math, no contraction),
+# so the bits are those of -O2; about a sixth off the CPU solve
+# (bench/RESULTS.md).
+$(O)/solver/cpu/%.o: CFLAGS += -O3
 $(O)/%.o: %.cu $(STAMP)
 	@mkdir -p $(@D)
 	$(NVCC_PATH) $(NVFLAGS) -MMD -MP -c $< -o $@
