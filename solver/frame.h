@@ -954,12 +954,12 @@ RT_HD void frame_chol_solve(const float *F, const float *r, float *z, int n)
 
 /* Marquardt scaling of frame t: D_c = max(B_cc + sdiag_c, FRAME_DMIN)
  * (1 for frozen coordinates), written as lam * D into lamd; also builds the
- * preconditioner block M = B + diag(lam D + sdiag) (frozen: sdiag 0) and
- * factors it into F. lam = lambda_clip * mu_frame. M is scratch (n*n).
+ * preconditioner block M = B + diag(lam D + sdiag) (frozen: sdiag 0), which
+ * frame_precond factors into F. lam = lambda_clip * mu_frame.
  * act: the clip's velocity-limit masks (NULL: no limits), whose diagonal
  * joins sdiag. */
-RT_HD void frame_precond(const struct solver_batch *b, const float *B, unsigned long long frozen, float lam,
-                         int t, int T, int smooth, const unsigned long long *act, float *lamd, float *M, float *F)
+RT_HD void frame_precond_matrix(const struct solver_batch *b, const float *B, unsigned long long frozen, float lam,
+                                int t, int T, int smooth, const unsigned long long *act, float *lamd, float *M)
 {
     const int n = rt_tangent_dim(b->tree);
     for (int i = 0; i < n * n; i++) M[i] = B[i];
@@ -972,7 +972,14 @@ RT_HD void frame_precond(const struct solver_batch *b, const float *B, unsigned 
         lamd[c] = lam * D;
         M[(size_t)c * n + c] = (B[(size_t)c * n + c] + lamd[c]) + sd;
     }
-    frame_chol(M, F, n);
+}
+
+/* frame_precond_matrix, then M (scratch, n*n) factored into F. */
+RT_HD void frame_precond(const struct solver_batch *b, const float *B, unsigned long long frozen, float lam,
+                         int t, int T, int smooth, const unsigned long long *act, float *lamd, float *M, float *F)
+{
+    frame_precond_matrix(b, B, frozen, lam, t, T, smooth, act, lamd, M);
+    frame_chol(M, F, rt_tangent_dim(b->tree));
 }
 
 /* (H + lam D) x at frame t, for the clip direction xc (T rows of n,

@@ -108,7 +108,9 @@ static enum rt_status cpu_ctx_prepare(struct cpu_ctx *c, const struct solver_bat
     c->nc = b->n_clips;
     c->nl = b->tree->n_links;
     size_t nf = (size_t)c->nf, n = (size_t)c->n;
-    size_t ts = (size_t)c->nl * FRAME_LINK_STRIDE + n * n;
+    /* per thread: the links, then the preconditioner's four-frame blocks
+     * (cpu_cg.c: 64-byte aligned, 2 * 4 + 1 blocks of n*n floats) */
+    size_t ts = (size_t)c->nl * FRAME_LINK_STRIDE + 16 + 9 * n * n;
     size_t ti = frame_init_scratch(c->tr);
     c->tscratch_stride = ts > ti ? ts : ti;
     /* dot blocks: at most sum_c ceil(T_c * cols / 512) <= nf*cols/512 + nc */

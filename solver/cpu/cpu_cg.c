@@ -11,6 +11,7 @@
  * (blocks never straddle clips: they start at the clip's first entry), the
  * next levels serially per clip. */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +20,19 @@
 #include "cpu_internal.h"
 
 static float *thread_scratch(struct cpu_ctx *c, int tid) { return c->tscratch + (size_t)tid * c->tscratch_stride; }
+
+/* Four floats a vector (GCC's and clang's vector extension: SSE on x86-64,
+ * NEON on arm64); each lane is the scalar IEEE operation. */
+typedef float v4sf __attribute__((vector_size(16)));
+
+/* The preconditioner's part of thread tid's scratch (cpu_backend.c sizes
+ * it): two blocks of n*n vectors and one block, 64-byte aligned, after the
+ * link scratch. */
+static v4sf *precond_scratch(struct cpu_ctx *c, int tid)
+{
+    float *s = thread_scratch(c, tid) + (size_t)c->nl * FRAME_LINK_STRIDE;
+    return (v4sf *)(((uintptr_t)s + 63) & ~(uintptr_t)63);
+}
 
 /* ---- phases over the selected clips -------------------------------- */
 
@@ -178,17 +192,65 @@ void cpu_costs(struct cpu_ctx *c, const float *state, float *out)
 
 /* ---- preconditioner ------------------------------------------------ */
 
+/* frame_chol of four blocks at once, lane l of every vector the block of
+ * frame l (M4 and F4: n*n vectors, element (i, j) at i*n + j): the same
+ * operations in the same order in each lane, so each F is frame_chol's to
+ * the bit, while the four division chains (one per element: the next
+ * element's sum needs this one) run side by side. F4 gets the whole
+ * factor: both triangles and the reciprocal pivots. */
+static void chol4(const v4sf *M4, v4sf *F4, int n)
+{
+    for (int i = 0; i < n; i++) {
+        const v4sf *Fi = F4 + (size_t)i * n;
+        for (int j = 0; j <= i; j++) {
+            const v4sf *Fj = F4 + (size_t)j * n;
+            v4sf s = M4[(size_t)i * n + j];
+            for (int k = 0; k < j; k++) s = s - Fi[k] * Fj[k];
+            if (i == j) {
+                v4sf fl = 1e-7f * M4[(size_t)i * n + i] + 1e-30f, r = s;
+                for (int l = 0; l < 4; l++) r[l] = sqrtf(s[l] > fl[l] ? s[l] : fl[l]);
+                F4[(size_t)i * n + i] = r;
+            } else {
+                v4sf v = s / Fj[j];
+                F4[(size_t)i * n + j] = v;
+                F4[(size_t)j * n + i] = v;
+            }
+        }
+    }
+    for (int i = 0; i < n; i++) F4[(size_t)i * n + i] = 1.0f / F4[(size_t)i * n + i];
+}
+
+/* Four frames at a time: each one's M (frame_precond_matrix) into lane l,
+ * chol4, each one's factor back out. A last group of fewer repeats its
+ * first frame in the lanes left over and keeps only its own. */
 static void ph_precond(void *vctx, int tid, size_t begin, size_t end)
 {
     struct cpu_ctx *c = (struct cpu_ctx *)vctx;
-    float *M = thread_scratch(c, tid) + (size_t)c->nl * FRAME_LINK_STRIDE;
     size_t nn = (size_t)c->n * c->n;
-    for (size_t f = begin; f < end; f++) {
-        const struct cpu_clip *cl = &c->clip[c->clip_of[f]];
-        if (!cl->sel) continue;
-        float lam = cl->lambda * c->mu[f];
-        frame_precond(c->b, c->B + f * nn, c->frozen[f], lam, (int)f - cl->off, cl->T, 1,
-                      c->b->v_limit ? c->vact + cl->off : NULL, c->lamd + f * c->n, M, c->F + f * nn);
+    v4sf *M4 = precond_scratch(c, tid), *F4 = M4 + nn;
+    float *M = (float *)(F4 + nn);
+    size_t group[4];
+    int ng = 0;
+    for (size_t f = begin; f < end || ng > 0; f++) {
+        if (f < end) {
+            const struct cpu_clip *cl = &c->clip[c->clip_of[f]];
+            if (!cl->sel) continue;
+            float lam = cl->lambda * c->mu[f];
+            frame_precond_matrix(c->b, c->B + f * nn, c->frozen[f], lam, (int)f - cl->off, cl->T, 1,
+                                 c->b->v_limit ? c->vact + cl->off : NULL, c->lamd + f * c->n, M);
+            for (size_t e = 0; e < nn; e++) M4[e][ng] = M[e];
+            group[ng++] = f;
+            if (ng < 4) continue;
+        }
+        for (int l = ng; l < 4; l++)
+            for (size_t e = 0; e < nn; e++) M4[e][l] = M4[e][0];
+        chol4(M4, F4, c->n);
+        for (int l = 0; l < ng; l++) {
+            float *F = c->F + group[l] * nn;
+            for (size_t e = 0; e < nn; e++) F[e] = F4[e][l];
+        }
+        ng = 0;
+        if (f >= end) break;
     }
 }
 
