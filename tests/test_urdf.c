@@ -1009,9 +1009,12 @@ static void ref_fk(const struct kin_robot *r, const double *s, double *p, double
         const double *pp = p + 3 * r->links[k].parent, *Rp = R + 9 * r->links[k].parent;
         double Ro[9], M[9], v = 0.0;
         int moves = j->type != KIN_JOINT_FIXED;
-        if (moves) v = j->mimic >= 0 ? j->mimic_mult * q[r->joints[j->mimic].coord] + j->mimic_offset : 1.0 * q[j->coord] + 0.0;
+        if (moves)
+            v = j->mimic >= 0 ? j->mimic_mult * q[r->joints[j->mimic].coord] + j->mimic_offset
+                              : 1.0 * q[j->coord] + 0.0;
         ref_mul(Rp, j->rot, Ro);
-        for (int i = 0; i < 3; i++) t[i] = Rp[3 * i] * j->xyz[0] + Rp[3 * i + 1] * j->xyz[1] + Rp[3 * i + 2] * j->xyz[2];
+        for (int i = 0; i < 3; i++)
+            t[i] = Rp[3 * i] * j->xyz[0] + Rp[3 * i + 1] * j->xyz[1] + Rp[3 * i + 2] * j->xyz[2];
         for (int i = 0; i < 3; i++) p[3 * k + i] = pp[i] + t[i];
         if (moves && j->type != KIN_JOINT_PRISMATIC) {
             ref_rot_axis(j->axis, v, M);
