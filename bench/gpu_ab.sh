@@ -1,5 +1,5 @@
 #!/bin/sh
-# gpu_ab.sh [quick|cli|e2e|cpu]... -- one lent-GPU call that compares two sets
+# gpu_ab.sh [quick|cli|e2e|cpu|host]... -- one lent-GPU call that compares two sets
 # of binaries on the same lend (lends differ by 10-30% in host speed, so a
 # comparison across calls says little): .gpudata/old and .gpudata/bin
 # (retarget, retargetd, bench/bench_corpus, bench/bench_load; bin also
@@ -12,7 +12,10 @@
 #          corpus (N windows + the BVH clips), old and new alternating,
 #          R rounds; the process's wall from date around it.
 #   e2e:   `sh bench/e2e.sh` (N, K) with old and new alternating, R rounds.
-#   cpu:   the CPU backend on 16 windows at 1 and 16 threads, old and new.
+#   cpu:   the CPU backend on 16 windows at 1 and 16 threads, old and new
+#          (and 2 threads, against the 2-core target), with --stats.
+#   host:  bench/bench_host (the host's stages on one thread of this host)
+#          of old and new over the cli corpus, solved by bin's CLI.
 # Several modes may be named: each named one runs, in the order above, in
 # one device call.
 # SETS (default "old bin") names the binary sets of .gpudata that cli and
@@ -83,15 +86,32 @@ fi
 if has cpu; then
     mkdir -p /tmp/ab/cc
     .gpudata/bin/bench/bench_corpus .gpudata/reference/g1/dance1_subject1.csv /tmp/ab/cc 16 11 >/dev/null
-    for t in 1 16; do
+    for t in 1 2 16; do
         for b in old bin; do
             s0=$(date +%s%N)
             .gpudata/$b/retarget solve /tmp/ab/cc/*.csv --source-robot g1 --robot g1 --batch --backend cpu \
-                --threads $t --quiet -o /tmp/ab/cpu_${b}_$t
+                --threads $t --quiet -o /tmp/ab/cpu_${b}_$t --stats /tmp/ab/cpu_st.json
             s1=$(date +%s%N)
             echo "cpu $b threads $t: wall $(((s1 - s0) / 1000000)) ms" >>"$sum"
+            echo "cpu $b threads $t: wall $(((s1 - s0) / 1000000)) ms; $(cat /tmp/ab/cpu_st.json)" >>"$OUT/cpu.txt"
         done
     done
     cmp -s /tmp/ab/cpu_old_1/w0003.csv /tmp/ab/cpu_bin_16/w0003.csv && echo "cpu: old 1 thread == new 16 threads bytes" >>"$sum"
+fi
+if has host; then
+    mkdir -p /tmp/ab/c /tmp/ab/hs
+    [ -f /tmp/ab/c/w0000.csv ] || {
+        .gpudata/bin/bench/bench_corpus .gpudata/reference/g1/dance1_subject1.csv /tmp/ab/c "$n" 11 >/dev/null
+        cp .gpudata/clips/*.bvh /tmp/ab/c/
+    }
+    .gpudata/bin/retarget solve /tmp/ab/c/*.csv /tmp/ab/c/*.bvh --source-robot g1 --robot g1 --batch \
+        --backend cuda --quiet -o /tmp/ab/hs 2>>"$OUT/host.log"
+    for r in $(seq 1 "$rounds"); do
+        for b in old bin; do
+            [ -x .gpudata/$b/bench/bench_host ] || continue
+            .gpudata/$b/bench/bench_host /tmp/ab/c /tmp/ab/hs 2 >"$OUT/host_${b}_$r.txt" 2>&1
+            echo "host $b round $r: $(tr -s ' ' <"$OUT/host_${b}_$r.txt" | tr '\n' ' ')" >>"$sum"
+        done
+    done
 fi
 cat "$sum"
