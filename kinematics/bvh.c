@@ -903,26 +903,49 @@ static void rot_axis(int axis, double deg, double *R)
     }
 }
 
+/* R = R Rk, Rk the rotation about `axis` with cosine c and sine s
+ * (rot_axis's matrix): kin_mat_mul's products and sums, less the terms
+ * with Rk's exact zeros (a sum only loses a zero, so a result can differ
+ * only in the sign of a zero) and its exact ones (R[i] * 1 is R[i]). */
+static void mul_axis(double *R, int axis, double c, double s)
+{
+    for (int i = 0; i < 3; i++) {
+        double *r = R + 3 * i, a, b;
+        switch (axis) {
+        case 0: a = r[1] * c + r[2] * s; b = r[1] * -s + r[2] * c; r[1] = a; r[2] = b; break;
+        case 1: a = r[0] * c + r[2] * -s; b = r[0] * s + r[2] * c; r[0] = a; r[2] = b; break;
+        default: a = r[0] * c + r[1] * s; b = r[0] * -s + r[1] * c; r[0] = a; r[1] = b; break;
+        }
+    }
+}
+
 /* Local rotation R and translation t of joint j in motion row `row` (NULL:
  * the rest pose). Bvh.h "Conventions": rotations compose in channel order,
- * intrinsically; a position channel replaces its OFFSET component. */
-static void joint_local(const struct kin_bvh_joint *j, const double *row, double *R, double *t)
+ * intrinsically; a position channel replaces its OFFSET component. The
+ * first rotation is its own matrix (the identity times it), each next one
+ * multiplies in with mul_axis. Returns 0 when R is the identity (no
+ * rotation channel, or the rest pose). */
+static int joint_local(const struct kin_bvh_joint *j, const double *row, double *R, double *t)
 {
     static const double I[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+    int first = 1;
     memcpy(R, I, sizeof I);
     memcpy(t, j->offset, 3 * sizeof *t);
-    if (!row) return;
+    if (!row) return 0;
     for (int k = 0; k < j->n_channels; k++) {
-        double v = row[j->chan_off + k], Rk[9], tmp[9];
+        double v = row[j->chan_off + k];
         int ch = j->chan[k];
         if (ch < KIN_XROT) {
             t[ch] = v;
+        } else if (first) {
+            rot_axis(ch - KIN_XROT, v, R);
+            first = 0;
         } else {
-            rot_axis(ch - KIN_XROT, v, Rk);
-            kin_mat_mul(R, Rk, tmp);
-            memcpy(R, tmp, sizeof tmp);
+            double a = v * (BVH_PI / 180.0);
+            mul_axis(R, ch - KIN_XROT, cos(a), sin(a));
         }
     }
+    return !first;
 }
 
 /* Unconverted global poses of every joint and End Site for one motion row
@@ -934,13 +957,14 @@ static void clip_pose(const struct kin_clip *c, const double *row, double *pos, 
     for (int i = 0; i < n_all; i++) {
         const struct kin_bvh_joint *j = &c->joints[i];
         double R[9], t[3];
-        joint_local(j, row, R, t);
+        int rotated = joint_local(j, row, R, t);
         if (j->parent < 0) {
             memcpy(rot + 9 * i, R, sizeof R);
             memcpy(pos + 3 * i, t, sizeof t);
         } else {
             const double *Rp = rot + 9 * j->parent, *pp = pos + 3 * j->parent;
-            kin_mat_mul(Rp, R, rot + 9 * i);
+            if (rotated) kin_mat_mul(Rp, R, rot + 9 * i);
+            else memcpy(rot + 9 * i, Rp, sizeof R); /* Rp I: Rp, but for the sign of a zero */
             for (int a = 0; a < 3; a++)
                 pos[3 * i + a] = pp[a] + (Rp[3 * a] * t[0] + Rp[3 * a + 1] * t[1] + Rp[3 * a + 2] * t[2]);
         }

@@ -4,7 +4,8 @@
  * with the frame, joint and channel counts SOURCES.md lists and the motion
  * rows counted here independently; bone lengths stay constant over every
  * frame; the root sits where its position channels say after conversion;
- * units are guessed plausibly), hand-written clips with poses worked out by
+ * units are guessed plausibly; the poses equal every product written out),
+ * hand-written clips with poses worked out by
  * hand (which pin the Euler order, the composition convention, position
  * channels replacing OFFSET and the y-up conversion), and malformed or
  * oversized inputs that must fail with the right status and "name:LINE" at
@@ -264,6 +265,63 @@ static void check_clip_kinematics(const struct kin_clip *c, const char *label)
     free(crot);
 }
 
+/* kin_clip_global (unconverted) against every product written out: each
+ * joint's rotation the identity times its channels' axis rotations in
+ * order, then its parent's times it, all full 3x3 products summed left to
+ * right. == on every value (it takes -0 == +0: the reader skips the
+ * products with an exact 0 or 1 of an axis rotation, which can change
+ * only the sign of a zero). At most 400 frames a clip. */
+static void check_pose_products(const struct kin_clip *c, const char *label)
+{
+    int n_all = c->n_joints + c->n_end_sites, bad = 0;
+    double *pos = malloc(sizeof(double) * 3 * (size_t)n_all), *rot = malloc(sizeof(double) * 9 * (size_t)n_all);
+    double *rp = malloc(sizeof(double) * 3 * (size_t)n_all), *rr = malloc(sizeof(double) * 9 * (size_t)n_all);
+    int step = c->n_frames > 400 ? c->n_frames / 400 : 1;
+    for (int f = 0; f < c->n_frames; f += step) {
+        const double *row = c->motion + (size_t)f * (size_t)c->n_channels;
+        kin_clip_global(c, f, NULL, pos, rot);
+        for (int i = 0; i < n_all; i++) {
+            const struct kin_bvh_joint *j = &c->joints[i];
+            double R[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, t[3] = {j->offset[0], j->offset[1], j->offset[2]};
+            for (int k = 0; k < j->n_channels; k++) {
+                int ch = j->chan[k];
+                double v = row[j->chan_off + k];
+                if (ch < KIN_XROT) {
+                    t[ch] = v;
+                    continue;
+                }
+                double a = v * (3.14159265358979323846 / 180.0), co = cos(a), si = sin(a), K[9], o[9];
+                double X[9] = {1, 0, 0, 0, co, -si, 0, si, co}, Y[9] = {co, 0, si, 0, 1, 0, -si, 0, co};
+                double Z[9] = {co, -si, 0, si, co, 0, 0, 0, 1};
+                memcpy(K, ch == KIN_XROT ? X : ch == KIN_XROT + 1 ? Y : Z, sizeof K);
+                for (int a1 = 0; a1 < 3; a1++)
+                    for (int b1 = 0; b1 < 3; b1++)
+                        o[3 * a1 + b1] = R[3 * a1] * K[b1] + R[3 * a1 + 1] * K[3 + b1] + R[3 * a1 + 2] * K[6 + b1];
+                memcpy(R, o, sizeof o);
+            }
+            if (j->parent < 0) {
+                memcpy(rr + 9 * i, R, sizeof R);
+                memcpy(rp + 3 * i, t, sizeof t);
+                continue;
+            }
+            const double *P = rr + 9 * j->parent, *pp = rp + 3 * j->parent;
+            for (int a1 = 0; a1 < 3; a1++) {
+                for (int b1 = 0; b1 < 3; b1++)
+                    rr[9 * i + 3 * a1 + b1] = P[3 * a1] * R[b1] + P[3 * a1 + 1] * R[3 + b1] + P[3 * a1 + 2] * R[6 + b1];
+                rp[3 * i + a1] = pp[a1] + (P[3 * a1] * t[0] + P[3 * a1 + 1] * t[1] + P[3 * a1 + 2] * t[2]);
+            }
+        }
+        for (int i = 0; i < 3 * n_all; i++) bad += !(pos[i] == rp[i]);
+        for (int i = 0; i < 9 * n_all; i++) bad += !(rot[i] == rr[i]);
+    }
+    if (bad) fprintf(stderr, "  %s: %d pose values differ from every product written out\n", label, bad);
+    CHECK_EQ_INT(bad, 0);
+    free(pos);
+    free(rot);
+    free(rp);
+    free(rr);
+}
+
 static void check_inspect_json(const struct kin_clip *c)
 {
     char *js = kin_clip_inspect_json(c);
@@ -396,6 +454,7 @@ static int test_real_clips(void)
         CHECK(ok);
         CHECK_EQ_INT(next_col, c->n_channels);
         check_clip_kinematics(c, cc->file);
+        check_pose_products(c, cc->file);
         check_inspect_json(c);
 
         struct kin_bvh_convert conv = {0, 0};
