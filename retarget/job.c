@@ -177,12 +177,13 @@ enum rt_status rtg_job_plan(const struct rtg_job_spec *spec, struct rtg_job_plan
         if (plan->source_kind == RTG_SRC_JOINTS && spec->joint_units > 0) plan->profile->units = spec->joint_units;
         if (plan->source_kind == RTG_SRC_JOINTS && spec->joint_up) plan->profile->up = spec->joint_up;
         st = plan->source_kind == RTG_SRC_BVH
-                 ? rtg_targets_check_clip(robot, plan->clip, plan->profile, err)
+                 ? rtg_targets_check_clip(robot, plan->clip, plan->profile, &plan->units, err)
                  : rtg_targets_check_joints(robot, plan->joints, plan->clip, plan->frame_time, plan->profile, err);
         if (st != RT_OK) {
             err_name_robot(err, robot->name, spec->robot_name);
             goto fail;
         }
+        plan->units_known = plan->source_kind == RTG_SRC_BVH;
     } else {
         const struct kin_robot *src = spec->source_robot;
         /* A profile given wins; two different robot models (their URDF
@@ -288,7 +289,8 @@ enum rt_status rtg_job_build_on(struct rtg_pool *pool, const struct kin_robot *r
     enum rt_status st;
     atomic_fetch_add(&n_builds, 1);
     if (plan->source_kind == RTG_SRC_BVH)
-        st = rtg_targets_from_clip_on(pool, robot, plan->clip, plan->profile, t, err);
+        st = rtg_targets_from_clip_on(pool, robot, plan->clip, plan->profile, plan->units_known ? &plan->units : NULL,
+                                      t, err);
     else if (plan->source_kind == RTG_SRC_JOINTS)
         st = rtg_targets_from_joints(robot, plan->joints, plan->clip, plan->frame_time, plan->profile, t, err);
     else if (plan->profile)

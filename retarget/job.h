@@ -91,6 +91,10 @@ struct rtg_job_plan {
     double ground_weight;                  /* the ground term: the default or the job option */
     double velocity_weight;           /* the velocity limits' weight, x RTG_W_VLIM_REF (0: off) */
     char warning[160];                /* the reader's non-fatal note, "" if none */
+    struct rtg_source_units units;    /* RTG_SRC_BVH with units_known: the clip's units as the plan's
+                                         check measured them, for rtg_job_build() (a plan loaded from
+                                         the store has none: the build measures them) */
+    int units_known;
 };
 
 /* Plans the job of `spec` into `plan` (zeroed first). On failure `plan` is

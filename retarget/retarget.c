@@ -452,10 +452,11 @@ static void source_piece(void *ctx, int k)
 
 /* The source of `clip` through `p`: every frame, or with max_frames > 0 at
  * most that many (the job plan's checks need only the first ones); the
- * frames' poses shared out with `pool`'s idle workers (NULL: this thread). */
+ * frames' poses shared out with `pool`'s idle workers (NULL: this thread).
+ * Its units are `known`, else measured (rtg_source_units_clip). */
 static enum rt_status source_from_clip(struct rtg_pool *pool, const struct kin_clip *clip,
-                                       const struct rtg_profile *p, int max_frames, struct source *s,
-                                       struct rt_err *err)
+                                       const struct rtg_profile *p, int max_frames,
+                                       const struct rtg_source_units *known, struct source *s, struct rt_err *err)
 {
     struct kin_bvh_convert conv;
     int n_all = clip->n_joints + clip->n_end_sites;
@@ -463,7 +464,8 @@ static enum rt_status source_from_clip(struct rtg_pool *pool, const struct kin_c
     if (clip->n_frames < 1)
         return rt_err_set(err, RT_EINVAL, "clip", "the clip has no frames");
     struct rtg_source_units units;
-    if ((st = rtg_source_units_clip(clip, p, &units, err)) != RT_OK) return st;
+    if (known) units = *known;
+    else if ((st = rtg_source_units_clip(clip, p, &units, err)) != RT_OK) return st;
     conv.scale = units.scale;
     conv.up = units.up;
     int with_rot = 0;
@@ -945,14 +947,15 @@ static enum rt_status check_targets(const struct kin_robot *robot, const struct 
 }
 
 enum rt_status rtg_targets_check_clip(const struct kin_robot *robot, const struct kin_clip *clip,
-                                      const struct rtg_profile *profile, struct rt_err *err)
+                                      const struct rtg_profile *profile, struct rtg_source_units *units,
+                                      struct rt_err *err)
 {
     struct source s;
     enum rt_status st;
     if (profile->n_links == 0) {
         struct rtg_profile *built = NULL;
         if ((st = rtg_retarget_roles_profile(clip, robot, profile, &built, err))) return st;
-        st = rtg_targets_check_clip(robot, clip, built, err);
+        st = rtg_targets_check_clip(robot, clip, built, units, err);
         rtg_profile_free(built);
         return st;
     }
@@ -965,8 +968,9 @@ enum rt_status rtg_targets_check_clip(const struct kin_robot *robot, const struc
     double want = RTG_CALIB_WINDOW_S / dt + 3.0;
     int head = want < (double)clip->n_frames ? (int)want : clip->n_frames;
     memset(&s, 0, sizeof s);
-    if ((st = source_from_clip(NULL, clip, profile, head, &s, err))) return st;
+    if ((st = source_from_clip(NULL, clip, profile, head, NULL, &s, err))) return st;
     st = check_targets(robot, &s, clip->n_frames, profile, err);
+    if (st == RT_OK && units) *units = s.units;
     source_free(&s);
     return st;
 }
@@ -1539,12 +1543,13 @@ enum rt_status rtg_targets_from_clip(const struct kin_robot *robot, const struct
                                      const struct rtg_profile *profile, struct rtg_targets *t,
                                      struct rt_err *err)
 {
-    return rtg_targets_from_clip_on(NULL, robot, clip, profile, t, err);
+    return rtg_targets_from_clip_on(NULL, robot, clip, profile, NULL, t, err);
 }
 
 enum rt_status rtg_targets_from_clip_on(struct rtg_pool *pool, const struct kin_robot *robot,
                                         const struct kin_clip *clip, const struct rtg_profile *profile,
-                                        struct rtg_targets *t, struct rt_err *err)
+                                        const struct rtg_source_units *units, struct rtg_targets *t,
+                                        struct rt_err *err)
 {
     struct rtg_profile *picked = NULL;
     struct source s;
@@ -1563,7 +1568,7 @@ enum rt_status rtg_targets_from_clip_on(struct rtg_pool *pool, const struct kin_
                         "profile '%s' maps a robot trajectory, not a BVH clip", RT_QUOTE(profile->name));
         goto fail;
     }
-    if ((st = source_from_clip(pool, clip, profile, 0, &s, err))) goto fail;
+    if ((st = source_from_clip(pool, clip, profile, 0, units, &s, err))) goto fail;
     st = build_targets(robot, &s, profile, t, err);
     if (st == RT_OK) t->units = s.units;
 fail:

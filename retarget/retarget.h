@@ -83,19 +83,24 @@ enum rt_status rtg_targets_from_clip(const struct kin_robot *robot, const struct
                                      struct rt_err *err);
 /* rtg_targets_from_clip() with the per-frame poses of a long clip shared
  * out, in pieces of frames, with the idle workers of `pool`
- * (rtg_pool_for_idle; NULL: this thread alone). The same bits. */
+ * (rtg_pool_for_idle; NULL: this thread alone). The same bits. `units`:
+ * what rtg_targets_check_clip() measured for the same clip and profile
+ * (NULL: measured here; rtg_source_units_clip() samples 1,024 poses). */
 enum rt_status rtg_targets_from_clip_on(struct rtg_pool *pool, const struct kin_robot *robot,
                                         const struct kin_clip *clip, const struct rtg_profile *profile,
-                                        struct rtg_targets *t, struct rt_err *err);
+                                        const struct rtg_source_units *units, struct rtg_targets *t,
+                                        struct rt_err *err);
 
 /* The job plan's checks (retarget/job.c): every way rtg_targets_from_clip()
  * or rtg_targets_from_robot_traj() with the same arguments can fail for
  * the input's sake (profile kind, units, names missing in the source or
  * the robot, sizes, an underivable scale), found without building the
  * targets: they look at the source's first frames only. RT_OK means the
- * build fails only when memory runs out. */
+ * build fails only when memory runs out. rtg_targets_check_clip() also
+ * gives the clip's units (may be NULL) for rtg_targets_from_clip_on(). */
 enum rt_status rtg_targets_check_clip(const struct kin_robot *robot, const struct kin_clip *clip,
-                                      const struct rtg_profile *profile, struct rt_err *err);
+                                      const struct rtg_profile *profile, struct rtg_source_units *units,
+                                      struct rt_err *err);
 enum rt_status rtg_targets_check_robot_traj(const struct kin_robot *robot, const struct kin_robot *src,
                                             const double *states, int n_frames,
                                             const struct rtg_profile *profile, struct rt_err *err);

@@ -270,11 +270,17 @@ static int targets_equal(const struct rtg_targets *x, const struct rtg_targets *
            !memcmp(x->pos, y->pos, 3 * m * sizeof(float)) && !memcmp(x->rot, y->rot, 4 * m * sizeof(float)) &&
            !memcmp(x->wpos, y->wpos, m * sizeof(float)) && !memcmp(x->wrot, y->wrot, m * sizeof(float)) &&
            x->foot_link[0] == y->foot_link[0] && x->foot_link[1] == y->foot_link[1] &&
-           (!x->contact) == (!y->contact) && (!x->contact || !memcmp(x->contact, y->contact, (size_t)x->n_frames * 2));
+           (!x->contact) == (!y->contact) && (!x->contact || !memcmp(x->contact, y->contact, (size_t)x->n_frames * 2)) &&
+           !memcmp(&x->units.scale, &y->units.scale, sizeof x->units.scale) && x->units.up == y->units.up &&
+           x->units.unit == y->units.unit && x->units.guessed == y->units.guessed &&
+           x->units.up_from_body == y->units.up_from_body &&
+           !memcmp(&x->units.height_units, &y->units.height_units, sizeof x->units.height_units);
 }
 
 /* The stored plan of an automatic mapping builds the same targets, with one
- * parse of the source and no detection (no bundled profile parsed). */
+ * parse of the source and no detection (no bundled profile parsed). The
+ * plan carries the units its check measured into its build; a plan loaded
+ * from the store measures them again: the same targets and units. */
 static void test_stored_plan(const struct kin_robot *g1)
 {
     static const char *const clips[] = {"clips/edge/example.bvh", "clips/edge/milad.bvh", "clips/jumping_jacks.bvh"};
@@ -289,6 +295,7 @@ static void test_stored_plan(const struct kin_robot *g1)
         if (!text) continue;
         spec_bvh(&s, g1, text, len);
         CHECK_EQ_INT(rtg_job_plan(&s, &p, &e), RT_OK);
+        CHECK(p.units_known && p.units.scale > 0 && p.units.up);
         char *stored = rtg_job_plan_json(&p);
         CHECK(stored != NULL);
         CHECK_EQ_INT(rtg_job_build(g1, &p, &t1, &e), RT_OK);
@@ -317,6 +324,7 @@ static void test_stored_plan(const struct kin_robot *g1)
         long parses0 = rtg_profile_parse_count();
         rtg_job_counts_get(&c0);
         CHECK_EQ_INT(rtg_job_plan_load(&s, stored, &q, &e), RT_OK);
+        CHECK(!q.units_known);
         rtg_job_counts_get(&c1);
         CHECK_EQ_INT((int)(c1.source_parses - c0.source_parses), 1);
         /* Only the stored mapping, if any, is parsed: never a bundled profile. */
