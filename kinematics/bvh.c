@@ -972,11 +972,11 @@ static void clip_pose(const struct kin_clip *c, const double *row, double *pos, 
 }
 
 /* Applies p = scale A p and R = A R A^T in place (bvh.h struct
- * kin_bvh_convert; A = Rx(+90 deg) for up 'y', identity for up 'z'). */
+ * kin_bvh_convert; A = Rx(+90 deg) for up 'y', identity for up 'z'). A's
+ * entries are 0 and +-1, so A R A^T moves R's entries and negates some:
+ * what the two products give, but for the sign of a zero. */
 static void convert_pose(int n_all, const struct kin_bvh_convert *conv, double *pos, double *rot)
 {
-    static const double A[9] = {1, 0, 0, 0, 0, -1, 0, 1, 0};
-    static const double At[9] = {1, 0, 0, 0, 0, 1, 0, -1, 0};
     double s = conv ? conv->scale : 1.0;
     int y_up = conv && conv->up == 'y';
     for (int i = 0; i < n_all; i++) {
@@ -985,9 +985,11 @@ static void convert_pose(int n_all, const struct kin_bvh_convert *conv, double *
             double y = p[1], z = p[2];
             p[1] = -z;
             p[2] = y;
-            double tmp[9];
-            kin_mat_mul(A, rot + 9 * i, tmp);
-            kin_mat_mul(tmp, At, rot + 9 * i);
+            double *R = rot + 9 * i, m[9];
+            memcpy(m, R, sizeof m);
+            R[0] = m[0]; R[1] = -m[2]; R[2] = m[1];
+            R[3] = -m[6]; R[4] = m[8]; R[5] = -m[7];
+            R[6] = m[3]; R[7] = -m[5]; R[8] = m[4];
         }
         p[0] *= s;
         p[1] *= s;

@@ -314,6 +314,25 @@ static void check_pose_products(const struct kin_clip *c, const char *label)
         for (int i = 0; i < 3 * n_all; i++) bad += !(pos[i] == rp[i]);
         for (int i = 0; i < 9 * n_all; i++) bad += !(rot[i] == rr[i]);
     }
+    /* The y-up conversion: A R A^T, A = Rx(+90 deg), both products written out. */
+    {
+        static const double A[9] = {1, 0, 0, 0, 0, -1, 0, 1, 0}, At[9] = {1, 0, 0, 0, 0, 1, 0, -1, 0};
+        const struct kin_bvh_convert cy = {1.0, 'y'};
+        int f = c->n_frames / 2;
+        kin_clip_global(c, f, NULL, rp, rr);
+        kin_clip_global(c, f, &cy, pos, rot);
+        for (int i = 0; i < n_all; i++) {
+            double t1[9], t2[9];
+            const double *R = rr + 9 * i;
+            for (int a1 = 0; a1 < 3; a1++)
+                for (int b1 = 0; b1 < 3; b1++)
+                    t1[3 * a1 + b1] = A[3 * a1] * R[b1] + A[3 * a1 + 1] * R[3 + b1] + A[3 * a1 + 2] * R[6 + b1];
+            for (int a1 = 0; a1 < 3; a1++)
+                for (int b1 = 0; b1 < 3; b1++)
+                    t2[3 * a1 + b1] = t1[3 * a1] * At[b1] + t1[3 * a1 + 1] * At[3 + b1] + t1[3 * a1 + 2] * At[6 + b1];
+            for (int e = 0; e < 9; e++) bad += !(rot[9 * i + e] == t2[e]);
+        }
+    }
     if (bad) fprintf(stderr, "  %s: %d pose values differ from every product written out\n", label, bad);
     CHECK_EQ_INT(bad, 0);
     free(pos);
