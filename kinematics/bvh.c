@@ -41,7 +41,7 @@ struct bvh_parser {
     const char *name;
     int line;
     char *buf;
-    char *cur;
+    char *cur, *line_end; /* the current line in buf: the next byte to read, its NUL */
     struct rt_err *err;
 };
 
@@ -77,8 +77,9 @@ static enum rt_status perr(struct bvh_parser *P, enum rt_status code, const char
 static int read_line(struct bvh_parser *P)
 {
     if (P->next >= P->end) return 0;
-    const char *s = P->next, *e = s;
-    while (e < P->end && *e != '\n' && *e != '\r') e++;
+    const char *s = P->next, *e = memchr(s, '\n', (size_t)(P->end - s)), *cr;
+    if (!e) e = P->end;
+    if ((cr = memchr(s, '\r', (size_t)(e - s)))) e = cr; /* the line ends at the first CR or LF */
     size_t n = (size_t)(e - s);
     if (e < P->end) {
         if (*e == '\r' && e + 1 < P->end && e[1] == '\n') e += 2;
@@ -92,6 +93,7 @@ static int read_line(struct bvh_parser *P)
     memcpy(P->buf, s, n);
     P->buf[n] = 0;
     P->cur = P->buf;
+    P->line_end = P->buf + n;
     return 1;
 }
 
@@ -159,6 +161,29 @@ static int parse_number(const char *tok, double *out)
     if (!isfinite(v)) return 0;
     *out = v;
     return 1;
+}
+
+/* The next value of a motion row: 1 with *v set, 0 when the line has no
+ * more, -1 for a token that is not a number (*tok: it). A plain decimal
+ * that ends where its token ends is read in place (rt_decimal_fast: the
+ * bits parse_number gives it); anything else goes through line_token and
+ * parse_number. */
+static int row_value(struct bvh_parser *P, double *v, char **tok)
+{
+    char *s = P->cur;
+    while (is_ws(*s)) s++;
+    if (!*s) {
+        P->cur = s;
+        return 0;
+    }
+    size_t u = rt_decimal_fast(s, P->line_end, v);
+    if (u && (!s[u] || is_ws(s[u]))) {
+        P->cur = s + u;
+        return 1;
+    }
+    P->cur = s;
+    *tok = line_token(P);
+    return parse_number(*tok, v) ? 1 : -1;
 }
 
 /* Parses a whole token of decimal digits into *out, saturating at `cap + 1`
@@ -629,8 +654,8 @@ static enum rt_status read_rows(struct bvh_parser *P, const struct joint_list *j
             goto fail;
         }
         if (r == 0) break;
-        char *tok = line_token(P);
-        if (!tok) continue;
+        while (is_ws(*P->cur)) P->cur++;
+        if (!*P->cur) continue; /* a blank line */
         if ((size_t)rows == cap) {
             if (cap >= KIN_BVH_MAX_FRAMES) {
                 st = perr(P, RT_ELIMIT, "more than %d motion rows", KIN_BVH_MAX_FRAMES);
@@ -660,13 +685,18 @@ static enum rt_status read_rows(struct bvh_parser *P, const struct joint_list *j
         double *dst = offs ? m : m + (size_t)rows * (size_t)nc;
         if (offs) at[rows] = (uint32_t)line_at; /* KIN_BVH_MAX_BYTES < 2^32 */
         int k = 0;
-        do {
-            if (k < nc && !parse_number(tok, &dst[k])) {
+        for (;;) {
+            double v = 0;
+            char *tok = NULL;
+            int got = k < nc ? row_value(P, &v, &tok) : line_token(P) != NULL; /* past nc: counted only */
+            if (got == 0) break;
+            if (got < 0) {
                 st = perr(P, RT_EPARSE, "row %d: value %d is not a number: '%s'", rows + 1,
                           k + 1, RT_QUOTE(tok));
                 goto fail;
             }
             if (k < nc) {
+                dst[k] = v;
                 const struct kin_bvh_joint *j = &joints->v[col_joint[k]];
                 int ch = j->chan[k - j->chan_off], rot = ch >= KIN_XROT;
                 double lim = rot ? KIN_BVH_MAX_ANGLE : KIN_BVH_MAX_POS;
@@ -678,7 +708,7 @@ static enum rt_status read_rows(struct bvh_parser *P, const struct joint_list *j
                 }
             }
             k++;
-        } while ((tok = line_token(P)));
+        }
         if (k != nc) {
             st = perr(P, RT_EPARSE, "row %d has %d values, expected %d", rows + 1, k, nc);
             goto fail;
