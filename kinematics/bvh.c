@@ -920,10 +920,9 @@ int kin_clip_find_joint(const struct kin_clip *c, const char *name)
 /* Forward kinematics                                                       */
 /* ------------------------------------------------------------------------ */
 
-/* Rotation by `deg` degrees about axis 0 (x), 1 (y) or 2 (z). */
-static void rot_axis(int axis, double deg, double *R)
+/* The rotation about axis 0 (x), 1 (y) or 2 (z) with cosine c and sine s. */
+static void rot_axis(int axis, double c, double s, double *R)
 {
-    double a = deg * (BVH_PI / 180.0), c = cos(a), s = sin(a);
     static const double I[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
     memcpy(R, I, sizeof I);
     switch (axis) {
@@ -967,12 +966,11 @@ static int joint_local(const struct kin_bvh_joint *j, const double *row, double 
         int ch = j->chan[k];
         if (ch < KIN_XROT) {
             t[ch] = v;
-        } else if (first) {
-            rot_axis(ch - KIN_XROT, v, R);
-            first = 0;
         } else {
-            double a = v * (BVH_PI / 180.0);
-            mul_axis(R, ch - KIN_XROT, cos(a), sin(a));
+            double a = v * (BVH_PI / 180.0), c = cos(a), s = sin(a);
+            if (first) rot_axis(ch - KIN_XROT, c, s, R);
+            else mul_axis(R, ch - KIN_XROT, c, s);
+            first = 0;
         }
     }
     return !first;

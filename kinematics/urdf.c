@@ -834,9 +834,9 @@ enum rt_status kin_robot_finish(struct kin_robot *r)
     pv->d_mult = alloc_array(nl, sizeof *pv->d_mult);
     pv->d_offset = alloc_array(nl, sizeof *pv->d_offset);
     pv->d_shape = alloc_array(nl, sizeof *pv->d_shape);
-    if (!pv->d_shape || !pv->parent || !pv->joint_type || !pv->joint_index || !pv->joint_mult || !pv->joint_offset ||
+    if (!pv->parent || !pv->joint_type || !pv->joint_index || !pv->joint_mult || !pv->joint_offset ||
         !pv->origin_pos || !pv->origin_rot || !pv->axis || !pv->lower || !pv->upper || !pv->d_pos ||
-        !pv->d_rot || !pv->d_axis || !pv->d_mult || !pv->d_offset)
+        !pv->d_rot || !pv->d_axis || !pv->d_mult || !pv->d_offset || !pv->d_shape)
         return RT_ENOMEM;
 
     for (size_t c = 0; c < nd; c++) {

@@ -5,7 +5,8 @@
  * Every phase runs over the frames of the clips whose `sel` is set
  * (cpu_run_selected: the threads share those frames evenly, so clips that
  * have stopped leave no thread idle), and a clip that has stopped keeps its
- * vectors bit for bit while its siblings go on. Per-frame work reads neighbours only within its own clip.
+ * vectors bit for bit while its siblings go on. Per-frame work reads
+ * neighbours only within its own clip.
  * Clip scalars: cpu_dots() reduces the sequence of u_i v_i over the clip's
  * entries ordered by (frame, coordinate); its first level runs block-parallel
  * (blocks never straddle clips: they start at the clip's first entry), the
@@ -220,9 +221,23 @@ static void chol4(const v4sf *M4, v4sf *F4, int n)
     for (int i = 0; i < n; i++) F4[(size_t)i * n + i] = 1.0f / F4[(size_t)i * n + i];
 }
 
+/* The factors of the ng (1..4) frames whose blocks M4's first ng lanes
+ * hold, into their F: a group of fewer than four repeats its first block in
+ * the lanes left over and keeps only its own. */
+static void precond_group(struct cpu_ctx *c, v4sf *M4, v4sf *F4, const size_t *group, int ng)
+{
+    size_t nn = (size_t)c->n * c->n;
+    for (int l = ng; l < 4; l++)
+        for (size_t e = 0; e < nn; e++) M4[e][l] = M4[e][0];
+    chol4(M4, F4, c->n);
+    for (int l = 0; l < ng; l++) {
+        float *F = c->F + group[l] * nn;
+        for (size_t e = 0; e < nn; e++) F[e] = F4[e][l];
+    }
+}
+
 /* Four frames at a time: each one's M (frame_precond_matrix) into lane l,
- * chol4, each one's factor back out. A last group of fewer repeats its
- * first frame in the lanes left over and keeps only its own. */
+ * then precond_group. */
 static void ph_precond(void *vctx, int tid, size_t begin, size_t end)
 {
     struct cpu_ctx *c = (struct cpu_ctx *)vctx;
@@ -231,27 +246,20 @@ static void ph_precond(void *vctx, int tid, size_t begin, size_t end)
     float *M = (float *)(F4 + nn);
     size_t group[4];
     int ng = 0;
-    for (size_t f = begin; f < end || ng > 0; f++) {
-        if (f < end) {
-            const struct cpu_clip *cl = &c->clip[c->clip_of[f]];
-            if (!cl->sel) continue;
-            float lam = cl->lambda * c->mu[f];
-            frame_precond_matrix(c->b, c->B + f * nn, c->frozen[f], lam, (int)f - cl->off, cl->T, 1,
-                                 c->b->v_limit ? c->vact + cl->off : NULL, c->lamd + f * c->n, M);
-            for (size_t e = 0; e < nn; e++) M4[e][ng] = M[e];
-            group[ng++] = f;
-            if (ng < 4) continue;
+    for (size_t f = begin; f < end; f++) {
+        const struct cpu_clip *cl = &c->clip[c->clip_of[f]];
+        if (!cl->sel) continue;
+        float lam = cl->lambda * c->mu[f];
+        frame_precond_matrix(c->b, c->B + f * nn, c->frozen[f], lam, (int)f - cl->off, cl->T, 1,
+                             c->b->v_limit ? c->vact + cl->off : NULL, c->lamd + f * c->n, M);
+        for (size_t e = 0; e < nn; e++) M4[e][ng] = M[e];
+        group[ng++] = f;
+        if (ng == 4) {
+            precond_group(c, M4, F4, group, ng);
+            ng = 0;
         }
-        for (int l = ng; l < 4; l++)
-            for (size_t e = 0; e < nn; e++) M4[e][l] = M4[e][0];
-        chol4(M4, F4, c->n);
-        for (int l = 0; l < ng; l++) {
-            float *F = c->F + group[l] * nn;
-            for (size_t e = 0; e < nn; e++) F[e] = F4[e][l];
-        }
-        ng = 0;
-        if (f >= end) break;
     }
+    if (ng) precond_group(c, M4, F4, group, ng);
 }
 
 void cpu_precondition(struct cpu_ctx *c) { cpu_run_selected(c, ph_precond); }
