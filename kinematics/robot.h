@@ -182,6 +182,11 @@ const char *kin_robot_bundled_text(const char *name, size_t *len);
  * rotation [n_links*9, row-major]. */
 void kin_fk(const struct kin_robot *r, const double *state, double *link_pos, double *link_rot);
 
+/* kin_fk() of n (1..4) frames at once, the same bits as kin_fk() on each:
+ * frame l's state[l] gives its link_pos[l] and link_rot[l]. */
+void kin_fk4(const struct kin_robot *r, int n, const double *const state[4], double *const link_pos[4],
+             double *const link_rot[4]);
+
 /* Geometric Jacobian of link `link` at `state`: 6 rows (world linear
  * velocity of the link origin, then world angular velocity) by
  * 6 + n_dof columns (base translation dp, base rotation dphi in the world

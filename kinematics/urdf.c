@@ -1272,6 +1272,160 @@ void kin_fk(const struct kin_robot *r, const double *state, double *link_pos, do
     }
 }
 
+/* ---------------------------------------------------------------------------
+ * Four frames at once. Lane l of every FK4 vector is frame l, and each lane
+ * takes link_step's operations in its order (the same products and sums of
+ * doubles, nothing contracted: -ffp-contract=off), so a lane's values are
+ * kin_fk's bits. With AVX a vector is one register; without it the compiler
+ * splits it in two SSE2 halves. Robots of more than FK4_MAX_LINKS links
+ * (their four frames' links would not fit the stack) go frame by frame. */
+
+#define FK4_MAX_LINKS 128
+
+#if defined(__GNUC__) || defined(__clang__)
+typedef double fk4_v __attribute__((vector_size(32)));
+#define FK4_INLINE static inline __attribute__((always_inline))
+#if defined(__x86_64__) && defined(__has_attribute)
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define FK4_NO_CLONES
+#endif
+#endif
+#if __has_attribute(target_clones) && !defined(__SANITIZE_ADDRESS__) && !defined(FK4_NO_CLONES)
+#define FK4_CLONES __attribute__((target_clones("avx", "default")))
+#endif
+#endif
+#endif
+#ifndef FK4_CLONES
+#define FK4_CLONES
+#endif
+
+#ifdef FK4_INLINE
+struct fk4_link {
+    fk4_v p[3], R[9];
+};
+
+/* link_step over four frames: q[l] is frame l's coordinates. */
+FK4_INLINE void link_step4(const struct kin_robot_priv *pv, int k, const double *const q[4],
+                           const struct fk4_link *par, struct fk4_link *out)
+{
+    fk4_v Rb[9], t[3], v = {0.0, 0.0, 0.0, 0.0};
+    const fk4_v *Rp = par->R, *Ro = Rb;
+    int idx = pv->joint_index[k];
+    unsigned sh = pv->d_shape[k];
+    const double *a = pv->d_axis + 3 * k, *o = pv->d_pos + 3 * k, *Ok = pv->d_rot + 9 * k;
+    if (idx >= 0) {
+        fk4_v qi = {q[0][idx], q[1][idx], q[2][idx], q[3][idx]};
+        v = pv->d_mult[k] * qi + pv->d_offset[k];
+    }
+    if (sh & LINK_ROT_IDENTITY) Ro = Rp;
+    else
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 3; j++)
+                Rb[3 * i + j] = Rp[3 * i] * Ok[j] + Rp[3 * i + 1] * Ok[3 + j] + Rp[3 * i + 2] * Ok[6 + j];
+    switch ((sh / LINK_POS_ZERO_X) & 7u) {
+    case 0: for (int i = 0; i < 3; i++) t[i] = Rp[3 * i] * o[0] + Rp[3 * i + 1] * o[1] + Rp[3 * i + 2] * o[2]; break;
+    case 1: for (int i = 0; i < 3; i++) t[i] = Rp[3 * i + 1] * o[1] + Rp[3 * i + 2] * o[2]; break;
+    case 2: for (int i = 0; i < 3; i++) t[i] = Rp[3 * i] * o[0] + Rp[3 * i + 2] * o[2]; break;
+    case 3: for (int i = 0; i < 3; i++) t[i] = Rp[3 * i + 2] * o[2]; break;
+    case 4: for (int i = 0; i < 3; i++) t[i] = Rp[3 * i] * o[0] + Rp[3 * i + 1] * o[1]; break;
+    case 5: for (int i = 0; i < 3; i++) t[i] = Rp[3 * i + 1] * o[1]; break;
+    case 6: for (int i = 0; i < 3; i++) t[i] = Rp[3 * i] * o[0]; break;
+    default: t[0] = t[1] = t[2] = (fk4_v){0.0, 0.0, 0.0, 0.0};
+    }
+    for (int i = 0; i < 3; i++) out->p[i] = par->p[i] + t[i];
+    fk4_v *R = out->R;
+    if (idx >= 0 && pv->joint_type[k] == RT_JOINT_REVOLUTE) {
+        fk4_v c, s, M[9];
+        for (int l = 0; l < 4; l++) c[l] = cos(v[l]), s[l] = sin(v[l]);
+        fk4_v u = 1.0 - c;
+        M[0] = c + a[0] * a[0] * u;        M[1] = a[0] * a[1] * u - a[2] * s; M[2] = a[0] * a[2] * u + a[1] * s;
+        M[3] = a[0] * a[1] * u + a[2] * s; M[4] = c + a[1] * a[1] * u;        M[5] = a[1] * a[2] * u - a[0] * s;
+        M[6] = a[0] * a[2] * u - a[1] * s; M[7] = a[1] * a[2] * u + a[0] * s; M[8] = c + a[2] * a[2] * u;
+        switch ((sh >> LINK_AXIS_SHIFT) & 3u) {
+        case 1:
+            for (int i = 0; i < 3; i++) {
+                const fk4_v *r = Ro + 3 * i;
+                R[3 * i] = r[0] * M[0];
+                R[3 * i + 1] = r[1] * M[4] + r[2] * M[7];
+                R[3 * i + 2] = r[1] * M[5] + r[2] * M[8];
+            }
+            break;
+        case 2:
+            for (int i = 0; i < 3; i++) {
+                const fk4_v *r = Ro + 3 * i;
+                R[3 * i] = r[0] * M[0] + r[2] * M[6];
+                R[3 * i + 1] = r[1] * M[4];
+                R[3 * i + 2] = r[0] * M[2] + r[2] * M[8];
+            }
+            break;
+        case 3:
+            for (int i = 0; i < 3; i++) {
+                const fk4_v *r = Ro + 3 * i;
+                R[3 * i] = r[0] * M[0] + r[1] * M[3];
+                R[3 * i + 1] = r[0] * M[1] + r[1] * M[4];
+                R[3 * i + 2] = r[2] * M[8];
+            }
+            break;
+        default:
+            for (int i = 0; i < 3; i++)
+                for (int j = 0; j < 3; j++)
+                    R[3 * i + j] = Ro[3 * i] * M[j] + Ro[3 * i + 1] * M[3 + j] + Ro[3 * i + 2] * M[6 + j];
+        }
+    } else {
+        memcpy(R, Ro, sizeof out->R);
+        if (idx >= 0 && pv->joint_type[k] == RT_JOINT_PRISMATIC)
+            for (int i = 0; i < 3; i++) {
+                fk4_v ti = Ro[3 * i] * a[0] + Ro[3 * i + 1] * a[1] + Ro[3 * i + 2] * a[2];
+                out->p[i] += ti * v;
+            }
+    }
+}
+
+FK4_CLONES void kin_fk4(const struct kin_robot *r, int n, const double *const state[4], double *const link_pos[4],
+                        double *const link_rot[4])
+{
+    const struct kin_robot_priv *pv = r->priv;
+    assert(n >= 1 && n <= 4);
+    if (r->n_links > FK4_MAX_LINKS) {
+        for (int l = 0; l < n; l++) kin_fk(r, state[l], link_pos[l], link_rot[l]);
+        return;
+    }
+    struct fk4_link L[FK4_MAX_LINKS];
+    double spare[12 * FK4_MAX_LINKS]; /* the lanes past n write here */
+    const double *q[4];
+    for (int l = 0; l < 4; l++) {
+        const double *s = state[l < n ? l : 0];
+        double m[9];
+        q[l] = s + RT_ROOT_COLS;
+        kin_quat_to_mat(s + 3, m);
+        for (int i = 0; i < 3; i++) L[0].p[i][l] = s[i];
+        for (int i = 0; i < 9; i++) L[0].R[i][l] = m[i];
+    }
+    for (int k = 1; k < r->n_links; k++) link_step4(pv, k, q, &L[pv->parent[k]], &L[k]);
+    /* Out frame by frame, every lane by its constant index. */
+    double *p0 = link_pos[0], *p1 = n > 1 ? link_pos[1] : spare, *p2 = n > 2 ? link_pos[2] : spare;
+    double *p3 = n > 3 ? link_pos[3] : spare, *R0 = link_rot[0], *R1 = n > 1 ? link_rot[1] : spare + 3 * FK4_MAX_LINKS;
+    double *R2 = n > 2 ? link_rot[2] : spare + 3 * FK4_MAX_LINKS, *R3 = n > 3 ? link_rot[3] : spare + 3 * FK4_MAX_LINKS;
+    for (int k = 0; k < r->n_links; k++) {
+        for (int i = 0; i < 3; i++) {
+            fk4_v x = L[k].p[i];
+            p0[3 * k + i] = x[0], p1[3 * k + i] = x[1], p2[3 * k + i] = x[2], p3[3 * k + i] = x[3];
+        }
+        for (int i = 0; i < 9; i++) {
+            fk4_v x = L[k].R[i];
+            R0[9 * k + i] = x[0], R1[9 * k + i] = x[1], R2[9 * k + i] = x[2], R3[9 * k + i] = x[3];
+        }
+    }
+}
+#else
+void kin_fk4(const struct kin_robot *r, int n, const double *const state[4], double *const link_pos[4],
+             double *const link_rot[4])
+{
+    for (int l = 0; l < n; l++) kin_fk(r, state[l], link_pos[l], link_rot[l]);
+}
+#endif
+
 /* Geometric Jacobian of `link` (robot.h for the column convention). Walks
  * only the path from the root to the link, twice: once for the link's
  * position, once for the columns, so it needs no scratch beyond the path.

@@ -120,13 +120,12 @@ struct frame_extra {
     int *self_pair;
 };
 
-static void frame_figures(const struct kin_robot *r, const struct rtg_targets *t, const float *row, int f,
-                          int n, const double sole[2], double *x, double *lp, double *lr, double *ep, double *er,
-                          double *foot, double *pen, const struct frame_extra *ex)
+/* frame_figures() of frame f whose links' poses lp, lr are known. */
+static void figures_at(const struct kin_robot *r, const struct rtg_targets *t, int f, int n, const double sole[2],
+                       const double *lp, const double *lr, double *ep, double *er, double *foot, double *pen,
+                       const struct frame_extra *ex)
 {
-    int nt = t->n_targets, cols = RT_ROOT_COLS + r->n_dof;
-    for (int c = 0; c < cols; c++) x[c] = row[c];
-    kin_fk(r, x, lp, lr);
+    int nt = t->n_targets;
     for (int k = 0; k < nt; k++) {
         size_t i = (size_t)f * nt + k, slot = (size_t)k * n + f;
         int l = t->target_link[k];
@@ -164,6 +163,16 @@ static void frame_figures(const struct kin_robot *r, const struct rtg_targets *t
             if (lp[3 * l + 2] < low) low = lp[3 * l + 2];
     ex->low[f] = low;
     memcpy(ex->bodies + (size_t)f * 3 * r->n_links, lp, (size_t)r->n_links * 3 * sizeof *lp);
+}
+
+static void frame_figures(const struct kin_robot *r, const struct rtg_targets *t, const float *row, int f,
+                          int n, const double sole[2], double *x, double *lp, double *lr, double *ep, double *er,
+                          double *foot, double *pen, const struct frame_extra *ex)
+{
+    int cols = RT_ROOT_COLS + r->n_dof;
+    for (int c = 0; c < cols; c++) x[c] = row[c];
+    kin_fk(r, x, lp, lr);
+    figures_at(r, t, f, n, sole, lp, lr, ep, er, foot, pen, ex);
 }
 
 /* The fastest position target of t between frames f and f + 1 (m/s; 0 at
@@ -402,19 +411,30 @@ static void fig_chunk(void *ctx, int k)
     const struct kin_robot *r = c->r;
     int f0, f1;
     rtg_pool_piece(k, RTG_POOL_PIECE, c->n_frames, &f0, &f1);
-    double *x = malloc((size_t)c->cols * sizeof *x), *lp = malloc((size_t)r->n_links * 3 * sizeof *lp);
-    double *lr = malloc((size_t)r->n_links * 9 * sizeof *lr);
+    size_t cols = (size_t)c->cols, nl = (size_t)r->n_links;
+    /* Four frames at a time (kin_fk4): their states, link positions, rotations. */
+    double *x = malloc(4 * (cols + 12 * nl) * sizeof *x), *lp = x + 4 * cols, *lr = lp + 12 * nl;
     struct frame_extra ex = *c->ex; /* the shared per-frame arrays, a scratch of its own */
     ex.scratch = rtg_collide_scratch_new(c->t);
-    if (x && lp && lr && ex.scratch)
-        for (int f = f0; f < f1; f++)
-            frame_figures(r, c->t, c->state + (size_t)f * c->cols, f, c->n_frames, c->sole, x, lp, lr, c->ep, c->er,
-                          c->foot, c->pen, &ex);
+    if (x && ex.scratch)
+        for (int f = f0; f < f1; f += 4) {
+            int m = f1 - f < 4 ? f1 - f : 4;
+            const double *st[4];
+            double *p[4], *R[4];
+            for (int l = 0; l < 4; l++) {
+                const float *row = c->state + (size_t)(f + (l < m ? l : 0)) * cols;
+                for (size_t j = 0; j < cols; j++) x[(size_t)l * cols + j] = row[j];
+                st[l] = x + (size_t)l * cols;
+                p[l] = lp + (size_t)l * 3 * nl;
+                R[l] = lr + (size_t)l * 9 * nl;
+            }
+            kin_fk4(r, m, st, p, R);
+            for (int l = 0; l < m; l++)
+                figures_at(r, c->t, f + l, c->n_frames, c->sole, p[l], R[l], c->ep, c->er, c->foot, c->pen, &ex);
+        }
     else
         atomic_store(&c->failed, 1);
     free(x);
-    free(lp);
-    free(lr);
     rtg_collide_scratch_free(ex.scratch);
 }
 

@@ -1079,6 +1079,46 @@ static void check_fk_products(const struct kin_robot *r, const char *what, int s
     free(s); free(p); free(R); free(pr); free(Rr);
 }
 
+/* kin_fk4 against kin_fk frame by frame: the same bits (memcmp: the sign
+ * of a zero and a NaN's payload too), for every n from 1 to 4, at random
+ * poses, the identity pose, a zero quaternion and a NaN coordinate. */
+static void check_fk4(const struct kin_robot *r, const char *what, int samples)
+{
+    int cols = RT_ROOT_COLS + r->n_dof, nl = r->n_links, bad = 0;
+    double *s = malloc(sizeof *s * 4 * (size_t)cols);
+    double *p = malloc(sizeof *p * 48 * (size_t)nl), *R = p + 12 * (size_t)nl;
+    double *pr = malloc(sizeof *pr * 12 * (size_t)nl), *Rr = pr + 3 * (size_t)nl;
+    unsigned seed = 777;
+    for (int it = 0; it < samples; it++) {
+        int n = 1 + it % 4;
+        const double *st[4];
+        double *pp[4], *RR[4];
+        for (int l = 0; l < 4; l++) {
+            double *x = s + (size_t)l * (size_t)cols;
+            for (int c = 0; c < cols; c++) {
+                seed = seed * 1103515245u + 12345u;
+                x[c] = ((double)(seed >> 8) / 16777216.0 - 0.5) * 3.0;
+            }
+            if (it == 0 && l == 1)
+                for (int c = 0; c < cols; c++) x[c] = c == 6 ? 1.0 : 0.0;
+            if (it == 1 && l == 0) x[3] = x[4] = x[5] = x[6] = 0.0;
+            if (it == 2 && l == 2 && cols > RT_ROOT_COLS) x[cols - 1] = NAN;
+            st[l] = x;
+            pp[l] = p + (size_t)l * 3 * (size_t)nl;
+            RR[l] = R + (size_t)l * 9 * (size_t)nl;
+        }
+        kin_fk4(r, n, st, pp, RR);
+        for (int l = 0; l < n; l++) {
+            kin_fk(r, st[l], pr, Rr);
+            bad += memcmp(pp[l], pr, sizeof *pr * 3 * (size_t)nl) != 0;
+            bad += memcmp(RR[l], Rr, sizeof *Rr * 9 * (size_t)nl) != 0;
+        }
+    }
+    if (bad) fprintf(stderr, "  %s: kin_fk4 differs from kin_fk in %d frames' positions or rotations\n", what, bad);
+    CHECK_EQ_INT(bad, 0);
+    free(s); free(p); free(pr);
+}
+
 static void test_fk_products(void)
 {
     const char *files[] = {"g1_29dof_rev_1_0.urdf", "g1_23dof_rev_1_0.urdf", "h1.urdf", "panda.urdf",
@@ -1087,10 +1127,12 @@ static void test_fk_products(void)
     struct rt_err err;
     CHECK_EQ_INT(kin_robot_parse_urdf(shapes_urdf, strlen(shapes_urdf), "shapes.urdf", &r, &err), RT_OK);
     if (r) check_fk_products(r, "shapes", 200);
+    if (r) check_fk4(r, "shapes", 200);
     kin_robot_free(r);
     for (int i = 0; i < 5; i++) {
         if (!(r = load_or_skip(files[i]))) continue;
         check_fk_products(r, files[i], 200);
+        check_fk4(r, files[i], 200);
         kin_robot_free(r);
     }
 }
