@@ -74,6 +74,12 @@ static long long digits_exact(unsigned long long m, int e, int k)
                                                10000000000000000000ull};
     int p = 8 - k;
     if (p < 0 || p > 27 || e < -127 || e > 40) return -1;
+    if (p <= 12 && e < 0 && e > -64) { /* m 10^p < 2^24 10^12 < 2^64: the same in 64 bits */
+        unsigned long long n = m * p10[p], q = n >> -e, rem = n & ((1ull << -e) - 1), half = 1ull << (-e - 1);
+        if (q < 100000000u || q >= 1000000000u) return 0;
+        if (rem == half) return -1;
+        return (long long)q + (rem > half);
+    }
     unsigned __int128 num = (unsigned __int128)m * (p > 19 ? p10[19] : p10[p]);
     if (p > 19) num *= p10[p - 19];
     if (e >= 0) {
@@ -87,6 +93,11 @@ static long long digits_exact(unsigned long long m, int e, int k)
     return (long long)q + (rem > half);
 }
 #endif
+
+/* floor(x log10(2)) for |x| <= 1000 in integers: the double product
+ * floor(x * 0.30102999566398120) for every binary exponent of a float
+ * (the powers of ten of tests/test_output.c reach each one). */
+static int floor_log10_pow2(int x) { return (x * 78913 - (x < 0 ? (1 << 18) - 1 : 0)) / (1 << 18); }
 
 int rtg_format_float(float v, char *buf)
 {
@@ -106,7 +117,7 @@ int rtg_format_float(float v, char *buf)
     memcpy(&bits, &v, sizeof bits);
     int e2 = (int)(bits >> 23 & 0xff) - 126;
     if (e2 == -126) frexp(d, &e2);
-    int k = (int)floor((e2 - 1) * 0.30102999566398120);
+    int k = floor_log10_pow2(e2 - 1);
     unsigned long n;
 #ifdef __SIZEOF_INT128__
     {
@@ -142,47 +153,68 @@ int rtg_format_float(float v, char *buf)
 digits:
 #endif
     if (n >= 1000000000ul) n /= 10, k++;
-    /* The nine digits, two at a time from a table, the last on its own. */
+    /* The nine digits, two at a time from a table, the last on its own;
+     * then the text is laid out in t with copies of fixed sizes and its
+     * 16 bytes (the value, its NUL and what follows) copied to buf. */
     static const char pairs[201] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
                                    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
                                    "8081828384858687888990919293949596979899";
-    char dg[9];
+    char dg[16], t[40];
     unsigned lo = (unsigned)(n % 10000u), hi = (unsigned)(n / 10000u); /* hi < 100000 */
     memcpy(dg + 7, pairs + 2 * (lo % 100u), 2);
     memcpy(dg + 5, pairs + 2 * (lo / 100u), 2);
     memcpy(dg + 3, pairs + 2 * (hi % 100u), 2);
     memcpy(dg + 1, pairs + 2 * (hi / 100u % 100u), 2);
     dg[0] = (char)('0' + hi / 10000u);
+    memset(dg + 9, '0', 7);
+    /* nd: the digits up to the last that is not 0 (bytes 1..8 of dg, the
+     * lowest address in the lowest byte). */
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint64_t z;
+    memcpy(&z, dg + 1, 8);
+    z ^= 0x3030303030303030ull;
+    int nd = z ? 2 + (63 - __builtin_clzll(z)) / 8 : 1;
+#else
     int nd = 9;
     while (nd > 1 && dg[nd - 1] == '0') nd--;
-    if (k >= -4 && k < 9) {
-        if (k < 0) {
-            *o++ = '0';
-            *o++ = '.';
-            for (int i = -1; i > k; i--) *o++ = '0';
-            for (int i = 0; i < nd; i++) *o++ = dg[i];
+#endif
+    int neg = o > buf, len;
+    char *w = t + neg;
+    t[0] = '-';
+    if (k >= 0 && k < 9) {
+        memcpy(w, dg, 16); /* the integer part: digits 0..k */
+        if (nd > k + 1) {  /* the fraction: digits k + 1.. after a point */
+            w[k + 1] = '.';
+            memcpy(w + k + 2, dg + k + 1, 8);
+            len = nd + 1;
         } else {
-            for (int i = 0; i <= k; i++) *o++ = dg[i];
-            if (nd > k + 1) {
-                *o++ = '.';
-                for (int i = k + 1; i < nd; i++) *o++ = dg[i];
-            }
+            len = k + 1;
         }
+    } else if (k >= -4 && k < 0) {
+        memcpy(w, "0.000000", 8); /* 0, the point, -k - 1 zeros */
+        memcpy(w + 1 - k, dg, 16);
+        len = 1 - k + nd;
     } else {
-        *o++ = dg[0];
+        char *e0 = w;
+        memset(t, 0, 17); /* every byte that goes to buf set */
+        t[0] = '-';
+        *w++ = dg[0];
         if (nd > 1) {
-            *o++ = '.';
-            for (int i = 1; i < nd; i++) *o++ = dg[i];
+            *w++ = '.';
+            for (int i = 1; i < nd; i++) *w++ = dg[i];
         }
-        *o++ = 'e';
-        *o++ = k < 0 ? '-' : '+';
+        *w++ = 'e';
+        *w++ = k < 0 ? '-' : '+';
         int e = k < 0 ? -k : k;
-        if (e >= 100) *o++ = (char)('0' + e / 100);
-        *o++ = (char)('0' + e / 10 % 10);
-        *o++ = (char)('0' + e % 10);
+        if (e >= 100) *w++ = (char)('0' + e / 100);
+        *w++ = (char)('0' + e / 10 % 10);
+        *w++ = (char)('0' + e % 10);
+        len = (int)(w - e0);
     }
-    *o = 0;
-    return (int)(o - buf);
+    len += neg;
+    t[len] = 0;
+    memcpy(buf, t, 16);
+    return len;
 }
 
 /* The header row of names[0..cols) into b (nothing when names is NULL);

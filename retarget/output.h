@@ -91,7 +91,8 @@ enum rt_status rtg_npz_format(const struct kin_robot *r, const float *state, int
 enum rt_status rtg_resample(const float *state, int n_frames, int cols, double fps_in, double fps_out,
                             float **out, int *n_out, struct rt_err *err);
 
-/* Writes `v` as %.9g does into buf (room for 16 bytes); returns the length. */
+/* Writes `v` as %.9g does into buf (16 bytes, all of which it may write:
+ * the text, its NUL, then scratch); returns the length. */
 int rtg_format_float(float v, char *buf);
 
 #ifdef __cplusplus
