@@ -804,6 +804,8 @@ static char *chain_urdf(int n_links, int name_len)
     return s;
 }
 
+static void check_fk4(const struct kin_robot *r, const char *what, int samples);
+
 static void test_limits(void)
 {
     struct kin_robot *r = NULL;
@@ -822,6 +824,7 @@ static void test_limits(void)
         CHECK_EQ_INT(ones, r->n_dof);
         free(st);
         free(J);
+        check_fk4(r, "big.urdf", 8); /* past kin_fk4's links: frame by frame */
     }
     kin_robot_free(r);
     free(s);
