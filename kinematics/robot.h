@@ -182,10 +182,12 @@ const char *kin_robot_bundled_text(const char *name, size_t *len);
  * rotation [n_links*9, row-major]. */
 void kin_fk(const struct kin_robot *r, const double *state, double *link_pos, double *link_rot);
 
-/* kin_fk() of n (1..4) frames at once, the same bits as kin_fk() on each:
- * frame l's state[l] gives its link_pos[l] and link_rot[l]. */
-void kin_fk4(const struct kin_robot *r, int n, const double *const state[4], double *const link_pos[4],
-             double *const link_rot[4]);
+/* kin_fk() of n frames, four at a time where the compiler has vector
+ * types: the same bits as kin_fk() on each. Frame f's state is at
+ * state + f stride; its links go to link_pos + 3 f n_links and
+ * link_rot + 9 f n_links. */
+void kin_fk_frames(const struct kin_robot *r, int n, const double *state, size_t stride, double *link_pos,
+                   double *link_rot);
 
 /* Geometric Jacobian of link `link` at `state`: 6 rows (world linear
  * velocity of the link origin, then world angular velocity) by

@@ -115,13 +115,92 @@ static void rot_from_rpy(const double rpy[3], double R[9])
     R[6] = -sp;     R[7] = cp * sr;                R[8] = cp * cr;
 }
 
+/* ---------------------------------------------------------------------------
+ * A link's step of forward kinematics in pieces written once for kin_fk
+ * (doubles, one frame) and kin_fk4 (FK4 vectors, four frames: GCC's vector
+ * types take the same operators, a double operand applying to every lane),
+ * so that each lane does kin_fk's operations in its order. */
+
+/* R = the rotation about the unit axis `a` with cosine c and sine s
+ * (Rodrigues); T the type of c, s and R's entries. */
+#define LINK_AXIS_ANGLE(T, R, a, c, s)                                                         \
+    do {                                                                                       \
+        T u_ = 1.0 - (c);                                                                      \
+        (R)[0] = (c) + (a)[0] * (a)[0] * u_;                                                   \
+        (R)[1] = (a)[0] * (a)[1] * u_ - (a)[2] * (s);                                          \
+        (R)[2] = (a)[0] * (a)[2] * u_ + (a)[1] * (s);                                          \
+        (R)[3] = (a)[0] * (a)[1] * u_ + (a)[2] * (s);                                          \
+        (R)[4] = (c) + (a)[1] * (a)[1] * u_;                                                   \
+        (R)[5] = (a)[1] * (a)[2] * u_ - (a)[0] * (s);                                          \
+        (R)[6] = (a)[0] * (a)[2] * u_ - (a)[1] * (s);                                          \
+        (R)[7] = (a)[1] * (a)[2] * u_ + (a)[0] * (s);                                          \
+        (R)[8] = (c) + (a)[2] * (a)[2] * u_;                                                   \
+    } while (0)
+
+/* Row i of Rp times (o0, o1, o2): kin_mat_vec's sum, and the same without
+ * the terms of o's exactly zero components. */
+#define LINK_DOT3(Rp, o, i) ((Rp)[3 * (i)] * (o)[0] + (Rp)[3 * (i) + 1] * (o)[1] + (Rp)[3 * (i) + 2] * (o)[2])
+#define LINK_DOT_12(Rp, o, i) ((Rp)[3 * (i) + 1] * (o)[1] + (Rp)[3 * (i) + 2] * (o)[2])
+#define LINK_DOT_02(Rp, o, i) ((Rp)[3 * (i)] * (o)[0] + (Rp)[3 * (i) + 2] * (o)[2])
+#define LINK_DOT_01(Rp, o, i) ((Rp)[3 * (i)] * (o)[0] + (Rp)[3 * (i) + 1] * (o)[1])
+
+/* t = Rp o less the products of o's components that are exactly zero
+ * (z: bit j for component j; all three: t is `zero`). */
+#define LINK_ORIGIN(t, Rp, o, z, zero)                                                         \
+    do {                                                                                       \
+        switch (z) {                                                                           \
+        case 0: for (int i_ = 0; i_ < 3; i_++) (t)[i_] = LINK_DOT3(Rp, o, i_); break;          \
+        case 1: for (int i_ = 0; i_ < 3; i_++) (t)[i_] = LINK_DOT_12(Rp, o, i_); break;        \
+        case 2: for (int i_ = 0; i_ < 3; i_++) (t)[i_] = LINK_DOT_02(Rp, o, i_); break;        \
+        case 3: for (int i_ = 0; i_ < 3; i_++) (t)[i_] = (Rp)[3 * i_ + 2] * (o)[2]; break;     \
+        case 4: for (int i_ = 0; i_ < 3; i_++) (t)[i_] = LINK_DOT_01(Rp, o, i_); break;        \
+        case 5: for (int i_ = 0; i_ < 3; i_++) (t)[i_] = (Rp)[3 * i_ + 1] * (o)[1]; break;     \
+        case 6: for (int i_ = 0; i_ < 3; i_++) (t)[i_] = (Rp)[3 * i_] * (o)[0]; break;         \
+        default: (t)[0] = (t)[1] = (t)[2] = (zero);                                            \
+        }                                                                                      \
+    } while (0)
+
+/* R = Ro M (kin_mat_mul's sums), M a joint's rotation: about x, y or z
+ * (ax 1, 2, 3) without the products of M's exact zeros (about x, M's column
+ * 0 is (M0, 0, 0) and its columns 1 and 2 have no row 0; alike for y, z),
+ * else (ax 0) whole. */
+#define LINK_ROTATE(R, Ro, M, ax)                                                              \
+    do {                                                                                       \
+        switch (ax) {                                                                          \
+        case 1:                                                                                \
+            for (int i_ = 0; i_ < 3; i_++) {                                                   \
+                (R)[3 * i_] = (Ro)[3 * i_] * (M)[0];                                           \
+                (R)[3 * i_ + 1] = (Ro)[3 * i_ + 1] * (M)[4] + (Ro)[3 * i_ + 2] * (M)[7];       \
+                (R)[3 * i_ + 2] = (Ro)[3 * i_ + 1] * (M)[5] + (Ro)[3 * i_ + 2] * (M)[8];       \
+            }                                                                                  \
+            break;                                                                             \
+        case 2:                                                                                \
+            for (int i_ = 0; i_ < 3; i_++) {                                                   \
+                (R)[3 * i_] = (Ro)[3 * i_] * (M)[0] + (Ro)[3 * i_ + 2] * (M)[6];               \
+                (R)[3 * i_ + 1] = (Ro)[3 * i_ + 1] * (M)[4];                                   \
+                (R)[3 * i_ + 2] = (Ro)[3 * i_] * (M)[2] + (Ro)[3 * i_ + 2] * (M)[8];           \
+            }                                                                                  \
+            break;                                                                             \
+        case 3:                                                                                \
+            for (int i_ = 0; i_ < 3; i_++) {                                                   \
+                (R)[3 * i_] = (Ro)[3 * i_] * (M)[0] + (Ro)[3 * i_ + 1] * (M)[3];               \
+                (R)[3 * i_ + 1] = (Ro)[3 * i_] * (M)[1] + (Ro)[3 * i_ + 1] * (M)[4];           \
+                (R)[3 * i_ + 2] = (Ro)[3 * i_ + 2] * (M)[8];                                   \
+            }                                                                                  \
+            break;                                                                             \
+        default:                                                                               \
+            for (int i_ = 0; i_ < 3; i_++)                                                     \
+                for (int j_ = 0; j_ < 3; j_++)                                                 \
+                    (R)[3 * i_ + j_] = (Ro)[3 * i_] * (M)[j_] + (Ro)[3 * i_ + 1] * (M)[3 + j_] + \
+                                       (Ro)[3 * i_ + 2] * (M)[6 + j_];                         \
+        }                                                                                      \
+    } while (0)
+
 /* Rotation by `theta` about the unit axis `a` (Rodrigues). */
 static void rot_from_axis_angle(const double a[3], double theta, double R[9])
 {
-    double c = cos(theta), s = sin(theta), t = 1.0 - c;
-    R[0] = c + a[0] * a[0] * t;        R[1] = a[0] * a[1] * t - a[2] * s; R[2] = a[0] * a[2] * t + a[1] * s;
-    R[3] = a[0] * a[1] * t + a[2] * s; R[4] = c + a[1] * a[1] * t;        R[5] = a[1] * a[2] * t - a[0] * s;
-    R[6] = a[0] * a[2] * t - a[1] * s; R[7] = a[1] * a[2] * t + a[0] * s; R[8] = c + a[2] * a[2] * t;
+    double c = cos(theta), s = sin(theta);
+    LINK_AXIS_ANGLE(double, R, a, c, s);
 }
 
 /* ---------------------------------------------------------------------------
@@ -1200,56 +1279,24 @@ const char *kin_robot_bundled_text(const char *name, size_t *len)
 static void link_step(const struct kin_robot_priv *pv, int k, const double *q, const double *p_par,
                       const double *R_par, double *p, double *R)
 {
-    double Ro[9], t[3];
+    double Rb[9], t[3];
+    const double *Ro = R_par;
     int idx = pv->joint_index[k];
     unsigned sh = pv->d_shape[k];
     double v = idx >= 0 ? pv->d_mult[k] * q[idx] + pv->d_offset[k] : 0.0;
     const double *a = pv->d_axis + 3 * k, *o = pv->d_pos + 3 * k;
-    if (sh & LINK_ROT_IDENTITY) memcpy(Ro, R_par, sizeof Ro);
-    else kin_mat_mul(R_par, pv->d_rot + 9 * k, Ro);
-    switch ((sh / LINK_POS_ZERO_X) & 7u) { /* bit j: origin component j is zero */
-    case 0: kin_mat_vec(R_par, o, t); break;
-    case 1: for (int i = 0; i < 3; i++) t[i] = R_par[3 * i + 1] * o[1] + R_par[3 * i + 2] * o[2]; break;
-    case 2: for (int i = 0; i < 3; i++) t[i] = R_par[3 * i] * o[0] + R_par[3 * i + 2] * o[2]; break;
-    case 3: for (int i = 0; i < 3; i++) t[i] = R_par[3 * i + 2] * o[2]; break;
-    case 4: for (int i = 0; i < 3; i++) t[i] = R_par[3 * i] * o[0] + R_par[3 * i + 1] * o[1]; break;
-    case 5: for (int i = 0; i < 3; i++) t[i] = R_par[3 * i + 1] * o[1]; break;
-    case 6: for (int i = 0; i < 3; i++) t[i] = R_par[3 * i] * o[0]; break;
-    default: t[0] = t[1] = t[2] = 0.0;
+    if (!(sh & LINK_ROT_IDENTITY)) {
+        kin_mat_mul(R_par, pv->d_rot + 9 * k, Rb);
+        Ro = Rb;
     }
+    LINK_ORIGIN(t, R_par, o, (sh / LINK_POS_ZERO_X) & 7u, 0.0);
     for (int i = 0; i < 3; i++) p[i] = p_par[i] + t[i];
     if (idx >= 0 && pv->joint_type[k] == RT_JOINT_REVOLUTE) {
         double M[9];
         rot_from_axis_angle(a, v, M);
-        switch ((sh >> LINK_AXIS_SHIFT) & 3u) {
-        case 1: /* about x: M's column 0 is (M0, 0, 0), columns 1 and 2 have no row 0 */
-            for (int i = 0; i < 3; i++) {
-                const double *r = Ro + 3 * i;
-                R[3 * i] = r[0] * M[0];
-                R[3 * i + 1] = r[1] * M[4] + r[2] * M[7];
-                R[3 * i + 2] = r[1] * M[5] + r[2] * M[8];
-            }
-            break;
-        case 2: /* about y */
-            for (int i = 0; i < 3; i++) {
-                const double *r = Ro + 3 * i;
-                R[3 * i] = r[0] * M[0] + r[2] * M[6];
-                R[3 * i + 1] = r[1] * M[4];
-                R[3 * i + 2] = r[0] * M[2] + r[2] * M[8];
-            }
-            break;
-        case 3: /* about z */
-            for (int i = 0; i < 3; i++) {
-                const double *r = Ro + 3 * i;
-                R[3 * i] = r[0] * M[0] + r[1] * M[3];
-                R[3 * i + 1] = r[0] * M[1] + r[1] * M[4];
-                R[3 * i + 2] = r[2] * M[8];
-            }
-            break;
-        default: kin_mat_mul(Ro, M, R);
-        }
+        LINK_ROTATE(R, Ro, M, (sh >> LINK_AXIS_SHIFT) & 3u);
     } else {
-        memcpy(R, Ro, sizeof Ro);
+        memcpy(R, Ro, sizeof Rb);
         if (idx >= 0 && pv->joint_type[k] == RT_JOINT_PRISMATIC) {
             kin_mat_vec(Ro, a, t);
             for (int i = 0; i < 3; i++) p[i] += t[i] * v;
@@ -1274,157 +1321,129 @@ void kin_fk(const struct kin_robot *r, const double *state, double *link_pos, do
 
 /* ---------------------------------------------------------------------------
  * Four frames at once. Lane l of every FK4 vector is frame l, and each lane
- * takes link_step's operations in its order (the same products and sums of
- * doubles, nothing contracted: -ffp-contract=off), so a lane's values are
- * kin_fk's bits. With AVX a vector is one register; without it the compiler
- * splits it in two SSE2 halves. Robots of more than FK4_MAX_LINKS links
- * (their four frames' links would not fit the stack) go frame by frame. */
+ * takes link_step's operations in its order (the LINK_ pieces above, the
+ * same products and sums of doubles, nothing contracted: -ffp-contract=off),
+ * so a lane's values are kin_fk's bits. With AVX a vector is one register
+ * (the "avx" clone; not under ASan, whose run then checks the default one);
+ * without it the compiler splits it in two SSE2 halves. Robots of more than
+ * FK4_MAX_LINKS links (their four frames' links would not fit the stack) go
+ * frame by frame. */
 
 #define FK4_MAX_LINKS 128
 
 #if defined(__GNUC__) || defined(__clang__)
 typedef double fk4_v __attribute__((vector_size(32)));
-#define FK4_INLINE static inline __attribute__((always_inline))
-#if defined(__x86_64__) && defined(__has_attribute)
+
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer)
-#define FK4_NO_CLONES
+#define FK4_ASAN 1
 #endif
 #endif
-#if __has_attribute(target_clones) && !defined(__SANITIZE_ADDRESS__) && !defined(FK4_NO_CLONES)
+#if defined(__SANITIZE_ADDRESS__)
+#define FK4_ASAN 1
+#endif
+#if defined(__x86_64__) && defined(__has_attribute) && !defined(FK4_ASAN)
+#if __has_attribute(target_clones)
 #define FK4_CLONES __attribute__((target_clones("avx", "default")))
-#endif
 #endif
 #endif
 #ifndef FK4_CLONES
 #define FK4_CLONES
 #endif
 
-#ifdef FK4_INLINE
 struct fk4_link {
     fk4_v p[3], R[9];
 };
 
 /* link_step over four frames: q[l] is frame l's coordinates. */
-FK4_INLINE void link_step4(const struct kin_robot_priv *pv, int k, const double *const q[4],
-                           const struct fk4_link *par, struct fk4_link *out)
+static inline __attribute__((always_inline)) void link_step4(const struct kin_robot_priv *pv, int k,
+                                                             const double *const q[4], const struct fk4_link *par,
+                                                             struct fk4_link *out)
 {
-    fk4_v Rb[9], t[3], v = {0.0, 0.0, 0.0, 0.0};
-    const fk4_v *Rp = par->R, *Ro = Rb;
+    const fk4_v zero = {0.0, 0.0, 0.0, 0.0};
+    fk4_v Rb[9], t[3], v = zero;
+    const fk4_v *Ro = par->R;
     int idx = pv->joint_index[k];
     unsigned sh = pv->d_shape[k];
-    const double *a = pv->d_axis + 3 * k, *o = pv->d_pos + 3 * k, *Ok = pv->d_rot + 9 * k;
+    const double *a = pv->d_axis + 3 * k, *o = pv->d_pos + 3 * k;
     if (idx >= 0) {
         fk4_v qi = {q[0][idx], q[1][idx], q[2][idx], q[3][idx]};
         v = pv->d_mult[k] * qi + pv->d_offset[k];
     }
-    if (sh & LINK_ROT_IDENTITY) Ro = Rp;
-    else
-        for (int i = 0; i < 3; i++)
-            for (int j = 0; j < 3; j++)
-                Rb[3 * i + j] = Rp[3 * i] * Ok[j] + Rp[3 * i + 1] * Ok[3 + j] + Rp[3 * i + 2] * Ok[6 + j];
-    switch ((sh / LINK_POS_ZERO_X) & 7u) {
-    case 0: for (int i = 0; i < 3; i++) t[i] = Rp[3 * i] * o[0] + Rp[3 * i + 1] * o[1] + Rp[3 * i + 2] * o[2]; break;
-    case 1: for (int i = 0; i < 3; i++) t[i] = Rp[3 * i + 1] * o[1] + Rp[3 * i + 2] * o[2]; break;
-    case 2: for (int i = 0; i < 3; i++) t[i] = Rp[3 * i] * o[0] + Rp[3 * i + 2] * o[2]; break;
-    case 3: for (int i = 0; i < 3; i++) t[i] = Rp[3 * i + 2] * o[2]; break;
-    case 4: for (int i = 0; i < 3; i++) t[i] = Rp[3 * i] * o[0] + Rp[3 * i + 1] * o[1]; break;
-    case 5: for (int i = 0; i < 3; i++) t[i] = Rp[3 * i + 1] * o[1]; break;
-    case 6: for (int i = 0; i < 3; i++) t[i] = Rp[3 * i] * o[0]; break;
-    default: t[0] = t[1] = t[2] = (fk4_v){0.0, 0.0, 0.0, 0.0};
+    if (!(sh & LINK_ROT_IDENTITY)) {
+        LINK_ROTATE(Rb, par->R, pv->d_rot + 9 * k, 0); /* kin_mat_mul's sums */
+        Ro = Rb;
     }
+    LINK_ORIGIN(t, par->R, o, (sh / LINK_POS_ZERO_X) & 7u, zero);
     for (int i = 0; i < 3; i++) out->p[i] = par->p[i] + t[i];
-    fk4_v *R = out->R;
     if (idx >= 0 && pv->joint_type[k] == RT_JOINT_REVOLUTE) {
         fk4_v c, s, M[9];
         for (int l = 0; l < 4; l++) c[l] = cos(v[l]), s[l] = sin(v[l]);
-        fk4_v u = 1.0 - c;
-        M[0] = c + a[0] * a[0] * u;        M[1] = a[0] * a[1] * u - a[2] * s; M[2] = a[0] * a[2] * u + a[1] * s;
-        M[3] = a[0] * a[1] * u + a[2] * s; M[4] = c + a[1] * a[1] * u;        M[5] = a[1] * a[2] * u - a[0] * s;
-        M[6] = a[0] * a[2] * u - a[1] * s; M[7] = a[1] * a[2] * u + a[0] * s; M[8] = c + a[2] * a[2] * u;
-        switch ((sh >> LINK_AXIS_SHIFT) & 3u) {
-        case 1:
-            for (int i = 0; i < 3; i++) {
-                const fk4_v *r = Ro + 3 * i;
-                R[3 * i] = r[0] * M[0];
-                R[3 * i + 1] = r[1] * M[4] + r[2] * M[7];
-                R[3 * i + 2] = r[1] * M[5] + r[2] * M[8];
-            }
-            break;
-        case 2:
-            for (int i = 0; i < 3; i++) {
-                const fk4_v *r = Ro + 3 * i;
-                R[3 * i] = r[0] * M[0] + r[2] * M[6];
-                R[3 * i + 1] = r[1] * M[4];
-                R[3 * i + 2] = r[0] * M[2] + r[2] * M[8];
-            }
-            break;
-        case 3:
-            for (int i = 0; i < 3; i++) {
-                const fk4_v *r = Ro + 3 * i;
-                R[3 * i] = r[0] * M[0] + r[1] * M[3];
-                R[3 * i + 1] = r[0] * M[1] + r[1] * M[4];
-                R[3 * i + 2] = r[2] * M[8];
-            }
-            break;
-        default:
-            for (int i = 0; i < 3; i++)
-                for (int j = 0; j < 3; j++)
-                    R[3 * i + j] = Ro[3 * i] * M[j] + Ro[3 * i + 1] * M[3 + j] + Ro[3 * i + 2] * M[6 + j];
-        }
+        LINK_AXIS_ANGLE(fk4_v, M, a, c, s);
+        LINK_ROTATE(out->R, Ro, M, (sh >> LINK_AXIS_SHIFT) & 3u);
     } else {
-        memcpy(R, Ro, sizeof out->R);
+        memcpy(out->R, Ro, sizeof out->R);
         if (idx >= 0 && pv->joint_type[k] == RT_JOINT_PRISMATIC)
             for (int i = 0; i < 3; i++) {
-                fk4_v ti = Ro[3 * i] * a[0] + Ro[3 * i + 1] * a[1] + Ro[3 * i + 2] * a[2];
+                fk4_v ti = LINK_DOT3(Ro, a, i); /* kin_mat_vec's */
                 out->p[i] += ti * v;
             }
     }
 }
 
-FK4_CLONES void kin_fk4(const struct kin_robot *r, int n, const double *const state[4], double *const link_pos[4],
-                        double *const link_rot[4])
+/* n (1..4) frames: frame l's state at state + l stride, its links at
+ * link_pos + 3 l n_links and link_rot + 9 l n_links. */
+static FK4_CLONES void kin_fk4(const struct kin_robot *r, int n, const double *state, size_t stride,
+                               double *link_pos, double *link_rot)
 {
     const struct kin_robot_priv *pv = r->priv;
-    assert(n >= 1 && n <= 4);
-    if (r->n_links > FK4_MAX_LINKS) {
-        for (int l = 0; l < n; l++) kin_fk(r, state[l], link_pos[l], link_rot[l]);
-        return;
-    }
+    size_t nl = (size_t)r->n_links;
     struct fk4_link L[FK4_MAX_LINKS];
-    double spare[12 * FK4_MAX_LINKS]; /* the lanes past n write here */
     const double *q[4];
     for (int l = 0; l < 4; l++) {
-        const double *s = state[l < n ? l : 0];
+        const double *s = state + (size_t)(l < n ? l : 0) * stride; /* lanes past n: frame 0 again */
         double m[9];
         q[l] = s + RT_ROOT_COLS;
         kin_quat_to_mat(s + 3, m);
         for (int i = 0; i < 3; i++) L[0].p[i][l] = s[i];
         for (int i = 0; i < 9; i++) L[0].R[i][l] = m[i];
     }
-    for (int k = 1; k < r->n_links; k++) link_step4(pv, k, q, &L[pv->parent[k]], &L[k]);
-    /* Out frame by frame, every lane by its constant index. */
-    double *p0 = link_pos[0], *p1 = n > 1 ? link_pos[1] : spare, *p2 = n > 2 ? link_pos[2] : spare;
-    double *p3 = n > 3 ? link_pos[3] : spare, *R0 = link_rot[0], *R1 = n > 1 ? link_rot[1] : spare + 3 * FK4_MAX_LINKS;
-    double *R2 = n > 2 ? link_rot[2] : spare + 3 * FK4_MAX_LINKS, *R3 = n > 3 ? link_rot[3] : spare + 3 * FK4_MAX_LINKS;
-    for (int k = 0; k < r->n_links; k++) {
+    for (size_t k = 1; k < nl; k++) link_step4(pv, (int)k, q, &L[pv->parent[k]], &L[k]);
+    /* Out frame by frame, each lane by its constant index; the lanes past
+     * n go to `spare`. */
+    double spare[12 * FK4_MAX_LINKS], *P[4], *R[4];
+    for (int l = 0; l < 4; l++) {
+        P[l] = l < n ? link_pos + (size_t)l * 3 * nl : spare;
+        R[l] = l < n ? link_rot + (size_t)l * 9 * nl : spare + 3 * FK4_MAX_LINKS;
+    }
+    for (size_t k = 0; k < nl; k++) {
         for (int i = 0; i < 3; i++) {
             fk4_v x = L[k].p[i];
-            p0[3 * k + i] = x[0], p1[3 * k + i] = x[1], p2[3 * k + i] = x[2], p3[3 * k + i] = x[3];
+            P[0][3 * k + i] = x[0], P[1][3 * k + i] = x[1], P[2][3 * k + i] = x[2], P[3][3 * k + i] = x[3];
         }
         for (int i = 0; i < 9; i++) {
             fk4_v x = L[k].R[i];
-            R0[9 * k + i] = x[0], R1[9 * k + i] = x[1], R2[9 * k + i] = x[2], R3[9 * k + i] = x[3];
+            R[0][9 * k + i] = x[0], R[1][9 * k + i] = x[1], R[2][9 * k + i] = x[2], R[3][9 * k + i] = x[3];
         }
     }
 }
-#else
-void kin_fk4(const struct kin_robot *r, int n, const double *const state[4], double *const link_pos[4],
-             double *const link_rot[4])
-{
-    for (int l = 0; l < n; l++) kin_fk(r, state[l], link_pos[l], link_rot[l]);
-}
 #endif
+
+void kin_fk_frames(const struct kin_robot *r, int n, const double *state, size_t stride, double *link_pos,
+                   double *link_rot)
+{
+    size_t nl = (size_t)r->n_links;
+#if defined(__GNUC__) || defined(__clang__)
+    if (r->n_links <= FK4_MAX_LINKS) {
+        for (int f = 0; f < n; f += 4)
+            kin_fk4(r, n - f < 4 ? n - f : 4, state + (size_t)f * stride, stride, link_pos + (size_t)f * 3 * nl,
+                    link_rot + (size_t)f * 9 * nl);
+        return;
+    }
+#endif
+    for (int f = 0; f < n; f++)
+        kin_fk(r, state + (size_t)f * stride, link_pos + (size_t)f * 3 * nl, link_rot + (size_t)f * 9 * nl);
+}
 
 /* Geometric Jacobian of `link` (robot.h for the column convention). Walks
  * only the path from the root to the link, twice: once for the link's

@@ -159,7 +159,7 @@ digits:
     static const char pairs[201] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
                                    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
                                    "8081828384858687888990919293949596979899";
-    char dg[16], t[40];
+    char dg[16], t[40] = {'-'}; /* the sign, then zeros: every byte that goes to buf set */
     unsigned lo = (unsigned)(n % 10000u), hi = (unsigned)(n / 10000u); /* hi < 100000 */
     memcpy(dg + 7, pairs + 2 * (lo % 100u), 2);
     memcpy(dg + 5, pairs + 2 * (lo / 100u), 2);
@@ -180,7 +180,6 @@ digits:
 #endif
     int neg = o > buf, len;
     char *w = t + neg;
-    t[0] = '-';
     if (k >= 0 && k < 9) {
         memcpy(w, dg, 16); /* the integer part: digits 0..k */
         if (nd > k + 1) {  /* the fraction: digits k + 1.. after a point */
@@ -196,8 +195,6 @@ digits:
         len = 1 - k + nd;
     } else {
         char *e0 = w;
-        memset(t, 0, 17); /* every byte that goes to buf set */
-        t[0] = '-';
         *w++ = dg[0];
         if (nd > 1) {
             *w++ = '.';

@@ -412,25 +412,19 @@ static void fig_chunk(void *ctx, int k)
     int f0, f1;
     rtg_pool_piece(k, RTG_POOL_PIECE, c->n_frames, &f0, &f1);
     size_t cols = (size_t)c->cols, nl = (size_t)r->n_links;
-    /* Four frames at a time (kin_fk4): their states, link positions, rotations. */
+    /* Four frames at a time (kin_fk_frames): their states, link positions, rotations. */
     double *x = malloc(4 * (cols + 12 * nl) * sizeof *x), *lp = x + 4 * cols, *lr = lp + 12 * nl;
     struct frame_extra ex = *c->ex; /* the shared per-frame arrays, a scratch of its own */
     ex.scratch = rtg_collide_scratch_new(c->t);
     if (x && ex.scratch)
         for (int f = f0; f < f1; f += 4) {
             int m = f1 - f < 4 ? f1 - f : 4;
-            const double *st[4];
-            double *p[4], *R[4];
-            for (int l = 0; l < 4; l++) {
-                const float *row = c->state + (size_t)(f + (l < m ? l : 0)) * cols;
-                for (size_t j = 0; j < cols; j++) x[(size_t)l * cols + j] = row[j];
-                st[l] = x + (size_t)l * cols;
-                p[l] = lp + (size_t)l * 3 * nl;
-                R[l] = lr + (size_t)l * 9 * nl;
-            }
-            kin_fk4(r, m, st, p, R);
+            const float *rows = c->state + (size_t)f * cols;
+            for (size_t j = 0; j < (size_t)m * cols; j++) x[j] = rows[j];
+            kin_fk_frames(r, m, x, cols, lp, lr);
             for (int l = 0; l < m; l++)
-                figures_at(r, c->t, f + l, c->n_frames, c->sole, p[l], R[l], c->ep, c->er, c->foot, c->pen, &ex);
+                figures_at(r, c->t, f + l, c->n_frames, c->sole, lp + (size_t)l * 3 * nl, lr + (size_t)l * 9 * nl,
+                           c->ep, c->er, c->foot, c->pen, &ex);
         }
     else
         atomic_store(&c->failed, 1);

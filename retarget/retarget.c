@@ -544,18 +544,7 @@ static enum rt_status source_from_robot(const struct kin_robot *src, const doubl
         source_free(s);
         return rt_err_set(err, RT_ENOMEM, "source", "out of memory");
     }
-    for (int f = 0; f < n_frames; f += 4) {
-        int m = n_frames - f < 4 ? n_frames - f : 4;
-        const double *sp[4];
-        double *lp[4], *lr[4];
-        for (int l = 0; l < 4; l++) {
-            size_t g = (size_t)f + (size_t)(l < m ? l : 0);
-            sp[l] = states + g * (size_t)cols;
-            lp[l] = s->pos + g * (size_t)src->n_links * 3;
-            lr[l] = s->rot + g * (size_t)src->n_links * 9;
-        }
-        kin_fk4(src, m, sp, lp, lr);
-    }
+    kin_fk_frames(src, n_frames, states, (size_t)cols, s->pos, s->rot);
     /* Zero pose: base at the origin, upright, every coordinate 0. */
     rot[6] = 1.0;
     kin_fk(src, rot, rot + cols, s->rot0);

@@ -152,23 +152,17 @@ static void traj_piece(void *ctx, int k)
     rtg_pool_piece(k, RTG_POOL_PIECE, tp->n_frames, &f0, &f1);
     int cols = RT_ROOT_COLS + src->n_dof;
     size_t nl = (size_t)src->n_links;
-    double *pos = malloc(4 * nl * 12 * sizeof(double)); /* four frames' link positions, then rotations */
+    double *pos = malloc(4 * nl * 12 * sizeof(double)), *rot = pos + 4 * 3 * nl; /* four frames' links */
     for (int f = f0; pos && f < f1; f += 4) {
         int m = f1 - f < 4 ? f1 - f : 4;
-        const double *st[4];
-        double *lp[4], *lr[4];
-        for (int l = 0; l < 4; l++) {
-            st[l] = tp->states + (size_t)(f + (l < m ? l : 0)) * (size_t)cols;
-            lp[l] = pos + (size_t)l * 3 * nl;
-            lr[l] = pos + 12 * nl + (size_t)l * 9 * nl;
-        }
-        kin_fk4(src, m, st, lp, lr);
+        kin_fk_frames(src, m, tp->states + (size_t)f * (size_t)cols, (size_t)cols, pos, rot);
         for (int l = 0; l < m; l++)
             for (int j = 0; j < n; j++) {
                 size_t i = (size_t)(f + l) * (size_t)n + (size_t)j;
+                const double *lp = pos + (size_t)l * 3 * nl, *lr = rot + (size_t)l * 9 * nl;
                 double q[4];
-                for (int c = 0; c < 3; c++) t->pos[3 * i + c] = (float)lp[l][3 * tp->src_link[j] + c];
-                kin_mat_to_quat(lr[l] + 9 * tp->src_link[j], q);
+                for (int c = 0; c < 3; c++) t->pos[3 * i + c] = (float)lp[3 * tp->src_link[j] + c];
+                kin_mat_to_quat(lr + 9 * tp->src_link[j], q);
                 for (int c = 0; c < 4; c++) t->rot[4 * i + c] = (float)q[c];
                 t->wpos[i] = 1.0f;
                 t->wrot[i] = RTG_TRAJ_ROT_WEIGHT;

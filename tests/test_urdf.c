@@ -804,7 +804,7 @@ static char *chain_urdf(int n_links, int name_len)
     return s;
 }
 
-static void check_fk4(const struct kin_robot *r, const char *what, int samples);
+static void check_fk_frames(const struct kin_robot *r, const char *what, int samples);
 
 static void test_limits(void)
 {
@@ -824,7 +824,7 @@ static void test_limits(void)
         CHECK_EQ_INT(ones, r->n_dof);
         free(st);
         free(J);
-        check_fk4(r, "big.urdf", 8); /* past kin_fk4's links: frame by frame */
+        check_fk_frames(r, "big.urdf", 9); /* past the four-frame path's links: frame by frame */
     }
     kin_robot_free(r);
     free(s);
@@ -1056,6 +1056,8 @@ static const char shapes_urdf[] =
     "<origin xyz=\"-0.1 0.1 0\"/><axis xyz=\"0 0 1\"/><limit lower=\"-3\" upper=\"3\" effort=\"1\" velocity=\"1\"/></joint><link name=\"l8\"/>"
     "<joint name=\"j9\" type=\"revolute\"><parent link=\"l8\"/><child link=\"l9\"/>"
     "<origin xyz=\"0.3 0 0\"/><axis xyz=\"-1 0 0\"/><limit lower=\"-3\" upper=\"3\" effort=\"1\" velocity=\"1\"/></joint><link name=\"l9\"/>"
+    "<joint name=\"j10\" type=\"prismatic\"><parent link=\"l9\"/><child link=\"l10\"/>"
+    "<origin xyz=\"0.02 0.03 0.04\" rpy=\"0.3 0.2 0.1\"/><axis xyz=\"0.48 0.6 0.64\"/><limit lower=\"-0.2\" upper=\"0.2\" effort=\"1\" velocity=\"1\"/></joint><link name=\"l10\"/>"
     "</robot>";
 
 static void check_fk_products(const struct kin_robot *r, const char *what, int samples)
@@ -1082,42 +1084,38 @@ static void check_fk_products(const struct kin_robot *r, const char *what, int s
     free(s); free(p); free(R); free(pr); free(Rr);
 }
 
-/* kin_fk4 against kin_fk frame by frame: the same bits (memcmp: the sign
- * of a zero and a NaN's payload too), for every n from 1 to 4, at random
- * poses, the identity pose, a zero quaternion and a NaN coordinate. */
-static void check_fk4(const struct kin_robot *r, const char *what, int samples)
+/* kin_fk_frames against kin_fk frame by frame: the same bits (memcmp: the
+ * sign of a zero and a NaN's payload too), for every n from 1 to 9 (whole
+ * groups of four and the rest), at random poses, the identity pose, a zero
+ * quaternion and a NaN coordinate. */
+static void check_fk_frames(const struct kin_robot *r, const char *what, int samples)
 {
     int cols = RT_ROOT_COLS + r->n_dof, nl = r->n_links, bad = 0;
-    double *s = malloc(sizeof *s * 4 * (size_t)cols);
-    double *p = malloc(sizeof *p * 48 * (size_t)nl), *R = p + 12 * (size_t)nl;
+    double *s = malloc(sizeof *s * 9 * (size_t)cols);
+    double *p = malloc(sizeof *p * 9 * 12 * (size_t)nl), *R = p + 9 * 3 * (size_t)nl;
     double *pr = malloc(sizeof *pr * 12 * (size_t)nl), *Rr = pr + 3 * (size_t)nl;
     unsigned seed = 777;
     for (int it = 0; it < samples; it++) {
-        int n = 1 + it % 4;
-        const double *st[4];
-        double *pp[4], *RR[4];
-        for (int l = 0; l < 4; l++) {
+        int n = 1 + it % 9;
+        for (int l = 0; l < n; l++) {
             double *x = s + (size_t)l * (size_t)cols;
             for (int c = 0; c < cols; c++) {
                 seed = seed * 1103515245u + 12345u;
                 x[c] = ((double)(seed >> 8) / 16777216.0 - 0.5) * 3.0;
             }
-            if (it == 0 && l == 1)
+            if (it == 1 && l == 1)
                 for (int c = 0; c < cols; c++) x[c] = c == 6 ? 1.0 : 0.0;
-            if (it == 1 && l == 0) x[3] = x[4] = x[5] = x[6] = 0.0;
-            if (it == 2 && l == 2 && cols > RT_ROOT_COLS) x[cols - 1] = NAN;
-            st[l] = x;
-            pp[l] = p + (size_t)l * 3 * (size_t)nl;
-            RR[l] = R + (size_t)l * 9 * (size_t)nl;
+            if (it == 2 && l == 0) x[3] = x[4] = x[5] = x[6] = 0.0;
+            if (it == 3 && l == 2 && cols > RT_ROOT_COLS) x[cols - 1] = NAN;
         }
-        kin_fk4(r, n, st, pp, RR);
+        kin_fk_frames(r, n, s, (size_t)cols, p, R);
         for (int l = 0; l < n; l++) {
-            kin_fk(r, st[l], pr, Rr);
-            bad += memcmp(pp[l], pr, sizeof *pr * 3 * (size_t)nl) != 0;
-            bad += memcmp(RR[l], Rr, sizeof *Rr * 9 * (size_t)nl) != 0;
+            kin_fk(r, s + (size_t)l * (size_t)cols, pr, Rr);
+            bad += memcmp(p + (size_t)l * 3 * (size_t)nl, pr, sizeof *pr * 3 * (size_t)nl) != 0;
+            bad += memcmp(R + (size_t)l * 9 * (size_t)nl, Rr, sizeof *Rr * 9 * (size_t)nl) != 0;
         }
     }
-    if (bad) fprintf(stderr, "  %s: kin_fk4 differs from kin_fk in %d frames' positions or rotations\n", what, bad);
+    if (bad) fprintf(stderr, "  %s: kin_fk_frames differs from kin_fk in %d frames' positions or rotations\n", what, bad);
     CHECK_EQ_INT(bad, 0);
     free(s); free(p); free(pr);
 }
@@ -1130,12 +1128,12 @@ static void test_fk_products(void)
     struct rt_err err;
     CHECK_EQ_INT(kin_robot_parse_urdf(shapes_urdf, strlen(shapes_urdf), "shapes.urdf", &r, &err), RT_OK);
     if (r) check_fk_products(r, "shapes", 200);
-    if (r) check_fk4(r, "shapes", 200);
+    if (r) check_fk_frames(r, "shapes", 200);
     kin_robot_free(r);
     for (int i = 0; i < 5; i++) {
         if (!(r = load_or_skip(files[i]))) continue;
         check_fk_products(r, files[i], 200);
-        check_fk4(r, files[i], 200);
+        check_fk_frames(r, files[i], 200);
         kin_robot_free(r);
     }
 }
