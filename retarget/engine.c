@@ -36,6 +36,7 @@ void rtg_backend_config_env(struct solver_backend_config *c, int threads)
     c->cuda_profile = env_flag("RT_CUDA_PROFILE");
     c->cuda_unrolled_cg = env_flag("RT_CUDA_UNROLLED_CG");
     c->cuda_cg_up = env_flag("RT_CUDA_CG_UP");
+    c->cpu_profile = env_flag("RT_CPU_PROFILE");
 }
 
 enum rt_status rtg_backend_init(struct solver_backend *out, const char *name, int threads, struct rt_err *err)

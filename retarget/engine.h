@@ -8,6 +8,7 @@
  *   RT_CUDA_PROFILE=1     per-phase timing line      -> cuda_profile
  *   RT_CUDA_UNROLLED_CG=1 CG graph unrolled          -> cuda_unrolled_cg
  *   RT_CUDA_CG_UP=1       CG update one frame a warp -> cuda_cg_up
+ *   RT_CPU_PROFILE=1      per-phase timing line (CPU) -> cpu_profile
  * A switch is on when its value starts with '1'.
  *
  * Memory: rtg_backend_init() fills a caller-owned struct whose context the

@@ -23,6 +23,8 @@ enum rt_status solver_backend_config_check(const struct solver_backend_config *c
         return rt_err_set(err, RT_EINVAL, "backend.cuda_profile", "%d (want 0 or 1)", c->cuda_profile);
     if (!is_flag(c->cuda_unrolled_cg))
         return rt_err_set(err, RT_EINVAL, "backend.cuda_unrolled_cg", "%d (want 0 or 1)", c->cuda_unrolled_cg);
+    if (!is_flag(c->cpu_profile))
+        return rt_err_set(err, RT_EINVAL, "backend.cpu_profile", "%d (want 0 or 1)", c->cpu_profile);
     if (!is_flag(c->cuda_cg_up))
         return rt_err_set(err, RT_EINVAL, "backend.cuda_cg_up", "%d (want 0 or 1)", c->cuda_cg_up);
     return RT_OK;

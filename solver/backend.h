@@ -58,6 +58,8 @@ struct solver_backend_config {
     int cuda_unrolled_cg; /* CUDA, 1: capture the CG iterations unrolled instead of as a
                            * while-node graph (for compute-sanitizer, Nsight Compute) */
     int cuda_cg_up;       /* CUDA, 1: the CG update one frame per warp instead of two */
+    int cpu_profile;      /* CPU, 1: time each phase of a solve and print one timing line
+                           * per solve to stderr */
 };
 
 /* Fills `c` with the defaults: every field 0. */

@@ -365,6 +365,10 @@ static void test_backend_config(const struct g1_clip *c)
     CHECK(solver_backend_init(&be, "cpu", &cfg, &err) == RT_EINVAL);
     CHECK_EQ_STR(err.where, "backend.cuda_profile");
     cfg.cuda_profile = 0;
+    cfg.cpu_profile = 2;
+    CHECK(solver_backend_init(&be, "cpu", &cfg, &err) == RT_EINVAL);
+    CHECK_EQ_STR(err.where, "backend.cpu_profile");
+    cfg.cpu_profile = 0;
     cfg.cuda_unrolled_cg = -1;
     CHECK(solver_backend_config_check(&cfg, &err) == RT_EINVAL);
     CHECK_EQ_STR(err.where, "backend.cuda_unrolled_cg");

@@ -205,6 +205,7 @@ enum rt_status solver_backend_cpu_init(struct solver_backend *out, const struct 
     c = (struct cpu_ctx *)calloc(1, sizeof *c);
     if (!c) return rt_err_set(err, RT_ENOMEM, "backend", "out of memory");
     c->threads = cpu_threads_of(cfg);
+    c->profile = cfg->cpu_profile;
     if ((st = cpu_pool_create(c->threads, &c->pool, err)) != RT_OK) goto fail;
     out->ops = &cpu_ops;
     out->ctx = c;

@@ -53,6 +53,10 @@ enum rt_status solver_cpu_debug_steps(struct solver_backend *be, const struct so
 int solver_cpu_debug_poison(struct solver_backend *be, int on);
 
 /* ---- solver context ------------------------------------------------ */
+/* The phases of a solve that the profile (config cpu_profile) times. */
+enum { CPU_PH_START, CPU_PH_INIT, CPU_PH_REPAIR, CPU_PH_LIN, CPU_PH_PRECOND, CPU_PH_PCG, CPU_PH_EVAL,
+       CPU_PH_ACCEPT, CPU_PH_COPY, CPU_PH_N };
+
 struct cpu_clip {
     int off, T;         /* first global frame, frames */
     int active;         /* LM still running */
@@ -82,6 +86,8 @@ struct cpu_ctx {
     struct cpu_pool *pool;
     int threads;
     int poison;                   /* test hook: solver_cpu_debug_poison() */
+    int profile;                  /* config cpu_profile: one timing line per solve (cpu_lm.c) */
+    double prof_t, prof_ms[CPU_PH_N]; /* with profile: the last mark, ms per phase */
     unsigned char *arena;
     size_t arena_cap;
     /* the current batch (borrowed for one solve) and its sizes */

@@ -17,6 +17,7 @@
  * from reduce.h sums over that clip's own entries: see docs/solver.md
  * "Reductions" for which sequence each one sums. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,6 +36,32 @@ void cpu_select_all_active(struct cpu_ctx *c)
 static float clip_frame_sum(struct cpu_ctx *c, const struct cpu_clip *cl, const float *a)
 {
     return rt_reduce_serial(a + cl->off, (size_t)cl->T, c->red_scratch);
+}
+
+/* ---- phase profile (config cpu_profile, RT_CPU_PROFILE=1) ------------ */
+
+/* With the profile on, the wall time since the last mark is added to phase
+ * `ph`; one line per solve goes to stderr (the CUDA backend's "cuda
+ * profile" line, its phases as near as the backends allow: "pcg" is the
+ * linear solve, PCG or direct). Off (the default) nothing is timed. */
+static const char *const cpu_ph_name[CPU_PH_N] = {"start", "init", "repair", "linearize", "precond",
+                                                  "pcg", "step_eval", "accept", "copy"};
+static void prof_mark(struct cpu_ctx *c, int ph)
+{
+    if (!c->profile) return;
+    double t = rt_now();
+    c->prof_ms[ph] += 1e3 * (t - c->prof_t);
+    c->prof_t = t;
+}
+
+static void prof_print(const struct cpu_ctx *c)
+{
+    if (!c->profile) return;
+    double tot = 0;
+    for (int k = 0; k < CPU_PH_N; k++) tot += c->prof_ms[k];
+    fprintf(stderr, "cpu profile: %d clips %d frames %d threads total %.2f ms:", c->nc, c->nf, c->threads, tot);
+    for (int k = 0; k < CPU_PH_N; k++) fprintf(stderr, " %s %.2f", cpu_ph_name[k], c->prof_ms[k]);
+    fprintf(stderr, "\n");
 }
 
 /* ---- start state and per-frame initialization ---------------------- */
@@ -99,6 +126,7 @@ static void init_solve(struct cpu_ctx *c)
     bi.w_collide = lm_rule_init_collide(bi.w_collide);
     c->binit = &bi;
     cpu_pool_run(c->pool, ph_init, c, (size_t)c->nf);
+    prof_mark(c, CPU_PH_INIT);
     for (int round = 0; round < LM_RULE_INIT_REPAIR_ROUNDS; round++) {
         cpu_pool_run(c->pool, ph_repair, c, (size_t)c->nf);
         int changed = 0;
@@ -107,6 +135,7 @@ static void init_solve(struct cpu_ctx *c)
         t = c->part; c->part = c->part_t; c->part_t = t;
         if (!changed) break;
     }
+    prof_mark(c, CPU_PH_REPAIR);
     c->binit = NULL;
 }
 
@@ -135,11 +164,15 @@ static void ph_accept(void *vctx, int tid, size_t begin, size_t end)
 static enum rt_status linear_solve(struct cpu_ctx *c, struct rt_err *err)
 {
     cpu_precondition(c);
+    prof_mark(c, CPU_PH_PRECOND);
     if (c->b->opt.linear == SOLVER_LINEAR_DIRECT) {
         for (int k = 0; k < c->nc; k++) c->clip[k].cg_it = 0;
-        return cpu_direct(c, err);
+        enum rt_status st = cpu_direct(c, err);
+        prof_mark(c, CPU_PH_PCG);
+        return st;
     }
     cpu_pcg(c);
+    prof_mark(c, CPU_PH_PCG);
     return RT_OK;
 }
 
@@ -172,6 +205,7 @@ static enum rt_status lm_run(struct cpu_ctx *c, struct rt_err *err)
     /* Start cost (before the initialization). */
     cpu_costs(c, c->x, c->part);
     for (int k = 0; k < c->nc; k++) c->clip[k].start_cost = clip_frame_sum(c, &c->clip[k], c->part);
+    prof_mark(c, CPU_PH_START);
     if (o->init_iters > 0) init_solve(c);
 
     int first = 1;
@@ -194,6 +228,7 @@ static enum rt_status lm_run(struct cpu_ctx *c, struct rt_err *err)
             int term = lm_rule_after_lin(o, max_abs_g(c, cl), cl->cost, cl->lm_iters);
             if (term != SOLVER_TERM_NONE) { cl->term = term; cl->active = 0; }
         }
+        prof_mark(c, CPU_PH_LIN);
         first = 0;
         cpu_select_all_active(c);
         any = 0;
@@ -213,6 +248,7 @@ static enum rt_status lm_run(struct cpu_ctx *c, struct rt_err *err)
             const float *u[3] = {c->x, NULL, NULL}, *v[3] = {c->x, NULL, NULL};
             cpu_dots(c, 1, u, v, c->cols, sx);
         }
+        prof_mark(c, CPU_PH_EVAL);
         /* 3. accept or reject, per clip (lm_rule.h, shared with the CUDA
          * backend's host driver) */
         for (int k = 0; k < c->nc; k++) {
@@ -237,6 +273,7 @@ static enum rt_status lm_run(struct cpu_ctx *c, struct rt_err *err)
             if (cl->lm_iters > max_it) max_it = cl->lm_iters;
         }
         if (b->progress) b->progress(b->progress_user, max_it, done_clips);
+        prof_mark(c, CPU_PH_ACCEPT);
     }
 done:
     return st;
@@ -244,10 +281,14 @@ done:
 
 enum rt_status cpu_lm_solve(struct cpu_ctx *c, struct solver_result *res, struct rt_err *err)
 {
+    memset(c->prof_ms, 0, sizeof c->prof_ms);
+    c->prof_t = rt_now();
     start_state(c);
     enum rt_status st = lm_run(c, err);
     if (st != RT_OK) return st;
     memcpy(res->state, c->x, (size_t)c->nf * c->cols * sizeof(float));
+    prof_mark(c, CPU_PH_COPY);
+    prof_print(c);
     for (int k = 0; k < c->nc; k++) {
         const struct cpu_clip *cl = &c->clip[k];
         struct solver_clip_result *r = &res->clips[k];
