@@ -136,9 +136,9 @@ $(B)/tests/%: $(O)/tests/%.o $(SRV_LIB) $(CLI_LIB) $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 # test_http_alone and test_http_classes reach the scheduler's solver calls
-# through a wrapper of rtg_batch_solve (a fault injected into one clip; a
-# worker held busy).
-$(B)/tests/test_http_alone $(B)/tests/test_http_classes: LDFLAGS += -Wl,--wrap=rtg_batch_solve
+# through a wrapper of rtg_batch_solve_packed (a fault injected into one
+# clip; a worker held busy).
+$(B)/tests/test_http_alone $(B)/tests/test_http_classes: LDFLAGS += -Wl,--wrap=rtg_batch_solve_packed
 $(B)/bench/%: $(O)/bench/%.o $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@

@@ -181,6 +181,14 @@ enum rt_status rtg_batch_pack(struct rtg_batch_ws *ws, struct solver_backend *be
     return RT_OK;
 }
 
+int rtg_batch_packed(const struct rtg_batch_ws *ws, const struct rtg_batch_item *items, int n)
+{
+    if (n < 1 || ws->n_packed != n) return 0;
+    for (int i = 0; i < n; i++)
+        if (ws->packed[i] != items[i].t) return 0;
+    return 1;
+}
+
 enum rt_status rtg_batch_solve_packed(struct rtg_batch_ws *ws, struct solver_backend *be,
                                       const struct kin_robot *robot, const struct solver_options *opt,
                                       struct rtg_batch_item *items, int n,
@@ -192,9 +200,8 @@ enum rt_status rtg_batch_solve_packed(struct rtg_batch_ws *ws, struct solver_bac
     enum rt_status st = RT_ENOMEM;
     for (int i = 0; i < n; i++) items[i].state = NULL;
     if (block) *block = NULL;
-    int same = ws->n_packed == n;
-    for (int i = 0; i < n && same; i++) same = ws->packed[i] == items[i].t;
-    if (!same) return rt_err_set(err, RT_ESTATE, "batch", "the clips packed are not the clips solved");
+    if (!rtg_batch_packed(ws, items, n))
+        return rt_err_set(err, RT_ESTATE, "batch", "the clips packed are not the clips solved");
     ws->n_packed = 0; /* consumed: the solve reads what is packed once */
     size_t total = (size_t)ws->off[n], nfc = total * (size_t)cols;
     struct solver_clip_result *res = malloc((size_t)n * sizeof *res);

@@ -72,6 +72,10 @@ void rtg_batch_ws_free(struct rtg_batch_ws *ws);
 enum rt_status rtg_batch_pack(struct rtg_batch_ws *ws, struct solver_backend *be, const struct kin_robot *robot,
                               const struct rtg_batch_item *items, int n, struct rt_err *err);
 
+/* 1 when ws holds items[0..n) as rtg_batch_pack() packed them (the same
+ * targets in the same order, not solved since), else 0. */
+int rtg_batch_packed(const struct rtg_batch_ws *ws, const struct rtg_batch_item *items, int n);
+
 /* The second half: solves what rtg_batch_pack() packed into ws, which must
  * be items[0..n) in the same order (RT_ESTATE otherwise). `block` NULL:
  * each item's state is malloc'd, as rtg_batch_solve() does; else the

@@ -16,9 +16,13 @@
  * from each job's stored plan in parallel on the host pool (--host-threads)
  * while the worker solves the batch before it, and the build claims its
  * jobs (queued -> running; a job cancelled meanwhile is skipped; the worker
- * claims them itself around a job retried alone). The worker splits the
- * jobs by identical weights and options (rtg_targets_same_weights), solves
- * each part with rtg_batch_solve(), leaves the solved jobs' mark to the
+ * claims them itself around a job retried alone). The jobs split by
+ * identical weights and options (rtg_targets_same_weights) into parts, one
+ * solver call each; the build packs the first part into one of two sets of
+ * page-locked batch arrays (rtg_batch_pack) while the worker solves the
+ * batch before from the other, and the worker solves each part
+ * (rtg_batch_solve_packed: the clips' states one block, no copy out),
+ * leaves the solved jobs' mark to the
  * progress thread and queues each job's finishing on the pool: the ground
  * lift, quality and report, and the result stored in the transaction that
  * marks the job succeeded -- or dropped when the job was cancelled while it
@@ -68,7 +72,7 @@
 
 /* The host pool's nice value above the request handlers' (rtg_pool_create_nice). */
 #define SCHED_HOST_NICE 10
-/* Threads that copy a batch's clips into the solver's arrays and back. */
+/* Threads that copy a batch's clips into the solver's arrays. */
 #define SCHED_COPY_THREADS 4
 
 struct sched_entry {
@@ -90,8 +94,13 @@ struct sched {
     pthread_t worker;
     struct solver_backend be;
     struct rtg_pool *pool; /* host work: building and finishing jobs */
-    struct rtg_pool *copy_pool; /* the batch arrays' copies in and out (rtg_batch_solve) */
-    struct rtg_batch_ws ws; /* the worker's batch arrays, reused call to call */
+    struct rtg_pool *copy_pool; /* the batch arrays' copies in (rtg_batch_pack) */
+    /* Two sets of batch arrays, reused call to call (page-locked where the
+     * backend has them, so that a GPU takes them by DMA): the build of the
+     * next batch packs its first call into one while the worker solves
+     * from the other (build_req.ws, alternating). */
+    struct rtg_batch_ws ws[2];
+    int ws_next;
     int finishing;          /* solved batches not yet freed (under mu) */
     /* Progress writes (on_progress, progress_main): the solver's thread
      * only leaves the running call's job ids and LM iteration here (under
@@ -434,6 +443,9 @@ struct batch_ctx {
     char *col_names;
     struct batch_job *jobs;
     int n;
+    struct rtg_batch_ws *ws; /* its calls' arrays (sched.ws[0] or [1]) */
+    float **blocks;         /* n: its calls' states, one block a call (rtg_batch_solve_packed) */
+    int n_blocks;
     atomic_int unfinished;  /* finishing tasks queued and not yet run */
     atomic_int refs;        /* the worker's, until it has queued every part, and one per finishing task */
     struct sched_entry *e;  /* the queue entries it was built from (to queue them again) */
@@ -517,9 +529,10 @@ static void batch_ctx_release(struct batch_ctx *b)
     for (int i = 0; i < b->n; i++) {
         srv_job_input_free(&b->jobs[i].in);
         store_job_release(&b->jobs[i].j);
-        free(b->jobs[i].state);
         cJSON_free(b->jobs[i].report);
     }
+    for (int k = 0; k < b->n_blocks; k++) free(b->blocks[k]);
+    free(b->blocks);
     free(b->jobs);
     free(b->idx);
     free(b->e);
@@ -591,8 +604,17 @@ static void solve_part(struct batch_ctx *bc, const int *idx, int n)
     }
     struct progress prog = {q, ids, n, 0};
     double t0 = rt_now();
-    enum rt_status st = rtg_batch_solve(&q->ws, &q->be, bc->robot, &jobs[idx[0]].in.opt, items, n, on_progress, &prog, &err);
+    float *block = NULL;
+    /* The first call of a batch was packed by its build (build_batch());
+     * a later one, or one solved again alone, is packed here. */
+    enum rt_status st = rtg_batch_packed(bc->ws, items, n)
+                            ? RT_OK
+                            : rtg_batch_pack(bc->ws, &q->be, bc->robot, items, n, &err);
+    if (st == RT_OK)
+        st = rtg_batch_solve_packed(bc->ws, &q->be, bc->robot, &jobs[idx[0]].in.opt, items, n, on_progress, &prog,
+                                    &block, &err);
     double dt = rt_now() - t0;
+    if (st == RT_OK) bc->blocks[bc->n_blocks++] = block; /* at most n calls solve: each job once */
     srv_metrics_worker(&s->metrics, SRV_WK_SOLVE, dt);
     if (st != RT_OK && n > 1) {
         /* One clip may have failed the call for all: each is solved again
@@ -710,6 +732,42 @@ static void claim_batch(struct batch_ctx *bc)
     free(ids);
 }
 
+/* The next part of `bc` to solve: the jobs not solved yet that share the
+ * options and weights of the first of them (one solver call), their
+ * indices into idx; returns how many (0: none left). With `take` they are
+ * marked done. */
+static int next_part(struct batch_ctx *bc, int *idx, int take)
+{
+    struct batch_job *jobs = bc->jobs;
+    int m = 0;
+    for (int i = 0; i < bc->n && !m; i++) {
+        if (!jobs[i].ok || jobs[i].done) continue;
+        for (int k = i; k < bc->n; k++)
+            if (jobs[k].ok && !jobs[k].done && !memcmp(&jobs[k].in.opt, &jobs[i].in.opt, sizeof jobs[i].in.opt) &&
+                rtg_targets_same_weights(bc->robot, &jobs[i].in.t, &jobs[k].in.t))
+                idx[m++] = k;
+    }
+    for (int k = 0; take && k < m; k++) jobs[idx[k]].done = 1;
+    return m;
+}
+
+/* Packs the first part of a built batch into its arrays (on the build's
+ * thread, while the worker solves the batch before): solve_part() then
+ * finds it packed. A failure only leaves it to solve_part(). */
+static void pack_ahead(struct batch_ctx *bc)
+{
+    struct rtg_batch_item *items = NULL;
+    struct rt_err err;
+    double t0 = rt_now();
+    int m = bc->robot ? next_part(bc, bc->idx, 0) : 0;
+    if (!m || !(items = calloc((size_t)m, sizeof *items))) return;
+    for (int k = 0; k < m; k++) items[k].t = &bc->jobs[bc->idx[k]].in.t;
+    rt_err_clear(&err);
+    (void)rtg_batch_pack(bc->ws, &bc->q->be, bc->robot, items, m, &err);
+    free(items);
+    srv_metrics_stage(&bc->q->s->metrics, SRV_STAGE_TARGETS, rt_now() - t0);
+}
+
 /* Reads and builds (in parallel on the host pool: each job's source text
  * and targets) the jobs of a batch: the worker builds the next batch this
  * way while it solves the one before. With `claim`, the build then claims
@@ -719,15 +777,17 @@ static void claim_batch(struct batch_ctx *bc)
  * built fails here. `e` (n malloc'd queue entries) is the batch's from the
  * call on. Returns the batch, which the caller releases -- or NULL when
  * out of memory (the jobs are put back in the queue). */
-static struct batch_ctx *build_batch(struct sched *q, struct sched_entry *e, int n, int claim)
+static struct batch_ctx *build_batch(struct sched *q, struct sched_entry *e, int n, int claim,
+                                     struct rtg_batch_ws *ws)
 {
     struct srv *s = q->s;
     struct rt_err err;
     struct batch_ctx *bc = calloc(1, sizeof *bc);
     struct batch_job *jobs = calloc((size_t)n, sizeof *jobs);
     int *idx = calloc((size_t)n, sizeof *idx);
+    float **blocks = calloc((size_t)n, sizeof *blocks);
     char robot_name[STORE_MAX_NAME + 1] = "";
-    if (!bc || !jobs || !idx) {
+    if (!bc || !jobs || !idx || !blocks) {
         /* Put them back: the jobs are still queued in the database. */
         pthread_mutex_lock(&q->mu);
         for (int i = 0; i < n; i++) add_locked(q, e[i].id, e[i].frames, e[i].key, e[i].alone);
@@ -735,12 +795,15 @@ static struct batch_ctx *build_batch(struct sched *q, struct sched_entry *e, int
         free(bc);
         free(jobs);
         free(idx);
+        free(blocks);
         free(e);
         return NULL;
     }
     bc->q = q;
     bc->jobs = jobs;
     bc->idx = idx;
+    bc->blocks = blocks;
+    bc->ws = ws;
     bc->n = n;
     atomic_init(&bc->refs, 1);
     bc->e = e;
@@ -776,7 +839,10 @@ static struct batch_ctx *build_batch(struct sched *q, struct sched_entry *e, int
     rtg_pool_for(q->pool, n, build_job, bc);
     for (int i = 0; i < n; i++)
         if (!jobs[i].ok && jobs[i].err.code != RT_OK) fail_job(q, jobs[i].j.id, &jobs[i].err);
-    if (claim) claim_batch(bc);
+    if (claim) {
+        claim_batch(bc);
+        pack_ahead(bc); /* claimed: the jobs it packs are the ones solved */
+    }
     return bc;
 }
 
@@ -786,27 +852,12 @@ static struct batch_ctx *build_batch(struct sched *q, struct sched_entry *e, int
 static void solve_batch(struct batch_ctx *bc)
 {
     struct sched *q = bc->q;
-    struct batch_job *jobs = bc->jobs;
-    int n = bc->n, n_ok = 0;
     if (!bc->claimed) {
         double t_claim = rt_now();
         claim_batch(bc);
         srv_metrics_worker(&q->s->metrics, SRV_WK_CLAIM, rt_now() - t_claim);
     }
-    int *idx = bc->idx;
-    for (int i = 0; i < n; i++) n_ok += jobs[i].ok;
-    /* Split by identical options and weights: each part is one solver call. */
-    for (int i = 0; i < n && n_ok; i++) {
-        if (!jobs[i].ok || jobs[i].done) continue;
-        int m = 0;
-        for (int k = i; k < n; k++)
-            if (jobs[k].ok && !jobs[k].done && !memcmp(&jobs[k].in.opt, &jobs[i].in.opt, sizeof jobs[i].in.opt) &&
-                rtg_targets_same_weights(bc->robot, &jobs[i].in.t, &jobs[k].in.t)) {
-                idx[m++] = k;
-                jobs[k].done = 1;
-            }
-        solve_part(bc, idx, m);
-    }
+    for (int m; (m = next_part(bc, bc->idx, 1)) > 0;) solve_part(bc, bc->idx, m);
 }
 
 /* A batch built on the pool while the worker solves the one before. */
@@ -815,13 +866,14 @@ struct build_req {
     struct sched_entry *e; /* a copy of the picked entries, build_batch()'s from then on */
     int n;
     int claim;             /* build_batch()'s */
+    struct rtg_batch_ws *ws; /* build_batch()'s */
     struct batch_ctx *bc;  /* out */
 };
 
 static void build_req_run(void *arg)
 {
     struct build_req *r = arg;
-    r->bc = build_batch(r->q, r->e, r->n, r->claim);
+    r->bc = build_batch(r->q, r->e, r->n, r->claim, r->ws);
 }
 
 /* The worker: picks a ready group, builds it, and solves it while the next
@@ -850,7 +902,7 @@ static void *worker_main(void *arg)
          * claimed that way beside a job retried alone (load_queued()), which
          * may be the clip that crashes, nor for one: the worker claims those. */
         int claim = n && !batch[0].alone && !(cur && cur->e[0].alone);
-        struct build_req req = {q, NULL, n, claim, NULL};
+        struct build_req req = {q, NULL, n, claim, &q->ws[q->ws_next], NULL};
         struct rtg_pool_group gb = {0};
         if (n && !(req.e = malloc((size_t)n * sizeof *req.e))) {
             for (int i = 0; i < n; i++) add_locked(q, batch[i].id, batch[i].frames, batch[i].key, batch[i].alone);
@@ -861,6 +913,7 @@ static void *worker_main(void *arg)
             pthread_mutex_unlock(&q->mu);
             if (n) {
                 memcpy(req.e, batch, (size_t)n * sizeof *req.e);
+                q->ws_next ^= 1; /* cur solves from the other set */
                 rtg_pool_submit_first(q->pool, &gb, build_req_run, &req);
             }
             if (cur) {
@@ -893,7 +946,8 @@ static void *worker_main(void *arg)
             /* Nothing to solve: give the batch arrays back while idle. */
             worked = 0;
             pthread_mutex_unlock(&q->mu);
-            rtg_batch_ws_free(&q->ws);
+            rtg_batch_ws_free(&q->ws[0]);
+            rtg_batch_ws_free(&q->ws[1]);
             pthread_mutex_lock(&q->mu);
             continue;
         }
@@ -954,11 +1008,12 @@ enum rt_status sched_start(struct srv *s, struct sched **out, struct rt_err *err
      * validation threads (health, polls and submissions stay fast while a
      * corpus is solved): nice SCHED_HOST_NICE. */
     if ((st = rtg_pool_create_nice(s->cfg.host_threads, SCHED_HOST_NICE, &q->pool, err)) != RT_OK) goto fail;
-    /* The batch arrays are filled and emptied by threads of their own, at
-     * the worker's priority: the host pool is busy finishing the batch
-     * before, and a copy waiting for its threads would hold the solver. */
+    /* The batch arrays are filled by threads of their own, at the worker's
+     * priority: the host pool is busy finishing the batch before, and a
+     * copy waiting for its threads would hold the solver (a part packed by
+     * the worker itself) or the next batch's build. */
     if ((st = rtg_pool_create(SCHED_COPY_THREADS, &q->copy_pool, err)) != RT_OK) goto fail;
-    q->ws.pool = q->copy_pool;
+    for (int k = 0; k < 2; k++) q->ws[k] = (struct rtg_batch_ws){.pool = q->copy_pool, .pinned = 1, .block_ahead = 1};
     if ((st = store_job_each_queued(s->store, load_queued, q, err)) != RT_OK) goto fail;
     if (q->n && !s->cfg.quiet) rt_log("info", "sched", "start", "%d queued job(s) from the database", q->n);
     if (pthread_create(&q->worker, NULL, worker_main, q)) {
@@ -996,7 +1051,8 @@ void sched_stop(struct sched *q)
     pthread_mutex_destroy(&q->pmu);
     rtg_pool_free(q->pool);
     rtg_pool_free(q->copy_pool);
-    rtg_batch_ws_free(&q->ws);
+    rtg_batch_ws_free(&q->ws[0]);
+    rtg_batch_ws_free(&q->ws[1]);
     solver_backend_free(&q->be);
     pthread_cond_destroy(&q->cv);
     pthread_mutex_destroy(&q->mu);

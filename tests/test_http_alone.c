@@ -1,11 +1,11 @@
 /* test_http_alone.c -- a clip that fails the solver in a batch fails
  * alone; its batch mates succeed.
  *
- * The test is linked with -Wl,--wrap=rtg_batch_solve (the Makefile), so the
- * scheduler's solver calls reach __wrap_rtg_batch_solve below: it fails
- * (RT_EBACKEND) every call that holds the clip of BAD_FRAMES frames and
- * passes the others on to the real rtg_batch_solve. Four windows of the
- * real G1 reference trajectory (100, 110, 120 and BAD_FRAMES frames: one
+ * The test is linked with -Wl,--wrap=rtg_batch_solve_packed (the
+ * Makefile), so the scheduler's solver calls reach
+ * __wrap_rtg_batch_solve_packed below: it fails (RT_EBACKEND) every call
+ * that holds the clip of BAD_FRAMES frames and passes the others on to the
+ * real one. Four windows of the real G1 reference trajectory (100, 110, 120 and BAD_FRAMES frames: one
  * horizon class, one class key) are submitted to the in-process daemon
  * within its batch window, so they meet in one solver call. That call
  * fails; the scheduler solves each clip again alone: the bad one fails
@@ -28,10 +28,11 @@
 /* The solver calls seen: how many clips each held (the worker is one thread). */
 static int call_clips[64], n_calls;
 
-enum rt_status __wrap_rtg_batch_solve(struct rtg_batch_ws *ws, struct solver_backend *be, const struct kin_robot *robot,
-                                      const struct solver_options *opt, struct rtg_batch_item *items, int n,
-                                      void (*progress)(void *user, int lm_iter, int clips_done),
-                                      void *progress_user, struct rt_err *err)
+enum rt_status __wrap_rtg_batch_solve_packed(struct rtg_batch_ws *ws, struct solver_backend *be,
+                                             const struct kin_robot *robot, const struct solver_options *opt,
+                                             struct rtg_batch_item *items, int n,
+                                             void (*progress)(void *user, int lm_iter, int clips_done),
+                                             void *progress_user, float **block, struct rt_err *err)
 {
     if (n_calls < 64) call_clips[n_calls] = n;
     n_calls++;
@@ -40,7 +41,7 @@ enum rt_status __wrap_rtg_batch_solve(struct rtg_batch_ws *ws, struct solver_bac
         if (items[i].t->n_frames == BAD_FRAMES)
             return rt_err_set(err, RT_EBACKEND, "solver", "injected failure: a clip of %d frames", BAD_FRAMES);
     }
-    return __real_rtg_batch_solve(ws, be, robot, opt, items, n, progress, progress_user, err);
+    return __real_rtg_batch_solve_packed(ws, be, robot, opt, items, n, progress, progress_user, block, err);
 }
 
 static char dir[64];

@@ -2,9 +2,10 @@
  * ready groups of one key share a solver call; a group not yet ready does
  * not join.
  *
- * The test is linked with -Wl,--wrap=rtg_batch_solve (the Makefile): the
- * scheduler's solver calls reach __wrap_rtg_batch_solve below, which
- * records how many clips each call holds and, for a call that holds the
+ * The test is linked with -Wl,--wrap=rtg_batch_solve_packed (the
+ * Makefile): the scheduler's solver calls reach
+ * __wrap_rtg_batch_solve_packed below, which records how many clips each
+ * call holds and, for a call that holds the
  * "hold" clip (HOLD_FRAMES frames), keeps the worker there after the real
  * solve until the test lets it go -- a busy worker, as under load, without
  * timing on the solver's speed. Windows of the real G1 reference
@@ -34,15 +35,16 @@
 static int call_clips[64];
 static atomic_int n_calls, holding, release_hold;
 
-enum rt_status __wrap_rtg_batch_solve(struct rtg_batch_ws *ws, struct solver_backend *be, const struct kin_robot *robot,
-                                      const struct solver_options *opt, struct rtg_batch_item *items, int n,
-                                      void (*progress)(void *user, int lm_iter, int clips_done),
-                                      void *progress_user, struct rt_err *err)
+enum rt_status __wrap_rtg_batch_solve_packed(struct rtg_batch_ws *ws, struct solver_backend *be,
+                                             const struct kin_robot *robot, const struct solver_options *opt,
+                                             struct rtg_batch_item *items, int n,
+                                             void (*progress)(void *user, int lm_iter, int clips_done),
+                                             void *progress_user, float **block, struct rt_err *err)
 {
     int k = atomic_load(&n_calls), hold = 0;
     if (k < 64) call_clips[k] = n;
     for (int i = 0; i < n; i++) hold |= items[i].t->n_frames == HOLD_FRAMES;
-    enum rt_status st = __real_rtg_batch_solve(ws, be, robot, opt, items, n, progress, progress_user, err);
+    enum rt_status st = __real_rtg_batch_solve_packed(ws, be, robot, opt, items, n, progress, progress_user, block, err);
     atomic_store(&n_calls, k + 1);
     if (hold) wrap_hold(&holding, &release_hold);
     return st;
@@ -82,6 +84,7 @@ int main(void)
         CHECK(body[i] != NULL);
         if (!body[i]) return test_report("test_http_classes");
     }
+    atomic_store(&n_calls, 0); /* the references' `retarget solve` calls went through the wrapper too */
 
     srv_config_default(&cfg);
     snprintf(path, sizeof path, "%s/classes.db", dir);
