@@ -15,11 +15,7 @@
  *      into the arrays it is solved from (page-locked where the backend
  *      has them: rtg_batch_pack), while the call before it solves from
  *      the other of two such sets; a call's solved frames are one block
- *      that its clips share until the last is written; the last calls,
- *      when each is under CLI_LANE_FRAMES frames (a clip of its own plan,
- *      a remainder), are built together and solved side by side on the
- *      backend's lanes (solver_backend_lanes(): the GPU runs small calls
- *      at once, each too small to fill it);
+ *      that its clips share until the last is written;
  *   3. each solved clip finished (ground lift, quality, report), resampled
  *      when --out-fps asks, formatted (CSV, or NPZ with --format npz)
  *      and written -- queued to the pool as soon as its solver call
@@ -61,14 +57,6 @@
  * first call's targets and the last call's finishing, which nothing
  * overlaps, stay short. */
 #define CLI_BATCH_FRAMES 131072
-
-/* A call under this many frames does not fill a GPU (the H200 solves
- * windows of the bench-e2e corpus at 1.0M frames/s in calls of 19,678
- * frames, 1.3M from 64,798 on: bench_gpu windows), and the BVH clips'
- * calls, a few thousand frames and 24 or more LM iterations each, wait on
- * the device's latency: the last such calls of a run are solved side by
- * side. */
-#define CLI_LANE_FRAMES 65536
 
 /* Cores the host stages leave to the solving thread with the CUDA
  * backend and no --threads: on the H200's 16-core host the 518-clip
@@ -131,7 +119,6 @@ struct run {
     struct rtg_pool *pool;   /* the host pool: its idle workers help a clip's quality */
     double wall0;
     struct timeline tl;
-    pthread_mutex_t tl_mu; /* tl.call, written by calls solved side by side */
 };
 
 void cli_solve_args_init(struct cli_solve_args *a)
@@ -515,13 +502,12 @@ static enum rt_status solve_call(struct run *r, struct rtg_pool *pool, struct rt
         st = rtg_batch_solve_packed(ws, r->be, r->robot, &r->clips[idx[0]].opt, items, n, on_progress, prog, &cs->block,
                                     err);
     double t1 = rt_now();
-    if (solve_s) *solve_s += t1 - t0;
-    int frames = 0;
-    for (int i = 0; i < n; i++) frames += r->clips[idx[i]].t_frames;
-    pthread_mutex_lock(&r->tl_mu);
-    if (r->tl.n_calls < CLI_TIMELINE_CALLS)
+    *solve_s += t1 - t0;
+    if (r->tl.n_calls < CLI_TIMELINE_CALLS) {
+        int frames = 0;
+        for (int i = 0; i < n; i++) frames += r->clips[idx[i]].t_frames;
         r->tl.call[r->tl.n_calls++] = (struct tl_call){t0 - r->wall0, t1 - r->wall0, n, frames};
-    pthread_mutex_unlock(&r->tl_mu);
+    }
     if (st == RT_OK) {
         atomic_init(&cs->left, n);
         for (int i = 0; i < n; i++) {
@@ -537,70 +523,6 @@ static enum rt_status solve_call(struct run *r, struct rtg_pool *pool, struct rt
     }
     free(items);
     return st;
-}
-
-/* The last calls solved side by side: one thread per lane of the backend
- * takes the next call until none is left. A call that fails leaves its
- * error (the first in call order is reported); the others go on. */
-struct tail_call {
-    const int *sel; /* the call's clips that share its first one's weights */
-    int n;
-    struct rtg_batch_ws *ws;
-    int packed; /* ws holds them packed (their builds' pack_call) */
-    int call;   /* its number, for the progress line */
-};
-
-struct tail {
-    struct run *r;
-    struct rtg_pool *pool;
-    struct rtg_pool_group *g;
-    const struct tail_call *calls;
-    int n, n_calls;
-    atomic_int next;
-    pthread_mutex_t mu; /* the first failure */
-    int failed;         /* the failed call's index, or n */
-    struct rt_err err;
-};
-
-static void *tail_main(void *arg)
-{
-    struct tail *t = arg;
-    for (int i; (i = atomic_fetch_add(&t->next, 1)) < t->n;) {
-        const struct tail_call *c = &t->calls[i];
-        struct progress prog = {1, 0, c->call, t->n_calls}; /* side by side: no progress line */
-        struct rt_err err;
-        rt_err_clear(&err);
-        if (solve_call(t->r, t->pool, t->g, c->sel, c->n, c->ws, c->packed, &prog, NULL, &err) != RT_OK) {
-            pthread_mutex_lock(&t->mu);
-            if (i < t->failed) {
-                t->failed = i;
-                t->err = err;
-            }
-            pthread_mutex_unlock(&t->mu);
-        }
-    }
-    return NULL;
-}
-
-/* Solves calls[0..n) on up to `lanes` threads (this one among them);
- * returns the first failure in call order. */
-static enum rt_status solve_tail(struct run *r, struct rtg_pool *pool, struct rtg_pool_group *g,
-                                 const struct tail_call *calls, int n, int n_calls, int lanes, struct rt_err *err)
-{
-    struct tail t = {r, pool, g, calls, n, n_calls, 0, PTHREAD_MUTEX_INITIALIZER, n, {0}};
-    pthread_t th[8];
-    int started = 0;
-    atomic_init(&t.next, 0);
-    for (int k = 1; k < lanes && k < n && started < 8; k++)
-        if (pthread_create(&th[started], NULL, tail_main, &t) == 0) started++;
-    tail_main(&t);
-    for (int k = 0; k < started; k++) pthread_join(th[k], NULL);
-    pthread_mutex_destroy(&t.mu);
-    if (t.failed < n) {
-        *err = t.err;
-        return err->code != RT_OK ? (enum rt_status)err->code : RT_EBACKEND;
-    }
-    return RT_OK;
 }
 
 /* Writes the --stats JSON. */
@@ -675,80 +597,6 @@ int cli_solve_err(int argc, char **argv, struct rt_err *err_out)
 
 /* The backend started on a thread of its own while the sources are read
  * and planned: a CUDA context takes a good part of a second to create. */
-/* The first of the last calls that are solved side by side: the longest
- * run of calls at the end each under CLI_LANE_FRAMES frames, when it holds
- * two or more and the backend has lanes for them; else -1. */
-static int tail_start(const struct run *r, const int *idx, const int *call_at, int n_calls, int lanes)
-{
-    int t = n_calls;
-    while (lanes > 1 && t > 0) {
-        long long frames = 0;
-        for (int q = call_at[t - 1]; q < call_at[t]; q++) frames += r->clips[idx[q]].t_frames;
-        if (frames >= CLI_LANE_FRAMES) break;
-        t--;
-    }
-    return lanes > 1 && n_calls - t >= 2 ? t : -1;
-}
-
-/* Calls tail0..n_calls-1 when call tail0 is next to solve: tail0's clips
- * are built and packed (ws[tail0 & 1]) and tail0 + 1's builds queued (they
- * pack into the other set); the builds of the rest are queued here, every
- * build waited for, and the calls solved side by side (solve_tail), each
- * with the clips that share its first one's weights; the others are added
- * to alone[] (solved one by one afterwards). */
-static enum rt_status solve_last_calls(struct run *r, struct rtg_pool *pool, struct rtg_pool_group *g,
-                                       struct rtg_pool_group *gb, struct build_arg *bargs, const int *idx,
-                                       const int *call_at, int n_calls, int tail0, struct rtg_batch_ws *ws,
-                                       const struct call_pack *cps, int *alone, int *n_alone, int lanes,
-                                       double *solve_s, struct rt_err *err)
-{
-    int nt = n_calls - tail0, m = 0;
-    for (int c = tail0 + 2; c < n_calls; c++)
-        for (int q = call_at[c]; q < call_at[c + 1]; q++) {
-            bargs[idx[q]].cp = NULL;
-            rtg_pool_submit_first(pool, gb, build_task, &bargs[idx[q]]);
-        }
-    rtg_pool_wait(pool, gb);
-    struct tail_call *calls = calloc((size_t)nt, sizeof *calls);
-    struct rtg_batch_ws *own = calloc((size_t)nt, sizeof *own);
-    int *sel = malloc(((size_t)call_at[n_calls] + 1) * sizeof *sel);
-    if (!calls || !own || !sel) {
-        free(calls);
-        free(own);
-        free(sel);
-        return rt_err_set(err, RT_ENOMEM, "solve", "out of memory");
-    }
-    for (int c = tail0; c < n_calls; c++) {
-        int n_ok = 0, lead = -1;
-        for (int q = call_at[c]; q < call_at[c + 1]; q++) {
-            const struct clip *cl = &r->clips[idx[q]];
-            if (cl->st != RT_OK) continue; /* a build that failed: reported at the end */
-            if (lead < 0 || weights_equal(r->robot, &r->clips[lead], cl)) {
-                if (lead < 0) lead = idx[q];
-                sel[call_at[c] + n_ok++] = idx[q];
-            } else {
-                alone[(*n_alone)++] = idx[q];
-            }
-        }
-        if (!n_ok) continue;
-        struct tail_call *tc = &calls[m++];
-        *tc = (struct tail_call){sel + call_at[c], n_ok, &own[c - tail0], 0, c + 1};
-        own[c - tail0] = (struct rtg_batch_ws){.pool = pool};
-        if (c <= tail0 + 1) { /* packed by its builds into one of the two sets */
-            tc->ws = &ws[c & 1];
-            tc->packed = cps[c & 1].st == RT_OK && n_ok == call_at[c + 1] - call_at[c];
-        }
-    }
-    double t0 = rt_now();
-    enum rt_status st = solve_tail(r, pool, g, calls, m, n_calls, lanes, err);
-    *solve_s += rt_now() - t0;
-    for (int c = 0; c < nt; c++) rtg_batch_ws_free(&own[c]);
-    free(calls);
-    free(own);
-    free(sel);
-    return st;
-}
-
 struct backend_start {
     struct solver_backend *be;
     const char *name;
@@ -801,7 +649,7 @@ int cli_solve_run(const struct cli_solve_args *a, struct rt_err *err)
     int bs_running = 0;
     int *idx = NULL, *done = NULL, *call_at = NULL, *sel = NULL, rc = 1, failed = -1;
     double wall0 = rt_now(), solve_s = 0;
-    struct run r = {.a = a, .be = &be, .wall0 = wall0, .tl_mu = PTHREAD_MUTEX_INITIALIZER};
+    struct run r = {.a = a, .be = &be, .wall0 = wall0};
     rt_err_clear(err);
     {
         struct timespec ts;
@@ -881,7 +729,7 @@ int cli_solve_run(const struct cli_solve_args *a, struct rt_err *err)
          * work on the pool) while the call before it solves; a clip whose
          * built weights differ from its call's first is solved alone at the
          * end (the same bits: DESIGN.md "The numerical contract"). */
-        int n_calls = 0, m = 0, n_alone = 0, tail0 = -1;
+        int n_calls = 0, m = 0, n_alone = 0;
         call_at = malloc(((size_t)a->n_sources + 1) * sizeof *call_at);
         sel = malloc((size_t)a->n_sources * sizeof *sel);
         bargs = malloc((size_t)a->n_sources * sizeof *bargs);
@@ -926,17 +774,9 @@ int cli_solve_run(const struct cli_solve_args *a, struct rt_err *err)
                 if (backend_join(&bs, bs_thread, &bs_running, &r, pool, err) != RT_OK) goto out;
                 if (n_calls) pack_call(&cps[0]);
                 r.tl.first_targets = rt_now() - wall0;
-                tail0 = tail_start(&r, idx, call_at, n_calls, solver_backend_lanes(&be));
                 continue;
             }
             int j = k - 1; /* the call solved now; k's builds run meanwhile */
-            if (j == tail0) {
-                /* The last calls, each small, solved side by side. */
-                if (solve_last_calls(&r, pool, &g, &gb, bargs, idx, call_at, n_calls, tail0, ws, cps, done, &n_alone,
-                                     solver_backend_lanes(&be), &solve_s, err) != RT_OK)
-                    goto out;
-                break;
-            }
             int n_ok = 0, lead = -1;
             for (int q = call_at[j]; q < call_at[j + 1]; q++) {
                 struct clip *c = &clips[idx[q]];

@@ -82,11 +82,6 @@ void solver_backend_host_free(struct solver_backend *be, void *p)
     if (p && be && be->ops && be->ops->host_free) be->ops->host_free(be->ctx, p);
 }
 
-int solver_backend_lanes(const struct solver_backend *be)
-{
-    return be && be->ops && be->ops->lanes > 1 ? be->ops->lanes : 1;
-}
-
 const char *solver_backend_name(const struct solver_backend *be)
 {
     return be && be->ops ? be->ops->name : "none";

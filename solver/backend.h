@@ -9,13 +9,9 @@
  * the environment; the programs fill the configuration (retarget/engine.h
  * reads the RT_CUDA_* variables for them).
  *
- * A context solves up to solver_backend_lanes() batches at once, each
- * from a thread of its own: the CPU backend one (its threads are one pool;
- * callers that share it between threads serialize their solves on it), the
- * CUDA backend four (CUDA_LANES; each solve on a stream and device state of its
- * own: small batches, which cannot fill the device, overlap; a solve that
- * finds every lane busy waits for one). The daemon has one worker per
- * backend; the CLI solves its last small calls side by side.
+ * A context solves one batch at a time: callers that share a backend
+ * between threads serialize their solves on it (the daemon has one worker
+ * per backend).
  *
  * Memory: solver_backend_init() fills a caller-owned struct whose context
  * the caller releases with solver_backend_free(); the configuration is
@@ -39,7 +35,6 @@ struct solver_backend_ops {
      * page-locked), NULL when none can be had; and its release */
     void *(*host_alloc)(void *ctx, size_t bytes);
     void (*host_free)(void *ctx, void *p);
-    int lanes; /* solves that may run at once (from different threads); 0 or 1: one */
 };
 
 struct solver_backend {
@@ -115,11 +110,6 @@ void solver_backend_free(struct solver_backend *be);
  * solver_backend_free(); NULL-safe. */
 void *solver_backend_host_alloc(struct solver_backend *be, size_t bytes);
 void solver_backend_host_free(struct solver_backend *be, void *p);
-
-/* How many solves may run on `be` at once, each from a thread of its own
- * (1 for the CPU backend and an empty one). The bits of a solve never
- * depend on what runs beside it. */
-int solver_backend_lanes(const struct solver_backend *be);
 
 /* Name of the backend ("cpu", "cuda"); "none" for an empty one. */
 const char *solver_backend_name(const struct solver_backend *be);

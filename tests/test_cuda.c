@@ -13,15 +13,9 @@
  *     tiled); run == run. Where bits differ it prints the largest
  *     difference and where it first appears;
  *   - GPU == CPU bit for bit on H1's real trajectory (25 coordinates) and on
- *     a synthetic Panda trajectory (14 coordinates, a prismatic joint);
- *   - the backend's lanes: three G1 batches solved at once from three
- *     threads, each the same bits as alone; and `retarget solve --batch`
- *     of the BVH clips of ../shared/data/clips (calls of different plans,
- *     its last small calls solved side by side) writes the same bytes on
- *     the GPU as on the CPU.
+ *     a synthetic Panda trajectory (14 coordinates, a prismatic joint).
  * RT_CUDA_QUICK=1 (for compute-sanitizer) runs only a small batch. */
 #include "../base/clock.h"
-#include "../clients/cli.h"
 #include "../retarget/engine.h"
 #include "../solver/backend.h"
 #include "../solver/cuda/cuda_api.h"
@@ -29,10 +23,9 @@
 #include "g1_tiled.h"
 #include "test.h"
 
-#include <dirent.h>
-#include <pthread.h>
-#include <stdint.h>
 #include <unistd.h>
+
+#include <stdint.h>
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 static uint64_t rng_next(void)
@@ -417,130 +410,6 @@ static void other_robot_checks(void)
 
 /* Diagnostic (RT_CUDA_DIAG=1): the first LM iteration limit at which the
  * GPU's clip results leave the CPU's, with and without per-frame damping. */
-/* ---- lanes ---------------------------------------------------------- */
-
-struct lane_job {
-    struct g1_tiled t;
-    int cols;
-    float *x;
-    struct solver_clip_result cr[4];
-    enum rt_status st;
-};
-
-static void *lane_main(void *arg)
-{
-    struct lane_job *j = (struct lane_job *)arg;
-    struct rt_err err;
-    struct solver_result r = {j->x, j->cr};
-    j->st = solver_backend_solve(&gpu, &j->t.b, &r, &err);
-    return NULL;
-}
-
-/* Three batches at once on the backend's lanes, against each alone. */
-static void lane_checks(const struct g1_clip *c)
-{
-    static const int first[3][3] = {{0, 900, 2000}, {100, 0, 0}, {3000, 50, 0}};
-    static const int len[3][3] = {{300, 1200, 40}, {2500, 0, 0}, {777, 3}};
-    static const int nc[3] = {3, 1, 2};
-    struct lane_job job[3];
-    float *alone[3] = {NULL, NULL, NULL};
-    pthread_t th[3];
-    printf("lanes: %d\n", solver_backend_lanes(&gpu));
-    CHECK(solver_backend_lanes(&gpu) >= 3);
-    for (int k = 0; k < 3; k++) {
-        memset(&job[k], 0, sizeof job[k]);
-        job[k].cols = c->cols;
-        CHECK_EQ_INT(g1_tiled_make(&job[k].t, c, nc[k], first[k], len[k]), 0);
-        struct solver_clip_result cr[4];
-        alone[k] = solve(&job[k].t, c->cols, 0, cr, NULL);
-        job[k].x = (float *)malloc((size_t)job[k].t.nf * c->cols * sizeof(float));
-    }
-    for (int k = 0; k < 3; k++) CHECK_EQ_INT(pthread_create(&th[k], NULL, lane_main, &job[k]), 0);
-    for (int k = 0; k < 3; k++) pthread_join(th[k], NULL);
-    for (int k = 0; k < 3; k++) {
-        CHECK_EQ_INT(job[k].st, RT_OK);
-        char what[64];
-        snprintf(what, sizeof what, "batch %d of three at once vs alone", k);
-        if (alone[k] && job[k].st == RT_OK && state_eq(what, job[k].x, alone[k], (size_t)job[k].t.nf, c->cols))
-            printf("lanes: batch %d (%d frames) at once with two others vs alone: BITS EQUAL\n", k, job[k].t.nf);
-        free(alone[k]);
-        free(job[k].x);
-        g1_tiled_free(&job[k].t);
-    }
-}
-
-/* Whether every NAME.csv of dir a has the same bytes in dir b; counts them. */
-static int same_csvs(const char *a, const char *b, int *n)
-{
-    DIR *d = opendir(a);
-    struct dirent *e;
-    int ok = d != NULL;
-    *n = 0;
-    while (d && (e = readdir(d))) {
-        size_t l = strlen(e->d_name);
-        if (l < 5 || strcmp(e->d_name + l - 4, ".csv")) continue;
-        char pa[2400], pb[2400];
-        size_t la = 0, lb = 0;
-        snprintf(pa, sizeof pa, "%s/%s", a, e->d_name);
-        snprintf(pb, sizeof pb, "%s/%s", b, e->d_name);
-        char *x = test_slurp(pa, &la), *y = test_slurp(pb, &lb);
-        int same = x && y && la == lb && !memcmp(x, y, la);
-        if (!same) fprintf(stderr, "  %s: GPU and CPU bytes differ\n", e->d_name);
-        ok = ok && same;
-        (*n)++;
-        free(x);
-        free(y);
-    }
-    if (d) closedir(d);
-    return ok && *n > 0;
-}
-
-/* retarget solve --batch of the BVH clips (several plans: its last small
- * calls side by side on the GPU) against the CPU, byte for byte. */
-static void cli_lane_checks(void)
-{
-    char dir[] = "/tmp/test_cuda_XXXXXX", clips[1024], og[1100], oc[1100], cmd[1300];
-    if (!mkdtemp(dir)) { CHECK(0); return; }
-    snprintf(clips, sizeof clips, "%s/clips", test_data_dir());
-    snprintf(og, sizeof og, "%s/gpu", dir);
-    snprintf(oc, sizeof oc, "%s/cpu", dir);
-    char *args[32];
-    int n = 0;
-    DIR *d = opendir(clips);
-    struct dirent *e;
-    static char names[24][1100];
-    args[n++] = (char *)"solve";
-    while (d && (e = readdir(d)) && n < 20) {
-        size_t l = strlen(e->d_name);
-        if (l < 5 || strcmp(e->d_name + l - 4, ".bvh")) continue;
-        snprintf(names[n], sizeof names[n], "%s/%s", clips, e->d_name);
-        args[n] = names[n];
-        n++;
-    }
-    if (d) closedir(d);
-    CHECK(n >= 4);
-    int base = n;
-    const char *tail[] = {"--robot", "g1", "--batch", "--quiet", "--backend", NULL, "-o", NULL};
-    for (int i = 0; i < 8; i++) args[base + i] = (char *)tail[i];
-    args[base + 5] = (char *)"cuda";
-    args[base + 7] = og;
-    double t0 = rt_now();
-    CHECK_EQ_INT(cli_solve(base + 8, args), 0);
-    double tg = rt_now() - t0;
-    args[base + 5] = (char *)"cpu";
-    args[base + 7] = oc;
-    CHECK_EQ_INT(cli_solve(base + 8, args), 0);
-    int m = 0;
-    if (same_csvs(oc, og, &m)) {
-        test_passed++;
-        printf("lanes: retarget solve --batch of %d BVH clips (%.3f s on the GPU): GPU == CPU bytes (BITS EQUAL)\n", m, tg);
-    } else {
-        test_failed++;
-    }
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    if (system(cmd)) fprintf(stderr, "could not remove %s\n", dir);
-}
-
 static void diag(const struct g1_clip *c)
 {
     const int firsts[2] = {100, 1500}, lens[2] = {1, 511};
@@ -597,14 +466,12 @@ int main(void)
                 TEST_SKIP("diagnostic run (RT_CUDA_DIAG=1), no checks");
             }
             solver_checks(&c, quick);
-            lane_checks(&c);
             {
                 const int cf[4] = {0, 10, 500, 1200}, cl[4] = {1, 40, 777, 2500};
                 robot_checks_collide("g1+collide", 0, &c, cf, cl, quick ? 3 : 4, 0.06f, 1);
             }
             g1_clip_free(&c);
             other_robot_checks();
-            cli_lane_checks();
         }
         solver_backend_free(&gpu);
     } else {

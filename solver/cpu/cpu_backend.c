@@ -177,7 +177,6 @@ static const struct solver_backend_ops cpu_ops = {
     .solve = cpu_solve,
     .synchronize = NULL,
     .destroy = cpu_destroy,
-    .lanes = 1,
 };
 
 /* threads 0: one per online core, at most SOLVER_AUTO_THREADS_MAX. */

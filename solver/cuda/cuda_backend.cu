@@ -3,13 +3,9 @@
  *
  * The context owns its configuration (struct solver_backend_config: the
  * device limit and the cuda_* switches, fixed at init) and, per device
- * used, CUDA_LANES lanes: a stream and the LM stage's device state each,
- * whose buffers grow with the frames of the batches solved on that lane
- * (never a fixed capacity; a lane never used holds none) and are freed in
- * destroy. A solve takes a free lane (on each device it uses) and gives it
- * back when it returns, so up to CUDA_LANES solves run at once from
- * different threads; one that finds none free waits. With several devices
- * a batch is
+ * used, one stream and the LM stage's device state, whose buffers grow with
+ * the frames of the batches solved (never a fixed capacity) and are freed
+ * in destroy. With several devices a batch is
  * split by clips into contiguous groups of about equal frames, one per
  * device, solved concurrently (one host thread per device). Because a
  * clip's result never depends on its batch (DESIGN.md "The numerical
@@ -30,56 +26,18 @@
 #include <string.h>
 
 #define CUDA_MAX_DEVICES 16
-/* Solves at once (solver_backend_lanes()): the CLI's last small calls,
- * each too small to fill the device, run side by side. */
-#define CUDA_LANES 4
-
-struct cuda_lane {
-    cudaStream_t stream;
-    struct cuda_lm *lm; /* created on the lane's first solve; grows with its batches */
-    int busy;           /* a solve holds it (under cuda_ctx.mu) */
-};
 
 struct cuda_dev {
     int device;
-    struct cuda_lane lane[CUDA_LANES];
+    cudaStream_t stream;
+    struct cuda_lm *lm; /* created on the first solve; grows with batches */
 };
 
 struct cuda_ctx {
     struct solver_backend_config cfg;
     int n_dev;
     struct cuda_dev dev[CUDA_MAX_DEVICES];
-    pthread_mutex_t mu; /* the lanes' busy flags */
-    pthread_cond_t cv;  /* a lane was given back */
 };
-
-/* Takes a free lane on each of devices 0..nd-1 (waiting while one of them
- * has none), its index per device into li. */
-static void lanes_take(struct cuda_ctx *ctx, int nd, int *li)
-{
-    pthread_mutex_lock(&ctx->mu);
-    for (;;) {
-        int ok = 1;
-        for (int d = 0; d < nd && ok; d++) {
-            li[d] = -1;
-            for (int l = 0; l < CUDA_LANES && li[d] < 0; l++)
-                if (!ctx->dev[d].lane[l].busy) li[d] = l;
-            ok = li[d] >= 0;
-        }
-        if (ok) break;
-        pthread_cond_wait(&ctx->cv, &ctx->mu);
-    }
-    for (int d = 0; d < nd; d++) ctx->dev[d].lane[li[d]].busy = 1;
-    pthread_mutex_unlock(&ctx->mu);
-}
-
-static void lanes_give(struct cuda_ctx *ctx, int nd, const int *li)
-{
-    pthread_mutex_lock(&ctx->mu);
-    for (int d = 0; d < nd; d++) ctx->dev[d].lane[li[d]].busy = 0;
-    pthread_cond_broadcast(&ctx->cv);
-    pthread_mutex_unlock(&ctx->mu);
-}
 
 /* Selects device 0 after checking that one exists. */
 static enum rt_status cuda_pick_device(int *dev, struct rt_err *err)
@@ -118,7 +76,6 @@ extern "C" enum rt_status solver_cuda_device_describe(char *buf, size_t cap, str
 /* One device's share of a batch. */
 struct cuda_part {
     struct cuda_dev *dev;
-    struct cuda_lane *lane;
     const struct solver_backend_config *cfg;
     struct solver_batch b;
     struct solver_result res;
@@ -134,33 +91,18 @@ static void *cuda_part_run(void *arg)
     if (e != cudaSuccess)
         p->st = CUDA_ERR(&p->err, RT_EBACKEND, "cuda", "%s:%d: %s", __FILE__, __LINE__, cudaGetErrorString(e));
     else
-        p->st = cuda_lm_solve(&p->lane->lm, p->cfg, &p->b, &p->res, p->lane->stream, &p->err);
+        p->st = cuda_lm_solve(&p->dev->lm, p->cfg, &p->b, &p->res, p->dev->stream, &p->err);
     return NULL;
 }
-
-static enum rt_status cuda_solve_on(struct cuda_ctx *ctx, int nd, const int *li, const struct solver_batch *b,
-                                    struct solver_result *res, struct rt_err *err);
 
 static enum rt_status cuda_solve(void *vctx, const struct solver_batch *b, struct solver_result *res,
                                  struct rt_err *err)
 {
     struct cuda_ctx *ctx = (struct cuda_ctx *)vctx;
-    int nd = ctx->n_dev < b->n_clips ? ctx->n_dev : b->n_clips, li[CUDA_MAX_DEVICES];
-    if (nd < 1) nd = 1;
-    lanes_take(ctx, nd, li);
-    enum rt_status st = cuda_solve_on(ctx, nd, li, b, res, err);
-    lanes_give(ctx, nd, li);
-    return st;
-}
-
-/* cuda_solve on the lanes li[0..nd) taken for it. */
-static enum rt_status cuda_solve_on(struct cuda_ctx *ctx, int nd, const int *li, const struct solver_batch *b,
-                                    struct solver_result *res, struct rt_err *err)
-{
+    int nd = ctx->n_dev < b->n_clips ? ctx->n_dev : b->n_clips;
     if (nd <= 1) {
-        struct cuda_lane *ln = &ctx->dev[0].lane[li[0]];
         CUDA_TRY(cudaSetDevice(ctx->dev[0].device), err);
-        return cuda_lm_solve(&ln->lm, &ctx->cfg, b, res, ln->stream, err);
+        return cuda_lm_solve(&ctx->dev[0].lm, &ctx->cfg, b, res, ctx->dev[0].stream, err);
     }
     /* Split by clips: device d takes the clips whose first frame lies in
      * [d * total / nd, (d + 1) * total / nd), every device at least one. */
@@ -182,7 +124,6 @@ static enum rt_status cuda_solve_on(struct cuda_ctx *ctx, int nd, const int *li,
         int f0 = b->frame_off[c0];
         size_t nt = (size_t)b->n_targets, tf = (size_t)f0 * nt;
         p->dev = &ctx->dev[d];
-        p->lane = &ctx->dev[d].lane[li[d]];
         p->cfg = &ctx->cfg;
         p->frame_off = (int *)malloc(((size_t)(c1 - c0) + 1) * sizeof(int));
         if (!p->frame_off) { st = CUDA_ERR(err, RT_ENOMEM, "solver", "out of memory"); break; }
@@ -234,8 +175,7 @@ static void cuda_synchronize(void *vctx)
     struct cuda_ctx *ctx = (struct cuda_ctx *)vctx;
     for (int d = 0; d < ctx->n_dev; d++) {
         (void)cudaSetDevice(ctx->dev[d].device);
-        for (int l = 0; l < CUDA_LANES; l++)
-            if (ctx->dev[d].lane[l].stream) (void)cudaStreamSynchronize(ctx->dev[d].lane[l].stream);
+        (void)cudaStreamSynchronize(ctx->dev[d].stream);
     }
 }
 
@@ -245,13 +185,9 @@ static void cuda_destroy(void *vctx)
     if (!ctx) return;
     for (int d = 0; d < ctx->n_dev; d++) {
         (void)cudaSetDevice(ctx->dev[d].device);
-        for (int l = 0; l < CUDA_LANES; l++) {
-            cuda_lm_free(ctx->dev[d].lane[l].lm);
-            if (ctx->dev[d].lane[l].stream) (void)cudaStreamDestroy(ctx->dev[d].lane[l].stream);
-        }
+        cuda_lm_free(ctx->dev[d].lm);
+        if (ctx->dev[d].stream) (void)cudaStreamDestroy(ctx->dev[d].stream);
     }
-    pthread_cond_destroy(&ctx->cv);
-    pthread_mutex_destroy(&ctx->mu);
     free(ctx);
 }
 
@@ -280,14 +216,13 @@ static const struct solver_backend_ops cuda_ops = {
     /* .destroy     = */ cuda_destroy,
     /* .host_alloc  = */ cuda_host_alloc,
     /* .host_free   = */ cuda_host_free,
-    /* .lanes       = */ CUDA_LANES,
 };
 
 extern "C" enum rt_status solver_cuda_last_stats(const struct solver_backend *be, double *pcg_ms,
                                                  int *pcg_graphs, double *solve_ms, struct rt_err *err)
 {
     if (!be || be->ops != &cuda_ops) return CUDA_ERR(err, RT_ENODEV, "backend", "not a CUDA backend");
-    cuda_lm_stats(((const struct cuda_ctx *)be->ctx)->dev[0].lane[0].lm, pcg_ms, pcg_graphs, solve_ms);
+    cuda_lm_stats(((const struct cuda_ctx *)be->ctx)->dev[0].lm, pcg_ms, pcg_graphs, solve_ms);
     return RT_OK;
 }
 
@@ -344,14 +279,11 @@ extern "C" enum rt_status solver_backend_cuda_init(struct solver_backend *out,
     struct cuda_ctx *ctx = (struct cuda_ctx *)calloc(1, sizeof *ctx);
     if (!ctx) return CUDA_ERR(err, RT_ENOMEM, "backend", "out of memory");
     ctx->cfg = *cfg;
-    pthread_mutex_init(&ctx->mu, NULL);
-    pthread_cond_init(&ctx->cv, NULL);
     for (int d = 0; d < count; d++) {
         ctx->dev[d].device = d;
-        ctx->n_dev = d + 1;
         CUDA_GOTO(cudaSetDevice(d), err, st, fail);
-        for (int l = 0; l < CUDA_LANES; l++)
-            CUDA_GOTO(cudaStreamCreateWithFlags(&ctx->dev[d].lane[l].stream, cudaStreamNonBlocking), err, st, fail);
+        CUDA_GOTO(cudaStreamCreateWithFlags(&ctx->dev[d].stream, cudaStreamNonBlocking), err, st, fail);
+        ctx->n_dev = d + 1;
     }
     (void)cudaSetDevice(0);
     out->ops = &cuda_ops;

@@ -8,7 +8,6 @@
  * side); the light ones one thread per frame. */
 #include "lin.cuh"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -214,33 +213,6 @@ static __global__ void gmax_kernel(const float *g, const int *off, int n, const 
 
 /* ---- tables ---- */
 
-/* Shared memory beyond the 48 KB default for large trees: the warp
- * kernels' limit on `device` raised to `sm` bytes, never lowered, so that
- * solves of other robots running at once on other lanes keep what they
- * were given. */
-#define SMEM_DEVICES 64
-static pthread_mutex_t smem_mu = PTHREAD_MUTEX_INITIALIZER;
-static int smem_allowed[SMEM_DEVICES];
-
-static enum rt_status warp_smem_allow(int device, int sm, struct rt_err *err)
-{
-    enum rt_status st = RT_OK;
-    int k = device >= 0 && device < SMEM_DEVICES ? device : 0;
-    pthread_mutex_lock(&smem_mu);
-    if (sm > smem_allowed[k] || device >= SMEM_DEVICES) {
-        const void *fn[5] = {(const void *)lin_kernel, (const void *)cost_kernel, (const void *)precond_kernel,
-                             (const void *)init_kernel, (const void *)repair_kernel};
-        for (int i = 0; i < 5 && st == RT_OK; i++) {
-            cudaError_t e = cudaFuncSetAttribute(fn[i], cudaFuncAttributeMaxDynamicSharedMemorySize, sm);
-            if (e != cudaSuccess)
-                st = CUDA_ERR(err, RT_EBACKEND, "cuda", "%s:%d: %s", __FILE__, __LINE__, cudaGetErrorString(e));
-        }
-        if (st == RT_OK && device < SMEM_DEVICES) smem_allowed[k] = sm;
-    }
-    pthread_mutex_unlock(&smem_mu);
-    return st;
-}
-
 enum rt_status cuda_warp_tables_build(struct cuda_lm *L, const struct solver_batch *b, cudaStream_t s,
                                       struct rt_err *err)
 {
@@ -335,7 +307,14 @@ enum rt_status cuda_warp_tables_build(struct cuda_lm *L, const struct solver_bat
     L->tb.tg_nc = (const signed char *)(d + o_tgnc);
     L->tb.tg_cols = (const signed char *)(d + o_tgcols);
     L->tb.spair = (const unsigned short *)(d + o_spair);
-    return warp_smem_allow(L->device, (int)warp_smem_bytes(L), err);
+    /* shared memory beyond the 48 KB default for large trees */
+    int sm = (int)warp_smem_bytes(L);
+    CUDA_TRY(cudaFuncSetAttribute(lin_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, sm), err);
+    CUDA_TRY(cudaFuncSetAttribute(cost_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, sm), err);
+    CUDA_TRY(cudaFuncSetAttribute(precond_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, sm), err);
+    CUDA_TRY(cudaFuncSetAttribute(init_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, sm), err);
+    CUDA_TRY(cudaFuncSetAttribute(repair_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, sm), err);
+    return RT_OK;
 }
 
 enum rt_status cuda_linearize(struct cuda_lm *L, const float *state, const int *gate, cudaStream_t s,
