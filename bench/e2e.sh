@@ -14,7 +14,15 @@
 #     DIR/daemon; /v1/metrics and the daemon's VmHWM are read before it stops,
 #     the database's size after.
 #  4. Every fetched result.csv must equal the CLI's NAME.csv (cmp).
-#  5. Prints a section for bench/RESULTS.md: date, commit, machine, command,
+#  5. With the daemon on CUDA and BUILD/bench/bench_gpu there: the solver
+#     inside the daemon against bench-gpu at the same batch sizes. The
+#     daemon logs each solver call (clips, source kind, frames, seconds);
+#     its calls of trajectory windows (csv) of at least E2E_GPU_MIN_FRAMES
+#     (5000) frames are set against `bench_gpu windows` at sizes spanning
+#     theirs (log-linear between them): their seconds over bench-gpu's at
+#     the same frames. The other calls (the BVH clips', small ones) are
+#     reported apart.
+#  6. Prints a section for bench/RESULTS.md: date, commit, machine, command,
 #     the corpus, the byte check, a table per path (wall, frames, frames/s,
 #     the solver's share, submit and poll latency, peak RSS) and the host
 #     seconds per stage ("n/a" where the CLI or the daemon does not expose it).
@@ -208,7 +216,43 @@ else
     fail "byte check: $nd of $n_clips results differ"
 fi
 
-# 5. The section.
+# 5. The solver inside the daemon against bench-gpu at its batch sizes.
+gpu_cmp="n/a"
+if [ "$d_backend" = cuda ] && [ -x "$b/bench/bench_gpu" ] && [ -f "$log" ]; then
+    gmin=${E2E_GPU_MIN_FRAMES:-5000}
+    sizes=$(awk -v m="$gmin" '/ clip\(s\) \(csv\), [0-9]+ frames solved in / {
+            for (i = 1; i <= NF; i++) if ($i == "frames") f = $(i - 1)
+            if (f >= m) { if (!lo || f < lo) lo = f; if (f > hi) hi = f }
+        } END { if (!lo) exit; s = lo; while (s < hi) { printf "%d ", s; s *= 2 } printf "%d\n", hi }' "$log")
+    if [ -n "$sizes" ]; then
+        # shellcheck disable=SC2086 # sizes is a list of numbers
+        RT_SHARED_DATA=$data "$b/bench/bench_gpu" windows $sizes >"$dir/bench_gpu.txt" 2>&1
+        gpu_cmp=$(awk -v m="$gmin" '
+            FNR == NR {
+                if ($1 == "windows" && $3 == "clips" && $4 == "of" && /frames\/s/) {
+                    f = $7; sub(/\(/, "", f); r = $(NF - 1); nb++; bf[nb] = f + 0; br[nb] = r + 0
+                }
+                next
+            }
+            / clip\(s\) \(/ && / frames solved in / {
+                for (i = 1; i <= NF; i++) { if ($i == "frames") f = $(i - 1) + 0; if ($i == "in") s = $(i + 1) + 0 }
+                if ($0 ~ /\(csv\)/ && f >= m) { wf += f; ws += s; nw++; e += f / rate(f) } else { of += f; os += s; no++ }
+            }
+            function rate(f,   k, t) {
+                if (f <= bf[1]) return br[1]
+                for (k = 1; k < nb; k++)
+                    if (f <= bf[k + 1]) { t = (log(f) - log(bf[k])) / (log(bf[k + 1]) - log(bf[k])); return br[k] + t * (br[k + 1] - br[k]) }
+                return br[nb]
+            }
+            END {
+                if (!nw || !nb) { print "n/a"; exit }
+                printf "%d calls of csv windows (>= %d frames): %d frames in %.3f s (%.0f frames/s) against bench_gpu windows at the same sizes %.3f s: daemon / bench %.2f (within 20%%: %s); the other %d calls (BVH clips, small) %d frames in %.3f s\n",
+                    nw, m, wf, ws, wf / ws, e, ws / e, ws / e <= 1.2 ? "yes" : "no", no, of, os
+            }' "$dir/bench_gpu.txt" "$log")
+    fi
+fi
+
+# 6. The section.
 commit=${E2E_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 [ "$commit" != unknown ] && [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ] &&
     commit="$commit (with uncommitted changes)"
@@ -268,6 +312,7 @@ out=$dir/section.md
     echo "Daemon: $(pm retargetd_batches_total) solver batches, $(pm retargetd_frames_solved_total) frames solved; $(ld poll_n) polls, fetch p50/p99 $(ms "$(ld fetch_p50_ms)" "$(ld fetch_p99_ms)") ms, clip (submit to result) p50/p99 $(ms "$(ld clip_p50_s)" "$(ld clip_p99_s)") s; submissions accepted by $(ld submitted_at_p50_s) / $(ld submitted_at_p99_s) s (p50/p99 of the clips, from the start), results fetched by $(ld fetched_at_p50_s) / $(ld fetched_at_p99_s) s."
     echo "Daemon worker (wall s, from its start): idle $(worker idle), build wait $(worker build), finishing wait $(worker finish), claim $(worker claim), solve $(worker solve), marked solved $(worker mark)."
     echo "Daemon submit parts: $(subparts)."
+    echo "Daemon solver against bench-gpu at its batch sizes: $gpu_cmp."
     echo "Daemon database after the run: $db_mb MB ($(calc "$db_mb * 1e6 / $d_frames" %.0f) bytes a frame; sources, results, reports)."
     [ -n "$failed" ] && echo "Failures: ${failed#; }"
 } >"$out"

@@ -649,8 +649,8 @@ static void solve_part(struct batch_ctx *bc, const int *idx, int n)
         rtg_pool_submit(q->pool, NULL, finish_job, b);
     }
     if (!s->cfg.quiet)
-        rt_log("info", "sched", "batch", "%d clip(s), %lld frames solved in %.3f s on %s", n, frames, dt,
-               solver_backend_name(&q->be));
+        rt_log("info", "sched", "batch", "%d clip(s) (%s), %lld frames solved in %.3f s on %s", n,
+               store_source_str(jobs[idx[0]].j.source_kind), frames, dt, solver_backend_name(&q->be));
 done:
     free(items);
     free(ids);
