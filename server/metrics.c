@@ -51,6 +51,14 @@ void srv_metrics_worker(struct srv_metrics *m, int part, double seconds)
     pthread_mutex_unlock(&m->mu);
 }
 
+void srv_metrics_build(struct srv_metrics *m, int part, double seconds)
+{
+    if (part < 0 || part >= SRV_BUILD_COUNT || !(seconds >= 0)) return;
+    pthread_mutex_lock(&m->mu);
+    m->build_seconds[part] += seconds;
+    pthread_mutex_unlock(&m->mu);
+}
+
 void srv_metrics_built(struct srv_metrics *m, int kept)
 {
     pthread_mutex_lock(&m->mu);
@@ -125,6 +133,15 @@ enum rt_status srv_metrics_text(struct srv_metrics *m, struct store *store, int 
             "retargetd_worker_seconds_total{part=\"mark\"} %.6f\n",
             m->worker_seconds[SRV_WK_IDLE], m->worker_seconds[SRV_WK_BUILD], m->worker_seconds[SRV_WK_FINISH],
             m->worker_seconds[SRV_WK_CLAIM], m->worker_seconds[SRV_WK_SOLVE], m->worker_seconds[SRV_WK_MARK]);
+    fprintf(f,
+            "# HELP retargetd_build_seconds_total Wall seconds of the batches' builds by part.\n"
+            "# TYPE retargetd_build_seconds_total counter\n"
+            "retargetd_build_seconds_total{part=\"rows\"} %.6f\n"
+            "retargetd_build_seconds_total{part=\"targets\"} %.6f\n"
+            "retargetd_build_seconds_total{part=\"claim\"} %.6f\n"
+            "retargetd_build_seconds_total{part=\"pack\"} %.6f\n",
+            m->build_seconds[SRV_BUILD_ROWS], m->build_seconds[SRV_BUILD_TARGETS], m->build_seconds[SRV_BUILD_CLAIM],
+            m->build_seconds[SRV_BUILD_PACK]);
     fprintf(f,
             "# HELP retargetd_builds_total Jobs built for the solver, by where their parsed source came from.\n"
             "# TYPE retargetd_builds_total counter\n"

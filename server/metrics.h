@@ -55,9 +55,20 @@ enum srv_worker_part {
     SRV_WK_BUILD,    /* a batch solved, the next one's build (rows read, targets) not done yet */
     SRV_WK_FINISH,   /* the batch before still finishing (SCHED_FINISHING_BATCHES) */
     SRV_WK_CLAIM,    /* the jobs claimed (queued -> running) by the worker: only around a job retried alone */
-    SRV_WK_SOLVE,    /* the solver calls (rtg_batch_solve: their copies in and out included) */
+    SRV_WK_SOLVE,    /* the solver calls (rtg_batch_solve_packed; a call not packed ahead: its pack too) */
     SRV_WK_MARK,     /* the solved jobs handed to the progress thread to mark (store_job_solved_many) */
     SRV_WK_COUNT
+};
+
+/* Where a batch's build goes (the wall time of the thread that builds it,
+ * for retargetd_build_seconds_total{part}), the part of the worker's
+ * `build` wait that it did not overlap with the solve before. */
+enum srv_build_part {
+    SRV_BUILD_ROWS = 0, /* the jobs' rows read and checked, the robot loaded */
+    SRV_BUILD_TARGETS,  /* every job's targets built (in parallel on the host pool) */
+    SRV_BUILD_CLAIM,    /* the jobs claimed: queued -> running (a write: waits for the store's writer) */
+    SRV_BUILD_PACK,     /* the first solver call packed into its arrays */
+    SRV_BUILD_COUNT
 };
 
 #define SRV_SUB_BUCKETS 12 /* upper bounds 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000 ms; then +Inf */
@@ -72,6 +83,7 @@ struct srv_metrics {
     unsigned long long sub_count[SRV_SUB_COUNT][SRV_SUB_BUCKETS + 1]; /* per bucket, not cumulative */
     double sub_sum[SRV_SUB_COUNT];
     double worker_seconds[SRV_WK_COUNT];
+    double build_seconds[SRV_BUILD_COUNT];
     unsigned long long builds[2]; /* jobs built from the submission's kept plan [0], from the store [1] */
 };
 
@@ -87,6 +99,8 @@ void srv_metrics_solved(struct srv_metrics *m, int clips, long long frames, doub
 void srv_metrics_stage(struct srv_metrics *m, int stage, double seconds);
 /* Adds `seconds` of the worker's wall time to part `part` (enum srv_worker_part). */
 void srv_metrics_worker(struct srv_metrics *m, int part, double seconds);
+/* Adds `seconds` of a batch's build to part `part` (enum srv_build_part). */
+void srv_metrics_build(struct srv_metrics *m, int part, double seconds);
 /* Counts one job built: from the plan its submission kept (server/plans.h)
  * when `kept`, else from the store. */
 void srv_metrics_built(struct srv_metrics *m, int kept);

@@ -758,14 +758,12 @@ static void pack_ahead(struct batch_ctx *bc)
 {
     struct rtg_batch_item *items = NULL;
     struct rt_err err;
-    double t0 = rt_now();
     int m = bc->robot ? next_part(bc, bc->idx, 0) : 0;
     if (!m || !(items = calloc((size_t)m, sizeof *items))) return;
     for (int k = 0; k < m; k++) items[k].t = &bc->jobs[bc->idx[k]].in.t;
     rt_err_clear(&err);
     (void)rtg_batch_pack(bc->ws, &bc->q->be, bc->robot, items, m, &err);
     free(items);
-    srv_metrics_stage(&bc->q->s->metrics, SRV_STAGE_TARGETS, rt_now() - t0);
 }
 
 /* Reads and builds (in parallel on the host pool: each job's source text
@@ -786,6 +784,7 @@ static struct batch_ctx *build_batch(struct sched *q, struct sched_entry *e, int
     struct batch_job *jobs = calloc((size_t)n, sizeof *jobs);
     int *idx = calloc((size_t)n, sizeof *idx);
     float **blocks = calloc((size_t)n, sizeof *blocks);
+    double t0 = rt_now(), t1;
     char robot_name[STORE_MAX_NAME + 1] = "";
     if (!bc || !jobs || !idx || !blocks) {
         /* Put them back: the jobs are still queued in the database. */
@@ -836,12 +835,19 @@ static struct batch_ctx *build_batch(struct sched *q, struct sched_entry *e, int
         }
         jobs[i].ok = 1;
     }
+    t1 = rt_now();
+    srv_metrics_build(&s->metrics, SRV_BUILD_ROWS, t1 - t0);
     rtg_pool_for(q->pool, n, build_job, bc);
     for (int i = 0; i < n; i++)
         if (!jobs[i].ok && jobs[i].err.code != RT_OK) fail_job(q, jobs[i].j.id, &jobs[i].err);
+    t0 = rt_now();
+    srv_metrics_build(&s->metrics, SRV_BUILD_TARGETS, t0 - t1);
     if (claim) {
         claim_batch(bc);
+        t1 = rt_now();
+        srv_metrics_build(&s->metrics, SRV_BUILD_CLAIM, t1 - t0);
         pack_ahead(bc); /* claimed: the jobs it packs are the ones solved */
+        srv_metrics_build(&s->metrics, SRV_BUILD_PACK, rt_now() - t1);
     }
     return bc;
 }

@@ -615,6 +615,19 @@ int main(void)
             if (!strcmp(parts[i], "solve")) CHECK(v > 0.0);
         }
     }
+    /* The builds' wall time by part: each one there, the targets of 12
+     * jobs more than nothing. */
+    {
+        static const char *const parts[] = {"rows", "targets", "claim", "pack"};
+        for (size_t i = 0; resp && i < sizeof parts / sizeof parts[0]; i++) {
+            char key[96];
+            snprintf(key, sizeof key, "retargetd_build_seconds_total{part=\"%s\"} ", parts[i]);
+            const char *at = strstr(resp, key);
+            double v = at ? strtod(at + strlen(key), NULL) : -1.0;
+            CHECK(v >= 0.0);
+            if (!strcmp(parts[i], "targets")) CHECK(v > 0.0);
+        }
+    }
     free(resp);
     /* A clip no bundled profile fits is mapped automatically ("auto:NAME",
      * not a storable profile name): accepted, solved, named in the report. */
