@@ -65,8 +65,9 @@ enum srv_worker_part {
  * `build` wait that it did not overlap with the solve before. */
 enum srv_build_part {
     SRV_BUILD_ROWS = 0, /* the jobs' rows read and checked, the robot loaded */
-    SRV_BUILD_TARGETS,  /* every job's targets built (in parallel on the host pool) */
-    SRV_BUILD_CLAIM,    /* the jobs claimed: queued -> running (a write: waits for the store's writer) */
+    SRV_BUILD_TARGETS,  /* every job's targets built (in parallel on the host pool, the claim beside them) */
+    SRV_BUILD_CLAIM,    /* the jobs claimed: queued -> running (a write: waits for the store's writer; beside the
+                         * targets, or by the worker around a job retried alone) */
     SRV_BUILD_PACK,     /* the first solver call packed into its arrays */
     SRV_BUILD_COUNT
 };

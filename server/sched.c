@@ -15,8 +15,9 @@
  * else the CPU with --solver-threads threads). A batch's targets are built
  * from each job's stored plan in parallel on the host pool (--host-threads)
  * while the worker solves the batch before it, and the build claims its
- * jobs (queued -> running; a job cancelled meanwhile is skipped; the worker
- * claims them itself around a job retried alone). The jobs split by
+ * jobs while their targets are built (queued -> running; a job cancelled
+ * meanwhile is skipped; the worker claims them itself around a job retried
+ * alone). The jobs split by
  * identical weights and options (rtg_targets_same_weights) into parts, one
  * solver call each; the build packs the first part into one of two sets of
  * page-locked batch arrays (rtg_batch_pack) while the worker solves the
@@ -674,7 +675,9 @@ static void build_job(void *arg, int i)
     int planned = srv_plans_take(bc->q->s->plans, id, &plan, &src);
     store_job_release(&b->j);
     enum rt_status gs = store_job_get(bc->q->s->store, id, NULL, !planned, &b->j, &b->err);
-    if (gs != RT_OK || b->j.state != STORE_QUEUED) {
+    /* Queued, or running: claimed by this batch's build beside it (a job
+     * is in one batch at a time); anything else was cancelled since. */
+    if (gs != RT_OK || (b->j.state != STORE_QUEUED && b->j.state != STORE_RUNNING)) {
         if (gs == RT_OK) store_job_release(&b->j); /* cancelled since it was picked */
         if (gs == RT_OK || gs == RT_ENOTFOUND) rt_err_clear(&b->err); /* else build_batch() fails it */
         b->j.id = id;
@@ -694,42 +697,98 @@ static void build_job(void *arg, int i)
     }
 }
 
-/* Claims the built jobs of `bc` (queued -> running; one cancelled since it
- * was built is dropped). When the claim fails, the jobs go back in the
- * queue (unclaimed, they are still queued in the database) and none of
- * `bc` is left to solve. */
-static void claim_batch(struct batch_ctx *bc)
+/* A claim of some of a batch's jobs (queued -> running): want[i] says
+ * which to ask for, got[i] which were claimed (a job cancelled meanwhile
+ * is not), failed that the claim did not happen (out of memory, the
+ * store's error). It reads only the batch's queue entries, so it may run
+ * while the jobs are built. */
+struct claim {
+    struct batch_ctx *bc;
+    int *want, *got;
+    int failed;
+};
+
+static void claim_run(struct claim *c)
 {
-    struct sched *q = bc->q;
-    struct batch_job *jobs = bc->jobs;
+    struct batch_ctx *bc = c->bc;
     struct rt_err err;
     int n = bc->n, n_want = 0;
     int *claimed = calloc((size_t)n, sizeof *claimed);
     int64_t *ids = calloc((size_t)n, sizeof *ids);
-    int put_back = !claimed || !ids;
-    bc->claimed = 1;
-    for (int i = 0; !put_back && i < n; i++)
-        if (jobs[i].ok) ids[n_want++] = jobs[i].j.id;
+    double t0 = rt_now();
+    c->failed = c->failed || !claimed || !ids;
+    for (int i = 0; !c->failed && i < n; i++)
+        if (c->want[i]) ids[n_want++] = bc->e[i].id;
     rt_err_clear(&err);
-    if (!put_back && store_job_claim_many(q->s->store, ids, n_want, claimed, &err) != RT_OK) {
+    if (!c->failed && store_job_claim_many(bc->q->s->store, ids, n_want, claimed, &err) != RT_OK) {
         char line[RT_ERR_LINE_MAX];
         rt_log("warn", "sched", "batch", "claiming %d job(s) failed (%s): queued again", n_want,
                rt_err_line(&err, line, sizeof line));
-        put_back = 1;
+        c->failed = 1;
     }
-    if (put_back) {
+    for (int i = 0, k = 0; !c->failed && i < n; i++) c->got[i] = c->want[i] && claimed[k++];
+    srv_metrics_build(&bc->q->s->metrics, SRV_BUILD_CLAIM, rt_now() - t0);
+    free(claimed);
+    free(ids);
+}
+
+/* The claim's outcome on the jobs: one not claimed is dropped; when the
+ * claim failed, the jobs built go back in the queue (unclaimed, they are
+ * still queued in the database) and none of `bc` is left to solve. */
+static void claim_apply(struct claim *c)
+{
+    struct batch_ctx *bc = c->bc;
+    struct sched *q = bc->q;
+    struct batch_job *jobs = bc->jobs;
+    bc->claimed = 1;
+    if (c->failed) {
         pthread_mutex_lock(&q->mu);
-        for (int i = 0; i < n; i++)
+        for (int i = 0; i < bc->n; i++)
             if (jobs[i].ok) add_locked(q, bc->e[i].id, bc->e[i].frames, bc->e[i].key, bc->e[i].alone);
         pthread_cond_broadcast(&q->cv);
         pthread_mutex_unlock(&q->mu);
-        for (int i = 0; i < n; i++) jobs[i].ok = 0;
+        for (int i = 0; i < bc->n; i++) jobs[i].ok = 0;
     } else {
-        for (int i = 0, k = 0; i < n; i++)
-            if (jobs[i].ok && !claimed[k++]) jobs[i].ok = 0;
+        for (int i = 0; i < bc->n; i++)
+            if (!c->got[i]) jobs[i].ok = 0;
     }
-    free(claimed);
-    free(ids);
+}
+
+/* A claim's arrays for `bc` (want: the jobs whose rows were read), or
+ * failed when out of memory; claim_free() releases them. */
+static void claim_init(struct claim *c, struct batch_ctx *bc)
+{
+    c->bc = bc;
+    c->want = calloc((size_t)bc->n, sizeof *c->want);
+    c->got = calloc((size_t)bc->n, sizeof *c->got);
+    c->failed = !c->want || !c->got;
+    for (int i = 0; !c->failed && i < bc->n; i++) c->want[i] = bc->jobs[i].ok;
+}
+
+static void claim_free(struct claim *c)
+{
+    free(c->want);
+    free(c->got);
+}
+
+/* Claims the built jobs of `bc` (the worker's, around a job retried
+ * alone). */
+static void claim_batch(struct batch_ctx *bc)
+{
+    struct claim c;
+    claim_init(&c, bc);
+    claim_run(&c);
+    claim_apply(&c);
+    claim_free(&c);
+}
+
+/* Item 0 the claim, item i > 0 job i - 1's build: the claim runs beside the
+ * builds (its wait for the store's writer overlaps them). */
+static void claim_or_build(void *ctx, int i)
+{
+    struct claim *c = ctx;
+    if (i == 0) claim_run(c);
+    else build_job(c->bc, i - 1);
 }
 
 /* The next part of `bc` to solve: the jobs not solved yet that share the
@@ -837,17 +896,23 @@ static struct batch_ctx *build_batch(struct sched *q, struct sched_entry *e, int
     }
     t1 = rt_now();
     srv_metrics_build(&s->metrics, SRV_BUILD_ROWS, t1 - t0);
-    rtg_pool_for(q->pool, n, build_job, bc);
+    struct claim c;
+    if (claim) {
+        /* The claim beside the builds (claim_or_build: item 0). */
+        claim_init(&c, bc);
+        rtg_pool_for(q->pool, n + 1, claim_or_build, &c);
+    } else {
+        rtg_pool_for(q->pool, n, build_job, bc);
+    }
     for (int i = 0; i < n; i++)
         if (!jobs[i].ok && jobs[i].err.code != RT_OK) fail_job(q, jobs[i].j.id, &jobs[i].err);
     t0 = rt_now();
     srv_metrics_build(&s->metrics, SRV_BUILD_TARGETS, t0 - t1);
     if (claim) {
-        claim_batch(bc);
-        t1 = rt_now();
-        srv_metrics_build(&s->metrics, SRV_BUILD_CLAIM, t1 - t0);
+        claim_apply(&c);
+        claim_free(&c);
         pack_ahead(bc); /* claimed: the jobs it packs are the ones solved */
-        srv_metrics_build(&s->metrics, SRV_BUILD_PACK, rt_now() - t1);
+        srv_metrics_build(&s->metrics, SRV_BUILD_PACK, rt_now() - t0);
     }
     return bc;
 }
