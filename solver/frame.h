@@ -911,20 +911,28 @@ RT_HD void frame_block_mul(const float *B, const float *x, float *y, int n)
  * positive. */
 RT_HD void frame_chol(const float *M, float *F, int n)
 {
-    for (int i = 0; i < n; i++) {
-        for (int j = 0; j <= i; j++) {
-            float s = M[(size_t)i * n + j];
-            const float *Fi = F + (size_t)i * n, *Fj = F + (size_t)j * n;
-            for (int k = 0; k < j; k++) s = s - Fi[k] * Fj[k];
-            if (i == j) {
-                float fl = 1e-7f * M[(size_t)i * n + i] + 1e-30f;
-                if (!(s > fl)) s = fl;
-                F[(size_t)i * n + i] = sqrtf(s);
-            } else {
-                float v = s / F[(size_t)j * n + j];
-                F[(size_t)i * n + j] = v;
-                F[(size_t)j * n + i] = v;
-            }
+    /* Column by column: entry (i, j) needs L's columns k < j only, so the
+     * entries of column j are computed side by side, each with the order
+     * above (k ascending). Row j of the symmetric F and M holds column j
+     * (F[k][i] = L[i][k] once column k is done), so the sums run over rows
+     * i >= j of contiguous memory, which the compiler vectorizes. */
+    float s[FRAME_MAX_DIM];
+    for (int j = 0; j < n; j++) {
+        float *Fj = F + (size_t)j * n;
+        for (int i = j; i < n; i++) s[i] = M[(size_t)j * n + i];
+        for (int k = 0; k < j; k++) {
+            const float *Fk = F + (size_t)k * n;
+            float ljk = Fj[k];
+            for (int i = j; i < n; i++) s[i] = s[i] - Fk[i] * ljk;
+        }
+        float fl = 1e-7f * M[(size_t)j * n + j] + 1e-30f, p = s[j];
+        if (!(p > fl)) p = fl;
+        p = sqrtf(p);
+        Fj[j] = p;
+        for (int i = j + 1; i < n; i++) {
+            float v = s[i] / p;
+            F[(size_t)i * n + j] = v;
+            Fj[i] = v;
         }
     }
     for (int i = 0; i < n; i++) F[(size_t)i * n + i] = 1.0f / F[(size_t)i * n + i];
