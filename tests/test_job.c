@@ -181,8 +181,9 @@ static void test_same_as_cli(const struct kin_robot *g1)
 /* A call packed ahead (rtg_batch_pack, page-locked arrays where the
  * backend has them, the state block touched there) and solved from what
  * is packed (rtg_batch_solve_packed) gives rtg_batch_solve()'s bits, the
- * states in one block at the clips' offsets; solving other clips than
- * those packed, or the same packing twice, is refused. And the pool's
+ * states in one block at the clips' offsets; rtg_batch_packed() knows the
+ * clips packed until they are solved; solving other clips than those
+ * packed, or the same packing twice, is refused. And the pool's
  * retired workers. */
 static void test_packed(const struct kin_robot *g1)
 {
@@ -224,6 +225,11 @@ static void test_packed(const struct kin_robot *g1)
     }
     CHECK_EQ_INT(rtg_batch_pack(&ws, &be, g1, b, 2, &e), RT_OK);
     CHECK(ws.block != NULL);
+    /* rtg_batch_packed: the same clips in the same order only */
+    CHECK(rtg_batch_packed(&ws, b, 2));
+    CHECK(!rtg_batch_packed(&ws, sw, 2));
+    CHECK(!rtg_batch_packed(&ws, b, 1));
+    CHECK(!rtg_batch_packed(&ws, b, 0));
     CHECK_EQ_INT(rtg_batch_solve_packed(&ws, &be, g1, &p[0].opt, sw, 2, NULL, NULL, &block, &e), RT_ESTATE);
     CHECK(strstr(e.msg, "not the clips solved") != NULL);
     CHECK_EQ_INT(rtg_batch_pack(&ws, &be, g1, b, 2, &e), RT_OK);
@@ -235,6 +241,7 @@ static void test_packed(const struct kin_robot *g1)
               a[k].res.lm_iters == b[k].res.lm_iters && a[k].res.cg_iters == b[k].res.cg_iters);
     }
     float *solved = block;
+    CHECK(!rtg_batch_packed(&ws, b, 2)); /* consumed by the solve */
     CHECK_EQ_INT(rtg_batch_solve_packed(&ws, &be, g1, &p[0].opt, b, 2, NULL, NULL, &block, &e), RT_ESTATE);
     CHECK(block == NULL);
     free(solved);
