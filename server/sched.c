@@ -17,13 +17,12 @@
  * while the worker solves the batch before it, and the build claims its
  * jobs while their targets are built (queued -> running; a job cancelled
  * meanwhile is skipped; the worker claims them itself around a job retried
- * alone). The jobs split by
- * identical weights and options (rtg_targets_same_weights) into parts, one
- * solver call each; the build packs the first part into one of two sets of
- * page-locked batch arrays (rtg_batch_pack) while the worker solves the
- * batch before from the other, and the worker solves each part
- * (rtg_batch_solve_packed: the clips' states one block, no copy out),
- * leaves the solved jobs' mark to the
+ * alone). The jobs split by identical weights and options
+ * (rtg_targets_same_weights) into parts, one solver call each; the build
+ * packs the first part into one of two sets of page-locked batch arrays
+ * (rtg_batch_pack) while the worker solves the batch before from the
+ * other. The worker solves each part (rtg_batch_solve_packed: the clips'
+ * states one block, no copy out), leaves the solved jobs' mark to the
  * progress thread and queues each job's finishing on the pool: the ground
  * lift, quality and report, and the result stored in the transaction that
  * marks the job succeeded -- or dropped when the job was cancelled while it

@@ -5,11 +5,10 @@
  * The test is linked with -Wl,--wrap=rtg_batch_solve_packed (the
  * Makefile): the scheduler's solver calls reach
  * __wrap_rtg_batch_solve_packed below, which records how many clips each
- * call holds and, for a call that holds the
- * "hold" clip (HOLD_FRAMES frames), keeps the worker there after the real
- * solve until the test lets it go -- a busy worker, as under load, without
- * timing on the solver's speed. Windows of the real G1 reference
- * trajectory, 1 s batch window:
+ * call holds and, for a call that holds the "hold" clip (HOLD_FRAMES
+ * frames), keeps the worker there after the real solve until the test lets
+ * it go -- a busy worker, as under load, without timing on the solver's
+ * speed. Windows of the real G1 reference trajectory, 1 s batch window:
  *  1. while the worker holds, a 50-frame clip (class 6) and a 200-frame
  *     clip (class 8) are submitted and both wait past the window: then one
  *     call solves the two (report solver.batch_clips 2);

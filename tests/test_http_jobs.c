@@ -115,6 +115,21 @@ static int npz_equals(const char *url, const char *out, const char *name)
     return same;
 }
 
+/* Every series FAMILY{part="P"} of the metrics text `resp` for P in
+ * parts[0..n) is there and not negative; the one of part `busy` is above
+ * zero. */
+static void check_parts(const char *resp, const char *family, const char *const *parts, size_t n, const char *busy)
+{
+    for (size_t i = 0; resp && i < n; i++) {
+        char key[128];
+        snprintf(key, sizeof key, "%s{part=\"%s\"} ", family, parts[i]);
+        const char *at = strstr(resp, key);
+        double v = at ? strtod(at + strlen(key), NULL) : -1.0;
+        CHECK(v >= 0.0);
+        if (!strcmp(parts[i], busy)) CHECK(v > 0.0);
+    }
+}
+
 static long long submit(const char *body, const char *key, long *code)
 {
     char hdr[160], *resp = NULL;
@@ -606,27 +621,13 @@ int main(void)
      * succeeded jobs more than nothing (their builds claimed them). */
     {
         static const char *const parts[] = {"idle", "build", "finish", "claim", "solve", "mark"};
-        for (size_t i = 0; resp && i < sizeof parts / sizeof parts[0]; i++) {
-            char key[96];
-            snprintf(key, sizeof key, "retargetd_worker_seconds_total{part=\"%s\"} ", parts[i]);
-            const char *at = strstr(resp, key);
-            double v = at ? strtod(at + strlen(key), NULL) : -1.0;
-            CHECK(v >= 0.0);
-            if (!strcmp(parts[i], "solve")) CHECK(v > 0.0);
-        }
+        check_parts(resp, "retargetd_worker_seconds_total", parts, sizeof parts / sizeof parts[0], "solve");
     }
     /* The builds' wall time by part: each one there, the targets of 12
      * jobs more than nothing. */
     {
         static const char *const parts[] = {"rows", "targets", "claim", "pack"};
-        for (size_t i = 0; resp && i < sizeof parts / sizeof parts[0]; i++) {
-            char key[96];
-            snprintf(key, sizeof key, "retargetd_build_seconds_total{part=\"%s\"} ", parts[i]);
-            const char *at = strstr(resp, key);
-            double v = at ? strtod(at + strlen(key), NULL) : -1.0;
-            CHECK(v >= 0.0);
-            if (!strcmp(parts[i], "targets")) CHECK(v > 0.0);
-        }
+        check_parts(resp, "retargetd_build_seconds_total", parts, sizeof parts / sizeof parts[0], "targets");
     }
     free(resp);
     /* A clip no bundled profile fits is mapped automatically ("auto:NAME",
