@@ -77,6 +77,7 @@ static void lay_out(struct cpu_ctx *c, struct carver *a)
     c->part = (float *)carve(a, nf, 1, sizeof(float));
     c->part_t = (float *)carve(a, nf, 1, sizeof(float));
     c->pred_f = (float *)carve(a, nf, 1, sizeof(float));
+    c->gmax_f = (float *)carve(a, nf, 1, sizeof(float));
     c->tscratch = (float *)carve(a, (size_t)c->threads, c->tscratch_stride, sizeof(float));
     c->blk_clip = (int *)carve(a, c->blk_cap, 1, sizeof(int));
     c->blk_start = (size_t *)carve(a, c->blk_cap, 1, sizeof(size_t));

@@ -156,6 +156,14 @@ static void ph_lin(void *vctx, int tid, size_t begin, size_t end)
         c->part[f] = frame_eval(c->b, (int)f, x, c->dq + (size_t)cl->off * c->n, t, cl->T, lk,
                                 c->B + f * nn, c->g + f * c->n);
         c->frozen[f] = frame_freeze(c->tr, x, c->B + f * nn, c->g + f * c->n);
+        /* the clip's max |g| (the stopping test) is the max of these: the
+         * same float in any order */
+        float m = 0.0f;
+        for (int i = 0; i < c->n; i++) {
+            float a = fabsf(c->g[f * c->n + (size_t)i]);
+            if (a > m) m = a;
+        }
+        c->gmax_f[f] = m;
         if (c->b->v_limit) c->vact[f] = frame_vlim_mask(c->b, c->dq + (size_t)cl->off * c->n, c->n, t, cl->T);
     }
 }

@@ -13,16 +13,24 @@
 
 /* ---- thread pool --------------------------------------------------- */
 /* A fixed set of threads (the caller is thread 0) that runs one task over
- * items [0, n): thread i gets the contiguous range [i*n/P, (i+1)*n/P).
- * Results never depend on P because every item writes only its own outputs
- * (DESIGN.md "The numerical contract" point 2). The CPU backend creates
- * one per context and keeps it for the context's life; no globals. */
+ * items [0, n): the threads claim contiguous ranges, long ones first, until
+ * none is left (cpu_pool.c), so fn may get any number of ranges on any
+ * thread. Results never depend on P or on which thread ran an item because
+ * every item writes only its own outputs (DESIGN.md "The numerical
+ * contract" point 2); tid only picks the thread's scratch. The CPU backend
+ * creates one per context and keeps it for the context's life; no
+ * globals. */
 struct cpu_pool;
 typedef void (*cpu_task_fn)(void *ctx, int tid, size_t begin, size_t end);
 enum rt_status cpu_pool_create(int threads, struct cpu_pool **out, struct rt_err *err);
 void cpu_pool_run(struct cpu_pool *p, cpu_task_fn fn, void *ctx, size_t n_items);
 int cpu_pool_threads(const struct cpu_pool *p);
 void cpu_pool_free(struct cpu_pool *p); /* NULL-safe; joins the threads */
+/* Timing (the profile): with `on`, each run adds its threads' busy seconds,
+ * its slowest thread's and its wall; take_times returns those sums since
+ * the last take (or since timing was set) and clears them. */
+void cpu_pool_set_timing(struct cpu_pool *p, int on);
+void cpu_pool_take_times(struct cpu_pool *p, double *busy, double *max, double *wall);
 
 /* ---- reduction driver ---------------------------------------------- */
 /* Sum of x[0..n) in the reduce.h order, executed by length: up to
@@ -88,6 +96,7 @@ struct cpu_ctx {
     int poison;                   /* test hook: solver_cpu_debug_poison() */
     int profile;                  /* config cpu_profile: one timing line per solve (cpu_lm.c) */
     double prof_t, prof_ms[CPU_PH_N]; /* with profile: the last mark, ms per phase */
+    double prof_busy[CPU_PH_N], prof_max[CPU_PH_N], prof_pool[CPU_PH_N]; /* the pool's runs per phase, ms */
     unsigned char *arena;
     size_t arena_cap;
     /* the current batch (borrowed for one solve) and its sizes */
@@ -105,6 +114,7 @@ struct cpu_ctx {
     unsigned long long *vact;     /* [nf] velocity-limit masks at the linearization point */
     float *mu;                    /* [nf] per-frame damping factor */
     float *part, *part_t, *pred_f;/* [nf] per-frame cost at x, at xt, predicted decrease */
+    float *gmax_f;                /* [nf] max |g| of the frame's entries (the linearization's) */
     float *tscratch;              /* per thread: links + one n*n block + init scratch */
     size_t tscratch_stride;
     /* dot-product blocks (rebuilt per call) */

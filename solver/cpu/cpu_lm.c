@@ -49,11 +49,20 @@ static const char *const cpu_ph_name[CPU_PH_N] = {"start", "init", "repair", "li
 static void prof_mark(struct cpu_ctx *c, int ph)
 {
     if (!c->profile) return;
-    double t = rt_now();
+    double t = rt_now(), busy, max, wall;
     c->prof_ms[ph] += 1e3 * (t - c->prof_t);
     c->prof_t = t;
+    cpu_pool_take_times(c->pool, &busy, &max, &wall);
+    c->prof_busy[ph] += 1e3 * busy;
+    c->prof_max[ph] += 1e3 * max;
+    c->prof_pool[ph] += 1e3 * wall;
 }
 
+/* The timing line, then the threads' line: per phase the pool's share of
+ * the phase's wall (the rest ran on the calling thread alone), the threads'
+ * busy time against the pool's wall times P (what was not busy waited at
+ * the end of a run), and the slowest thread's busy time against the mean
+ * (1.00: every thread worked equally long). */
 static void prof_print(const struct cpu_ctx *c)
 {
     if (!c->profile) return;
@@ -61,14 +70,22 @@ static void prof_print(const struct cpu_ctx *c)
     for (int k = 0; k < CPU_PH_N; k++) tot += c->prof_ms[k];
     fprintf(stderr, "cpu profile: %d clips %d frames %d threads total %.2f ms:", c->nc, c->nf, c->threads, tot);
     for (int k = 0; k < CPU_PH_N; k++) fprintf(stderr, " %s %.2f", cpu_ph_name[k], c->prof_ms[k]);
+    fprintf(stderr, "\ncpu threads: %d threads (pool ms, busy share, slowest / mean):", c->threads);
+    for (int k = 0; k < CPU_PH_N; k++) {
+        double P = (double)c->threads, mean = c->prof_busy[k] / P;
+        fprintf(stderr, " %s %.1f %.2f %.2f", cpu_ph_name[k], c->prof_pool[k],
+                c->prof_pool[k] > 0 ? c->prof_busy[k] / (P * c->prof_pool[k]) : 0.0, mean > 0 ? c->prof_max[k] / mean : 0.0);
+    }
     fprintf(stderr, "\n");
 }
 
 /* ---- start state and per-frame initialization ---------------------- */
 
-static void start_state(struct cpu_ctx *c)
+static void ph_start(void *vctx, int tid, size_t begin, size_t end)
 {
-    for (int f = 0; f < c->nf; f++) frame_start_state(c->b, f, c->x + (size_t)f * (size_t)c->cols);
+    struct cpu_ctx *c = (struct cpu_ctx *)vctx;
+    (void)tid;
+    for (size_t f = begin; f < end; f++) frame_start_state(c->b, (int)f, c->x + f * (size_t)c->cols);
 }
 
 static void ph_init(void *vctx, int tid, size_t begin, size_t end)
@@ -176,14 +193,13 @@ static enum rt_status linear_solve(struct cpu_ctx *c, struct rt_err *err)
     return RT_OK;
 }
 
+/* max |g| over the clip's entries, from the linearization's per-frame
+ * maxima (a max is the same float in any order). */
 static float max_abs_g(const struct cpu_ctx *c, const struct cpu_clip *cl)
 {
     float m = 0.0f;
-    size_t n = (size_t)c->n;
-    for (size_t i = (size_t)cl->off * n; i < (size_t)(cl->off + cl->T) * n; i++) {
-        float a = fabsf(c->g[i]);
-        if (a > m) m = a;
-    }
+    for (int f = cl->off; f < cl->off + cl->T; f++)
+        if (c->gmax_f[f] > m) m = c->gmax_f[f];
     return m;
 }
 
@@ -282,8 +298,12 @@ done:
 enum rt_status cpu_lm_solve(struct cpu_ctx *c, struct solver_result *res, struct rt_err *err)
 {
     memset(c->prof_ms, 0, sizeof c->prof_ms);
+    memset(c->prof_busy, 0, sizeof c->prof_busy);
+    memset(c->prof_max, 0, sizeof c->prof_max);
+    memset(c->prof_pool, 0, sizeof c->prof_pool);
+    cpu_pool_set_timing(c->pool, c->profile);
     c->prof_t = rt_now();
-    start_state(c);
+    cpu_pool_run(c->pool, ph_start, c, (size_t)c->nf);
     enum rt_status st = lm_run(c, err);
     if (st != RT_OK) return st;
     memcpy(res->state, c->x, (size_t)c->nf * c->cols * sizeof(float));

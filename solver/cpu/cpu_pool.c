@@ -2,24 +2,70 @@
  * host driver of the reduce.h summation order.
  *
  * One task at a time: cpu_pool_run() publishes (fn, ctx, n), bumps a
- * generation counter, runs thread 0's share itself and waits until every
- * worker has finished its share. Workers spin briefly on the generation and
- * then sleep on a condition variable, so short solver phases pay about a
- * microsecond and idle pools cost nothing. Atomics here only synchronize;
- * no arithmetic result ever depends on them. */
+ * generation counter, takes ranges of items itself like every worker and
+ * waits until every worker has finished. Workers spin on the generation
+ * (with the CPU's pause hint) for up to POOL_SPIN_S and then sleep on a
+ * condition variable, and so does the caller on the count of finished
+ * workers: a solve runs thousands of short phases (five or more a CG
+ * iteration) with a little serial work between them, and a sleeping thread
+ * takes tens of microseconds to wake, so the spin outlasts those gaps;
+ * idle pools cost nothing once it has run out.
+ *
+ * The items are taken in guided ranges: each claim takes 1 / (2 P) of the
+ * items still unclaimed (at least one), from one atomic cursor, so the
+ * first ranges are long and contiguous and the last ones short. A thread
+ * whose frames need more initialization iterations, or that the system
+ * held back, takes fewer ranges; none waits on a slower neighbour's fixed
+ * share. Atomics here only synchronize; no arithmetic result ever depends
+ * on them (an item's outputs are its own, whichever thread computes them).
+ *
+ * With timing on (cpu_pool_set_timing, the backend's profile), every run
+ * also adds up each thread's busy time, the slowest thread's and the run's
+ * wall, which cpu_pool_take_times() hands out and clears. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
+#include "../../base/clock.h"
 #include "../reduce.h"
 #include "cpu_internal.h"
 
-#define POOL_SPINS 4000
+/* Seconds a thread spins before it sleeps. */
+#define POOL_SPIN_S 200e-6
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+/* Spins while *v == seen (v a generation) -- or, with below set, while
+ * *v < seen (a count) -- for up to POOL_SPIN_S; returns 1 when that ended
+ * it, 0 when the time ran out. */
+static int spin_wait(atomic_uint *v, unsigned seen, int below)
+{
+    double t0 = 0;
+    for (unsigned i = 0;; i++) {
+        unsigned x = atomic_load_explicit(v, memory_order_acquire);
+        if (below ? x >= seen : x != seen) return 1;
+        cpu_relax();
+        if ((i & 255) == 255) {
+            double t = rt_now();
+            if (t0 == 0) t0 = t;
+            else if (t - t0 > POOL_SPIN_S) return 0;
+        }
+    }
+}
 
 struct cpu_worker {
     struct cpu_pool *pool;
     int tid;
     pthread_t thread;
+    double busy; /* with timing: seconds in the last run's ranges */
+    char pad[64];
 };
 
 struct cpu_pool {
@@ -29,18 +75,34 @@ struct cpu_pool {
     pthread_mutex_t mu;
     pthread_cond_t go, done_cv;
     atomic_uint gen;
-    atomic_int done;
+    atomic_uint done;
     atomic_int stop;
     cpu_task_fn fn;
     void *ctx;
     size_t n_items;
+    char pad0[64];
+    atomic_size_t next; /* the first item not yet claimed (a cache line of its own) */
+    char pad1[64];
+    int timing;
+    double t_busy, t_max, t_wall; /* with timing: sums since the last cpu_pool_take_times */
 };
 
+/* Claims guided ranges of the run's items until none is left. */
 static void pool_share(struct cpu_pool *p, int tid)
 {
-    size_t P = (size_t)p->n_threads, n = p->n_items;
-    size_t b = n * (size_t)tid / P, e = n * (size_t)(tid + 1) / P;
-    if (b < e) p->fn(p->ctx, tid, b, e);
+    size_t n = p->n_items, div = 2 * (size_t)p->n_threads;
+    double t0 = p->timing ? rt_now() : 0;
+    size_t b = atomic_load_explicit(&p->next, memory_order_relaxed);
+    while (b < n) {
+        size_t take = (n - b) / div;
+        if (take < 1) take = 1;
+        if (!atomic_compare_exchange_weak_explicit(&p->next, &b, b + take, memory_order_relaxed,
+                                                   memory_order_relaxed))
+            continue; /* b now holds the cursor another thread moved */
+        p->fn(p->ctx, tid, b, b + take);
+        b = atomic_load_explicit(&p->next, memory_order_relaxed);
+    }
+    if (p->timing) p->w[tid].busy = rt_now() - t0;
 }
 
 static void *pool_main(void *arg)
@@ -49,9 +111,7 @@ static void *pool_main(void *arg)
     struct cpu_pool *p = w->pool;
     unsigned seen = 0;
     for (;;) {
-        int spins = 0;
-        while (atomic_load_explicit(&p->gen, memory_order_acquire) == seen) {
-            if (++spins < POOL_SPINS) continue;
+        if (!spin_wait(&p->gen, seen, 0)) {
             pthread_mutex_lock(&p->mu);
             while (atomic_load_explicit(&p->gen, memory_order_acquire) == seen)
                 pthread_cond_wait(&p->go, &p->mu);
@@ -60,7 +120,7 @@ static void *pool_main(void *arg)
         seen = atomic_load_explicit(&p->gen, memory_order_acquire);
         if (atomic_load(&p->stop)) break;
         pool_share(p, w->tid);
-        if (atomic_fetch_add_explicit(&p->done, 1, memory_order_acq_rel) + 1 == p->n_threads - 1) {
+        if (atomic_fetch_add_explicit(&p->done, 1u, memory_order_acq_rel) + 1 == (unsigned)(p->n_threads - 1)) {
             pthread_mutex_lock(&p->mu);
             pthread_cond_signal(&p->done_cv);
             pthread_mutex_unlock(&p->mu);
@@ -79,11 +139,12 @@ enum rt_status cpu_pool_create(int threads, struct cpu_pool **out, struct rt_err
     pthread_cond_init(&p->go, NULL);
     pthread_cond_init(&p->done_cv, NULL);
     atomic_init(&p->gen, 0u);
-    atomic_init(&p->done, 0);
+    atomic_init(&p->done, 0u);
     atomic_init(&p->stop, 0);
+    atomic_init(&p->next, 0);
+    p->w = (struct cpu_worker *)calloc((size_t)p->n_threads, sizeof *p->w);
+    if (!p->w) goto fail;
     if (p->n_threads > 1) {
-        p->w = (struct cpu_worker *)calloc((size_t)p->n_threads, sizeof *p->w);
-        if (!p->w) goto fail;
         for (int i = 1; i < p->n_threads; i++) {
             p->w[i].pool = p;
             p->w[i].tid = i;
@@ -98,32 +159,60 @@ fail:
     return rt_err_set(err, RT_ENOMEM, "backend.threads", "cannot start %d threads", threads);
 }
 
+static void pool_account(struct cpu_pool *p, double t0)
+{
+    double sum = 0, max = 0;
+    for (int i = 0; i < p->n_threads; i++) {
+        sum += p->w[i].busy;
+        if (p->w[i].busy > max) max = p->w[i].busy;
+    }
+    p->t_busy += sum;
+    p->t_max += max;
+    p->t_wall += rt_now() - t0;
+}
+
 void cpu_pool_run(struct cpu_pool *p, cpu_task_fn fn, void *ctx, size_t n_items)
 {
+    double t0 = p->timing ? rt_now() : 0;
     p->fn = fn;
     p->ctx = ctx;
     p->n_items = n_items;
+    atomic_store_explicit(&p->next, 0, memory_order_relaxed);
     if (p->n_threads == 1) {
         pool_share(p, 0);
+        if (p->timing) pool_account(p, t0);
         return;
     }
-    atomic_store_explicit(&p->done, 0, memory_order_relaxed);
+    atomic_store_explicit(&p->done, 0u, memory_order_relaxed);
     pthread_mutex_lock(&p->mu);
     atomic_fetch_add_explicit(&p->gen, 1u, memory_order_acq_rel);
     pthread_cond_broadcast(&p->go);
     pthread_mutex_unlock(&p->mu);
     pool_share(p, 0);
-    int spins = 0;
-    while (atomic_load_explicit(&p->done, memory_order_acquire) < p->n_threads - 1) {
-        if (++spins < POOL_SPINS) continue;
+    if (!spin_wait(&p->done, (unsigned)(p->n_threads - 1), 1)) {
         pthread_mutex_lock(&p->mu);
-        while (atomic_load_explicit(&p->done, memory_order_acquire) < p->n_threads - 1)
+        while (atomic_load_explicit(&p->done, memory_order_acquire) < (unsigned)(p->n_threads - 1))
             pthread_cond_wait(&p->done_cv, &p->mu);
         pthread_mutex_unlock(&p->mu);
     }
+    if (p->timing) pool_account(p, t0);
 }
 
 int cpu_pool_threads(const struct cpu_pool *p) { return p ? p->n_threads : 1; }
+
+void cpu_pool_set_timing(struct cpu_pool *p, int on)
+{
+    p->timing = on != 0;
+    p->t_busy = p->t_max = p->t_wall = 0;
+}
+
+void cpu_pool_take_times(struct cpu_pool *p, double *busy, double *max, double *wall)
+{
+    *busy = p->t_busy;
+    *max = p->t_max;
+    *wall = p->t_wall;
+    p->t_busy = p->t_max = p->t_wall = 0;
+}
 
 void cpu_pool_free(struct cpu_pool *p)
 {
