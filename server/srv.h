@@ -23,7 +23,7 @@
  * one HTTP thread per core (4 to 64), backend auto, SRV_MAX_BODY_DEFAULT, 100000 frames,
  * 512 joints, 1000 active jobs, batch frames and wait by backend, 30 s idle and
  * 60 s request timeouts, 1024 connections and 64 per IP address,
- * validation threads on half the cores (2 to 32) with a queue of 64,
+ * validation threads one a core (2 to 32) with a queue of 64,
  * synchronous FULL). */
 void srv_config_default(struct srv_config *c);
 
