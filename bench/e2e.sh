@@ -312,7 +312,7 @@ out=$dir/section.md
     echo "Solver share: solve seconds / wall (the CLI's --stats \"solve\"; the daemon's stage \"solve\", else retargetd_solve_seconds_total)."
     echo "Daemon: $(pm retargetd_batches_total) solver batches, $(pm retargetd_frames_solved_total) frames solved; $(ld poll_n) polls, fetch p50/p99 $(ms "$(ld fetch_p50_ms)" "$(ld fetch_p99_ms)") ms, clip (submit to result) p50/p99 $(ms "$(ld clip_p50_s)" "$(ld clip_p99_s)") s; submissions accepted by $(ld submitted_at_p50_s) / $(ld submitted_at_p99_s) s (p50/p99 of the clips, from the start), results fetched by $(ld fetched_at_p50_s) / $(ld fetched_at_p99_s) s."
     echo "Daemon worker (wall s, from its start): idle $(worker idle), build wait $(worker build), finishing wait $(worker finish), claim $(worker claim), solve $(worker solve), marked solved $(worker mark)."
-    echo "Daemon builds (wall s, summed over batches): rows $(build rows), targets $(build targets), claim $(build claim), pack $(build pack)."
+    echo "Daemon builds (wall s, summed over batches): rows $(build rows), targets $(build targets), claim $(build claim), pack $(build pack); jobs built from their submission's parsed plan $(pm 'retargetd_builds_total{from="submission"}'), from the store $(pm 'retargetd_builds_total{from="store"}')."
     echo "Daemon submit parts: $(subparts)."
     echo "Daemon solver against bench-gpu at its batch sizes: $gpu_cmp."
     echo "Daemon database after the run: $db_mb MB ($(calc "$db_mb * 1e6 / $d_frames" %.0f) bytes a frame; sources, results, reports)."
