@@ -4,12 +4,12 @@
  * One task at a time: cpu_pool_run() publishes (fn, ctx, n), bumps a
  * generation counter, takes ranges of items itself like every worker and
  * waits until every worker has finished. Workers spin on the generation
- * (with the CPU's pause hint) for up to POOL_SPIN_S and then sleep on a
- * condition variable, and so does the caller on the count of finished
- * workers: a solve runs thousands of short phases (five or more a CG
- * iteration) with a little serial work between them, and a sleeping thread
- * takes tens of microseconds to wake, so the spin outlasts those gaps;
- * idle pools cost nothing once it has run out.
+ * (with the CPU's pause hint, then yielding the core at each turn) for up
+ * to POOL_SPIN_S and then sleep on a condition variable, and so does the
+ * caller on the count of finished workers: a solve runs thousands of short
+ * phases (five or more a CG iteration) with a little serial work between
+ * them, and a sleeping thread takes tens of microseconds to wake, so the
+ * spin outlasts those gaps; idle pools cost nothing once it has run out.
  *
  * The items are taken in guided ranges: each claim takes 1 / (2 P) of the
  * items still unclaimed (at least one), from one atomic cursor, so the
@@ -23,6 +23,7 @@
  * also adds up each thread's busy time, the slowest thread's and the run's
  * wall, which cpu_pool_take_times() hands out and clears. */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
@@ -30,8 +31,13 @@
 #include "../reduce.h"
 #include "cpu_internal.h"
 
-/* Seconds a thread spins before it sleeps. */
+/* Seconds a thread spins before it sleeps; past the first POOL_SPIN_BUSY_S
+ * it yields the core at each turn (sched_yield), so that other threads of
+ * the process (a server's request threads, the host pool) run there when
+ * they have work: a spin that kept its core would take it from them between
+ * the solver's phases, which the spin is only meant to bridge. */
 #define POOL_SPIN_S 200e-6
+#define POOL_SPIN_BUSY_S 20e-6
 
 static inline void cpu_relax(void)
 {
@@ -47,15 +53,17 @@ static inline void cpu_relax(void)
  * it, 0 when the time ran out. */
 static int spin_wait(atomic_uint *v, unsigned seen, int below)
 {
-    double t0 = 0;
+    double t0 = rt_now();
+    int yield = 0;
     for (unsigned i = 0;; i++) {
         unsigned x = atomic_load_explicit(v, memory_order_acquire);
         if (below ? x >= seen : x != seen) return 1;
-        cpu_relax();
-        if ((i & 255) == 255) {
-            double t = rt_now();
-            if (t0 == 0) t0 = t;
-            else if (t - t0 > POOL_SPIN_S) return 0;
+        if (yield) sched_yield();
+        else cpu_relax();
+        if (yield || (i & 63) == 63) {
+            double t = rt_now() - t0;
+            if (t > POOL_SPIN_S) return 0;
+            yield = t > POOL_SPIN_BUSY_S;
         }
     }
 }
