@@ -1,7 +1,11 @@
 /* test_reduce.c -- the reduce.h summation order against a plain reference
  * model of DESIGN.md "The reduction order", bit for bit, at the block
  * boundaries and on a long sequence; the host driver at 1 and 2 threads;
- * and inputs crafted so that any other order gives a different float. */
+ * and inputs crafted so that any other order gives a different float. Also
+ * the CPU backend's thread pool that drives it: every item of a run taken
+ * exactly once, in ranges within [0, n), at any thread count, run after
+ * run (its ranges are claimed from one cursor), and its timing sums. */
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "../solver/cpu/cpu_internal.h"
@@ -44,8 +48,56 @@ static float frand(void)
     return (u - 0.5f) * (float)(1 << (e % 20)); /* wide magnitudes: order matters */
 }
 
+/* A run's items, each counted by the thread that took it. */
+struct visits {
+    size_t n;
+    atomic_int *count;
+    atomic_int bad; /* a range outside [0, n), empty, or a bad thread id */
+    int threads;
+};
+
+static void visit(void *ctx, int tid, size_t begin, size_t end)
+{
+    struct visits *v = (struct visits *)ctx;
+    if (begin >= end || end > v->n || tid < 0 || tid >= v->threads) atomic_store(&v->bad, 1);
+    for (size_t i = begin; i < end && i < v->n; i++) atomic_fetch_add(&v->count[i], 1);
+}
+
+static void pool_checks(void)
+{
+    static const int threads[] = {1, 2, 3, 8};
+    static const size_t sizes[] = {0, 1, 7, 1000, 100003};
+    struct rt_err err;
+    for (size_t ti = 0; ti < sizeof threads / sizeof threads[0]; ti++) {
+        struct cpu_pool *p = NULL;
+        CHECK(cpu_pool_create(threads[ti], &p, &err) == RT_OK);
+        if (!p) continue;
+        CHECK_EQ_INT(cpu_pool_threads(p), threads[ti]);
+        cpu_pool_set_timing(p, 1);
+        int once = 1, bad = 0;
+        for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
+            for (int run = 0; run < 20; run++) {
+                struct visits v = {sizes[si], (atomic_int *)calloc(sizes[si] + 1, sizeof(atomic_int)), 0, threads[ti]};
+                atomic_init(&v.bad, 0);
+                cpu_pool_run(p, visit, &v, v.n);
+                for (size_t i = 0; i < v.n; i++) once = once && atomic_load(&v.count[i]) == 1;
+                bad |= atomic_load(&v.bad);
+                free(v.count);
+            }
+        CHECK(once);
+        CHECK(!bad);
+        double busy = -1, max = -1, wall = -1;
+        cpu_pool_take_times(p, &busy, &max, &wall);
+        CHECK(busy >= 0 && max >= 0 && wall > 0 && max <= busy + 1e-12);
+        cpu_pool_take_times(p, &busy, &max, &wall); /* taken: cleared */
+        CHECK(busy == 0 && max == 0 && wall == 0);
+        cpu_pool_free(p);
+    }
+}
+
 int main(void)
 {
+    pool_checks();
     static const size_t lens[] = {1, 2, 511, 512, 513, 262145};
     struct cpu_pool *pool2 = NULL;
     struct rt_err err;
