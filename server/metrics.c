@@ -35,28 +35,29 @@ void srv_metrics_solved(struct srv_metrics *m, int clips, long long frames, doub
     pthread_mutex_unlock(&m->mu);
 }
 
+/* sums[k] += seconds for k in [0, n) and seconds a duration (not negative,
+ * not NaN); anything else is dropped. */
+static void add_seconds(struct srv_metrics *m, double *sums, int n, int k, double seconds)
+{
+    if (k < 0 || k >= n || !(seconds >= 0)) return;
+    pthread_mutex_lock(&m->mu);
+    sums[k] += seconds;
+    pthread_mutex_unlock(&m->mu);
+}
+
 void srv_metrics_stage(struct srv_metrics *m, int stage, double seconds)
 {
-    if (stage < 0 || stage >= SRV_STAGE_COUNT) return;
-    pthread_mutex_lock(&m->mu);
-    m->stage_seconds[stage] += seconds;
-    pthread_mutex_unlock(&m->mu);
+    add_seconds(m, m->stage_seconds, SRV_STAGE_COUNT, stage, seconds);
 }
 
 void srv_metrics_worker(struct srv_metrics *m, int part, double seconds)
 {
-    if (part < 0 || part >= SRV_WK_COUNT || !(seconds >= 0)) return;
-    pthread_mutex_lock(&m->mu);
-    m->worker_seconds[part] += seconds;
-    pthread_mutex_unlock(&m->mu);
+    add_seconds(m, m->worker_seconds, SRV_WK_COUNT, part, seconds);
 }
 
 void srv_metrics_build(struct srv_metrics *m, int part, double seconds)
 {
-    if (part < 0 || part >= SRV_BUILD_COUNT || !(seconds >= 0)) return;
-    pthread_mutex_lock(&m->mu);
-    m->build_seconds[part] += seconds;
-    pthread_mutex_unlock(&m->mu);
+    add_seconds(m, m->build_seconds, SRV_BUILD_COUNT, part, seconds);
 }
 
 void srv_metrics_built(struct srv_metrics *m, int kept)

@@ -95,8 +95,11 @@ struct cpu_ctx {
     int threads;
     int poison;                   /* test hook: solver_cpu_debug_poison() */
     int profile;                  /* config cpu_profile: one timing line per solve (cpu_lm.c) */
-    double prof_t, prof_ms[CPU_PH_N]; /* with profile: the last mark, ms per phase */
-    double prof_busy[CPU_PH_N], prof_max[CPU_PH_N], prof_pool[CPU_PH_N]; /* the pool's runs per phase, ms */
+    double prof_t;                /* with profile: the last mark */
+    struct {                      /* with profile, ms per phase: its wall, and of the pool's runs in it the
+                                     threads' busy sum, the slowest thread's and the runs' wall */
+        double ms[CPU_PH_N], busy[CPU_PH_N], max[CPU_PH_N], pool[CPU_PH_N];
+    } prof;
     unsigned char *arena;
     size_t arena_cap;
     /* the current batch (borrowed for one solve) and its sizes */

@@ -50,12 +50,12 @@ static void prof_mark(struct cpu_ctx *c, int ph)
 {
     if (!c->profile) return;
     double t = rt_now(), busy, max, wall;
-    c->prof_ms[ph] += 1e3 * (t - c->prof_t);
+    c->prof.ms[ph] += 1e3 * (t - c->prof_t);
     c->prof_t = t;
     cpu_pool_take_times(c->pool, &busy, &max, &wall);
-    c->prof_busy[ph] += 1e3 * busy;
-    c->prof_max[ph] += 1e3 * max;
-    c->prof_pool[ph] += 1e3 * wall;
+    c->prof.busy[ph] += 1e3 * busy;
+    c->prof.max[ph] += 1e3 * max;
+    c->prof.pool[ph] += 1e3 * wall;
 }
 
 /* The timing line, then the threads' line: per phase the pool's share of
@@ -67,14 +67,14 @@ static void prof_print(const struct cpu_ctx *c)
 {
     if (!c->profile) return;
     double tot = 0;
-    for (int k = 0; k < CPU_PH_N; k++) tot += c->prof_ms[k];
+    for (int k = 0; k < CPU_PH_N; k++) tot += c->prof.ms[k];
     fprintf(stderr, "cpu profile: %d clips %d frames %d threads total %.2f ms:", c->nc, c->nf, c->threads, tot);
-    for (int k = 0; k < CPU_PH_N; k++) fprintf(stderr, " %s %.2f", cpu_ph_name[k], c->prof_ms[k]);
+    for (int k = 0; k < CPU_PH_N; k++) fprintf(stderr, " %s %.2f", cpu_ph_name[k], c->prof.ms[k]);
     fprintf(stderr, "\ncpu threads: %d threads (pool ms, busy share, slowest / mean):", c->threads);
     for (int k = 0; k < CPU_PH_N; k++) {
-        double P = (double)c->threads, mean = c->prof_busy[k] / P;
-        fprintf(stderr, " %s %.1f %.2f %.2f", cpu_ph_name[k], c->prof_pool[k],
-                c->prof_pool[k] > 0 ? c->prof_busy[k] / (P * c->prof_pool[k]) : 0.0, mean > 0 ? c->prof_max[k] / mean : 0.0);
+        double P = (double)c->threads, mean = c->prof.busy[k] / P;
+        fprintf(stderr, " %s %.1f %.2f %.2f", cpu_ph_name[k], c->prof.pool[k],
+                c->prof.pool[k] > 0 ? c->prof.busy[k] / (P * c->prof.pool[k]) : 0.0, mean > 0 ? c->prof.max[k] / mean : 0.0);
     }
     fprintf(stderr, "\n");
 }
@@ -297,10 +297,7 @@ done:
 
 enum rt_status cpu_lm_solve(struct cpu_ctx *c, struct solver_result *res, struct rt_err *err)
 {
-    memset(c->prof_ms, 0, sizeof c->prof_ms);
-    memset(c->prof_busy, 0, sizeof c->prof_busy);
-    memset(c->prof_max, 0, sizeof c->prof_max);
-    memset(c->prof_pool, 0, sizeof c->prof_pool);
+    memset(&c->prof, 0, sizeof c->prof);
     cpu_pool_set_timing(c->pool, c->profile);
     c->prof_t = rt_now();
     cpu_pool_run(c->pool, ph_start, c, (size_t)c->nf);

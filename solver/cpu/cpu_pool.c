@@ -152,13 +152,11 @@ enum rt_status cpu_pool_create(int threads, struct cpu_pool **out, struct rt_err
     atomic_init(&p->next, 0);
     p->w = (struct cpu_worker *)calloc((size_t)p->n_threads, sizeof *p->w);
     if (!p->w) goto fail;
-    if (p->n_threads > 1) {
-        for (int i = 1; i < p->n_threads; i++) {
-            p->w[i].pool = p;
-            p->w[i].tid = i;
-            if (pthread_create(&p->w[i].thread, NULL, pool_main, &p->w[i]) != 0) goto fail;
-            p->started = i;
-        }
+    for (int i = 1; i < p->n_threads; i++) {
+        p->w[i].pool = p;
+        p->w[i].tid = i;
+        if (pthread_create(&p->w[i].thread, NULL, pool_main, &p->w[i]) != 0) goto fail;
+        p->started = i;
     }
     *out = p;
     return RT_OK;
