@@ -8,6 +8,7 @@
  * side); the light ones one thread per frame. */
 #include "lin.cuh"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,7 +46,14 @@ static unsigned frame_grid(const struct cuda_lm *L)
 /* Warp-per-frame kernels: LIN_WARPS frames per block, one shared-memory
  * workspace (warp.cuh) per warp. */
 #define LIN_WARPS 4
-#define LIN_MIN_BLOCKS 5 /* 102 registers: 20 warps per SM, as many as the shared memory holds for G1 */
+/* Blocks a SM that the register budget is cut for. lin, cost, precond: 7
+ * (at most 72 registers, none spilled; 28 warps a SM for G1, as many as
+ * its shared memory holds with F over the link records). init, repair: 5
+ * (96 registers): their iterations are bound by the instructions they
+ * issue, and at 6 or 7 (80 or 72 registers, more spills) they ran 5-8%
+ * slower for all the warps they gained (bench/RESULTS.md). */
+#define LIN_MIN_BLOCKS 7
+#define INIT_MIN_BLOCKS 5
 static unsigned warp_grid(const struct cuda_lm *L) { return cuda_blocks((size_t)L->nf, LIN_WARPS); }
 static size_t warp_smem_bytes(const struct cuda_lm *L)
 {
@@ -126,7 +134,7 @@ precond_kernel(struct lin_args a, const int *gate, const float *B, const unsigne
 
 /* ph_init: frame_init_solve, then the frame's cost (warp_init_solve
  * returns it: the same floats as frame_eval on the final state). */
-static __global__ void __launch_bounds__(LIN_WARPS * 32, LIN_MIN_BLOCKS)
+static __global__ void __launch_bounds__(LIN_WARPS * 32, INIT_MIN_BLOCKS)
 init_kernel(struct lin_args a, float *x, float *part, int iters, float lam0)
 {
     WARP_FRAME(a)
@@ -142,7 +150,7 @@ init_kernel(struct lin_args a, float *x, float *part, int iters, float lam0)
 /* One repair round (solver/cpu/cpu_lm.c ph_repair): x, part -> xt, part_t;
  * *changed = 1 when some frame's cost changed (a plain store of one value,
  * the same whichever thread writes it). */
-static __global__ void __launch_bounds__(LIN_WARPS * 32, LIN_MIN_BLOCKS)
+static __global__ void __launch_bounds__(LIN_WARPS * 32, INIT_MIN_BLOCKS)
 repair_kernel(struct lin_args a, const float *x, const float *part, float *xt, float *part_t, int iters, float lam0,
               int *changed)
 {
@@ -314,6 +322,15 @@ enum rt_status cuda_warp_tables_build(struct cuda_lm *L, const struct solver_bat
     CUDA_TRY(cudaFuncSetAttribute(precond_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, sm), err);
     CUDA_TRY(cudaFuncSetAttribute(init_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, sm), err);
     CUDA_TRY(cudaFuncSetAttribute(repair_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, sm), err);
+    if (L->profile) { /* the warp-per-frame kernels' occupancy, with the profile's lines */
+        int o[4] = {0, 0, 0, 0};
+        (void)cudaOccupancyMaxActiveBlocksPerMultiprocessor(&o[0], lin_kernel, LIN_WARPS * 32, (size_t)sm);
+        (void)cudaOccupancyMaxActiveBlocksPerMultiprocessor(&o[1], cost_kernel, LIN_WARPS * 32, (size_t)sm);
+        (void)cudaOccupancyMaxActiveBlocksPerMultiprocessor(&o[2], precond_kernel, LIN_WARPS * 32, (size_t)sm);
+        (void)cudaOccupancyMaxActiveBlocksPerMultiprocessor(&o[3], init_kernel, LIN_WARPS * 32, (size_t)sm);
+        fprintf(stderr, "cuda occupancy: %d bytes of shared memory a frame; warps a SM: lin %d cost %d precond %d init %d\n",
+                sm / LIN_WARPS, o[0] * LIN_WARPS, o[1] * LIN_WARPS, o[2] * LIN_WARPS, o[3] * LIN_WARPS);
+    }
     return RT_OK;
 }
 

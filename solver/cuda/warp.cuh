@@ -50,7 +50,11 @@ struct warp_tabs {
     const unsigned short *spair;   /* slot pairs (a, c), c <= a, a ascending: a | c << 8 */
 };
 
-/* Shared-memory workspace of one warp (floats; see warp_ws_floats). */
+/* Shared-memory workspace of one warp (floats; see warp_ws_floats). The
+ * factor F shares its floats with the link records lk: a kernel that
+ * factors (precond, init, repair) never needs the links of the state it
+ * factors for -- warp_init_solve's trial eval rebuilds them after the
+ * solve, and the eval that reuses them runs before the next factor. */
 struct warp_ws {
     float *lk, *B, *F, *g, *d, *Bd, *lamd, *dM, *x, *xt, *tmp, *jp, *jo, *rs;
 };
@@ -72,8 +76,8 @@ static __host__ __device__ __forceinline__ int warp_fs(int n)
 
 static __host__ __device__ __forceinline__ size_t warp_ws_floats(int nl, int n, int cols, int nt)
 {
-    size_t pk = warp_r4((size_t)n * (n + 1) / 2);
-    return warp_r4((size_t)nl * FRAME_LINK_STRIDE) + 2 * pk + 5 * warp_r4((size_t)n) + 3 * warp_r4((size_t)cols) +
+    size_t pk = warp_r4((size_t)n * (n + 1) / 2), lk = warp_r4((size_t)nl * FRAME_LINK_STRIDE);
+    return (lk > pk ? lk : pk) + pk + 5 * warp_r4((size_t)n) + 3 * warp_r4((size_t)cols) +
            2 * warp_r4((size_t)n * 3) + (size_t)WARP_RS * (size_t)nt;
 }
 
@@ -98,9 +102,11 @@ static __device__ __forceinline__ struct warp_ws warp_ws_at(float *base, int nl,
         p += lkf;
         w.B = p; p += pk;
     } else {
-        w.lk = p; p += warp_r4((size_t)nl * FRAME_LINK_STRIDE);
+        size_t lk = warp_r4((size_t)nl * FRAME_LINK_STRIDE);
+        w.lk = p;
+        w.F = p; /* never live together (struct warp_ws) */
+        p += lk > pk ? lk : pk;
         w.B = p; p += pk;
-        w.F = p; p += pk;
     }
     w.g = p; p += vn;
     w.d = p; p += vn;
