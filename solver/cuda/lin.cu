@@ -19,7 +19,7 @@ struct lin_args { /* by value into every kernel */
     struct solver_batch bd;
     struct warp_tabs tb;
     int nf, n, cols, pks;
-    size_t ws_floats;
+    size_t ws_floats; /* a warp's workspace, before its rows' region (warp_rows_floats) */
     const int *clip_of, *off;
 };
 
@@ -55,19 +55,39 @@ static unsigned frame_grid(const struct cuda_lm *L)
 #define LIN_MIN_BLOCKS 7
 #define INIT_MIN_BLOCKS 5
 static unsigned warp_grid(const struct cuda_lm *L) { return cuda_blocks((size_t)L->nf, LIN_WARPS); }
-static size_t warp_smem_bytes(const struct cuda_lm *L)
+extern __shared__ float4 smem4[];
+
+/* How each kernel's warps keep the rows of B (warp_rows_floats): cost and
+ * precond build none; init and repair every target's columns at once
+ * (2: their iterations, bound by what they issue, ran 17% faster than one
+ * target at a time), lin one target at a time (1: its single eval gains
+ * more from the 28 warps a SM that the smaller workspace leaves it than
+ * from the store: 15.1-15.3 against 17.0-17.1 ms at 20; bench/RESULTS.md). */
+#define JAC_LIN 1
+#define JAC_INIT 2
+
+/* A block's shared memory: LIN_WARPS workspaces with their rows' region. */
+static size_t warp_smem_bytes(const struct cuda_lm *L, int jac)
 {
-    return (size_t)LIN_WARPS * warp_ws_floats(L->nl, L->n, L->cols, L->bd.n_targets) * sizeof(float);
+    size_t w = warp_ws_floats(L->nl, L->n, L->cols, L->bd.n_targets) + warp_rows_floats(L->n, L->tb.n_slots, jac);
+    return (size_t)LIN_WARPS * w * sizeof(float);
 }
 
-#define WARP_FRAME(a)                                                              \
-    extern __shared__ float4 smem4[];                                              \
+static __device__ __forceinline__ struct warp_ws warp_ws_of(const struct lin_args &a, int jac)
+{
+    size_t stride = a.ws_floats + warp_rows_floats(a.n, a.tb.n_slots, jac);
+    float *base = (float *)smem4 + (size_t)(threadIdx.x >> 5) * stride;
+    struct warp_ws w = warp_ws_at(base, a.bd.tree->n_links, a.n, a.cols);
+    warp_rows_at(&w, base + a.ws_floats, a.n, a.tb.n_slots, jac);
+    return w;
+}
+
+#define WARP_FRAME_J(a, jac)                                                       \
     const unsigned lane = threadIdx.x & 31u;                                       \
     const int f = (int)(blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5));      \
-    const struct warp_ws ws =                                                      \
-        warp_ws_at((float *)smem4 + (size_t)(threadIdx.x >> 5) * (a).ws_floats,    \
-                   (a).bd.tree->n_links, (a).n, (a).cols);                         \
+    const struct warp_ws ws = warp_ws_of(a, jac);                                  \
     if (f >= (a).nf) return; /* uniform per warp */
+#define WARP_FRAME(a) WARP_FRAME_J(a, 0)
 
 static __global__ void diff_kernel(struct lin_args a, const float *state, float *dq, const int *gate)
 {
@@ -85,7 +105,7 @@ static __global__ void __launch_bounds__(LIN_WARPS * 32, LIN_MIN_BLOCKS)
 lin_kernel(struct lin_args a, const float *state, const float *dq, const int *gate, float *B, float *g, float *part,
            unsigned long long *frozen, unsigned long long *vact)
 {
-    WARP_FRAME(a)
+    WARP_FRAME_J(a, JAC_LIN)
     int k = a.clip_of[f];
     if (!gate[k]) return;
     int t = f - a.off[k], T = a.off[k + 1] - a.off[k];
@@ -137,7 +157,7 @@ precond_kernel(struct lin_args a, const int *gate, const float *B, const unsigne
 static __global__ void __launch_bounds__(LIN_WARPS * 32, INIT_MIN_BLOCKS)
 init_kernel(struct lin_args a, float *x, float *part, int iters, float lam0)
 {
-    WARP_FRAME(a)
+    WARP_FRAME_J(a, JAC_INIT)
     float *xf = x + (size_t)f * a.cols;
     warp_copy(ws.x, xf, a.cols, lane);
     __syncwarp();
@@ -154,7 +174,7 @@ static __global__ void __launch_bounds__(LIN_WARPS * 32, INIT_MIN_BLOCKS)
 repair_kernel(struct lin_args a, const float *x, const float *part, float *xt, float *part_t, int iters, float lam0,
               int *changed)
 {
-    WARP_FRAME(a)
+    WARP_FRAME_J(a, JAC_INIT)
     size_t cols = (size_t)a.cols;
     int k = a.clip_of[f], off = a.off[k], T = a.off[k + 1] - off;
     float best = part[f];
@@ -220,6 +240,149 @@ static __global__ void gmax_kernel(const float *g, const int *off, int n, const 
 }
 
 /* ---- tables ---- */
+
+/* Host copies of warp_eval_targets_jtj's tables (warp_tabs), laid out as
+ * on the device in one buffer (offsets o_*); n_slots 0 where the store
+ * would not fit a block's shared memory or the slots' 12-bit and the
+ * targets' 8-bit fields, and the kernels take the targets one at a time. */
+struct jtj_tabs {
+    int n_slots, merges;
+    char *buf;
+    size_t bytes, o_sloff, o_slk, o_slcode, o_slorder, o_gcoff, o_gcslot, o_beoff, o_beat, o_bioff, o_bi;
+};
+
+static void jtj_tabs_free(struct jtj_tabs *t) { free(t->buf); t->buf = NULL; }
+
+static size_t jtj_at(size_t *o, size_t bytes)
+{
+    size_t at = (*o + 15) & ~(size_t)15;
+    *o = at + bytes;
+    return at;
+}
+
+static enum rt_status jtj_tabs_build(struct cuda_lm *L, const struct solver_batch *b, const signed char *tgnc,
+                                     const signed char *tgcols, const int *choff, const signed char *chslot,
+                                     const short *chlink, const signed char *chfirst, struct jtj_tabs *t,
+                                     struct rt_err *err)
+{
+    const struct rt_tree *tr = b->tree;
+    const int nt = b->n_targets, n = rt_tangent_dim(tr), npk = n * (n + 1) / 2;
+    memset(t, 0, sizeof *t);
+    int S = 0, items = 0;
+    for (int k = 0; k < nt; k++) {
+        S += tgnc[k];
+        items += tgnc[k] * (tgnc[k] + 1) / 2;
+    }
+    int optin = 0;
+    if (cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, L->device) != cudaSuccess) optin = 0;
+    size_t need = (size_t)LIN_WARPS * (warp_ws_floats(L->nl, n, L->cols, nt) + warp_rows_floats(n, S, 2)) * sizeof(float);
+    if (S == 0 || S > 4095 || nt > 255 || need > (size_t)optin) return RT_OK;
+    size_t o = 0;
+    t->o_sloff = jtj_at(&o, ((size_t)nt + 1) * sizeof(int));
+    t->o_slk = jtj_at(&o, (size_t)S);
+    t->o_slcode = jtj_at(&o, (size_t)S * sizeof(short));
+    t->o_slorder = jtj_at(&o, (size_t)S * sizeof(short));
+    t->o_gcoff = jtj_at(&o, ((size_t)n + 1) * sizeof(int));
+    t->o_gcslot = jtj_at(&o, (size_t)S * sizeof(short));
+    t->o_beoff = jtj_at(&o, 33 * sizeof(int));
+    t->o_beat = jtj_at(&o, (size_t)npk * sizeof(short));
+    t->o_bioff = jtj_at(&o, ((size_t)npk + 1) * sizeof(int));
+    t->o_bi = jtj_at(&o, (size_t)items * sizeof(unsigned));
+    t->bytes = o;
+    t->buf = (char *)calloc(1, o);
+    int *cnt = (int *)calloc((size_t)npk + 1, sizeof(int)), *eoff = (int *)calloc((size_t)npk + 1, sizeof(int));
+    unsigned *eit = (unsigned *)malloc((size_t)items * sizeof(unsigned));
+    int *order = (int *)malloc((size_t)npk * sizeof(int)), *lane_of = (int *)malloc((size_t)npk * sizeof(int));
+    if (!t->buf || !cnt || !eoff || !eit || !order || !lane_of) {
+        free(cnt), free(eoff), free(eit), free(order), free(lane_of);
+        jtj_tabs_free(t);
+        return CUDA_ERR(err, RT_ENOMEM, "solver", "out of memory");
+    }
+    int *sloff = (int *)(t->buf + t->o_sloff);
+    unsigned char *slk = (unsigned char *)(t->buf + t->o_slk);
+    short *slcode = (short *)(t->buf + t->o_slcode), *slorder = (short *)(t->buf + t->o_slorder);
+    int *gcoff = (int *)(t->buf + t->o_gcoff);
+    short *gcslot = (short *)(t->buf + t->o_gcslot);
+    int *beoff = (int *)(t->buf + t->o_beoff), *bioff = (int *)(t->buf + t->o_bioff);
+    short *beat = (short *)(t->buf + t->o_beat);
+    unsigned *bi = (unsigned *)(t->buf + t->o_bi);
+    /* the slots: root columns (frame_jac_root), then each chain element
+     * that opens a slot (frame_jac_joint); a mimic joint adds into one */
+    int s = 0;
+    for (int k = 0; k < nt; k++) {
+        sloff[k] = s;
+        for (int c = 0; c < tgnc[k]; c++) { slk[s + c] = (unsigned char)k; slcode[s + c] = (short)(-1 - c); }
+        for (int e = choff[k]; e < choff[k + 1]; e++) {
+            if (chfirst[e]) slcode[s + chslot[e]] = chlink[e];
+            else t->merges = 1;
+        }
+        s += tgnc[k];
+    }
+    sloff[nt] = s;
+    int q = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < S; i++)
+            if ((slcode[i] < 0) == (pass == 0)) slorder[q++] = (short)i;
+    /* gradient entries: each column's slots, targets ascending */
+    q = 0;
+    for (int c = 0; c < n; c++) {
+        gcoff[c] = q;
+        for (int k = 0; k < nt; k++)
+            for (int a = 0; a < tgnc[k]; a++)
+                if (tgcols[(size_t)k * FRAME_MAX_DIM + a] == c) gcslot[q++] = (short)(sloff[k] + a);
+    }
+    gcoff[n] = q;
+    /* block entries: each entry's slot pairs, targets ascending */
+    for (int k = 0; k < nt; k++)
+        for (int a = 0; a < tgnc[k]; a++)
+            for (int c = 0; c <= a; c++) {
+                int ca = tgcols[(size_t)k * FRAME_MAX_DIM + a], cc = tgcols[(size_t)k * FRAME_MAX_DIM + c];
+                cnt[ca > cc ? ca * (ca + 1) / 2 + cc : cc * (cc + 1) / 2 + ca]++;
+            }
+    for (int e = 0; e < npk; e++) eoff[e + 1] = eoff[e] + cnt[e];
+    memset(cnt, 0, (size_t)npk * sizeof(int));
+    for (int k = 0; k < nt; k++)
+        for (int a = 0; a < tgnc[k]; a++)
+            for (int c = 0; c <= a; c++) {
+                int ca = tgcols[(size_t)k * FRAME_MAX_DIM + a], cc = tgcols[(size_t)k * FRAME_MAX_DIM + c];
+                int e = ca > cc ? ca * (ca + 1) / 2 + cc : cc * (cc + 1) / 2 + ca;
+                eit[eoff[e] + cnt[e]++] = (unsigned)(sloff[k] + a) | (unsigned)(sloff[k] + c) << 12 | (unsigned)k << 24;
+            }
+    /* entries to lanes: the longest first, each to the least loaded lane */
+    int ne = 0;
+    for (int e = 0; e < npk; e++)
+        if (cnt[e]) order[ne++] = e;
+    for (int i = 1; i < ne; i++) { /* insertion sort by count, descending (stable) */
+        int v = order[i], j = i;
+        while (j > 0 && cnt[order[j - 1]] < cnt[v]) { order[j] = order[j - 1]; j--; }
+        order[j] = v;
+    }
+    long load[32] = {0};
+    for (int i = 0; i < ne; i++) {
+        int best = 0;
+        for (int l = 1; l < 32; l++)
+            if (load[l] < load[best]) best = l;
+        lane_of[order[i]] = best;
+        load[best] += cnt[order[i]] + 2;
+    }
+    int m = 0, it = 0;
+    for (int l = 0; l < 32; l++) {
+        beoff[l] = m;
+        for (int i = 0; i < ne; i++) {
+            int e = order[i];
+            if (lane_of[e] != l) continue;
+            beat[m] = (short)e;
+            bioff[m] = it;
+            for (int j = eoff[e]; j < eoff[e + 1]; j++) bi[it++] = eit[j];
+            m++;
+        }
+    }
+    beoff[32] = m;
+    bioff[m] = it;
+    t->n_slots = S;
+    free(cnt), free(eoff), free(eit), free(order), free(lane_of);
+    return RT_OK;
+}
 
 enum rt_status cuda_warp_tables_build(struct cuda_lm *L, const struct solver_batch *b, cudaStream_t s,
                                       struct rt_err *err)
@@ -296,7 +459,21 @@ enum rt_status cuda_warp_tables_build(struct cuda_lm *L, const struct solver_bat
     }
     choff[nt] = m;
     free(depth);
-    enum rt_status st = cuda_buf_reserve(&L->tabs, bytes, err);
+    /* the tables of warp_eval_targets_jtj, after the others */
+    size_t o_j = (bytes + 15) & ~(size_t)15, jbytes = 0;
+    struct jtj_tabs jt;
+    enum rt_status st = jtj_tabs_build(L, b, tgnc, tgcols, choff, chslot, chlink, chfirst, &jt, err);
+    if (st != RT_OK) { free(h); return st; }
+    if (jt.n_slots) {
+        jbytes = jt.bytes;
+        char *h2 = (char *)realloc(h, o_j + jbytes);
+        if (!h2) { free(h); jtj_tabs_free(&jt); return CUDA_ERR(err, RT_ENOMEM, "solver", "out of memory"); }
+        h = h2;
+        memcpy(h + o_j, jt.buf, jbytes);
+        bytes = o_j + jbytes;
+    }
+    jtj_tabs_free(&jt);
+    st = cuda_buf_reserve(&L->tabs, bytes, err);
     if (st == RT_OK) {
         cudaError_t e = cudaMemcpyAsync(L->tabs.ptr, h, bytes, cudaMemcpyHostToDevice, s);
         if (e == cudaSuccess) e = cudaStreamSynchronize(s);
@@ -315,21 +492,37 @@ enum rt_status cuda_warp_tables_build(struct cuda_lm *L, const struct solver_bat
     L->tb.tg_nc = (const signed char *)(d + o_tgnc);
     L->tb.tg_cols = (const signed char *)(d + o_tgcols);
     L->tb.spair = (const unsigned short *)(d + o_spair);
+    L->tb.n_slots = jt.n_slots;
+    L->tb.merges = jt.merges;
+    if (jt.n_slots) {
+        char *dj = d + o_j;
+        L->tb.sl_off = (const int *)(dj + jt.o_sloff);
+        L->tb.sl_k = (const unsigned char *)(dj + jt.o_slk);
+        L->tb.sl_code = (const short *)(dj + jt.o_slcode);
+        L->tb.sl_order = (const short *)(dj + jt.o_slorder);
+        L->tb.gc_off = (const int *)(dj + jt.o_gcoff);
+        L->tb.gc_slot = (const short *)(dj + jt.o_gcslot);
+        L->tb.be_off = (const int *)(dj + jt.o_beoff);
+        L->tb.be_at = (const short *)(dj + jt.o_beat);
+        L->tb.bi_off = (const int *)(dj + jt.o_bioff);
+        L->tb.bi = (const unsigned *)(dj + jt.o_bi);
+    }
     /* shared memory beyond the 48 KB default for large trees */
-    int sm = (int)warp_smem_bytes(L);
-    CUDA_TRY(cudaFuncSetAttribute(lin_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, sm), err);
+    int sm = (int)warp_smem_bytes(L, 0), sml = (int)warp_smem_bytes(L, JAC_LIN), smj = (int)warp_smem_bytes(L, JAC_INIT);
+    CUDA_TRY(cudaFuncSetAttribute(lin_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, sml), err);
     CUDA_TRY(cudaFuncSetAttribute(cost_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, sm), err);
     CUDA_TRY(cudaFuncSetAttribute(precond_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, sm), err);
-    CUDA_TRY(cudaFuncSetAttribute(init_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, sm), err);
-    CUDA_TRY(cudaFuncSetAttribute(repair_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, sm), err);
+    CUDA_TRY(cudaFuncSetAttribute(init_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smj), err);
+    CUDA_TRY(cudaFuncSetAttribute(repair_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smj), err);
     if (L->profile) { /* the warp-per-frame kernels' occupancy, with the profile's lines */
         int o[4] = {0, 0, 0, 0};
-        (void)cudaOccupancyMaxActiveBlocksPerMultiprocessor(&o[0], lin_kernel, LIN_WARPS * 32, (size_t)sm);
+        (void)cudaOccupancyMaxActiveBlocksPerMultiprocessor(&o[0], lin_kernel, LIN_WARPS * 32, (size_t)sml);
         (void)cudaOccupancyMaxActiveBlocksPerMultiprocessor(&o[1], cost_kernel, LIN_WARPS * 32, (size_t)sm);
         (void)cudaOccupancyMaxActiveBlocksPerMultiprocessor(&o[2], precond_kernel, LIN_WARPS * 32, (size_t)sm);
-        (void)cudaOccupancyMaxActiveBlocksPerMultiprocessor(&o[3], init_kernel, LIN_WARPS * 32, (size_t)sm);
-        fprintf(stderr, "cuda occupancy: %d bytes of shared memory a frame; warps a SM: lin %d cost %d precond %d init %d\n",
-                sm / LIN_WARPS, o[0] * LIN_WARPS, o[1] * LIN_WARPS, o[2] * LIN_WARPS, o[3] * LIN_WARPS);
+        (void)cudaOccupancyMaxActiveBlocksPerMultiprocessor(&o[3], init_kernel, LIN_WARPS * 32, (size_t)smj);
+        fprintf(stderr, "cuda occupancy: shared memory a frame %d bytes (lin %d, init %d: the %d targets' %d Jacobian slots); "
+                "warps a SM: lin %d cost %d precond %d init %d\n", sm / LIN_WARPS, sml / LIN_WARPS, smj / LIN_WARPS,
+                L->bd.n_targets, jt.n_slots, o[0] * LIN_WARPS, o[1] * LIN_WARPS, o[2] * LIN_WARPS, o[3] * LIN_WARPS);
     }
     return RT_OK;
 }
@@ -340,7 +533,7 @@ enum rt_status cuda_linearize(struct cuda_lm *L, const float *state, const int *
     struct lin_args a = lin_args_of(L);
     diff_kernel<<<frame_grid(L), CUDA_FRAME_THREADS, 0, s>>>(a, state, L->dq, gate);
     CUDA_TRY_LAUNCH(err);
-    lin_kernel<<<warp_grid(L), LIN_WARPS * 32, warp_smem_bytes(L), s>>>(a, state, L->dq, gate, L->B, L->g, L->part,
+    lin_kernel<<<warp_grid(L), LIN_WARPS * 32, warp_smem_bytes(L, JAC_LIN), s>>>(a, state, L->dq, gate, L->B, L->g, L->part,
                                                                          L->frozen, L->vact);
     CUDA_TRY_LAUNCH(err);
     return RT_OK;
@@ -352,7 +545,7 @@ enum rt_status cuda_costs(struct cuda_lm *L, const float *state, float *out, con
     struct lin_args a = lin_args_of(L);
     diff_kernel<<<frame_grid(L), CUDA_FRAME_THREADS, 0, s>>>(a, state, L->dq, gate);
     CUDA_TRY_LAUNCH(err);
-    cost_kernel<<<warp_grid(L), LIN_WARPS * 32, warp_smem_bytes(L), s>>>(a, state, L->dq, gate, out);
+    cost_kernel<<<warp_grid(L), LIN_WARPS * 32, warp_smem_bytes(L, 0), s>>>(a, state, L->dq, gate, out);
     CUDA_TRY_LAUNCH(err);
     return RT_OK;
 }
@@ -360,7 +553,7 @@ enum rt_status cuda_costs(struct cuda_lm *L, const float *state, float *out, con
 enum rt_status cuda_precondition(struct cuda_lm *L, const int *gate, cudaStream_t s, struct rt_err *err)
 {
     struct lin_args a = lin_args_of(L);
-    precond_kernel<<<warp_grid(L), LIN_WARPS * 32, warp_smem_bytes(L), s>>>(a, gate, L->B, L->frozen, L->vact, L->lambda,
+    precond_kernel<<<warp_grid(L), LIN_WARPS * 32, warp_smem_bytes(L, 0), s>>>(a, gate, L->B, L->frozen, L->vact, L->lambda,
                                                                              L->mu, L->lamd, L->F);
     CUDA_TRY_LAUNCH(err);
     return RT_OK;
@@ -370,14 +563,14 @@ enum rt_status cuda_init_solves(struct cuda_lm *L, cudaStream_t s, struct rt_err
 {
     struct lin_args a = lin_args_of(L);
     a.bd.w_collide = lm_rule_init_collide(a.bd.w_collide); /* as cpu_lm.c init_solve */
-    init_kernel<<<warp_grid(L), LIN_WARPS * 32, warp_smem_bytes(L), s>>>(a, L->x, L->part, L->bd.opt.init_iters,
+    init_kernel<<<warp_grid(L), LIN_WARPS * 32, warp_smem_bytes(L, JAC_INIT), s>>>(a, L->x, L->part, L->bd.opt.init_iters,
                                                                           L->bd.opt.init_lambda);
     CUDA_TRY_LAUNCH(err);
     int *d_changed = L->cg_it; /* free until the PCG */
     for (int round = 0; round < LM_RULE_INIT_REPAIR_ROUNDS; round++) {
         int changed = 0;
         CUDA_TRY(cudaMemsetAsync(d_changed, 0, sizeof(int), s), err);
-        repair_kernel<<<warp_grid(L), LIN_WARPS * 32, warp_smem_bytes(L), s>>>(
+        repair_kernel<<<warp_grid(L), LIN_WARPS * 32, warp_smem_bytes(L, JAC_INIT), s>>>(
             a, L->x, L->part, L->xt, L->part_t, L->bd.opt.init_iters, L->bd.opt.init_lambda, d_changed);
         CUDA_TRY_LAUNCH(err);
         CUDA_TRY(cudaMemcpyAsync(&changed, d_changed, sizeof(int), cudaMemcpyDeviceToHost, s), err);

@@ -48,6 +48,20 @@ struct warp_tabs {
     const signed char *tg_nc;      /* [n_targets] compact columns */
     const signed char *tg_cols;    /* [n_targets * FRAME_MAX_DIM] tangent column of each slot */
     const unsigned short *spair;   /* slot pairs (a, c), c <= a, a ascending: a | c << 8 */
+    /* All targets' Jacobian columns at once (warp_eval_targets_jtj; n_slots 0:
+     * one target after the other). Slot s of the store: target sl_k[s]'s
+     * compact slot s - sl_off[k]. */
+    int n_slots, merges;
+    const int *sl_off;             /* [n_targets + 1] */
+    const unsigned char *sl_k;     /* [n_slots] the slot's target */
+    const short *sl_code;          /* [n_slots] its joint's link, or -1 - c for root column c */
+    const short *sl_order;         /* [n_slots] the slots, root columns first (lanes take them in turn) */
+    const int *gc_off;             /* [n + 1] the slots of gradient entry c, targets ascending */
+    const short *gc_slot;
+    const int *be_off;             /* [33] lane l's block entries: be_off[l] .. be_off[l + 1] */
+    const short *be_at;            /* the entry's packed index */
+    const int *bi_off;             /* [entries + 1] the entry's slot pairs, targets ascending */
+    const unsigned *bi;            /* slot a | slot c << 12 | target << 24 */
 };
 
 /* Shared-memory workspace of one warp (floats; see warp_ws_floats). The
@@ -57,6 +71,7 @@ struct warp_tabs {
  * solve, and the eval that reuses them runs before the next factor. */
 struct warp_ws {
     float *lk, *B, *F, *g, *d, *Bd, *lamd, *dM, *x, *xt, *tmp, *jp, *jo, *rs;
+    float *J; /* the targets' Jacobian columns (6 floats a slot) of the kernels that build B; NULL in the others */
 };
 
 /* Per-target residual record (warp_eval): ep[3], eo[3], wp2, wo2, the
@@ -77,8 +92,7 @@ static __host__ __device__ __forceinline__ int warp_fs(int n)
 static __host__ __device__ __forceinline__ size_t warp_ws_floats(int nl, int n, int cols, int nt)
 {
     size_t pk = warp_r4((size_t)n * (n + 1) / 2), lk = warp_r4((size_t)nl * FRAME_LINK_STRIDE);
-    return (lk > pk ? lk : pk) + pk + 5 * warp_r4((size_t)n) + 3 * warp_r4((size_t)cols) +
-           2 * warp_r4((size_t)n * 3) + (size_t)WARP_RS * (size_t)nt;
+    return (lk > pk ? lk : pk) + pk + 5 * warp_r4((size_t)n) + 3 * warp_r4((size_t)cols) + (size_t)WARP_RS * (size_t)nt;
 }
 
 /* full = 1: the layout of the removed full-storage init executor (88bb2d4;
@@ -92,7 +106,6 @@ static __device__ __forceinline__ struct warp_ws warp_ws_at(float *base, int nl,
 {
     struct warp_ws w;
     size_t pk = warp_r4((size_t)n * (n + 1) / 2), vn = warp_r4((size_t)n), vc = warp_r4((size_t)cols);
-    size_t vj = warp_r4((size_t)n * 3);
     float *p = base;
     if (full) {
         size_t lkf = warp_r4((size_t)nl * FRAME_LINK_STRIDE) + pk;
@@ -116,10 +129,28 @@ static __device__ __forceinline__ struct warp_ws warp_ws_at(float *base, int nl,
     w.x = p; p += vc;
     w.xt = p; p += vc;
     w.tmp = p; p += vc;
-    w.jp = p; p += vj; /* slots < nc <= n */
-    w.jo = p; p += vj;
     w.rs = p;
+    w.jp = w.jo = w.J = NULL; /* warp_rows_at */
     return w;
+}
+
+/* The rows' region after the workspace of a kernel that builds B (jac 1:
+ * the staging jp, jo of one target's or one hinge's columns, 3 n floats
+ * each; jac 2 with n_slots > 0: the store J of every target's columns,
+ * 6 floats a slot, jp and jo inside it -- warp_add_row stages its rows
+ * there after the targets are done with it). 0 floats for jac 0. */
+static __host__ __device__ __forceinline__ size_t warp_rows_floats(int n, int n_slots, int jac)
+{
+    size_t vj = warp_r4((size_t)n * 3), st = jac == 2 ? warp_r4((size_t)6 * n_slots) : 0;
+    return jac ? (st > 2 * vj ? st : 2 * vj) : 0;
+}
+
+static __device__ __forceinline__ void warp_rows_at(struct warp_ws *w, float *p, int n, int n_slots, int jac)
+{
+    if (!jac) return;
+    w->jp = p;
+    w->jo = p + warp_r4((size_t)n * 3);
+    if (jac == 2 && n_slots > 0) w->J = p;
 }
 
 /* Copies `count` floats (a multiple of 4, both 16-byte aligned) with
@@ -190,6 +221,79 @@ static __device__ void warp_add_row(const struct warp_ws &ws, int nc, const int 
     __syncwarp();
 }
 
+/* The targets' part of frame_eval's block and gradient, every target at
+ * once (ws.J, the tables of warp_tabs): the lanes compute every active
+ * target's Jacobian columns (frame_jac_root / frame_jac_joint, lane 0 the
+ * mimic joints' additions in walk order), then each gradient entry and
+ * each block entry is owned by one lane, which adds its targets' terms in
+ * target order -- frame_eval's expressions and order for every entry, so
+ * the same floats as one target after the other. ws.rs holds the targets'
+ * records (warp_eval); B and g are zero. */
+static __device__ void warp_eval_targets_jtj(const struct solver_batch *b, const struct warp_tabs &tb, const float *lk,
+                                             const struct warp_ws &ws, float *B, float *g, unsigned lane)
+{
+    const struct rt_tree *tr = b->tree;
+    const int n = rt_tangent_dim(tr);
+    float *J = ws.J;
+    const float *rsb = ws.rs;
+    for (int q = (int)lane; q < tb.n_slots; q += 32) {
+        const int s = tb.sl_order[q], k = tb.sl_k[s];
+        if (!(int)rsb[(size_t)WARP_RS * k + 10]) continue; /* no residual this frame */
+        const float *L = lk + (size_t)b->target_link[k] * FRAME_LINK_STRIDE;
+        const int code = tb.sl_code[s];
+        if (code < 0) frame_jac_root(lk, L, -1 - code, J + 6 * s, J + 6 * s + 3);
+        else frame_jac_joint(tr, lk, L, code, J + 6 * s, J + 6 * s + 3);
+    }
+    __syncwarp();
+    if (tb.merges) { /* mimic joints add into their leader's column, in walk order */
+        if (lane == 0)
+            for (int k = 0; k < b->n_targets; k++) {
+                if (!(int)rsb[(size_t)WARP_RS * k + 10]) continue;
+                const float *L = lk + (size_t)b->target_link[k] * FRAME_LINK_STRIDE;
+                for (int e = tb.ch_off[k]; e < tb.ch_off[k + 1]; e++) {
+                    if (tb.ch_first[e]) continue;
+                    float cp[3], co[3];
+                    float *P = J + 6 * (tb.sl_off[k] + tb.ch_slot[e]), *O = P + 3;
+                    frame_jac_joint(tr, lk, L, tb.ch_link[e], cp, co);
+                    P[0] = P[0] + cp[0]; P[1] = P[1] + cp[1]; P[2] = P[2] + cp[2];
+                    O[0] = O[0] + co[0]; O[1] = O[1] + co[1]; O[2] = O[2] + co[2];
+                }
+            }
+        __syncwarp();
+    }
+    for (int c = (int)lane; c < n; c += 32) {
+        float gc = g[c];
+        for (int i = tb.gc_off[c]; i < tb.gc_off[c + 1]; i++) {
+            const int s = tb.gc_slot[i];
+            const float *rs = rsb + (size_t)WARP_RS * tb.sl_k[s];
+            const int fl = (int)rs[10];
+            if (!fl) continue;
+            float ga = 0.0f;
+            if (fl & 1) ga = ga + rs[6] * v3_dot(J + 6 * s, rs);
+            if (fl & 2) ga = ga + rs[7] * v3_dot(J + 6 * s + 3, rs + 3);
+            gc = gc + ga;
+        }
+        g[c] = gc;
+    }
+    for (int q = tb.be_off[lane]; q < tb.be_off[lane + 1]; q++) {
+        const int at = tb.be_at[q];
+        float acc = B[at];
+        for (int i = tb.bi_off[q]; i < tb.bi_off[q + 1]; i++) {
+            const unsigned it = tb.bi[i];
+            const int sa = (int)(it & 0xfffu), sc = (int)((it >> 12) & 0xfffu);
+            const float *rs = rsb + (size_t)WARP_RS * (it >> 24);
+            const int fl = (int)rs[10];
+            if (!fl) continue;
+            float h = 0.0f;
+            if (fl & 1) h = h + rs[6] * v3_dot(J + 6 * sa, J + 6 * sc);
+            if (fl & 2) h = h + rs[7] * v3_dot(J + 6 * sa + 3, J + 6 * sc + 3);
+            acc = acc + h;
+        }
+        B[at] = acc;
+    }
+    __syncwarp();
+}
+
 /* frame_eval on one warp. x: the frame's state (any memory all lanes can
  * read); dq: the clip's forward differences or NULL; B (packed, shared) and
  * g (shared) NULL for the cost alone. Returns the partial cost on every
@@ -244,7 +348,8 @@ static __device__ float warp_eval(const struct solver_batch *b, const struct war
         if (fl & 1) track = track + rs[8];
         if (fl & 2) track = track + rs[9];
     }
-    for (int k = 0; B && k < nt; k++) {
+    if (B && ws.J) warp_eval_targets_jtj(b, tb, lk, ws, B, g, lane);
+    for (int k = 0; B && !ws.J && k < nt; k++) {
         const float *rs = ws.rs + (size_t)WARP_RS * k;
         const int fl = (int)rs[10], hp = fl & 1, ho = fl & 2;
         if (!fl) continue;
@@ -363,20 +468,22 @@ static __device__ float warp_eval(const struct solver_batch *b, const struct war
         }
     }
     if (b->w_rest) {
-        for (int j = 0; j < tr->n_joints; j++) {
-            float w2 = b->w_rest[j] * b->w_rest[j];
-            float d = th[j] - (b->rest ? b->rest[j] : 0.0f);
-            track = track + w2 * (d * d);
-        }
-        if (B) {
-            for (int j = (int)lane; j < tr->n_joints; j += 32) {
-                float w2 = b->w_rest[j] * b->w_rest[j];
-                float d = th[j] - (b->rest ? b->rest[j] : 0.0f);
+        /* lane j's term into ws.dM (free during an eval), then added in
+         * joint order on every lane */
+        const float *wr = b->w_rest, *rest = b->rest;
+        const int nj = tr->n_joints;
+        for (int j = (int)lane; j < nj; j += 32) {
+            float w2 = wr[j] * wr[j];
+            float d = th[j] - (rest ? rest[j] : 0.0f);
+            ws.dM[j] = w2 * (d * d);
+            if (B) {
                 int c = ro + j;
                 B[pk_idx(c, c)] = B[pk_idx(c, c)] + w2;
                 g[c] = g[c] + w2 * d;
             }
         }
+        __syncwarp();
+        for (int j = 0; j < nj; j++) track = track + ws.dM[j];
     }
     if (dq) {
         for (int c = 0; c < n; c++) {
