@@ -383,10 +383,49 @@ static void robot_checks(const char *tag, int loaded, struct g1_clip *c, const i
     robot_checks_collide(tag, loaded, c, first, len, nc, 0.0f, 0);
 }
 
+/* A serial arm whose third joint mimics its second (multiplier 0.5,
+ * offset 0.1) and ends in a prismatic joint: the chains of l3, l4 and tip
+ * hold the leader and its mimic, so their Jacobian columns merge (the
+ * frame_eval loop's mimic case; on the GPU, lane 0's additions into the
+ * leader's slot, in the target-after-target path and in the store). */
+static const char mimic_chain_urdf[] =
+    "<?xml version=\"1.0\"?>\n"
+    "<robot name=\"mimic_chain\">\n"
+    "  <link name=\"base\"/>\n"
+    "  <link name=\"l1\"/>\n"
+    "  <link name=\"l2\"/>\n"
+    "  <link name=\"l3\"/>\n"
+    "  <link name=\"l4\"/>\n"
+    "  <link name=\"tip\"/>\n"
+    "  <joint name=\"j1\" type=\"revolute\">\n"
+    "    <parent link=\"base\"/><child link=\"l1\"/><origin xyz=\"0 0 0.1\" rpy=\"0 0 0\"/><axis xyz=\"0 0 1\"/>\n"
+    "    <limit lower=\"-2.0\" upper=\"2.0\" effort=\"10\" velocity=\"5\"/>\n"
+    "  </joint>\n"
+    "  <joint name=\"j2\" type=\"revolute\">\n"
+    "    <parent link=\"l1\"/><child link=\"l2\"/><origin xyz=\"0 0 0.3\" rpy=\"0 0 0\"/><axis xyz=\"0 1 0\"/>\n"
+    "    <limit lower=\"-1.5\" upper=\"1.5\" effort=\"10\" velocity=\"5\"/>\n"
+    "  </joint>\n"
+    "  <joint name=\"j3\" type=\"revolute\">\n"
+    "    <parent link=\"l2\"/><child link=\"l3\"/><origin xyz=\"0.25 0 0\" rpy=\"0.1 0 0\"/><axis xyz=\"0 1 0\"/>\n"
+    "    <limit lower=\"-1.0\" upper=\"1.0\" effort=\"10\" velocity=\"5\"/>\n"
+    "    <mimic joint=\"j2\" multiplier=\"0.5\" offset=\"0.1\"/>\n"
+    "  </joint>\n"
+    "  <joint name=\"j4\" type=\"revolute\">\n"
+    "    <parent link=\"l3\"/><child link=\"l4\"/><origin xyz=\"0.2 0 0\" rpy=\"0 0 0\"/><axis xyz=\"1 0 0\"/>\n"
+    "    <limit lower=\"-1.2\" upper=\"1.2\" effort=\"10\" velocity=\"5\"/>\n"
+    "  </joint>\n"
+    "  <joint name=\"j5\" type=\"prismatic\">\n"
+    "    <parent link=\"l4\"/><child link=\"tip\"/><origin xyz=\"0.1 0 0\" rpy=\"0 0 0\"/><axis xyz=\"1 0 0\"/>\n"
+    "    <limit lower=\"0.0\" upper=\"0.05\" effort=\"10\" velocity=\"5\"/>\n"
+    "  </joint>\n"
+    "</robot>\n"
+    ;
+
 /* Other robots: H1 on its real reference trajectory (25 coordinates: the
  * kernels' paths for frames of at most 32 coordinates and a part-filled
- * last substitution phase) and the Panda arm of shared/data (14
- * coordinates, a prismatic finger) on a synthetic one. */
+ * last substitution phase), the Panda arm of shared/data (14
+ * coordinates, a prismatic finger) on a synthetic one, and the mimic
+ * chain above on a synthetic one. */
 static void other_robot_checks(void)
 {
     static const char *const h1_names[] = {"pelvis", "torso_link", "left_hip_roll_link", "left_knee_link",
@@ -406,6 +445,18 @@ static void other_robot_checks(void)
     snprintf(path, sizeof path, "%s/robots/panda.urdf", test_data_dir());
     st = robot_clip_synth(&c, path, 600, panda_names, (int)(sizeof panda_names / sizeof panda_names[0]));
     robot_checks("panda", st, &c, pa_first, pa_len, 3);
+    static const char *const mimic_names[] = {"l2", "l3", "l4", "tip"};
+    const int mi_first[3] = {0, 100, 50}, mi_len[3] = {1, 64, 400};
+    char dir[] = "/tmp/rt_mimic_XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(path, sizeof path, "%s/mimic_chain.urdf", dir);
+    FILE *fp = fopen(path, "wb");
+    CHECK(fp && fwrite(mimic_chain_urdf, 1, sizeof mimic_chain_urdf - 1, fp) == sizeof mimic_chain_urdf - 1);
+    if (fp) fclose(fp);
+    st = robot_clip_synth(&c, path, 600, mimic_names, (int)(sizeof mimic_names / sizeof mimic_names[0]));
+    robot_checks("mimic chain", st, &c, mi_first, mi_len, 3);
+    unlink(path);
+    rmdir(dir);
 }
 
 /* Diagnostic (RT_CUDA_DIAG=1): the first LM iteration limit at which the
