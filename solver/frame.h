@@ -47,6 +47,7 @@ extern "C" {
 #define FRAME_MAX_DIM 64     /* tangent coordinates per frame */
 #define FRAME_MAX_LINKS 256  /* links of a tree */
 #define FRAME_LINK_STRIDE 15 /* per link scratch: pos[3], rot[9], world axis[3] */
+#define FRAME_PAIR_CAPS 128  /* capsules whose world segments frame_eval keeps on its stack */
 #define FRAME_DMIN 1e-6f     /* Marquardt scaling floor: D = max(diag H, FRAME_DMIN) */
 
 #ifdef __cplusplus
@@ -539,16 +540,15 @@ RT_HD void frame_seg_closest(const float *p0, const float *p1, const float *q0, 
     pb[0] = q0[0] + d2[0] * t; pb[1] = q0[1] + d2[1] * t; pb[2] = q0[2] + d2[2] * t;
 }
 
-/* Signed distance of capsule pair p at the link records: |pa - pb| minus
- * both radii, with pa, pb the closest points of the two segments and nrm
- * the unit vector from pb to pa (+z where they meet: a crossing, whose
- * distance still has the right value). */
-RT_HD float frame_pair_eval(const struct solver_batch *b, const float *lk, int p, float *pa, float *pb, float *nrm)
+/* Signed distance of capsule pair p whose segments in the world are
+ * [a0, a1] and [b0, b1]: |pa - pb| minus both radii, with pa, pb the
+ * closest points of the two segments and nrm the unit vector from pb to pa
+ * (+z where they meet: a crossing, whose distance still has the right
+ * value). */
+RT_HD float frame_pair_eval_seg(const struct solver_batch *b, int p, const float *a0, const float *a1,
+                                const float *b0, const float *b1, float *pa, float *pb, float *nrm)
 {
     int ca = b->pair[2 * p], cb = b->pair[2 * p + 1];
-    float a0[3], a1[3], b0[3], b1[3];
-    frame_capsule_world(b, lk, ca, a0, a1);
-    frame_capsule_world(b, lk, cb, b0, b1);
     frame_seg_closest(a0, a1, b0, b1, pa, pb);
     float v[3] = {pa[0] - pb[0], pa[1] - pb[1], pa[2] - pb[2]};
     float len = sqrtf(v3_dot(v, v));
@@ -559,6 +559,16 @@ RT_HD float frame_pair_eval(const struct solver_batch *b, const float *lk, int p
         nrm[0] = 0.0f; nrm[1] = 0.0f; nrm[2] = 1.0f;
     }
     return len - (b->capsule_seg[7 * ca + 6] + b->capsule_seg[7 * cb + 6]);
+}
+
+/* The same at the link records (the segments by frame_capsule_world). */
+RT_HD float frame_pair_eval(const struct solver_batch *b, const float *lk, int p, float *pa, float *pb, float *nrm)
+{
+    int ca = b->pair[2 * p], cb = b->pair[2 * p + 1];
+    float a0[3], a1[3], b0[3], b1[3];
+    frame_capsule_world(b, lk, ca, a0, a1);
+    frame_capsule_world(b, lk, cb, b0, b1);
+    return frame_pair_eval_seg(b, p, a0, a1, b0, b1, pa, pb, nrm);
 }
 
 /* Adds v at column col of a compact Jacobian row (cols[0..nc), jr): a new
@@ -759,14 +769,21 @@ RT_HD float frame_eval(const struct solver_batch *b, int f, const float *x, cons
                 nc++;
             }
         }
+        /* down: the chain's columns so far strictly descending (as a tree
+         * numbered parents first gives them). Then a column below the last
+         * is new without a search, and the block's pairs below are ranges. */
+        const int nr = nc;
+        int down = 1;
         for (int i = link; i > 0; i = tr->parent[i]) {
             int ji = tr->joint_index[i], type = tr->joint_type[i];
             if (ji < 0 || type == RT_JOINT_FIXED) continue;
             float cp[3], co[3];
             frame_jac_joint(tr, lk, L, i, cp, co);
-            int col = ro + ji, e = 0;
-            while (e < nc && cols[e] != col) e++;
+            int col = ro + ji, e = nc;
+            if (!down || (nc > nr && col >= cols[nc - 1]))
+                for (e = 0; e < nc && cols[e] != col; e++) {}
             if (e == nc) {
+                if (nc > nr && col >= cols[nc - 1]) down = 0;
                 cols[nc] = col;
                 jp[nc][0] = cp[0]; jp[nc][1] = cp[1]; jp[nc][2] = cp[2];
                 jo[nc][0] = co[0]; jo[nc][1] = co[1]; jo[nc][2] = co[2];
@@ -781,19 +798,46 @@ RT_HD float frame_eval(const struct solver_batch *b, int f, const float *x, cons
             if (hp) ga = ga + wp2 * v3_dot(jp[a], ep);
             if (ho) ga = ga + wo2 * v3_dot(jo[a], eo);
             g[cols[a]] = g[cols[a]] + ga;
-            for (int c2 = 0; c2 < nc; c2++) {
-                if (cols[c2] < cols[a]) continue;
+            /* the slots c2 with cols[c2] >= cols[a]: with `down`, a root
+             * slot's are [a, nc) (every chain column is above the root's),
+             * a chain slot's [nr, a]; each entry gets its one term either way */
+            float *row = B + (size_t)cols[a] * n;
+            const int c0 = down ? (a < nr ? a : nr) : 0, c1 = down ? (a < nr ? nc : a + 1) : nc;
+            for (int c2 = c0; c2 < c1; c2++) {
+                if (!down && cols[c2] < cols[a]) continue;
                 float h = 0.0f;
                 if (hp) h = h + wp2 * v3_dot(jp[a], jp[c2]);
                 if (ho) h = h + wo2 * v3_dot(jo[a], jo[c2]);
-                float *e = B + (size_t)cols[a] * n + cols[c2];
+                float *e = row + cols[c2];
                 *e = *e + h;
             }
         }
     }
+    /* The capsules' world segments once (the same floats as
+     * frame_pair_eval's), each with its bounding sphere: a pair whose
+     * spheres lie margin + 1 mm apart cannot be below the margin, and is
+     * skipped as frame_pair_eval's distance would skip it. */
+    float cw[FRAME_PAIR_CAPS][10]; /* a0[3], a1[3], center[3], sphere radius */
+    const int cached = b->n_pairs > 0 && b->n_capsules <= FRAME_PAIR_CAPS;
+    for (int c = 0; cached && c < b->n_capsules; c++) {
+        float *w = cw[c];
+        frame_capsule_world(b, lk, c, w, w + 3);
+        float h[3] = {w[3] - w[0], w[4] - w[1], w[5] - w[2]};
+        w[6] = 0.5f * (w[0] + w[3]); w[7] = 0.5f * (w[1] + w[4]); w[8] = 0.5f * (w[2] + w[5]);
+        w[9] = 0.5f * sqrtf(v3_dot(h, h)) + b->capsule_seg[7 * c + 6];
+    }
     for (int p = 0; p < b->n_pairs; p++) {
         float pa[3], pb[3], nrm[3];
-        float d = frame_pair_eval(b, lk, p, pa, pb, nrm);
+        float d;
+        if (cached) {
+            const float *wa = cw[b->pair[2 * p]], *wb = cw[b->pair[2 * p + 1]];
+            float reach = (wa[9] + wb[9]) + (b->collide_margin + 1e-3f);
+            float v[3] = {wa[6] - wb[6], wa[7] - wb[7], wa[8] - wb[8]};
+            if (reach > 0.0f && v3_dot(v, v) >= reach * reach) continue;
+            d = frame_pair_eval_seg(b, p, wa, wa + 3, wb, wb + 3, pa, pb, nrm);
+        } else {
+            d = frame_pair_eval(b, lk, p, pa, pb, nrm);
+        }
         if (!(d < b->collide_margin)) continue;
         float e = b->collide_margin - d, w2 = b->w_collide * b->w_collide;
         track = track + w2 * (e * e);
