@@ -779,11 +779,11 @@ RT_HD float frame_eval(const struct solver_batch *b, int f, const float *x, cons
             if (ji < 0 || type == RT_JOINT_FIXED) continue;
             float cp[3], co[3];
             frame_jac_joint(tr, lk, L, i, cp, co);
-            int col = ro + ji, e = nc;
-            if (!down || (nc > nr && col >= cols[nc - 1]))
+            int col = ro + ji, e = nc, above = nc > nr && col >= cols[nc - 1];
+            if (!down || above)
                 for (e = 0; e < nc && cols[e] != col; e++) {}
             if (e == nc) {
-                if (nc > nr && col >= cols[nc - 1]) down = 0;
+                if (above) down = 0;
                 cols[nc] = col;
                 jp[nc][0] = cp[0]; jp[nc][1] = cp[1]; jp[nc][2] = cp[2];
                 jo[nc][0] = co[0]; jo[nc][1] = co[1]; jo[nc][2] = co[2];

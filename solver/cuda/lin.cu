@@ -50,7 +50,7 @@ static unsigned frame_grid(const struct cuda_lm *L)
  * (at most 72 registers, none spilled; 28 warps a SM for G1, as many as
  * its shared memory holds with F over the link records). init, repair: 5
  * (96 registers): their iterations are bound by the instructions they
- * issue, and at 6 or 7 (80 or 72 registers, more spills) they ran 5-8%
+ * issue, and at 6 or 7 (80 or 72 registers, more spills) they ran 5-7%
  * slower for all the warps they gained (bench/RESULTS.md). */
 #define LIN_MIN_BLOCKS 7
 #define INIT_MIN_BLOCKS 5
@@ -336,16 +336,14 @@ static enum rt_status jtj_tabs_build(struct cuda_lm *L, const struct solver_batc
     for (int k = 0; k < nt; k++)
         for (int a = 0; a < tgnc[k]; a++)
             for (int c = 0; c <= a; c++) {
-                int ca = tgcols[(size_t)k * FRAME_MAX_DIM + a], cc = tgcols[(size_t)k * FRAME_MAX_DIM + c];
-                cnt[ca > cc ? ca * (ca + 1) / 2 + cc : cc * (cc + 1) / 2 + ca]++;
+                cnt[pk_sym(tgcols[(size_t)k * FRAME_MAX_DIM + a], tgcols[(size_t)k * FRAME_MAX_DIM + c])]++;
             }
     for (int e = 0; e < npk; e++) eoff[e + 1] = eoff[e] + cnt[e];
     memset(cnt, 0, (size_t)npk * sizeof(int));
     for (int k = 0; k < nt; k++)
         for (int a = 0; a < tgnc[k]; a++)
             for (int c = 0; c <= a; c++) {
-                int ca = tgcols[(size_t)k * FRAME_MAX_DIM + a], cc = tgcols[(size_t)k * FRAME_MAX_DIM + c];
-                int e = ca > cc ? ca * (ca + 1) / 2 + cc : cc * (cc + 1) / 2 + ca;
+                int e = pk_sym(tgcols[(size_t)k * FRAME_MAX_DIM + a], tgcols[(size_t)k * FRAME_MAX_DIM + c]);
                 eit[eoff[e] + cnt[e]++] = (unsigned)(sloff[k] + a) | (unsigned)(sloff[k] + c) << 12 | (unsigned)k << 24;
             }
     /* entries to lanes: the longest first, each to the least loaded lane */

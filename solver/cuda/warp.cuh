@@ -32,8 +32,8 @@
 
 #define CUDA_PK_STRIDE(n) (((((size_t)(n) * ((size_t)(n) + 1)) / 2 + 127) / 128) * 128)
 
-static __device__ __forceinline__ int pk_idx(int i, int j) { return i * (i + 1) / 2 + j; } /* j <= i */
-static __device__ __forceinline__ int pk_sym(int i, int j) { return i >= j ? pk_idx(i, j) : pk_idx(j, i); }
+static __host__ __device__ __forceinline__ int pk_idx(int i, int j) { return i * (i + 1) / 2 + j; } /* j <= i */
+static __host__ __device__ __forceinline__ int pk_sym(int i, int j) { return i >= j ? pk_idx(i, j) : pk_idx(j, i); }
 
 /* Per-batch tables of the warp executors (device pointers; built on the
  * host by cuda_warp_tables_build in lin.cu from the tree and n). */
@@ -221,6 +221,22 @@ static __device__ void warp_add_row(const struct warp_ws &ws, int nc, const int 
     __syncwarp();
 }
 
+/* Target k's mimic joints added into their leaders' columns, in walk
+ * order (frame_eval's chain loop; one lane): slot s's columns at
+ * jp + stride s and jo + stride s. L: the target's link record. */
+static __device__ __forceinline__ void warp_jac_merges(const struct rt_tree *tr, const struct warp_tabs &tb, const float *lk,
+                                                       const float *L, int k, float *jp, float *jo, int stride)
+{
+    for (int e = tb.ch_off[k]; e < tb.ch_off[k + 1]; e++) {
+        if (tb.ch_first[e]) continue;
+        float cp[3], co[3];
+        float *P = jp + stride * tb.ch_slot[e], *O = jo + stride * tb.ch_slot[e];
+        frame_jac_joint(tr, lk, L, tb.ch_link[e], cp, co);
+        P[0] = P[0] + cp[0]; P[1] = P[1] + cp[1]; P[2] = P[2] + cp[2];
+        O[0] = O[0] + co[0]; O[1] = O[1] + co[1]; O[2] = O[2] + co[2];
+    }
+}
+
 /* The targets' part of frame_eval's block and gradient, every target at
  * once (ws.J, the tables of warp_tabs): the lanes compute every active
  * target's Jacobian columns (frame_jac_root / frame_jac_joint, lane 0 the
@@ -249,15 +265,8 @@ static __device__ void warp_eval_targets_jtj(const struct solver_batch *b, const
         if (lane == 0)
             for (int k = 0; k < b->n_targets; k++) {
                 if (!(int)rsb[(size_t)WARP_RS * k + 10]) continue;
-                const float *L = lk + (size_t)b->target_link[k] * FRAME_LINK_STRIDE;
-                for (int e = tb.ch_off[k]; e < tb.ch_off[k + 1]; e++) {
-                    if (tb.ch_first[e]) continue;
-                    float cp[3], co[3];
-                    float *P = J + 6 * (tb.sl_off[k] + tb.ch_slot[e]), *O = P + 3;
-                    frame_jac_joint(tr, lk, L, tb.ch_link[e], cp, co);
-                    P[0] = P[0] + cp[0]; P[1] = P[1] + cp[1]; P[2] = P[2] + cp[2];
-                    O[0] = O[0] + co[0]; O[1] = O[1] + co[1]; O[2] = O[2] + co[2];
-                }
+                float *Jk = J + 6 * tb.sl_off[k];
+                warp_jac_merges(tr, tb, lk, lk + (size_t)b->target_link[k] * FRAME_LINK_STRIDE, k, Jk, Jk + 3, 6);
             }
         __syncwarp();
     }
@@ -371,15 +380,7 @@ static __device__ float warp_eval(const struct solver_batch *b, const struct war
         for (int e = e0; e < e1; e++) merges |= !tb.ch_first[e];
         __syncwarp();
         if (merges) { /* mimic joints add into their leader's column, in walk order */
-            if (lane == 0)
-                for (int e = e0; e < e1; e++) {
-                    if (tb.ch_first[e]) continue;
-                    float cp[3], co[3];
-                    float *P = jp + 3 * tb.ch_slot[e], *O = jo + 3 * tb.ch_slot[e];
-                    frame_jac_joint(tr, lk, L, tb.ch_link[e], cp, co);
-                    P[0] = P[0] + cp[0]; P[1] = P[1] + cp[1]; P[2] = P[2] + cp[2];
-                    O[0] = O[0] + co[0]; O[1] = O[1] + co[1]; O[2] = O[2] + co[2];
-                }
+            if (lane == 0) warp_jac_merges(tr, tb, lk, L, k, jp, jo, 3);
             __syncwarp();
         }
         for (int a = (int)lane; a < nc; a += 32) {
