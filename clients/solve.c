@@ -10,12 +10,14 @@
  *      is solved, so a bad one stops the run before any work;
  *   2. the solves: each clip alone, or with --batch the clips with
  *      identical weights and options together, in solver calls of at most
- *      CLI_BATCH_FRAMES frames (a batch shares its weights and options);
- *      a call's targets are built from the plans, in parallel, and packed
- *      into the arrays it is solved from (page-locked where the backend
- *      has them: rtg_batch_pack), while the call before it solves from
- *      the other of two such sets; a call's solved frames are one block
- *      that its clips share until the last is written;
+ *      CLI_BATCH_FRAMES frames (a batch shares its weights and options),
+ *      taken largest first; a call's targets are built from the plans, in
+ *      parallel, and packed into the arrays it is solved from (page-locked
+ *      where the backend has them: rtg_batch_pack), while the call before
+ *      it solves from the other of two such sets; a call's solved frames
+ *      are one block that its clips share until the last is written. With
+ *      --lanes 2 (the CUDA default) a side lane with a backend of its own
+ *      takes the calls smallest first at the same time (side_lane());
  *   3. each solved clip finished (ground lift, quality, report), resampled
  *      when --out-fps asks, formatted (CSV, or NPZ with --format npz)
  *      and written -- queued to the pool as soon as its solver call
@@ -118,7 +120,13 @@ struct run {
     struct clip *clips;
     struct rtg_pool *pool;   /* the host pool: its idle workers help a clip's quality */
     double wall0;
+    pthread_mutex_t mu;      /* the lanes': the queue, the timeline, the progress line */
     struct timeline tl;
+    /* The calls: call j is clips idx[call_at[j] .. call_at[j + 1]); the
+     * ones not yet taken are order[q_lo .. q_hi), largest first. */
+    const int *idx, *call_at, *order;
+    int q_lo, q_hi, n_calls, calls_started;
+    struct build_arg *bargs;
 };
 
 void cli_solve_args_init(struct cli_solve_args *a)
@@ -169,6 +177,14 @@ static int parse_args(int argc, char **argv, struct cli_solve_args *a, struct rt
                                   rtg_option_range(row, range, sizeof range), RT_QUOTE(v));
             a->threads = (int)n;
             a->threads_given = 1;
+        }
+        else if (!strcmp(row->flag, "--lanes")) {
+            long long n;
+            char range[64];
+            if (!rt_parse_int(v, (long long)row->lo, (long long)row->hi, &n))
+                return rt_err_set(err, RT_EINVAL, o, "expected %s, got '%s'",
+                                  rtg_option_range(row, range, sizeof range), RT_QUOTE(v));
+            a->lanes = (int)n;
         }
         else if (!strcmp(row->flag, "--batch")) a->batch = 1;
         else if (!strcmp(row->flag, "--per-frame")) a->per_frame = 1;
@@ -358,17 +374,51 @@ static int plans_alike(const struct clip *cx, const struct clip *cy)
            !strcmp(x->profile_name, y->profile_name);
 }
 
+/* A lane's progress line (the lanes share stderr under r->mu). */
 struct progress {
     int quiet, n_clips, call, n_calls;
+    pthread_mutex_t *mu;
 };
 
 static void on_progress(void *user, int lm_iter, int clips_done)
 {
     struct progress *p = user;
     if (p->quiet) return;
+    pthread_mutex_lock(p->mu);
     fprintf(stderr, "\rsolve: call %d/%d, LM iteration %d, %d/%d clips done   ", p->call, p->n_calls, lm_iter,
             clips_done, p->n_clips);
     fflush(stderr);
+    pthread_mutex_unlock(p->mu);
+}
+
+/* The next call a lane solves: the largest left for the main lane, the
+ * smallest for the side lane (`back`); -1 when none is left. */
+static int take_call(struct run *r, int back)
+{
+    int j = -1;
+    pthread_mutex_lock(&r->mu);
+    if (r->q_lo < r->q_hi) j = back ? r->order[--r->q_hi] : r->order[r->q_lo++];
+    pthread_mutex_unlock(&r->mu);
+    return j;
+}
+
+/* The built clips of call j: those whose weights equal its first built
+ * one's into sel (their count returned), the others appended to
+ * alone[*n_alone ..] (solved one by one: the same bits). */
+static int split_call(struct run *r, int j, int *sel, int *alone, int *n_alone)
+{
+    int n_ok = 0, lead = -1;
+    for (int q = r->call_at[j]; q < r->call_at[j + 1]; q++) {
+        struct clip *c = &r->clips[r->idx[q]];
+        if (c->st != RT_OK) continue; /* a build that failed: reported at the end */
+        if (lead < 0 || weights_equal(r->robot, &r->clips[lead], c)) {
+            if (lead < 0) lead = r->idx[q];
+            sel[n_ok++] = r->idx[q];
+        } else {
+            alone[(*n_alone)++] = r->idx[q];
+        }
+    }
+    return n_ok;
 }
 
 /* Lets go of the clip's solved frames (the call's block with its last clip). */
@@ -482,10 +532,11 @@ static void queue_finish(struct rtg_pool *pool, struct rtg_pool_group *g, struct
 /* Solves clips[idx[0..n)] in one call and queues their stage 3: from ws
  * as packed when `packed` (they are the clips packed, in order), else
  * packed here first. */
-static enum rt_status solve_call(struct run *r, struct rtg_pool *pool, struct rtg_pool_group *g, const int *idx,
+static enum rt_status solve_call(struct run *r, struct solver_backend *be, struct rtg_pool_group *g, const int *idx,
                                  int n, struct rtg_batch_ws *ws, int packed, struct progress *prog, double *solve_s,
                                  struct rt_err *err)
 {
+    struct rtg_pool *pool = r->pool;
     struct rtg_batch_item *items = calloc((size_t)n, sizeof *items);
     struct call_state *cs = malloc(sizeof *cs);
     enum rt_status st = RT_OK;
@@ -495,19 +546,25 @@ static enum rt_status solve_call(struct run *r, struct rtg_pool *pool, struct rt
         return rt_err_set(err, RT_ENOMEM, "batch", "out of memory");
     }
     for (int i = 0; i < n; i++) items[i].t = &r->clips[idx[i]].t_store;
+    pthread_mutex_lock(&r->mu);
     prog->n_clips = n;
+    prog->call = ++r->calls_started; /* clips solved alone after their call are calls of their own */
+    prog->n_calls = prog->call > r->n_calls ? prog->call : r->n_calls;
+    pthread_mutex_unlock(&r->mu);
     double t0 = rt_now();
-    if (!packed) st = rtg_batch_pack(ws, r->be, r->robot, items, n, err);
+    if (!packed) st = rtg_batch_pack(ws, be, r->robot, items, n, err);
     if (st == RT_OK)
-        st = rtg_batch_solve_packed(ws, r->be, r->robot, &r->clips[idx[0]].opt, items, n, on_progress, prog, &cs->block,
+        st = rtg_batch_solve_packed(ws, be, r->robot, &r->clips[idx[0]].opt, items, n, on_progress, prog, &cs->block,
                                     err);
     double t1 = rt_now();
     *solve_s += t1 - t0;
+    pthread_mutex_lock(&r->mu);
     if (r->tl.n_calls < CLI_TIMELINE_CALLS) {
         int frames = 0;
         for (int i = 0; i < n; i++) frames += r->clips[idx[i]].t_frames;
         r->tl.call[r->tl.n_calls++] = (struct tl_call){t0 - r->wall0, t1 - r->wall0, n, frames};
     }
+    pthread_mutex_unlock(&r->mu);
     if (st == RT_OK) {
         atomic_init(&cs->left, n);
         for (int i = 0; i < n; i++) {
@@ -523,6 +580,50 @@ static enum rt_status solve_call(struct run *r, struct rtg_pool *pool, struct rt
     }
     free(items);
     return st;
+}
+
+/* The side lane (--lanes 2): a thread with a backend of its own (CUDA: its
+ * stream at the device's greatest priority) that takes the calls from the
+ * small end of the queue while the main lane takes the large ones, so
+ * that the small calls, which wait on the device's latency far more than
+ * they use it, run beside the large ones instead of after them. Each call
+ * is built on the pool, then packed and solved here; its clips' finishing
+ * is queued like the main lane's. A backend that cannot start leaves the
+ * calls to the main lane. */
+struct lane {
+    struct run *r;
+    struct rtg_pool_group *g; /* the finishing tasks */
+    struct solver_backend be;
+    struct rtg_batch_ws ws;
+    struct progress prog;
+    int *sel, *alone;
+    double solve_s;
+    enum rt_status st;
+    struct rt_err err;
+};
+
+static void *side_lane(void *arg)
+{
+    struct lane *l = arg;
+    struct run *r = l->r;
+    struct solver_backend_config cfg;
+    struct rt_err ignored;
+    int j;
+    rtg_backend_config_env(&cfg, r->a->threads);
+    cfg.cuda_priority = 1;
+    if (solver_backend_init(&l->be, solver_backend_name(r->be), &cfg, &ignored) != RT_OK) return NULL;
+    while (l->st == RT_OK && (j = take_call(r, 1)) >= 0) {
+        struct rtg_pool_group gb = {0};
+        int n_alone = 0;
+        for (int q = r->call_at[j]; q < r->call_at[j + 1]; q++)
+            rtg_pool_submit_first(r->pool, &gb, build_task, &r->bargs[r->idx[q]]);
+        rtg_pool_wait(r->pool, &gb);
+        int n_ok = split_call(r, j, l->sel, l->alone, &n_alone);
+        if (n_ok) l->st = solve_call(r, &l->be, l->g, l->sel, n_ok, &l->ws, 0, &l->prog, &l->solve_s, &l->err);
+        for (int q = 0; q < n_alone && l->st == RT_OK; q++)
+            l->st = solve_call(r, &l->be, l->g, &l->alone[q], 1, &l->ws, 0, &l->prog, &l->solve_s, &l->err);
+    }
+    return NULL;
 }
 
 /* Writes the --stats JSON. */
@@ -647,9 +748,13 @@ int cli_solve_run(const struct cli_solve_args *a, struct rt_err *err)
     struct backend_start bs = {&be, a->backend, a->threads, RT_OK, {0}, 0};
     pthread_t bs_thread;
     int bs_running = 0;
-    int *idx = NULL, *done = NULL, *call_at = NULL, *sel = NULL, rc = 1, failed = -1;
+    int *idx = NULL, *done = NULL, *call_at = NULL, *sel = NULL, *order = NULL, *frames_of = NULL, rc = 1, failed = -1;
+    struct lane *side = NULL; /* --lanes 2 */
+    pthread_t side_thread;
+    int side_running = 0;
     double wall0 = rt_now(), solve_s = 0;
     struct run r = {.a = a, .be = &be, .wall0 = wall0};
+    pthread_mutex_init(&r.mu, NULL);
     rt_err_clear(err);
     {
         struct timespec ts;
@@ -703,7 +808,7 @@ int cli_solve_run(const struct cli_solve_args *a, struct rt_err *err)
         }
     }
     /* 2. The solves, each call's stage 3 queued as it returns. */
-    struct progress prog = {a->quiet || !isatty(2), 0, 0, 0};
+    struct progress prog = {a->quiet || !isatty(2), 0, 0, 0, &r.mu};
     if (a->per_frame) {
         rtg_pool_for(pool, a->n_sources, build, &r);
         if (backend_join(&bs, bs_thread, &bs_running, &r, pool, err) != RT_OK) goto out;
@@ -752,53 +857,97 @@ int cli_solve_run(const struct cli_solve_args *a, struct rt_err *err)
             }
         }
         call_at[n_calls] = m;
-        /* Call k's clips built and packed (the last build packs) into
-         * ws[k & 1] while call k - 1 solves from the other. */
+        /* The queue: the calls by frames, largest first (stable), so that
+         * the last call, whose finishing nothing overlaps, is a small one.
+         * The main lane takes the calls from the front: call k's clips
+         * built and packed (the last build packs) into ws[k & 1] while
+         * call k - 1 solves from the other; the side lane (--lanes 2)
+         * from the back. */
+        order = malloc((size_t)(n_calls ? n_calls : 1) * sizeof *order);
+        frames_of = malloc((size_t)(n_calls ? n_calls : 1) * sizeof *frames_of);
+        if (!order || !frames_of) {
+            rt_err_set(err, RT_ENOMEM, "solve", "out of memory");
+            goto out;
+        }
+        for (int k = 0; k < n_calls; k++) {
+            frames_of[k] = 0;
+            for (int q = call_at[k]; q < call_at[k + 1]; q++) frames_of[k] += clips[idx[q]].t_frames;
+            int at = k;
+            for (; at > 0 && frames_of[order[at - 1]] < frames_of[k]; at--) order[at] = order[at - 1];
+            order[at] = k;
+        }
+        r.idx = idx;
+        r.call_at = call_at;
+        r.order = order;
+        r.n_calls = n_calls;
+        r.q_lo = 0;
+        r.q_hi = n_calls;
+        r.bargs = bargs;
         struct call_pack cps[2];
         struct rtg_pool_group gb = {0};
         for (int i = 0; i < a->n_sources; i++) bargs[i] = (struct build_arg){&r, i, NULL};
-        for (int k = 0; k <= n_calls; k++) {
-            if (k < n_calls) {
-                struct call_pack *cp = &cps[k & 1];
-                *cp = (struct call_pack){&r, idx + call_at[k], call_at[k + 1] - call_at[k], &ws[k & 1], 0, RT_EINVAL};
+        /* The first call's targets built while the backend may still be
+         * starting; packed once it has (page-locked). */
+        int cur = take_call(&r, 0), slot = 0;
+        if (cur >= 0) {
+            cps[0] = (struct call_pack){&r, idx + call_at[cur], call_at[cur + 1] - call_at[cur], &ws[0], 0, RT_EINVAL};
+            for (int q = call_at[cur]; q < call_at[cur + 1]; q++)
+                rtg_pool_submit_first(pool, &gb, build_task, &bargs[idx[q]]);
+        }
+        rtg_pool_wait(pool, &gb);
+        if (backend_join(&bs, bs_thread, &bs_running, &r, pool, err) != RT_OK) goto out;
+        if (cur >= 0) pack_call(&cps[0]);
+        r.tl.first_targets = rt_now() - wall0;
+        int lanes = a->lanes ? a->lanes : !strcmp(solver_backend_name(&be), "cuda") ? 2 : 1;
+        if (lanes == 2 && r.q_lo < r.q_hi) {
+            side = calloc(1, sizeof *side);
+            int *buf = side ? malloc(2 * (size_t)a->n_sources * sizeof *buf) : NULL;
+            if (!buf) {
+                free(side);
+                side = NULL;
+                rt_err_set(err, RT_ENOMEM, "solve", "out of memory");
+                goto out;
+            }
+            side->r = &r;
+            side->g = &g;
+            side->ws = (struct rtg_batch_ws){.pool = pool};
+            side->prog = prog;
+            side->sel = buf;
+            side->alone = buf + a->n_sources;
+            if (pthread_create(&side_thread, NULL, side_lane, side) == 0) side_running = 1;
+        }
+        while (cur >= 0) {
+            int nxt = take_call(&r, 0), n_cur = call_at[cur + 1] - call_at[cur];
+            if (nxt >= 0) {
+                struct call_pack *cp = &cps[slot ^ 1];
+                *cp = (struct call_pack){&r, idx + call_at[nxt], call_at[nxt + 1] - call_at[nxt], &ws[slot ^ 1], 0, RT_EINVAL};
                 atomic_init(&cp->left, cp->n);
-                for (int q = call_at[k]; q < call_at[k + 1]; q++) {
-                    bargs[idx[q]].cp = k ? cp : NULL;
+                for (int q = call_at[nxt]; q < call_at[nxt + 1]; q++) {
+                    bargs[idx[q]].cp = cp;
                     rtg_pool_submit_first(pool, &gb, build_task, &bargs[idx[q]]);
                 }
             }
-            if (k == 0) {
-                /* The first call's targets built while the backend may
-                 * still be starting; packed once it has (page-locked). */
-                rtg_pool_wait(pool, &gb);
-                if (backend_join(&bs, bs_thread, &bs_running, &r, pool, err) != RT_OK) goto out;
-                if (n_calls) pack_call(&cps[0]);
-                r.tl.first_targets = rt_now() - wall0;
-                continue;
-            }
-            int j = k - 1; /* the call solved now; k's builds run meanwhile */
-            int n_ok = 0, lead = -1;
-            for (int q = call_at[j]; q < call_at[j + 1]; q++) {
-                struct clip *c = &clips[idx[q]];
-                if (c->st != RT_OK) continue; /* a build that failed: reported below */
-                if (lead < 0 || weights_equal(robot, &clips[lead], c)) {
-                    if (lead < 0) lead = idx[q];
-                    sel[n_ok++] = idx[q];
-                } else {
-                    done[n_alone++] = idx[q]; /* done[] is free again: the clips solved alone */
-                }
-            }
-            prog.call = j + 1;
-            prog.n_calls = n_calls;
-            int packed = cps[j & 1].st == RT_OK && n_ok == call_at[j + 1] - call_at[j];
-            if (n_ok && solve_call(&r, pool, &g, sel, n_ok, &ws[j & 1], packed, &prog, &solve_s, err) != RT_OK) {
+            int n_ok = split_call(&r, cur, sel, done, &n_alone); /* done[] is free again: the clips solved alone */
+            int packed = cps[slot].st == RT_OK && n_ok == n_cur;
+            if (n_ok && solve_call(&r, &be, &g, sel, n_ok, &ws[slot], packed, &prog, &solve_s, err) != RT_OK) {
                 rtg_pool_wait(pool, &gb);
                 goto out;
             }
             rtg_pool_wait(pool, &gb);
+            cur = nxt;
+            slot ^= 1;
         }
         for (int q = 0; q < n_alone; q++)
-            if (solve_call(&r, pool, &g, &done[q], 1, &ws[0], 0, &prog, &solve_s, err) != RT_OK) goto out;
+            if (solve_call(&r, &be, &g, &done[q], 1, &ws[0], 0, &prog, &solve_s, err) != RT_OK) goto out;
+        if (side_running) {
+            pthread_join(side_thread, NULL);
+            side_running = 0;
+            solve_s += side->solve_s;
+            if (side->st != RT_OK) {
+                *err = side->err;
+                goto out;
+            }
+        }
         if (!prog.quiet) fputs("\n", stderr);
     }
     r.tl.solved = rt_now() - wall0;
@@ -825,8 +974,20 @@ int cli_solve_run(const struct cli_solve_args *a, struct rt_err *err)
     if (a->stats && write_stats(a, clips, solve_s, rt_now() - wall0, &r.tl, err) != RT_OK) goto out;
     rc = 0;
 out:
+    if (side_running) { /* no more calls for the side lane after a failure */
+        pthread_mutex_lock(&r.mu);
+        r.q_hi = r.q_lo;
+        pthread_mutex_unlock(&r.mu);
+        pthread_join(side_thread, NULL);
+    }
     if (bs_running) pthread_join(bs_thread, NULL);
     rtg_pool_free(pool); /* waits for queued work */
+    if (side) {
+        rtg_batch_ws_free(&side->ws);
+        solver_backend_free(&side->be);
+        free(side->sel);
+        free(side);
+    }
     rtg_batch_ws_free(&ws[0]);
     rtg_batch_ws_free(&ws[1]);
     if (clips)
@@ -843,7 +1004,10 @@ out:
     free(call_at);
     free(sel);
     free(bargs);
+    free(order);
+    free(frames_of);
     solver_backend_free(&be);
+    pthread_mutex_destroy(&r.mu);
     rtg_profile_free(given);
     kin_robot_free(robot);
     kin_robot_free(src_robot);

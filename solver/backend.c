@@ -27,6 +27,8 @@ enum rt_status solver_backend_config_check(const struct solver_backend_config *c
         return rt_err_set(err, RT_EINVAL, "backend.cpu_profile", "%d (want 0 or 1)", c->cpu_profile);
     if (!is_flag(c->cuda_cg_up))
         return rt_err_set(err, RT_EINVAL, "backend.cuda_cg_up", "%d (want 0 or 1)", c->cuda_cg_up);
+    if (!is_flag(c->cuda_priority))
+        return rt_err_set(err, RT_EINVAL, "backend.cuda_priority", "%d (want 0 or 1)", c->cuda_priority);
     return RT_OK;
 }
 

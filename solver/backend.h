@@ -58,6 +58,10 @@ struct solver_backend_config {
     int cuda_unrolled_cg; /* CUDA, 1: capture the CG iterations unrolled instead of as a
                            * while-node graph (for compute-sanitizer, Nsight Compute) */
     int cuda_cg_up;       /* CUDA, 1: the CG update one frame per warp instead of two */
+    int cuda_priority;    /* CUDA, 1: the streams at the device's greatest priority, so that a
+                           * latency-bound caller's kernels (a few small clips) start ahead of
+                           * the waiting blocks of another context's large batch on the same
+                           * device */
     int cpu_profile;      /* CPU, 1: time each phase of a solve and print one timing line
                            * per solve to stderr */
 };

@@ -203,6 +203,53 @@ static void test_out_fps(void)
     kin_robot_free(g1);
 }
 
+/* --lanes 2: the calls of two plans (trajectory windows and a BVH clip)
+ * taken from both ends of the queue by two lanes, each with a backend of
+ * its own, the same bytes as one lane; every call in the timeline. */
+static void test_lanes(const char *const *wins, int n_win)
+{
+    char bvh[512], out[2][256], stats[256];
+    char *argv[32];
+    snprintf(bvh, sizeof bvh, "%s/clips/jumping_jacks.bvh", test_data_dir());
+    if (access(bvh, R_OK) != 0) return;
+    snprintf(stats, sizeof stats, "%s/lanes.json", dir);
+    for (int l = 0; l < 2; l++) {
+        static char paths[8][256];
+        int argc = 0;
+        snprintf(out[l], sizeof out[l], "%s/o_lanes%d", dir, l + 1);
+        for (int i = 0; i < n_win; i++) {
+            snprintf(paths[i], sizeof paths[i], "%s/%s.csv", dir, wins[i]);
+            argv[argc++] = paths[i];
+        }
+        argv[argc++] = bvh;
+        const char *rest[] = {"--source-robot", "g1", "--robot", "g1", "--batch", "--threads", "2", "--quiet",
+                              "--lanes", l ? "2" : "1", "-o", out[l], "--stats", stats};
+        for (size_t k = 0; k < sizeof rest / sizeof rest[0]; k++) argv[argc++] = (char *)rest[k];
+        argv[argc] = NULL;
+        CHECK_EQ_INT(cli_solve(argc, argv), 0);
+    }
+    for (int i = 0; i < n_win; i++) CHECK(same_file("o_lanes1", "o_lanes2", wins[i], ".csv"));
+    CHECK(same_file("o_lanes1", "o_lanes2", "jumping_jacks", ".csv"));
+    size_t sl;
+    char *st = test_slurp(stats, &sl);
+    cJSON *j = st ? cJSON_Parse(st) : NULL, *c;
+    cJSON *calls = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "timeline"), "calls");
+    int clips = 0;
+    cJSON_ArrayForEach(c, calls) clips += (int)num(c, "clips", NULL);
+    CHECK_EQ_INT(cJSON_GetArraySize(calls), 2);
+    CHECK_EQ_INT(clips, n_win + 1);
+    cJSON_Delete(j);
+    free(st);
+    /* Out of range: what and where. */
+    {
+        char *bad[] = {"x.csv", "--robot", "g1", "--lanes", "3", NULL};
+        struct rt_err e;
+        CHECK_EQ_INT(cli_solve_err(5, bad, &e), 2);
+        CHECK_EQ_STR(e.where, "--lanes");
+        CHECK(strstr(e.msg, "got '3'") != NULL);
+    }
+}
+
 int main(void)
 {
     char ref[512], *text;
@@ -297,6 +344,7 @@ int main(void)
     }
     CHECK(same_file("o_t1", "o_solo", "c513", ".csv"));
     test_out_fps();
+    test_lanes(names + 2, 3);
 
     /* 3. A G1 trajectory onto the H1 without --profile: two different
      * models, so the bundled pair profile g1_to_h1 maps it (matching link

@@ -376,6 +376,10 @@ static void test_backend_config(const struct g1_clip *c)
     cfg.cuda_cg_up = 3;
     CHECK(solver_backend_config_check(&cfg, &err) == RT_EINVAL);
     CHECK_EQ_STR(err.where, "backend.cuda_cg_up");
+    cfg.cuda_cg_up = 0;
+    cfg.cuda_priority = 2;
+    CHECK(solver_backend_config_check(&cfg, &err) == RT_EINVAL);
+    CHECK_EQ_STR(err.where, "backend.cuda_priority");
     CHECK(solver_backend_init(&be, "gpu", NULL, &err) == RT_EINVAL);
     CHECK_EQ_STR(err.where, "backend");
     CHECK(solver_backend_init(&be, NULL, NULL, &err) == RT_OK); /* auto: CUDA or the CPU */

@@ -3,7 +3,9 @@
  *
  * The context owns its configuration (struct solver_backend_config: the
  * device limit and the cuda_* switches, fixed at init) and, per device
- * used, one stream and the LM stage's device state, whose buffers grow with
+ * used, one stream (at the device's greatest priority with cuda_priority:
+ * several contexts may solve on one device at once) and the LM stage's
+ * device state, whose buffers grow with
  * the frames of the batches solved (never a fixed capacity) and are freed
  * in destroy. With several devices a batch is
  * split by clips into contiguous groups of about equal frames, one per
@@ -280,9 +282,12 @@ extern "C" enum rt_status solver_backend_cuda_init(struct solver_backend *out,
     if (!ctx) return CUDA_ERR(err, RT_ENOMEM, "backend", "out of memory");
     ctx->cfg = *cfg;
     for (int d = 0; d < count; d++) {
+        int least = 0, greatest = 0;
         ctx->dev[d].device = d;
         CUDA_GOTO(cudaSetDevice(d), err, st, fail);
-        CUDA_GOTO(cudaStreamCreateWithFlags(&ctx->dev[d].stream, cudaStreamNonBlocking), err, st, fail);
+        if (cfg->cuda_priority) CUDA_GOTO(cudaDeviceGetStreamPriorityRange(&least, &greatest), err, st, fail);
+        CUDA_GOTO(cudaStreamCreateWithPriority(&ctx->dev[d].stream, cudaStreamNonBlocking, cfg->cuda_priority ? greatest : least),
+                  err, st, fail);
         ctx->n_dev = d + 1;
     }
     (void)cudaSetDevice(0);

@@ -8,6 +8,7 @@
  * side); the light ones one thread per frame. */
 #include "lin.cuh"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -382,6 +383,38 @@ static enum rt_status jtj_tabs_build(struct cuda_lm *L, const struct solver_batc
     return RT_OK;
 }
 
+
+/* Raises kernel fn's limit of dynamic shared memory on the current device
+ * to at least `bytes`, never lowering it: the limit is the process's, and
+ * contexts that solve side by side on one device (the CLI's two lanes) set
+ * it from their own batches; one lowered by one solve would fail another's
+ * launch. The limit only bounds a launch's request (a launch's occupancy
+ * follows what it asks for). */
+static enum rt_status smem_allow(const void *fn, int bytes, struct rt_err *err)
+{
+    enum { SEEN_MAX = 128 };
+    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    static struct { const void *fn; int dev, bytes; } seen[SEEN_MAX];
+    static int n_seen;
+    int dev = 0, k = 0;
+    cudaError_t e = cudaSuccess;
+    CUDA_TRY(cudaGetDevice(&dev), err);
+    pthread_mutex_lock(&mu);
+    while (k < n_seen && (seen[k].fn != fn || seen[k].dev != dev)) k++;
+    if (k == n_seen || seen[k].bytes < bytes) {
+        e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+        if (e == cudaSuccess && k < SEEN_MAX) {
+            seen[k].fn = fn;
+            seen[k].dev = dev;
+            seen[k].bytes = bytes;
+            if (k == n_seen) n_seen++;
+        }
+    }
+    pthread_mutex_unlock(&mu);
+    CUDA_TRY(e, err);
+    return RT_OK;
+}
+
 enum rt_status cuda_warp_tables_build(struct cuda_lm *L, const struct solver_batch *b, cudaStream_t s,
                                       struct rt_err *err)
 {
@@ -507,11 +540,12 @@ enum rt_status cuda_warp_tables_build(struct cuda_lm *L, const struct solver_bat
     }
     /* shared memory beyond the 48 KB default for large trees */
     int sm = (int)warp_smem_bytes(L, 0), sml = (int)warp_smem_bytes(L, JAC_LIN), smj = (int)warp_smem_bytes(L, JAC_INIT);
-    CUDA_TRY(cudaFuncSetAttribute(lin_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, sml), err);
-    CUDA_TRY(cudaFuncSetAttribute(cost_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, sm), err);
-    CUDA_TRY(cudaFuncSetAttribute(precond_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, sm), err);
-    CUDA_TRY(cudaFuncSetAttribute(init_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smj), err);
-    CUDA_TRY(cudaFuncSetAttribute(repair_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smj), err);
+    if ((st = smem_allow((const void *)lin_kernel, sml, err)) != RT_OK ||
+        (st = smem_allow((const void *)cost_kernel, sm, err)) != RT_OK ||
+        (st = smem_allow((const void *)precond_kernel, sm, err)) != RT_OK ||
+        (st = smem_allow((const void *)init_kernel, smj, err)) != RT_OK ||
+        (st = smem_allow((const void *)repair_kernel, smj, err)) != RT_OK)
+        return st;
     if (L->profile) { /* the warp-per-frame kernels' occupancy, with the profile's lines */
         int o[4] = {0, 0, 0, 0};
         (void)cudaOccupancyMaxActiveBlocksPerMultiprocessor(&o[0], lin_kernel, LIN_WARPS * 32, (size_t)sml);
