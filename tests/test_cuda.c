@@ -12,8 +12,12 @@
  *     for every clip of the batch and for a 70,000-frame clip (ping-pong
  *     tiled); run == run. Where bits differ it prints the largest
  *     difference and where it first appears;
- *   - GPU == CPU bit for bit on H1's real trajectory (25 coordinates) and on
- *     a synthetic Panda trajectory (14 coordinates, a prismatic joint).
+ *   - GPU == CPU bit for bit on H1's real trajectory (25 coordinates), on
+ *     a synthetic Panda trajectory (14 coordinates, a prismatic joint) and
+ *     on a mimic chain;
+ *   - two contexts solving side by side on the device (a G1 batch, and an
+ *     H1 batch on a stream of the greatest priority): the bits of each
+ *     batch solved alone.
  * RT_CUDA_QUICK=1 (for compute-sanitizer) runs only a small batch. */
 #include "../base/clock.h"
 #include "../retarget/engine.h"
@@ -23,6 +27,7 @@
 #include "g1_tiled.h"
 #include "test.h"
 
+#include <pthread.h>
 #include <unistd.h>
 
 #include <stdint.h>
@@ -459,6 +464,87 @@ static void other_robot_checks(void)
     rmdir(dir);
 }
 
+/* One context's solves of its batch, `reps` times, each compared bit for
+ * bit with the batch's solve alone (`want`). */
+struct side_run {
+    struct solver_backend *be;
+    struct g1_tiled *t;
+    const float *want;
+    int cols, reps, same;
+    enum rt_status rc;
+};
+
+static void *side_run_main(void *arg)
+{
+    struct side_run *sr = (struct side_run *)arg;
+    size_t bytes = (size_t)sr->t->nf * sr->cols * sizeof(float);
+    float *st = (float *)malloc(bytes);
+    struct solver_clip_result cr[4];
+    struct solver_result r = {st, cr};
+    struct rt_err err;
+    sr->rc = st ? RT_OK : RT_ENOMEM;
+    sr->same = 1;
+    for (int k = 0; k < sr->reps && sr->rc == RT_OK; k++) {
+        sr->rc = solver_backend_solve(sr->be, &sr->t->b, &r, &err);
+        if (sr->rc != RT_OK) fprintf(stderr, "side by side: %s: %s\n", err.where, err.msg);
+        else if (memcmp(st, sr->want, bytes)) sr->same = 0;
+    }
+    free(st);
+    return NULL;
+}
+
+/* Two contexts solving side by side on one device (the CLI's two lanes):
+ * a G1 batch on the default backend and an H1 batch, whose kernels ask for
+ * other amounts of shared memory, on one at the device's greatest stream
+ * priority; every result the same bits as the batch solved alone. */
+static void side_by_side_checks(const struct g1_clip *g1)
+{
+    static const char *const h1_names[] = {"pelvis", "torso_link", "left_knee_link", "left_ankle_link",
+                                           "left_elbow_link", "right_knee_link", "right_ankle_link",
+                                           "right_elbow_link"};
+    const int gf[3] = {0, 700, 1500}, gl[3] = {600, 1200, 2400};
+    const int hf[2] = {50, 400}, hl[2] = {45, 125};
+    struct g1_clip h1;
+    struct g1_tiled tg, th;
+    struct solver_backend hi;
+    struct solver_backend_config cfg;
+    struct solver_clip_result cg[4], ch[4];
+    struct rt_err err;
+    int st = robot_clip_load(&h1, test_data_dir(), 600, "h1", h1_names, (int)(sizeof h1_names / sizeof h1_names[0]));
+    CHECK_EQ_INT(st, 0);
+    if (st) return;
+    if (g1_tiled_make(&tg, g1, 3, gf, gl) || g1_tiled_make(&th, &h1, 2, hf, hl)) {
+        CHECK(0);
+        g1_clip_free(&h1);
+        return;
+    }
+    rtg_backend_config_env(&cfg, 0);
+    cfg.cuda_priority = 1;
+    CHECK_EQ_INT(solver_backend_init(&hi, "cuda", &cfg, &err), RT_OK);
+    float *wg = solve(&tg, g1->cols, 0, cg, NULL), *wh = solve(&th, h1.cols, 0, ch, NULL);
+    if (wg && wh && hi.ops) {
+        struct side_run a = {&gpu, &tg, wg, g1->cols, 3, 0, RT_OK}, b = {&hi, &th, wh, h1.cols, 12, 0, RT_OK};
+        pthread_t ta, tb;
+        double t0 = rt_now();
+        int ok_a = pthread_create(&ta, NULL, side_run_main, &a) == 0;
+        int ok_b = pthread_create(&tb, NULL, side_run_main, &b) == 0;
+        if (ok_a) pthread_join(ta, NULL);
+        if (ok_b) pthread_join(tb, NULL);
+        CHECK(ok_a && ok_b);
+        CHECK_EQ_INT(a.rc, RT_OK);
+        CHECK_EQ_INT(b.rc, RT_OK);
+        CHECK(a.same && b.same);
+        printf("side by side: g1 %d frames x 3 (default priority) and h1 %d frames x 12 (greatest) in %.3f s: %s\n",
+               tg.nf, th.nf, rt_now() - t0, a.same && b.same ? "BITS EQUAL" : "BITS DIFFER");
+    }
+    free(wg);
+    free(wh);
+    solver_backend_free(&hi);
+    g1_tiled_free(&tg);
+    g1_tiled_free(&th);
+    g1_clip_free(&h1);
+}
+
 /* Diagnostic (RT_CUDA_DIAG=1): the first LM iteration limit at which the
  * GPU's clip results leave the CPU's, with and without per-frame damping. */
 static void diag(const struct g1_clip *c)
@@ -521,6 +607,7 @@ int main(void)
                 const int cf[4] = {0, 10, 500, 1200}, cl[4] = {1, 40, 777, 2500};
                 robot_checks_collide("g1+collide", 0, &c, cf, cl, quick ? 3 : 4, 0.06f, 1);
             }
+            side_by_side_checks(&c);
             g1_clip_free(&c);
             other_robot_checks();
         }
