@@ -17,7 +17,8 @@
  *      it solves from the other of two such sets; a call's solved frames
  *      are one block that its clips share until the last is written. With
  *      --lanes 2 (the CUDA default) a side lane with a backend of its own
- *      takes the calls smallest first at the same time (side_lane());
+ *      takes the small calls smallest first at the same time
+ *      (side_lane());
  *   3. each solved clip finished (ground lift, quality, report), resampled
  *      when --out-fps asks, formatted (CSV, or NPZ with --format npz)
  *      and written -- queued to the pool as soon as its solver call
@@ -59,6 +60,13 @@
  * first call's targets and the last call's finishing, which nothing
  * overlaps, stay short. */
 #define CLI_BATCH_FRAMES 131072
+
+/* The largest call the side lane (--lanes 2) takes: the calls it is for
+ * are the small ones, which wait on the device's round trips far more
+ * than they use it (on an H100 a call of 45 frames took 0.011 s, one of
+ * 7,787 0.057 s, one of 131,000 0.087 s); a large call gains nothing
+ * beside another and would double the device memory held. */
+#define CLI_SIDE_FRAMES 65536
 
 /* Cores the host stages leave to the solving thread with the CUDA
  * backend and no --threads: on the H200's 16-core host the 518-clip
@@ -124,7 +132,7 @@ struct run {
     struct timeline tl;
     /* The calls: call j is clips idx[call_at[j] .. call_at[j + 1]); the
      * ones not yet taken are order[q_lo .. q_hi), largest first. */
-    const int *idx, *call_at, *order;
+    const int *idx, *call_at, *order, *frames_of;
     int q_lo, q_hi, n_calls, calls_started;
     struct build_arg *bargs;
 };
@@ -392,12 +400,14 @@ static void on_progress(void *user, int lm_iter, int clips_done)
 }
 
 /* The next call a lane solves: the largest left for the main lane, the
- * smallest for the side lane (`back`); -1 when none is left. */
+ * smallest for the side lane (`back`) while it has at most
+ * CLI_SIDE_FRAMES frames; -1 when none is left. */
 static int take_call(struct run *r, int back)
 {
     int j = -1;
     pthread_mutex_lock(&r->mu);
-    if (r->q_lo < r->q_hi) j = back ? r->order[--r->q_hi] : r->order[r->q_lo++];
+    if (r->q_lo < r->q_hi && (!back || r->frames_of[r->order[r->q_hi - 1]] <= CLI_SIDE_FRAMES))
+        j = back ? r->order[--r->q_hi] : r->order[r->q_lo++];
     pthread_mutex_unlock(&r->mu);
     return j;
 }
@@ -862,7 +872,7 @@ int cli_solve_run(const struct cli_solve_args *a, struct rt_err *err)
          * The main lane takes the calls from the front: call k's clips
          * built and packed (the last build packs) into ws[k & 1] while
          * call k - 1 solves from the other; the side lane (--lanes 2)
-         * from the back. */
+         * from the back, those of at most CLI_SIDE_FRAMES frames. */
         order = malloc((size_t)(n_calls ? n_calls : 1) * sizeof *order);
         frames_of = malloc((size_t)(n_calls ? n_calls : 1) * sizeof *frames_of);
         if (!order || !frames_of) {
@@ -879,6 +889,7 @@ int cli_solve_run(const struct cli_solve_args *a, struct rt_err *err)
         r.idx = idx;
         r.call_at = call_at;
         r.order = order;
+        r.frames_of = frames_of;
         r.n_calls = n_calls;
         r.q_lo = 0;
         r.q_hi = n_calls;
@@ -899,7 +910,7 @@ int cli_solve_run(const struct cli_solve_args *a, struct rt_err *err)
         if (cur >= 0) pack_call(&cps[0]);
         r.tl.first_targets = rt_now() - wall0;
         int lanes = a->lanes ? a->lanes : !strcmp(solver_backend_name(&be), "cuda") ? 2 : 1;
-        if (lanes == 2 && r.q_lo < r.q_hi) {
+        if (lanes == 2 && r.q_lo < r.q_hi && frames_of[order[r.q_hi - 1]] <= CLI_SIDE_FRAMES) {
             side = calloc(1, sizeof *side);
             int *buf = side ? malloc(2 * (size_t)a->n_sources * sizeof *buf) : NULL;
             if (!buf) {
