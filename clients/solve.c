@@ -177,22 +177,18 @@ static int parse_args(int argc, char **argv, struct cli_solve_args *a, struct rt
         else if (!strcmp(row->flag, "--profile")) a->profile = v;
         else if (!strcmp(row->flag, "-o") || !strcmp(row->flag, "--out")) a->out_dir = v;
         else if (!strcmp(row->flag, "--backend")) a->backend = v;
-        else if (!strcmp(row->flag, "--threads")) {
+        else if (!strcmp(row->flag, "--threads") || !strcmp(row->flag, "--lanes")) {
             long long n;
             char range[64];
             if (!rt_parse_int(v, (long long)row->lo, (long long)row->hi, &n))
                 return rt_err_set(err, RT_EINVAL, o, "expected %s, got '%s'",
                                   rtg_option_range(row, range, sizeof range), RT_QUOTE(v));
-            a->threads = (int)n;
-            a->threads_given = 1;
-        }
-        else if (!strcmp(row->flag, "--lanes")) {
-            long long n;
-            char range[64];
-            if (!rt_parse_int(v, (long long)row->lo, (long long)row->hi, &n))
-                return rt_err_set(err, RT_EINVAL, o, "expected %s, got '%s'",
-                                  rtg_option_range(row, range, sizeof range), RT_QUOTE(v));
-            a->lanes = (int)n;
+            if (row->flag[2] == 'l') {
+                a->lanes = (int)n;
+            } else {
+                a->threads = (int)n;
+                a->threads_given = 1;
+            }
         }
         else if (!strcmp(row->flag, "--batch")) a->batch = 1;
         else if (!strcmp(row->flag, "--per-frame")) a->per_frame = 1;
