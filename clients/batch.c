@@ -22,7 +22,16 @@
  * rerun after a crash picks up the jobs it had submitted.
  *
  * Up to --jobs clips are in flight at once (threads); a clip's failure is
- * recorded and the corpus goes on. The exit status is 1 when any failed. */
+ * recorded and the corpus goes on. The exit status is 1 when any failed.
+ *
+ * Locally the clips are solved in groups, one `retarget solve --batch`
+ * call a group (cli_solve_run: the clips' solver calls shared, as a GPU
+ * wants them): consecutive clips to do with one output folder, at most
+ * BATCH_GROUP_MAX of them and about an eighth of a job's share, so that a
+ * stop loses little and the progress moves. A clip's bytes are the same
+ * in any group (DESIGN.md "The numerical contract"). A group that fails is
+ * solved again clip by clip, so that a bad clip fails alone; each clip's
+ * manifest line gets its share of the group's seconds. */
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -43,6 +52,7 @@
 #include "cli.h"
 
 #define BATCH_MAX_CLIPS 1000000
+#define BATCH_GROUP_MAX 128
 
 struct batch {
     const char *corpus, *robot, *profile, *source_robot, *out;
@@ -55,6 +65,7 @@ struct batch {
     /* the run */
     pthread_mutex_t mu;
     int next, n_done, n_failed, n_skipped, n_todo;
+    int group_max; /* clips a local group takes at most */
     int *todo;
     char (*hash)[2 * RT_SHA256_LEN + 1];
     int manifest_fd;
@@ -252,16 +263,33 @@ static void draw(struct batch *b)
     fflush(stderr);
 }
 
+/* The output folder of clip i (its relative folder below --out), and its
+ * base name when `name` is given. 0 when the folder cannot be made. */
+static int clip_dir(const struct batch *b, int i, char *dir, size_t cap, char *name, size_t name_cap)
+{
+    snprintf(dir, cap, "%s/%s", b->out, b->clips[i]);
+    if (name) cli_base_name(dir, name, name_cap);
+    *strrchr(dir, '/') = 0;
+    snprintf(dir + strlen(dir), cap - strlen(dir), "/");
+    int ok = !make_dirs(dir);
+    dir[strlen(dir) - 1] = 0;
+    return ok;
+}
+
+/* Whether clips i and j write into one folder. */
+static int same_dir(const struct batch *b, int i, int j)
+{
+    const char *x = strrchr(b->clips[i], '/'), *y = strrchr(b->clips[j], '/');
+    size_t nx = x ? (size_t)(x - b->clips[i]) : 0, ny = y ? (size_t)(y - b->clips[j]) : 0;
+    return nx == ny && !strncmp(b->clips[i], b->clips[j], nx);
+}
+
 static enum rt_status run_one(struct batch *b, int i, long long *job, struct rt_err *err)
 {
     char src[4096], dir[4096], name[256], hdr[200];
     snprintf(src, sizeof src, "%s/%s", b->corpus, b->clips[i]);
-    snprintf(dir, sizeof dir, "%s/%s", b->out, b->clips[i]);
-    cli_base_name(dir, name, sizeof name);
-    *strrchr(dir, '/') = 0; /* the clip's output folder */
-    snprintf(dir + strlen(dir), sizeof dir - strlen(dir), "/");
-    if (make_dirs(dir)) return rt_err_set(err, RT_EIO, dir, "cannot create folder: %s", strerror(errno));
-    dir[strlen(dir) - 1] = 0;
+    if (!clip_dir(b, i, dir, sizeof dir, name, sizeof name))
+        return rt_err_set(err, RT_EIO, dir, "cannot create folder: %s", strerror(errno));
     *job = 0;
     if (!b->server) {
         /* The local solve: `retarget solve` as a call, one clip. */
@@ -312,31 +340,89 @@ static enum rt_status run_one(struct batch *b, int i, long long *job, struct rt_
     return cli_fetch_job(&b->srv, *job, dir, name, 0, err);
 }
 
+/* Clips idx[0..n) (one folder) solved locally in one `retarget solve
+ * --batch` call. */
+static enum rt_status run_group(struct batch *b, const int *idx, int n, struct rt_err *err)
+{
+    char dir[4096];
+    struct cli_solve_args a;
+    const char **src = calloc((size_t)n, sizeof *src);
+    char *paths = malloc((size_t)n * 4096);
+    enum rt_status st = RT_OK;
+    if (!src || !paths) st = rt_err_set(err, RT_ENOMEM, "batch", "out of memory");
+    else if (!clip_dir(b, idx[0], dir, sizeof dir, NULL, 0))
+        st = rt_err_set(err, RT_EIO, dir, "cannot create folder: %s", strerror(errno));
+    for (int k = 0; k < n && st == RT_OK; k++) {
+        snprintf(paths + (size_t)k * 4096, 4096, "%s/%s", b->corpus, b->clips[idx[k]]);
+        src[k] = paths + (size_t)k * 4096;
+    }
+    if (st == RT_OK) {
+        cli_solve_args_init(&a);
+        a.robot = b->robot;
+        a.profile = b->profile;
+        a.source_robot = b->source_robot;
+        a.out_dir = dir;
+        a.threads = b->threads;
+        a.quiet = 1;
+        a.batch = 1;
+        a.opts = b->opts;
+        a.sources = src;
+        a.n_sources = n;
+        rt_err_clear(err);
+        if (cli_solve_run(&a, err)) st = err->code != RT_OK ? (enum rt_status)err->code : RT_EINVAL;
+    }
+    free(src);
+    free(paths);
+    return st;
+}
+
+/* Clip i's result: its manifest line, the counts, a failure's message. */
+static void finished(struct batch *b, int i, enum rt_status st, long long job, double seconds, const struct rt_err *err)
+{
+    pthread_mutex_lock(&b->mu);
+    record(b, i, st == RT_OK, job, seconds, err);
+    if (st == RT_OK) b->n_done++;
+    else {
+        char line[RT_ERR_LINE_MAX];
+        b->n_failed++;
+        if (b->progress) fputc('\n', stderr);
+        fprintf(stderr, "retarget: %s: %s\n", b->clips[i], rt_err_line(err, line, sizeof line));
+    }
+    draw(b);
+    pthread_mutex_unlock(&b->mu);
+}
+
 static void *worker(void *arg)
 {
     struct batch *b = arg;
     for (;;) {
+        /* The next clip, or locally the next group (clips of one folder). */
         pthread_mutex_lock(&b->mu);
-        int k = b->next < b->n_todo ? b->next++ : -1;
+        int k = b->next, m = 0;
+        while (b->next < b->n_todo && m < (b->server ? 1 : b->group_max) &&
+               (m == 0 || same_dir(b, b->todo[k], b->todo[b->next]))) {
+            b->next++;
+            m++;
+        }
         pthread_mutex_unlock(&b->mu);
-        if (k < 0) return NULL;
-        int i = b->todo[k];
+        if (m == 0) return NULL;
         struct rt_err err;
         long long job = 0;
         rt_err_clear(&err);
         double t0 = rt_now();
-        enum rt_status st = run_one(b, i, &job, &err);
-        pthread_mutex_lock(&b->mu);
-        record(b, i, st == RT_OK, job, rt_now() - t0, &err);
-        if (st == RT_OK) b->n_done++;
-        else {
-            char line[RT_ERR_LINE_MAX];
-            b->n_failed++;
-            if (b->progress) fputc('\n', stderr);
-            fprintf(stderr, "retarget: %s: %s\n", b->clips[i], rt_err_line(&err, line, sizeof line));
+        if (m > 1 && run_group(b, b->todo + k, m, &err) == RT_OK) {
+            double share = (rt_now() - t0) / m;
+            for (int q = 0; q < m; q++) finished(b, b->todo[k + q], RT_OK, 0, share, &err);
+            continue;
         }
-        draw(b);
-        pthread_mutex_unlock(&b->mu);
+        /* One clip, or a group that failed: clip by clip. */
+        for (int q = 0; q < m; q++) {
+            int i = b->todo[k + q];
+            rt_err_clear(&err);
+            t0 = rt_now();
+            enum rt_status st = run_one(b, i, &job, &err);
+            finished(b, i, st, job, rt_now() - t0, &err);
+        }
     }
 }
 
@@ -450,6 +536,10 @@ int cli_batch(int argc, char **argv)
     fprintf(stderr, "retarget: batch: %d clip(s) in shard %d/%d, %d already done, %d to do, %s\n", n_shard,
             b.shard_i, b.shard_n, b.n_skipped, b.n_todo, b.server ? b.srv.url : "locally");
     draw(&b);
+    /* A local group: about an eighth of a job's share, 1..BATCH_GROUP_MAX. */
+    b.group_max = b.n_todo / (8 * b.jobs);
+    if (b.group_max < 1) b.group_max = 1;
+    if (b.group_max > BATCH_GROUP_MAX) b.group_max = BATCH_GROUP_MAX;
     n_th = b.jobs < b.n_todo ? b.jobs : b.n_todo;
     th = calloc((size_t)n_th + 1, sizeof *th);
     if (!th) {

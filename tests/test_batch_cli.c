@@ -2,7 +2,9 @@
  * corpus gets the bytes `retarget solve` writes for it with the same job
  * options (the local batch runs the same recipe, without an argv), the
  * manifest records each clip, and a second run skips what is done; joint
- * positions (.npy with its names, .npz, joint CSV) likewise. */
+ * positions (.npy with its names, .npz, joint CSV) likewise; a corpus of
+ * many clips solved in groups (one `retarget solve --batch` call each),
+ * the same bytes as alone, a bad clip in a group failing alone. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,6 +119,69 @@ int main(void)
         CHECK_EQ_INT(system(cmd), 0);
         CHECK_EQ_INT(cli_batch(10, jargv), 0);
         CHECK_EQ_INT(count_lines(a), 4);
+    }
+    /* Groups: 17 windows of the G1 reference trajectory (16 in one
+     * folder, one below it) and a broken one among them: 18 clips to do,
+     * groups of up to two; the bad clip's group is solved again clip by
+     * clip, so only it fails. Every window gets the bytes of `retarget
+     * solve` on it alone. */
+    {
+        char gdir[160], gout[160], gref[160], path[256];
+        char *ref_text = NULL;
+        size_t ref_len = 0;
+        snprintf(a, sizeof a, "%s/reference/g1/dance1_subject1.csv", test_data_dir());
+        ref_text = test_slurp(a, &ref_len);
+        CHECK(ref_text != NULL);
+        snprintf(gdir, sizeof gdir, "%s/gcorpus", dir);
+        snprintf(gout, sizeof gout, "%s/gout", dir);
+        snprintf(gref, sizeof gref, "%s/gref", dir);
+        snprintf(cmd, sizeof cmd, "mkdir -p %s/deeper", gdir);
+        CHECK_EQ_INT(system(cmd), 0);
+        const char *line = ref_text;
+        for (int w = 0; w < 17 && ref_text; w++) {
+            /* window w: 30 + w rows from row 40 w */
+            snprintf(path, sizeof path, "%s/%sw%02d.csv", gdir, w == 16 ? "deeper/" : "", w);
+            FILE *f = fopen(path, "wb");
+            const char *p = ref_text;
+            for (int r = 0; r < 40 * w && p; r++) p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL;
+            line = p;
+            for (int r = 0; r < 30 + w && p && *p; r++) p = strchr(p, '\n') ? strchr(p, '\n') + 1 : p + strlen(p);
+            CHECK(f && line && fwrite(line, 1, (size_t)(p - line), f) == (size_t)(p - line));
+            if (f) fclose(f);
+        }
+        snprintf(path, sizeof path, "%s/w05b.csv", gdir); /* sorts between w05 and w06 */
+        FILE *f = fopen(path, "wb");
+        CHECK(f && fputs("0,0,0.8,0,0,0,1\n", f) >= 0); /* 7 values, the G1 wants 36 */
+        if (f) fclose(f);
+        free(ref_text);
+        char *gargv[] = {gdir, "--robot", "g1", "--source-robot", "g1", "--out", gout, "--threads", "2", "--quiet", NULL};
+        CHECK_EQ_INT(cli_batch(10, gargv), 1); /* one failed */
+        snprintf(a, sizeof a, "%s/manifest.jsonl", gout);
+        CHECK_EQ_INT(count_lines(a), 18);
+        m = test_slurp(a, NULL);
+        CHECK(m && strstr(m, "\"clip\":\"w05b.csv\",\"hash\"") && strstr(m, "\"status\":\"failed\"") &&
+              strstr(m, "\"clip\":\"deeper/w16.csv\""));
+        int failed = 0;
+        for (const char *q = m; q && (q = strstr(q, "\"status\":\"failed\"")); q++) failed++;
+        CHECK_EQ_INT(failed, 1);
+        free(m);
+        for (int w = 0; w < 17; w++) {
+            char src[256], name[16], sub[200];
+            snprintf(name, sizeof name, "w%02d", w);
+            snprintf(src, sizeof src, "%s/%s%s.csv", gdir, w == 16 ? "deeper/" : "", name);
+            snprintf(sub, sizeof sub, "%s%s", gref, w == 16 ? "/deeper" : "");
+            char *sargv[] = {src, "--robot", "g1", "--source-robot", "g1", "-o", sub, "--threads", "2", "--quiet", NULL};
+            CHECK_EQ_INT(cli_solve(10, sargv), 0);
+            snprintf(a, sizeof a, "%s/%s%s.csv", gout, w == 16 ? "deeper/" : "", name);
+            snprintf(b, sizeof b, "%s/%s.csv", sub, name);
+            CHECK(same_files(a, b));
+        }
+        /* The groups' reports say so: some clip was solved beside another. */
+        snprintf(a, sizeof a, "%s/w00.report.json", gout);
+        m = test_slurp(a, NULL);
+        const char *bc = m ? strstr(m, "\"batch_clips\"") : NULL;
+        CHECK(bc && strtol(bc + strcspn(bc, ":") + 1, NULL, 10) == 2);
+        free(m);
     }
     /* A bad job option is refused with the table's range. */
     char *bad[] = {corpus, "--robot", "g1", "--out", out, "--max-cg", "0", NULL};

@@ -13,7 +13,8 @@
 #      completes, the shared manifest has one "done" line per clip, and
 #      every clip's CSV is byte-identical (cmp) to the reference's, its
 #      report too once the host's figures (its "seconds" and "threads":
-#      the local batch runs 2 threads, each task 1) are taken out;
+#      the local batch runs 2 threads, each task 1; "batch_clips": the
+#      clips solved with it, which differ with the shard) are taken out;
 #   3. the array again into a fresh OUT_DIR; once one task has finished
 #      some but not all of its clips it is cancelled (scancel) mid-way; the
 #      others complete. That task alone is resubmitted
@@ -178,7 +179,8 @@ done_count() {
     done | wc -l
 }
 # same_as_ref OUT: every clip's CSV is cmp-identical to the reference's, its
-# report identical once the host's figures ("seconds", "threads") are removed; the manifest has one done line per clip.
+# report identical once the host's figures ("seconds", "threads", and "batch_clips": local runs solve their clips in
+# groups that differ with the shard) are removed; the manifest has one done line per clip.
 same_as_ref() {
     for c in $clips; do
         nm=$(out_of "$c")
@@ -189,7 +191,7 @@ import json, os, sys
 ref, out, clips = sys.argv[1], sys.argv[2], sys.argv[3:]
 def strip(x):
     if isinstance(x, dict):
-        return {k: strip(v) for k, v in x.items() if k not in ("seconds", "threads")}
+        return {k: strip(v) for k, v in x.items() if k not in ("seconds", "threads", "batch_clips")}
     if isinstance(x, list):
         return [strip(v) for v in x]
     return x
