@@ -134,6 +134,7 @@ struct run {
      * ones not yet taken are order[q_lo .. q_hi), largest first. */
     const int *idx, *call_at, *order, *frames_of;
     int q_lo, q_hi, n_calls, calls_started;
+    int stop; /* a lane failed: no more calls taken */
     struct build_arg *bargs;
 };
 
@@ -402,7 +403,7 @@ static int take_call(struct run *r, int back)
 {
     int j = -1;
     pthread_mutex_lock(&r->mu);
-    if (r->q_lo < r->q_hi && (!back || r->frames_of[r->order[r->q_hi - 1]] <= CLI_SIDE_FRAMES))
+    if (!r->stop && r->q_lo < r->q_hi && (!back || r->frames_of[r->order[r->q_hi - 1]] <= CLI_SIDE_FRAMES))
         j = back ? r->order[--r->q_hi] : r->order[r->q_lo++];
     pthread_mutex_unlock(&r->mu);
     return j;
@@ -628,6 +629,11 @@ static void *side_lane(void *arg)
         if (n_ok) l->st = solve_call(r, &l->be, l->g, l->sel, n_ok, &l->ws, 0, &l->prog, &l->solve_s, &l->err);
         for (int q = 0; q < n_alone && l->st == RT_OK; q++)
             l->st = solve_call(r, &l->be, l->g, &l->alone[q], 1, &l->ws, 0, &l->prog, &l->solve_s, &l->err);
+    }
+    if (l->st != RT_OK) { /* the main lane takes no more calls either */
+        pthread_mutex_lock(&r->mu);
+        r->stop = 1;
+        pthread_mutex_unlock(&r->mu);
     }
     return NULL;
 }
@@ -983,7 +989,7 @@ int cli_solve_run(const struct cli_solve_args *a, struct rt_err *err)
 out:
     if (side_running) { /* no more calls for the side lane after a failure */
         pthread_mutex_lock(&r.mu);
-        r.q_hi = r.q_lo;
+        r.stop = 1;
         pthread_mutex_unlock(&r.mu);
         pthread_join(side_thread, NULL);
     }
