@@ -730,16 +730,17 @@ RT_HD void frame_target_residual(const struct solver_batch *b, size_t ti, const 
  * ground capsules' (below z = 0) in their order, then rest.
  * The cost's track term sums the targets, then w_c^2 (margin - d)^2 of the
  * active pairs in order, then w_g^2 h^2 of the ground capsules below the
- * ground in order, then rest. */
-RT_HD float frame_eval(const struct solver_batch *b, int f, const float *x, const float *dq, int t,
-                       int T, float *lk, float *B, float *g)
+ * ground in order, then rest. fk = 0: lk already holds the link records
+ * of a state with x's bits (frame_fk is not run again: the same floats). */
+RT_HD float frame_eval_fk(const struct solver_batch *b, int f, const float *x, const float *dq, int t,
+                          int T, float *lk, float *B, float *g, int fk)
 {
     const struct rt_tree *tr = b->tree;
     const int n = rt_tangent_dim(tr), ro = tr->floating_base ? 6 : 0;
     const float *th = x + RT_ROOT_COLS;
     float track = 0.0f, vel = 0.0f, acc = 0.0f;
 
-    frame_fk(tr, x, lk);
+    if (fk) frame_fk(tr, x, lk);
     if (B) {
         for (int i = 0; i < n * n; i++) B[i] = 0.0f;
         for (int i = 0; i < n; i++) g[i] = 0.0f;
@@ -887,6 +888,13 @@ RT_HD float frame_eval(const struct solver_batch *b, int f, const float *x, cons
         for (int i = 0; i < n; i++)
             for (int j = i + 1; j < n; j++) B[(size_t)j * n + i] = B[(size_t)i * n + j];
     return 0.5f * ((track + vel) + acc);
+}
+
+/* frame_eval_fk with the forward kinematics of x computed into lk. */
+RT_HD float frame_eval(const struct solver_batch *b, int f, const float *x, const float *dq, int t, int T,
+                       float *lk, float *B, float *g)
+{
+    return frame_eval_fk(b, f, x, dq, t, T, lk, B, g, 1);
 }
 
 /* Joint-limit rule (SOLVER.md "Joint limits"): a joint sitting at a bound
@@ -1113,8 +1121,12 @@ RT_HD size_t frame_init_scratch(const struct rt_tree *tr)
  * residuals, no smoothness), its own damping starting at lam0 with the
  * Nielsen update, from x (updated in place; joints stay within limits);
  * stops early once an accepted step gains little (lm_rule_init_done).
- * Returns the frame's final damping. */
-RT_HD float frame_init_solve(const struct solver_batch *b, int f, float *x, int iters, float lam0, float *scratch)
+ * Returns the frame's final damping; *lk_x (may be NULL) gets 1 when the
+ * scratch's link records (its first floats) are those of the returned x,
+ * for a frame_eval_fk of x without its kinematics. An accepted step's
+ * linearization reuses the trial's link records the same way. */
+RT_HD float frame_init_solve(const struct solver_batch *b, int f, float *x, int iters, float lam0, float *scratch,
+                             int *lk_x)
 {
     const struct rt_tree *tr = b->tree;
     const int n = rt_tangent_dim(tr), cols = rt_state_cols(tr);
@@ -1123,6 +1135,7 @@ RT_HD float frame_init_solve(const struct solver_batch *b, int f, float *x, int 
           *xt = lamd + n;
     float lam = lam0, nu = 2.0f;
     float cost = frame_eval(b, f, x, NULL, 0, 1, lk, B, g);
+    int at_x = 1; /* lk holds x's link records */
     unsigned long long fz = frame_freeze(tr, x, B, g);
     for (int it = 0; it < iters; it++) {
         frame_precond(b, B, fz, lam, 0, 1, 0, NULL, lamd, M, F);
@@ -1133,13 +1146,15 @@ RT_HD float frame_init_solve(const struct solver_batch *b, int f, float *x, int 
         frame_retract(tr, x, d, xt);
         float cnew = frame_eval(b, f, xt, NULL, 0, 1, lk, NULL, NULL);
         float rho = lm_rule_rho(cost, cnew, pred);
+        at_x = 0; /* lk holds xt's */
         if (rho > 0.0f) {
             for (int i = 0; i < cols; i++) x[i] = xt[i];
+            at_x = 1;
             lam = lm_rule_shrink(lam, rho, LM_RULE_INIT_LAMBDA_MIN);
             nu = 2.0f;
             if (lm_rule_init_done(cost, cnew)) break;
             if (it + 1 < iters) {
-                cost = frame_eval(b, f, x, NULL, 0, 1, lk, B, g);
+                cost = frame_eval_fk(b, f, x, NULL, 0, 1, lk, B, g, 0);
                 fz = frame_freeze(tr, x, B, g);
             }
         } else {
@@ -1148,6 +1163,7 @@ RT_HD float frame_init_solve(const struct solver_batch *b, int f, float *x, int 
             if (lam > LM_RULE_INIT_LAMBDA_MAX) break;
         }
     }
+    if (lk_x) *lk_x = at_x;
     return lam;
 }
 

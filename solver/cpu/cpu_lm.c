@@ -94,8 +94,9 @@ static void ph_init(void *vctx, int tid, size_t begin, size_t end)
     float *s = c->tscratch + (size_t)tid * c->tscratch_stride;
     for (size_t f = begin; f < end; f++) {
         float *x = c->x + f * c->cols;
-        frame_init_solve(c->binit, (int)f, x, c->b->opt.init_iters, c->b->opt.init_lambda, s);
-        c->part[f] = frame_eval(c->binit, (int)f, x, NULL, 0, 1, s, NULL, NULL);
+        int lk_x;
+        frame_init_solve(c->binit, (int)f, x, c->b->opt.init_iters, c->b->opt.init_lambda, s, &lk_x);
+        c->part[f] = frame_eval_fk(c->binit, (int)f, x, NULL, 0, 1, s, NULL, NULL, !lk_x);
     }
 }
 
@@ -123,8 +124,9 @@ static void ph_repair(void *vctx, int tid, size_t begin, size_t end)
             if (nb < cl->off || nb >= cl->off + cl->T) continue;
             if (!lm_rule_repair_wants(c->part[f], c->part[nb])) continue;
             memcpy(tmp, c->x + (size_t)nb * cols, cols * sizeof(float));
-            frame_init_solve(c->binit, (int)f, tmp, c->b->opt.init_iters, c->b->opt.init_lambda, s);
-            float ct = frame_eval(c->binit, (int)f, tmp, NULL, 0, 1, s, NULL, NULL);
+            int lk_x;
+            frame_init_solve(c->binit, (int)f, tmp, c->b->opt.init_iters, c->b->opt.init_lambda, s, &lk_x);
+            float ct = frame_eval_fk(c->binit, (int)f, tmp, NULL, 0, 1, s, NULL, NULL, !lk_x);
             if (ct < best) {
                 best = ct;
                 memcpy(c->xt + f * cols, tmp, cols * sizeof(float));
