@@ -742,7 +742,10 @@ RT_HD float frame_eval_fk(const struct solver_batch *b, int f, const float *x, c
 
     if (fk) frame_fk(tr, x, lk);
     if (B) {
-        for (int i = 0; i < n * n; i++) B[i] = 0.0f;
+        /* the upper triangle: the terms add there, the mirror at the end
+         * writes the rest */
+        for (int i = 0; i < n; i++)
+            for (int j = i; j < n; j++) B[(size_t)i * n + j] = 0.0f;
         for (int i = 0; i < n; i++) g[i] = 0.0f;
     }
     for (int k = 0; k < b->n_targets; k++) {
