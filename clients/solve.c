@@ -117,6 +117,7 @@ struct timeline {
     struct tl_call {
         double start, end;
         int clips, frames;
+        int lane; /* 0 the main lane, 1 the side lane */
     } call[CLI_TIMELINE_CALLS];
 };
 
@@ -569,7 +570,7 @@ static enum rt_status solve_call(struct run *r, struct solver_backend *be, struc
     if (r->tl.n_calls < CLI_TIMELINE_CALLS) {
         int frames = 0;
         for (int i = 0; i < n; i++) frames += r->clips[idx[i]].t_frames;
-        r->tl.call[r->tl.n_calls++] = (struct tl_call){t0 - r->wall0, t1 - r->wall0, n, frames};
+        r->tl.call[r->tl.n_calls++] = (struct tl_call){t0 - r->wall0, t1 - r->wall0, n, frames, be != r->be};
     }
     pthread_mutex_unlock(&r->mu);
     if (st == RT_OK) {
@@ -670,6 +671,7 @@ static enum rt_status write_stats(const struct cli_solve_args *a, const struct c
             cJSON_AddNumberToObject(c, "end", tl->call[k].end);
             cJSON_AddNumberToObject(c, "clips", tl->call[k].clips);
             cJSON_AddNumberToObject(c, "frames", tl->call[k].frames);
+            cJSON_AddNumberToObject(c, "lane", tl->call[k].lane);
             cJSON_AddItemToArray(calls, c);
         }
     char *text = cJSON_PrintUnformatted(o);

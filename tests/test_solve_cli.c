@@ -234,8 +234,12 @@ static void test_lanes(const char *const *wins, int n_win)
     char *st = test_slurp(stats, &sl);
     cJSON *j = st ? cJSON_Parse(st) : NULL, *c;
     cJSON *calls = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "timeline"), "calls");
-    int clips = 0;
-    cJSON_ArrayForEach(c, calls) clips += (int)num(c, "clips", NULL);
+    int clips = 0, lanes_ok = 1;
+    cJSON_ArrayForEach(c, calls) {
+        clips += (int)num(c, "clips", NULL);
+        lanes_ok &= num(c, "lane", NULL) == 0 || num(c, "lane", NULL) == 1;
+    }
+    CHECK(lanes_ok);
     CHECK_EQ_INT(cJSON_GetArraySize(calls), 2);
     CHECK_EQ_INT(clips, n_win + 1);
     cJSON_Delete(j);
