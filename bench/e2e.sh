@@ -309,7 +309,7 @@ out=$dir/section.md
     echo "| daemon | $d_st_read | $d_st_plan | $d_st_targets | $d_st_solve | $d_st_quality | $d_st_format | $d_st_store |"
     echo
     echo "Wall: the CLI process from start to exit; the daemon from the first submit to the last result fetched (start-up excluded)."
-    echo "Solver share: solve seconds / wall (the CLI's --stats \"solve\", summed over its two lanes on CUDA; the daemon's stage \"solve\", else retargetd_solve_seconds_total)."
+    echo "Solver share: solve seconds / wall (the CLI's --stats \"solve\", summed over its lanes with --lanes 2; the daemon's stage \"solve\", else retargetd_solve_seconds_total)."
     echo "Daemon: $(pm retargetd_batches_total) solver batches, $(pm retargetd_frames_solved_total) frames solved; $(ld poll_n) polls, fetch p50/p99 $(ms "$(ld fetch_p50_ms)" "$(ld fetch_p99_ms)") ms, clip (submit to result) p50/p99 $(ms "$(ld clip_p50_s)" "$(ld clip_p99_s)") s; submissions accepted by $(ld submitted_at_p50_s) / $(ld submitted_at_p99_s) s (p50/p99 of the clips, from the start), results fetched by $(ld fetched_at_p50_s) / $(ld fetched_at_p99_s) s."
     echo "Daemon worker (wall s, from its start): idle $(worker idle), build wait $(worker build), finishing wait $(worker finish), claim $(worker claim), solve $(worker solve), marked solved $(worker mark)."
     echo "Daemon builds (wall s, summed over batches): rows $(build rows), targets $(build targets), claim $(build claim), pack $(build pack); jobs built from their submission's parsed plan $(pm 'retargetd_builds_total{from="submission"}'), from the store $(pm 'retargetd_builds_total{from="store"}')."

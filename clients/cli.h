@@ -16,7 +16,7 @@ struct cli_solve_args {
     const char *robot, *source_robot, *profile, *out_dir, *backend;
     int batch, per_frame, no_header, quiet, threads, help;
     int threads_given; /* --threads was on the command line */
-    int lanes;         /* --lanes: solver calls in flight at once with --batch, 1 or 2; 0: the backend's default */
+    int lanes;         /* --lanes: solver calls in flight at once with --batch, 1 or 2; 0: the default, 1 */
     const char *stats;              /* --stats FILE: host seconds per stage, or NULL */
     int npz;                        /* --format npz: NAME.npz instead of NAME.csv */
     const char *joint_names;        /* --joint-names FILE: the names of .npy sources, or NULL */

@@ -16,7 +16,7 @@
  *      where the backend has them: rtg_batch_pack), while the call before
  *      it solves from the other of two such sets; a call's solved frames
  *      are one block that its clips share until the last is written. With
- *      --lanes 2 (the CUDA default) a side lane with a backend of its own
+ *      --lanes 2 (for the CUDA backend) a side lane with a backend of its own
  *      takes the small calls smallest first at the same time
  *      (side_lane());
  *   3. each solved clip finished (ground lift, quality, report), resampled
@@ -913,7 +913,10 @@ int cli_solve_run(const struct cli_solve_args *a, struct rt_err *err)
         if (backend_join(&bs, bs_thread, &bs_running, &r, pool, err) != RT_OK) goto out;
         if (cur >= 0) pack_call(&cps[0]);
         r.tl.first_targets = rt_now() - wall0;
-        int lanes = a->lanes ? a->lanes : !strcmp(solver_backend_name(&be), "cuda") ? 2 : 1;
+        /* One lane unless asked: the side lane is for the CUDA backend, and
+         * becomes its default once measured on a device (bench/RESULTS.md,
+         * ninth session). */
+        int lanes = a->lanes ? a->lanes : 1;
         if (lanes == 2 && r.q_lo < r.q_hi && frames_of[order[r.q_hi - 1]] <= CLI_SIDE_FRAMES) {
             side = calloc(1, sizeof *side);
             int *buf = side ? malloc(2 * (size_t)a->n_sources * sizeof *buf) : NULL;
