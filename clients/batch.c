@@ -284,65 +284,9 @@ static int same_dir(const struct batch *b, int i, int j)
     return nx == ny && !strncmp(b->clips[i], b->clips[j], nx);
 }
 
-static enum rt_status run_one(struct batch *b, int i, long long *job, struct rt_err *err)
-{
-    char src[4096], dir[4096], name[256], hdr[200];
-    snprintf(src, sizeof src, "%s/%s", b->corpus, b->clips[i]);
-    if (!clip_dir(b, i, dir, sizeof dir, name, sizeof name))
-        return rt_err_set(err, RT_EIO, dir, "cannot create folder: %s", strerror(errno));
-    *job = 0;
-    if (!b->server) {
-        /* The local solve: `retarget solve` as a call, one clip. */
-        struct cli_solve_args a;
-        const char *one[1] = {src};
-        cli_solve_args_init(&a);
-        a.robot = b->robot;
-        a.profile = b->profile;
-        a.source_robot = b->source_robot;
-        a.out_dir = dir;
-        a.threads = b->threads;
-        a.quiet = 1;
-        a.opts = b->opts;
-        a.sources = one;
-        a.n_sources = 1;
-        rt_err_clear(err);
-        if (cli_solve_run(&a, err)) {
-            if (err->code == RT_OK) rt_err_set(err, RT_EINVAL, src, "solve failed");
-            return (enum rt_status)err->code;
-        }
-        return RT_OK;
-    }
-    char *body = NULL, *resp = NULL, state[16];
-    long code = 0;
-    enum rt_status st = cli_job_body(src, b->robot, b->profile, b->source_robot, &b->opts, &body, err);
-    if (st != RT_OK) return st;
-    snprintf(hdr, sizeof hdr, "Idempotency-Key: batch-%s", b->hash[i]);
-    st = cli_http(&b->srv, "POST", "/v1/jobs", "application/json", body, strlen(body), hdr, &code, &resp, NULL, err);
-    free(body);
-    if (st != RT_OK) return st;
-    if (code != 200 && code != 201) {
-        st = cli_http_error(code, resp, err);
-        if (!strncmp(err->where, "clip", 4) || !strncmp(err->where, "trajectory", 10) ||
-            !strncmp(err->where, "joints.", 7)) {
-            char w[RT_ERR_WHERE_MAX];
-            snprintf(w, sizeof w, "%s", err->where);
-            snprintf(err->where, sizeof err->where, "%s%s", b->clips[i], strchr(w, ':') ? strchr(w, ':') : "");
-        }
-        free(resp);
-        return st;
-    }
-    cJSON *j = cJSON_Parse(resp);
-    free(resp);
-    *job = cli_json_int(j, "id", 0);
-    cJSON_Delete(j);
-    if (*job <= 0) return rt_err_set(err, RT_EPARSE, "server", "no job id in the reply");
-    if ((st = cli_wait_job(&b->srv, *job, 0, 0, state, err)) != RT_OK) return st;
-    return cli_fetch_job(&b->srv, *job, dir, name, 0, err);
-}
-
-/* Clips idx[0..n) (one folder) solved locally in one `retarget solve
- * --batch` call. */
-static enum rt_status run_group(struct batch *b, const int *idx, int n, struct rt_err *err)
+/* Clips idx[0..n) (one folder) solved locally: `retarget solve --batch`
+ * as a call. */
+static enum rt_status solve_local(struct batch *b, const int *idx, int n, struct rt_err *err)
 {
     char dir[4096];
     struct cli_solve_args a;
@@ -369,11 +313,48 @@ static enum rt_status run_group(struct batch *b, const int *idx, int n, struct r
         a.sources = src;
         a.n_sources = n;
         rt_err_clear(err);
-        if (cli_solve_run(&a, err)) st = err->code != RT_OK ? (enum rt_status)err->code : RT_EINVAL;
+        if (cli_solve_run(&a, err))
+            st = err->code != RT_OK ? (enum rt_status)err->code : rt_err_set(err, RT_EINVAL, src[0], "solve failed");
     }
     free(src);
     free(paths);
     return st;
+}
+
+static enum rt_status run_one(struct batch *b, int i, long long *job, struct rt_err *err)
+{
+    char src[4096], dir[4096], name[256], hdr[200];
+    *job = 0;
+    if (!b->server) return solve_local(b, &i, 1, err);
+    snprintf(src, sizeof src, "%s/%s", b->corpus, b->clips[i]);
+    if (!clip_dir(b, i, dir, sizeof dir, name, sizeof name))
+        return rt_err_set(err, RT_EIO, dir, "cannot create folder: %s", strerror(errno));
+    char *body = NULL, *resp = NULL, state[16];
+    long code = 0;
+    enum rt_status st = cli_job_body(src, b->robot, b->profile, b->source_robot, &b->opts, &body, err);
+    if (st != RT_OK) return st;
+    snprintf(hdr, sizeof hdr, "Idempotency-Key: batch-%s", b->hash[i]);
+    st = cli_http(&b->srv, "POST", "/v1/jobs", "application/json", body, strlen(body), hdr, &code, &resp, NULL, err);
+    free(body);
+    if (st != RT_OK) return st;
+    if (code != 200 && code != 201) {
+        st = cli_http_error(code, resp, err);
+        if (!strncmp(err->where, "clip", 4) || !strncmp(err->where, "trajectory", 10) ||
+            !strncmp(err->where, "joints.", 7)) {
+            char w[RT_ERR_WHERE_MAX];
+            snprintf(w, sizeof w, "%s", err->where);
+            snprintf(err->where, sizeof err->where, "%s%s", b->clips[i], strchr(w, ':') ? strchr(w, ':') : "");
+        }
+        free(resp);
+        return st;
+    }
+    cJSON *j = cJSON_Parse(resp);
+    free(resp);
+    *job = cli_json_int(j, "id", 0);
+    cJSON_Delete(j);
+    if (*job <= 0) return rt_err_set(err, RT_EPARSE, "server", "no job id in the reply");
+    if ((st = cli_wait_job(&b->srv, *job, 0, 0, state, err)) != RT_OK) return st;
+    return cli_fetch_job(&b->srv, *job, dir, name, 0, err);
 }
 
 /* Clip i's result: its manifest line, the counts, a failure's message. */
@@ -410,7 +391,7 @@ static void *worker(void *arg)
         long long job = 0;
         rt_err_clear(&err);
         double t0 = rt_now();
-        if (m > 1 && run_group(b, b->todo + k, m, &err) == RT_OK) {
+        if (m > 1 && solve_local(b, b->todo + k, m, &err) == RT_OK) {
             double share = (rt_now() - t0) / m;
             for (int q = 0; q < m; q++) finished(b, b->todo[k + q], RT_OK, 0, share, &err);
             continue;

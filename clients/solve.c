@@ -397,14 +397,21 @@ static void on_progress(void *user, int lm_iter, int clips_done)
     pthread_mutex_unlock(p->mu);
 }
 
+/* Whether a call is left for the side lane: the smallest left has at
+ * most CLI_SIDE_FRAMES frames (under r->mu once the side lane runs). */
+static int side_call_left(const struct run *r)
+{
+    return r->q_lo < r->q_hi && r->frames_of[r->order[r->q_hi - 1]] <= CLI_SIDE_FRAMES;
+}
+
 /* The next call a lane solves: the largest left for the main lane, the
- * smallest for the side lane (`back`) while it has at most
- * CLI_SIDE_FRAMES frames; -1 when none is left. */
+ * smallest for the side lane (`back`, side_call_left()); -1 when none is
+ * left. */
 static int take_call(struct run *r, int back)
 {
     int j = -1;
     pthread_mutex_lock(&r->mu);
-    if (!r->stop && r->q_lo < r->q_hi && (!back || r->frames_of[r->order[r->q_hi - 1]] <= CLI_SIDE_FRAMES))
+    if (!r->stop && r->q_lo < r->q_hi && (!back || side_call_left(r)))
         j = back ? r->order[--r->q_hi] : r->order[r->q_lo++];
     pthread_mutex_unlock(&r->mu);
     return j;
@@ -917,7 +924,7 @@ int cli_solve_run(const struct cli_solve_args *a, struct rt_err *err)
          * becomes its default once measured on a device (bench/RESULTS.md,
          * ninth session). */
         int lanes = a->lanes ? a->lanes : 1;
-        if (lanes == 2 && r.q_lo < r.q_hi && frames_of[order[r.q_hi - 1]] <= CLI_SIDE_FRAMES) {
+        if (lanes == 2 && side_call_left(&r)) {
             side = calloc(1, sizeof *side);
             int *buf = side ? malloc(2 * (size_t)a->n_sources * sizeof *buf) : NULL;
             if (!buf) {
