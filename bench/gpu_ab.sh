@@ -9,8 +9,9 @@
 #   quick: test_cuda with RT_CUDA_QUICK=1 (GPU == CPU bits on small
 #          batches and on the other robots).
 #   cli:   `retarget solve --batch --backend cuda --stats` over bench-e2e's
-#          corpus (N windows + the BVH clips), old and new alternating,
-#          R rounds; the process's wall from date around it.
+#          corpus (N windows + the BVH clips), the sets alternating, R
+#          rounds; the process's wall from date around it; every output
+#          file of each set compared with the first set's.
 #   e2e:   `sh bench/e2e.sh` (N, K) with old and new alternating, R rounds.
 #   cpu:   the CPU backend on 16 windows at 1 and 16 threads, old and new
 #          (and 2 threads, against the 2-core target), with --stats.
@@ -21,7 +22,7 @@
 # SETS (default "old bin") names the binary sets of .gpudata that cli and
 # e2e alternate; in e2e a set may be DIR@ARGS, the daemon of .gpudata/DIR
 # run with ARGS (commas for spaces: "bin bin@--sources,raw" compares two
-# settings of one build). Logs under $OUT; a summary last.
+# settings of one build); in cli likewise, ARGS given to `retarget solve`. Logs under $OUT; a summary last.
 set -u
 mkdir -p /tmp/debs
 for f in .debs/*.deb; do dpkg -x "$f" /tmp/debs; done
@@ -48,19 +49,31 @@ if has cli; then
     cp .gpudata/clips/*.bvh /tmp/ab/c/
     for r in $(seq 1 "$rounds"); do
         for b in $sets; do
-            case $b in *@*) continue ;; esac # a daemon setting: e2e only
+            d=${b%%@*}
+            a=""
+            case $b in *@*) a=$(echo "${b#*@}" | tr ',' ' ') ;; esac
+            t=$(echo "$b" | tr -c 'A-Za-z0-9_\n' '_')
             rm -rf /tmp/ab/o
             s0=$(date +%s%N)
-            .gpudata/$b/retarget solve /tmp/ab/c/*.csv /tmp/ab/c/*.bvh --source-robot g1 --robot g1 --batch \
-                --backend cuda --quiet -o /tmp/ab/o --stats /tmp/ab/st.json 2>>"$OUT/cli.log"
+            # shellcheck disable=SC2086 # a set's ARGS are a list of words
+            .gpudata/$d/retarget solve /tmp/ab/c/*.csv /tmp/ab/c/*.bvh --source-robot g1 --robot g1 --batch \
+                --backend cuda --quiet -o /tmp/ab/o --stats /tmp/ab/st.json $a 2>>"$OUT/cli.log"
             s1=$(date +%s%N)
             echo "cli $b round $r: process wall $(((s1 - s0) / 1000000)) ms, exec at $s0 ns, exit at $s1 ns; $(cat /tmp/ab/st.json)" >>"$OUT/cli.txt"
             echo "cli $b round $r: process wall $(((s1 - s0) / 1000000)) ms" >>"$sum"
-            mkdir -p /tmp/ab/keep_$b && cp /tmp/ab/o/w0007.csv /tmp/ab/o/01_03.csv /tmp/ab/keep_$b/ 2>/dev/null
+            [ -d /tmp/ab/keep_$t ] || mv /tmp/ab/o /tmp/ab/keep_$t
         done
     done
-    for f in w0007.csv 01_03.csv; do
-        cmp -s /tmp/ab/keep_old/$f /tmp/ab/keep_bin/$f && echo "cli: $f old == new bytes" >>"$sum"
+    # Every output file of every set against the first set's (round 1 each).
+    first=$(echo "$sets" | awk '{ print $1 }' | tr -c 'A-Za-z0-9_\n' '_')
+    for b in $sets; do
+        t=$(echo "$b" | tr -c 'A-Za-z0-9_\n' '_')
+        [ "$t" = "$first" ] && continue
+        [ -d /tmp/ab/keep_$t ] || continue
+        all=$(ls /tmp/ab/keep_$first | wc -l)
+        same=0
+        for f in /tmp/ab/keep_$first/*; do cmp -s "$f" "/tmp/ab/keep_$t/${f##*/}" && same=$((same + 1)); done
+        echo "cli: $same of $all output files of $b == $(echo "$sets" | awk '{ print $1 }')'s bytes" >>"$sum"
     done
     s0=$(date +%s%N)
     .gpudata/bin/retarget solve /tmp/ab/c/w0000.csv --source-robot g1 --robot g1 --backend cuda --quiet \
