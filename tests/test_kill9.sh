@@ -2,9 +2,12 @@
 # test_kill9.sh BUILD -- the daemon killed with SIGKILL again and again
 # while it solves: nothing lost, nothing duplicated.
 #
-# Sixteen jobs of one real clip (cmu_12_01_walk, 524 frames, about 0.6 s to
-# solve), each submitted with its own Idempotency-Key by a client that
-# retries until it gets an answer (so some submissions are cut off by a
+# Sixteen jobs of one real clip (cmu_12_01_walk, 524 frames), with options
+# that make its solve last about 1.5 s on 2 cores (200 CG iterations an LM
+# step, as test_crash_alone: with the defaults a solve took 0.3-0.6 s and
+# kills 50..300 ms after a job was seen running missed it), each submitted
+# with its own Idempotency-Key by a client that retries until it gets an
+# answer (so some submissions are cut off by a
 # kill and sent again). One job per batch (--batch-frames 1). Whenever a
 # job is running for the first time (attempts 1), the daemon is killed with
 # SIGKILL after a random 50..300 ms and started again on the same
@@ -17,8 +20,8 @@
 #     interrupted more than once -- a kill may also catch the job before
 #     while its result is stored, which costs it a run but not a solve);
 #   - every result.csv is byte for byte what `retarget solve` writes for the
-#     clip (a rerun after a crash gives the same bits).
-# Runs in about 30-60 s on 2 cores. Skips (77) without ../shared/data.
+#     clip with the same options (a rerun after a crash gives the same bits).
+# Runs in about 40-70 s on 2 cores. Skips (77) without ../shared/data.
 cd "$(dirname "$0")/.." || exit 1
 [ -x /usr/bin/python3 ] || { echo "test_kill9: skipped: no /usr/bin/python3"; exit 77; }
 exec /usr/bin/python3 - "$@" <<'EOF'
@@ -43,10 +46,11 @@ def start():
     return du.start("test_kill9", b, log_path, ["--db", db, "--no-auth", "--backend", "cpu", "--solver-threads", "2",
                                                 "--batch-wait-ms", "0", "--batch-frames", "1"], port)[0]
 
-# The reference: the clip solved offline.
+# The reference: the clip solved offline with the jobs' options.
+OPTIONS = {"max_cg_iters": 200, "cg_tol": 1e-9}
 ref_dir = os.path.join(tmp, "ref")
 subprocess.run([os.path.join(b, "retarget"), "solve", clip_path, "--robot", "g1", "--threads", "2",
-                "--quiet", "-o", ref_dir], check=True)
+                "--max-cg", "200", "--cg-tol", "1e-9", "--quiet", "-o", ref_dir], check=True)
 ref = open(os.path.join(ref_dir, "cmu_12_01_walk.csv"), "rb").read()
 
 ids, lock, stop = {}, threading.Lock(), [False]
@@ -55,7 +59,8 @@ def submitter():
     for i in range(N):
         while not stop[0]:
             try:
-                st, body = request("POST", "/v1/jobs?robot=g1&name=kill_%d" % i, clip,
+                st, body = request("POST", "/v1/jobs", json.dumps({"robot": "g1", "name": "kill_%d" % i,
+                                                                  "clip": clip.decode(), "options": OPTIONS}).encode(),
                                    {"Idempotency-Key": "k-%d" % i}, timeout=10)
                 if st in (200, 201):
                     with lock:
