@@ -24,10 +24,7 @@
 # run with ARGS (commas for spaces: "bin bin@--sources,raw" compares two
 # settings of one build); in cli likewise, ARGS given to `retarget solve`. Logs under $OUT; a summary last.
 set -u
-mkdir -p /tmp/debs
-for f in .debs/*.deb; do dpkg -x "$f" /tmp/debs; done
-export LD_LIBRARY_PATH=/tmp/debs/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
-export RT_SHARED_DATA=$PWD/.gpudata
+. bench/gpu_env.sh
 modes=${*:-quick}
 n=${N:-512}
 k=${K:-16}

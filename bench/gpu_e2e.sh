@@ -12,10 +12,7 @@
 # backend's start), and bench_gpu windows 131072 beside it.
 # Logs under $OUT; the tables last.
 set -u
-mkdir -p /tmp/debs
-for f in .debs/*.deb; do dpkg -x "$f" /tmp/debs; done
-export LD_LIBRARY_PATH=/tmp/debs/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
-export RT_SHARED_DATA=$PWD/.gpudata
+. bench/gpu_env.sh
 export LOG_DIR=$OUT
 B=.gpudata/bin
 what=${1:-all}

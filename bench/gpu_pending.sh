@@ -22,10 +22,7 @@
 set -u
 T0=$(date +%s)
 left() { echo $(( ${LIMIT:-570} - ($(date +%s) - T0) )); }
-mkdir -p /tmp/debs
-for f in .debs/*.deb; do dpkg -x "$f" /tmp/debs; done
-export LD_LIBRARY_PATH=/tmp/debs/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
-export RT_SHARED_DATA=$PWD/.gpudata
+. bench/gpu_env.sh
 export LOG_DIR=$OUT
 B=.gpudata/bin
 nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.mem,driver_version --format=csv,noheader > "$OUT/nvidia-smi.txt" 2>&1

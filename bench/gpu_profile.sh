@@ -7,9 +7,8 @@
 # Compute on one PCG iteration at 64 clips where those tools are installed.
 # Logs under $OUT; the short lines last.
 set -u
-for f in .debs/*.deb; do dpkg -x "$f" /tmp/debs; done
-export LD_LIBRARY_PATH=/tmp/debs/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
-export RT_SHARED_DATA=$PWD/.gpudata RT_CUDA_DEVICES=1
+. bench/gpu_env.sh
+export RT_CUDA_DEVICES=1
 B=${BIN:-.gpudata/new}
 O=${OUT:-/tmp}
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,clocks.mem --format=csv > "$O/profile.txt" 2>&1

@@ -7,9 +7,7 @@
 # $OUT, short table last. Each step has its own time limit so the whole
 # fits one 600 s call.
 set -u
-for f in .debs/*.deb; do dpkg -x "$f" /tmp/debs; done
-export LD_LIBRARY_PATH=/tmp/debs/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
-export RT_SHARED_DATA=$PWD/.gpudata
+. bench/gpu_env.sh
 export LOG_DIR=$OUT
 B=${BIN:-.gpudata/new}
 nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.mem,driver_version --format=csv > "$OUT/nvidia-smi.txt" 2>&1

@@ -3,9 +3,9 @@
 # while it solves: nothing lost, nothing duplicated.
 #
 # Sixteen jobs of one real clip (cmu_12_01_walk, 524 frames), with options
-# that make its solve last about 1.5 s on 2 cores (200 CG iterations an LM
-# step, as test_crash_alone: with the defaults a solve took 0.3-0.6 s and
-# kills 50..300 ms after a job was seen running missed it), each submitted
+# that make its solve last about 1.4 s on 2 cores (200 CG iterations an LM
+# step, as test_crash_alone: with the defaults `retarget solve` takes 0.25 s
+# and kills 50..300 ms after a job was seen running could miss it), each submitted
 # with its own Idempotency-Key by a client that retries until it gets an
 # answer (so some submissions are cut off by a
 # kill and sent again). One job per batch (--batch-frames 1). Whenever a
@@ -21,7 +21,7 @@
 #     while its result is stored, which costs it a run but not a solve);
 #   - every result.csv is byte for byte what `retarget solve` writes for the
 #     clip with the same options (a rerun after a crash gives the same bits).
-# Runs in about 40-70 s on 2 cores. Skips (77) without ../shared/data.
+# Runs in about 30 s on 2 cores (about 130 s under ASan+UBSan). Skips (77) without ../shared/data.
 cd "$(dirname "$0")/.." || exit 1
 [ -x /usr/bin/python3 ] || { echo "test_kill9: skipped: no /usr/bin/python3"; exit 77; }
 exec /usr/bin/python3 - "$@" <<'EOF'
@@ -80,7 +80,7 @@ daemon = start()
 th = threading.Thread(target=submitter)
 th.start()
 kills, killed_ids = 0, []
-while time.time() - t0 < 450:  # about 35 s here, 140 s under ASan+UBSan
+while time.time() - t0 < 450:  # about 30 s, 126-136 s under ASan+UBSan
     js = jobs()
     if js is None:
         time.sleep(0.05)
