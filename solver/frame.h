@@ -1045,17 +1045,15 @@ RT_HD void frame_precond(const struct solver_batch *b, const float *B, unsigned 
     frame_chol(M, F, rt_tangent_dim(b->tree));
 }
 
-/* (H + lam D) x at frame t, for the clip direction xc (T rows of n,
- * clip-local): y = B x_t + lamd (.) x_t + S x (stencil), frozen outputs 0.
- * lamd NULL: undamped H. Per coordinate: ((Bx)_c + lamd_c x_c) + (Sx)_c,
- * plus the velocity limits' product when act (the clip's masks) is given. */
-RT_HD void frame_matvec(const struct solver_batch *b, const float *B, const float *lamd,
-                        unsigned long long frozen, const float *xc, int t, int T, int smooth,
-                        const unsigned long long *act, float *y)
+/* frame_matvec after its block product: y holds B x_t on entry and gets
+ * the damping, the stencil and the velocity limits' terms added (frozen
+ * outputs 0). A backend that keeps B in its own layout forms B x_t its own
+ * way (the same sums in the same order) and calls this for the rest. */
+RT_HD void frame_matvec_rest(const struct solver_batch *b, const float *lamd, unsigned long long frozen,
+                             const float *xc, int t, int T, int smooth, const unsigned long long *act, float *y)
 {
     const int n = rt_tangent_dim(b->tree);
     const float *x = xc + (size_t)t * n;
-    frame_block_mul(B, x, y, n);
     for (int c = 0; c < n; c++) {
         if ((frozen >> c) & 1ull) { y[c] = 0.0f; continue; }
         float v = y[c];
@@ -1064,6 +1062,18 @@ RT_HD void frame_matvec(const struct solver_batch *b, const float *B, const floa
         if (smooth && act) v = v + frame_vlim_stencil(b, act, xc, n, c, t, T);
         y[c] = v;
     }
+}
+
+/* (H + lam D) x at frame t, for the clip direction xc (T rows of n,
+ * clip-local): y = B x_t + lamd (.) x_t + S x (stencil), frozen outputs 0.
+ * lamd NULL: undamped H. Per coordinate: ((Bx)_c + lamd_c x_c) + (Sx)_c,
+ * plus the velocity limits' product when act (the clip's masks) is given. */
+RT_HD void frame_matvec(const struct solver_batch *b, const float *B, const float *lamd,
+                        unsigned long long frozen, const float *xc, int t, int T, int smooth,
+                        const unsigned long long *act, float *y)
+{
+    frame_block_mul(B, xc + (size_t)t * rt_tangent_dim(b->tree), y, rt_tangent_dim(b->tree));
+    frame_matvec_rest(b, lamd, frozen, xc, t, T, smooth, act, y);
 }
 
 /* Sequential dot product (intra-frame quantities only; clip scalars go

@@ -61,14 +61,15 @@ static void *carve(struct carver *a, size_t count, size_t per, size_t elem)
  * set in `c`. */
 static void lay_out(struct cpu_ctx *c, struct carver *a)
 {
-    size_t nf = (size_t)c->nf, nc = (size_t)c->nc, n = (size_t)c->n, nn = n * n, cols = (size_t)c->cols;
+    size_t nf = (size_t)c->nf, nc = (size_t)c->nc, n = (size_t)c->n, cols = (size_t)c->cols;
     c->clip_of = (int *)carve(a, nf, 1, sizeof(int));
     c->clip = (struct cpu_clip *)carve(a, nc, 1, sizeof(struct cpu_clip));
     c->x = (float *)carve(a, nf, cols, sizeof(float));
     c->xt = (float *)carve(a, nf, cols, sizeof(float));
     c->dq = (float *)carve(a, nf, n, sizeof(float));
-    c->B = (float *)carve(a, nf, nn, sizeof(float));
-    c->F = (float *)carve(a, nf, nn, sizeof(float));
+    size_t quads = (nf + CPU_QUAD - 1) / CPU_QUAD * CPU_QUAD;
+    c->B = (float *)carve(a, quads, (size_t)c->np, sizeof(float));
+    c->F = (float *)carve(a, quads, (size_t)c->np, sizeof(float));
     float **vecs[7] = {&c->g, &c->lamd, &c->d, &c->r, &c->z, &c->p, &c->q};
     for (int k = 0; k < 7; k++) *vecs[k] = (float *)carve(a, nf, n, sizeof(float));
     c->frozen = (unsigned long long *)carve(a, nf, 1, sizeof(unsigned long long));
@@ -108,10 +109,11 @@ static enum rt_status cpu_ctx_prepare(struct cpu_ctx *c, const struct solver_bat
     c->nf = b->frame_off[b->n_clips];
     c->nc = b->n_clips;
     c->nl = b->tree->n_links;
+    c->np = c->n * (c->n + 1) / 2;
     size_t nf = (size_t)c->nf, n = (size_t)c->n;
     /* per thread: the links, then the preconditioner's four-frame blocks
-     * (cpu_cg.c: 64-byte aligned, 2 * 4 + 1 blocks of n*n floats) */
-    size_t ts = (size_t)c->nl * FRAME_LINK_STRIDE + 16 + 9 * n * n;
+     * (cpu_cg.c: 64-byte aligned, 2 * 4 + 2 blocks of n*n floats) */
+    size_t ts = (size_t)c->nl * FRAME_LINK_STRIDE + 16 + 10 * n * n;
     size_t ti = frame_init_scratch(c->tr);
     c->tscratch_stride = ts > ti ? ts : ti;
     /* dot blocks: at most sum_c ceil(T_c * cols / 512) <= nf*cols/512 + nc */

@@ -7,6 +7,11 @@
  * have stopped leave no thread idle), and a clip that has stopped keeps its
  * vectors bit for bit while its siblings go on. Per-frame work reads
  * neighbours only within its own clip.
+ * The blocks and factors lie in quads of four frames (cpu_internal.h): the
+ * linearization packs each frame's block into its lane, the preconditioner
+ * factors four frames at a time, and the PCG's block products and Cholesky
+ * solves run a quad at a time, each lane with frame_block_mul's and
+ * frame_chol_solve's operations in their order.
  * Clip scalars: cpu_dots() reduces the sequence of u_i v_i over the clip's
  * entries ordered by (frame, coordinate); its first level runs block-parallel
  * (blocks never straddle clips: they start at the clip's first entry), the
@@ -27,12 +32,113 @@ static float *thread_scratch(struct cpu_ctx *c, int tid) { return c->tscratch + 
 typedef float v4sf __attribute__((vector_size(16)));
 
 /* The preconditioner's part of thread tid's scratch (cpu_backend.c sizes
- * it): two blocks of n*n vectors and one block, 64-byte aligned, after the
- * link scratch. */
+ * it): two blocks of n*n vectors and two blocks, 64-byte aligned, after the
+ * link scratch. The linearization's full block is its first n*n floats. */
 static v4sf *precond_scratch(struct cpu_ctx *c, int tid)
 {
     float *s = thread_scratch(c, tid) + (size_t)c->nl * FRAME_LINK_STRIDE;
     return (v4sf *)(((uintptr_t)s + 63) & ~(uintptr_t)63);
+}
+
+/* ---- the quads ----------------------------------------------------- */
+
+/* Quad q of A (B or F): np vectors. */
+static v4sf *quad_of(const struct cpu_ctx *c, float *A, size_t q)
+{
+    return (v4sf *)(A + q * (size_t)c->np * CPU_QUAD);
+}
+
+/* Hints the quad after q of A into the cache: the products walk the
+ * triangle by columns too, a pattern the hardware's prefetch does not
+ * follow, so each quad's first pass would wait on memory. */
+static void quad_prefetch(const struct cpu_ctx *c, float *A, size_t q)
+{
+    if ((q + 1) * CPU_QUAD >= (size_t)c->nf) return;
+    const char *p = (const char *)quad_of(c, A, q + 1);
+    size_t bytes = (size_t)c->np * sizeof(v4sf);
+    for (size_t k = 0; k < bytes; k += 64) __builtin_prefetch(p + k);
+}
+
+/* Frame f's block (full, n*n) into its lane of B's quads. */
+static void quad_pack(struct cpu_ctx *c, float *A, size_t f, const float *full)
+{
+    int n = c->n;
+    float *dst = A + cpu_quad_at(c, f, 0, 0);
+    size_t k = 0;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j <= i; j++, k += CPU_QUAD) dst[k] = full[(size_t)i * n + j];
+}
+
+/* Frame f's block from its lane, both triangles. */
+static void quad_unpack(const struct cpu_ctx *c, const float *A, size_t f, float *full)
+{
+    int n = c->n;
+    const float *src = A + cpu_quad_at(c, f, 0, 0);
+    size_t k = 0;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j <= i; j++, k += CPU_QUAD) full[(size_t)i * n + j] = full[(size_t)j * n + i] = src[k];
+}
+
+/* The lanes of quad q (bit l: frame 4q + l) within [begin, end) whose clip
+ * is selected: the ones this range computes and stores. */
+static unsigned quad_lanes(const struct cpu_ctx *c, size_t q, size_t begin, size_t end)
+{
+    unsigned m = 0;
+    for (unsigned l = 0; l < CPU_QUAD; l++) {
+        size_t f = q * CPU_QUAD + l;
+        if (f >= begin && f < end && c->clip[c->clip_of[f]].sel) m |= 1u << l;
+    }
+    return m;
+}
+
+static const float quad_zero[FRAME_MAX_DIM];
+
+/* The lanes' n-vectors v + f n into four-frame vectors (zeros in the
+ * lanes not in m). */
+static void quad_gather(const float *v, size_t q, unsigned m, int n, v4sf *out)
+{
+    const float *s[CPU_QUAD];
+    for (unsigned l = 0; l < CPU_QUAD; l++)
+        s[l] = (m >> l) & 1u ? v + (q * CPU_QUAD + l) * (size_t)n : quad_zero;
+    for (int i = 0; i < n; i++) out[i] = (v4sf){s[0][i], s[1][i], s[2][i], s[3][i]};
+}
+
+/* Lane l of the four-frame vectors into v + f n, f = 4q + l. */
+static void quad_scatter(const v4sf *in, size_t q, unsigned l, int n, float *v)
+{
+    float *o = v + (q * CPU_QUAD + l) * (size_t)n;
+    for (int i = 0; i < n; i++) o[i] = in[i][l];
+}
+
+/* frame_block_mul on a quad: y_i sums B_ji x_j over j ascending. */
+static void quad_block_mul(const v4sf *Bq, const v4sf *x, v4sf *y, int n)
+{
+    for (int i = 0; i < n; i++) y[i] = (v4sf){0.0f, 0.0f, 0.0f, 0.0f};
+    for (int j = 0; j < n; j++) {
+        const v4sf *row = Bq + (size_t)j * (j + 1) / 2; /* B_jk, k <= j */
+        v4sf xj = x[j];
+        for (int i = 0; i < j; i++) y[i] = y[i] + row[i] * xj;
+        const v4sf *col = row + j; /* B_ij, i >= j: row i's entry j */
+        for (int i = j; i < n; i++, col += i) y[i] = y[i] + *col * xj;
+    }
+}
+
+/* frame_chol_solve on a quad, in place. */
+static void quad_chol_solve(const v4sf *Fq, v4sf *z, int n)
+{
+    for (int j = 0; j < n; j++) {
+        const v4sf *col = Fq + (size_t)j * (j + 1) / 2 + j; /* L_jj, then L_ij for i > j */
+        v4sf zj = z[j] * *col;
+        z[j] = zj;
+        col += j + 1;
+        for (int i = j + 1; i < n; i++, col += i) z[i] = z[i] - *col * zj;
+    }
+    for (int j = n - 1; j >= 0; j--) {
+        const v4sf *row = Fq + (size_t)j * (j + 1) / 2; /* L_ji, i <= j */
+        v4sf zj = z[j] * row[j];
+        z[j] = zj;
+        for (int i = 0; i < j; i++) z[i] = z[i] - row[i] * zj;
+    }
 }
 
 /* ---- phases over the selected clips -------------------------------- */
@@ -146,16 +252,16 @@ static void ph_diff(void *vctx, int tid, size_t begin, size_t end)
 static void ph_lin(void *vctx, int tid, size_t begin, size_t end)
 {
     struct cpu_ctx *c = (struct cpu_ctx *)vctx;
-    float *lk = thread_scratch(c, tid);
-    size_t nn = (size_t)c->n * c->n;
+    float *lk = thread_scratch(c, tid), *B = (float *)precond_scratch(c, tid);
     for (size_t f = begin; f < end; f++) {
         const struct cpu_clip *cl = &c->clip[c->clip_of[f]];
         if (!cl->sel) continue;
         const float *x = c->ph_state + f * c->cols;
         int t = (int)f - cl->off;
-        c->part[f] = frame_eval(c->b, (int)f, x, c->dq + (size_t)cl->off * c->n, t, cl->T, lk,
-                                c->B + f * nn, c->g + f * c->n);
-        c->frozen[f] = frame_freeze(c->tr, x, c->B + f * nn, c->g + f * c->n);
+        c->part[f] = frame_eval(c->b, (int)f, x, c->dq + (size_t)cl->off * c->n, t, cl->T, lk, B,
+                                c->g + f * c->n);
+        c->frozen[f] = frame_freeze(c->tr, x, B, c->g + f * c->n);
+        quad_pack(c, c->B, f, B);
         /* the clip's max |g| (the stopping test) is the max of these: the
          * same float in any order */
         float m = 0.0f;
@@ -230,35 +336,46 @@ static void chol4(const v4sf *M4, v4sf *F4, int n)
 }
 
 /* The factors of the ng (1..4) frames whose blocks M4's first ng lanes
- * hold, into their F: a group of fewer than four repeats its first block in
- * the lanes left over and keeps only its own. */
+ * hold, into their lanes of F: a group of fewer than four repeats its first
+ * block in the lanes left over and keeps only its own; four frames that
+ * make a quad in lane order are stored a vector at a time. */
 static void precond_group(struct cpu_ctx *c, v4sf *M4, v4sf *F4, const size_t *group, int ng)
 {
-    size_t nn = (size_t)c->n * c->n;
+    int n = c->n;
+    size_t nn = (size_t)n * n;
     for (int l = ng; l < 4; l++)
         for (size_t e = 0; e < nn; e++) M4[e][l] = M4[e][0];
-    chol4(M4, F4, c->n);
+    chol4(M4, F4, n);
+    if (ng == CPU_QUAD && group[0] % CPU_QUAD == 0 && group[3] == group[0] + 3) {
+        v4sf *Fq = quad_of(c, c->F, group[0] / CPU_QUAD);
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j <= i; j++) *Fq++ = F4[(size_t)i * n + j];
+        return;
+    }
     for (int l = 0; l < ng; l++) {
-        float *F = c->F + group[l] * nn;
-        for (size_t e = 0; e < nn; e++) F[e] = F4[e][l];
+        float *dst = c->F + cpu_quad_at(c, group[l], 0, 0);
+        size_t k = 0;
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j <= i; j++, k += CPU_QUAD) dst[k] = F4[(size_t)i * n + j][l];
     }
 }
 
-/* Four frames at a time: each one's M (frame_precond_matrix) into lane l,
- * then precond_group. */
+/* Four frames at a time: each one's M (frame_precond_matrix of its block,
+ * unpacked) into lane l, then precond_group. */
 static void ph_precond(void *vctx, int tid, size_t begin, size_t end)
 {
     struct cpu_ctx *c = (struct cpu_ctx *)vctx;
     size_t nn = (size_t)c->n * c->n;
     v4sf *M4 = precond_scratch(c, tid), *F4 = M4 + nn;
-    float *M = (float *)(F4 + nn);
+    float *M = (float *)(F4 + nn), *B = M + nn;
     size_t group[4];
     int ng = 0;
     for (size_t f = begin; f < end; f++) {
         const struct cpu_clip *cl = &c->clip[c->clip_of[f]];
         if (!cl->sel) continue;
         float lam = cl->lambda * c->mu[f];
-        frame_precond_matrix(c->b, c->B + f * nn, c->frozen[f], lam, (int)f - cl->off, cl->T, 1,
+        quad_unpack(c, c->B, f, B);
+        frame_precond_matrix(c->b, B, c->frozen[f], lam, (int)f - cl->off, cl->T, 1,
                              c->b->v_limit ? c->vact + cl->off : NULL, c->lamd + f * c->n, M);
         for (size_t e = 0; e < nn; e++) M4[e][ng] = M[e];
         group[ng++] = f;
@@ -274,44 +391,67 @@ void cpu_precondition(struct cpu_ctx *c) { cpu_run_selected(c, ph_precond); }
 
 /* ---- PCG ----------------------------------------------------------- */
 
+/* The quads that frames [begin, end) touch: q over them, with m the lanes
+ * of q to compute (quad_lanes); quads with none are skipped. */
+#define FOR_QUADS(c, begin, end, q, m)                                                      \
+    for (size_t q = (begin) / CPU_QUAD, q##_end = ((end) + CPU_QUAD - 1) / CPU_QUAD; q < q##_end; q++) \
+        for (unsigned m = quad_lanes((c), q, (begin), (end)); m; m = 0)
+
 static void ph_cg_init(void *vctx, int tid, size_t begin, size_t end)
 {
     struct cpu_ctx *c = (struct cpu_ctx *)vctx;
-    size_t n = (size_t)c->n, nn = n * n;
+    int n = c->n;
+    v4sf z4[FRAME_MAX_DIM];
     (void)tid;
-    for (size_t f = begin; f < end; f++) {
-        const struct cpu_clip *cl = &c->clip[c->clip_of[f]];
-        if (!cl->sel) continue;
-        float *r = c->r + f * n, *z = c->z + f * n, *p = c->p + f * n, *d = c->d + f * n;
-        const float *g = c->g + f * n;
-        for (size_t i = 0; i < n; i++) { r[i] = -g[i]; d[i] = 0.0f; }
-        frame_chol_solve(c->F + f * nn, r, z, (int)n);
-        for (size_t i = 0; i < n; i++) p[i] = z[i];
+    FOR_QUADS(c, begin, end, q, m) {
+        quad_prefetch(c, c->F, q);
+        for (unsigned l = 0; l < CPU_QUAD; l++) {
+            if (!((m >> l) & 1u)) continue;
+            size_t f = q * CPU_QUAD + l;
+            float *r = c->r + f * n, *d = c->d + f * n;
+            const float *g = c->g + f * n;
+            for (int i = 0; i < n; i++) { r[i] = -g[i]; d[i] = 0.0f; }
+        }
+        quad_gather(c->r, q, m, n, z4);
+        quad_chol_solve(quad_of(c, c->F, q), z4, n);
+        for (unsigned l = 0; l < CPU_QUAD; l++) {
+            if (!((m >> l) & 1u)) continue;
+            quad_scatter(z4, q, l, n, c->z);
+            quad_scatter(z4, q, l, n, c->p);
+        }
     }
 }
 
 /* q = (H + lambda D) p, or with ph_undamped the undamped H d into q plus the
  * per-frame predicted decrease pred_f = -(g.d) - 0.5 (d.Hd) and the trial
- * state xt = x (+) d. */
+ * state xt = x (+) d: the block products a quad at a time, the rest of
+ * frame_matvec per frame. */
 static void ph_matvec(void *vctx, int tid, size_t begin, size_t end)
 {
     struct cpu_ctx *c = (struct cpu_ctx *)vctx;
-    size_t n = (size_t)c->n, nn = n * n;
+    int n = c->n;
+    const float *x = c->ph_undamped ? c->d : c->p;
+    v4sf x4[FRAME_MAX_DIM], y4[FRAME_MAX_DIM];
     (void)tid;
-    for (size_t f = begin; f < end; f++) {
-        const struct cpu_clip *cl = &c->clip[c->clip_of[f]];
-        if (!cl->sel) continue;
-        int t = (int)f - cl->off;
-        const unsigned long long *act = c->b->v_limit ? c->vact + cl->off : NULL;
-        if (c->ph_undamped) {
-            float *q = c->q + f * n;
-            const float *d = c->d + f * n;
-            frame_matvec(c->b, c->B + f * nn, NULL, c->frozen[f], c->d + (size_t)cl->off * n, t, cl->T, 1, act, q);
-            c->pred_f[f] = -frame_dot(c->g + f * n, d, (int)n) - 0.5f * frame_dot(d, q, (int)n);
-            frame_retract(c->tr, c->x + f * c->cols, d, c->xt + f * c->cols);
-        } else {
-            frame_matvec(c->b, c->B + f * nn, c->lamd + f * n, c->frozen[f], c->p + (size_t)cl->off * n, t, cl->T,
-                         1, act, c->q + f * n);
+    FOR_QUADS(c, begin, end, q, m) {
+        quad_prefetch(c, c->B, q);
+        quad_gather(x, q, m, n, x4);
+        quad_block_mul(quad_of(c, c->B, q), x4, y4, n);
+        for (unsigned l = 0; l < CPU_QUAD; l++) {
+            if (!((m >> l) & 1u)) continue;
+            size_t f = q * CPU_QUAD + l;
+            const struct cpu_clip *cl = &c->clip[c->clip_of[f]];
+            int t = (int)f - cl->off;
+            const unsigned long long *act = c->b->v_limit ? c->vact + cl->off : NULL;
+            float *y = c->q + f * n;
+            quad_scatter(y4, q, l, n, c->q);
+            frame_matvec_rest(c->b, c->ph_undamped ? NULL : c->lamd + f * n, c->frozen[f],
+                              x + (size_t)cl->off * n, t, cl->T, 1, act, y);
+            if (c->ph_undamped) {
+                const float *d = c->d + f * n;
+                c->pred_f[f] = -frame_dot(c->g + f * n, d, n) - 0.5f * frame_dot(d, y, n);
+                frame_retract(c->tr, c->x + f * c->cols, d, c->xt + f * c->cols);
+            }
         }
     }
 }
@@ -319,18 +459,25 @@ static void ph_matvec(void *vctx, int tid, size_t begin, size_t end)
 static void ph_cg_update(void *vctx, int tid, size_t begin, size_t end)
 {
     struct cpu_ctx *c = (struct cpu_ctx *)vctx;
-    size_t n = (size_t)c->n, nn = n * n;
+    int n = c->n;
+    v4sf z4[FRAME_MAX_DIM];
     (void)tid;
-    for (size_t f = begin; f < end; f++) {
-        const struct cpu_clip *cl = &c->clip[c->clip_of[f]];
-        if (!cl->sel) continue;
-        float a = cl->alpha;
-        float *r = c->r + f * n, *z = c->z + f * n, *p = c->p + f * n, *d = c->d + f * n, *q = c->q + f * n;
-        for (size_t i = 0; i < n; i++) {
-            d[i] = d[i] + a * p[i];
-            r[i] = r[i] - a * q[i];
+    FOR_QUADS(c, begin, end, q, m) {
+        quad_prefetch(c, c->F, q);
+        for (unsigned l = 0; l < CPU_QUAD; l++) {
+            if (!((m >> l) & 1u)) continue;
+            size_t f = q * CPU_QUAD + l;
+            float a = c->clip[c->clip_of[f]].alpha;
+            float *r = c->r + f * n, *p = c->p + f * n, *d = c->d + f * n, *qv = c->q + f * n;
+            for (int i = 0; i < n; i++) {
+                d[i] = d[i] + a * p[i];
+                r[i] = r[i] - a * qv[i];
+            }
         }
-        frame_chol_solve(c->F + f * nn, r, z, (int)n);
+        quad_gather(c->r, q, m, n, z4);
+        quad_chol_solve(quad_of(c, c->F, q), z4, n);
+        for (unsigned l = 0; l < CPU_QUAD; l++)
+            if ((m >> l) & 1u) quad_scatter(z4, q, l, n, c->z);
     }
 }
 

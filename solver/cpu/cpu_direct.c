@@ -76,12 +76,12 @@ enum rt_status cpu_direct(struct cpu_ctx *c, struct rt_err *err)
         }
         for (int t = 0; t < cl->T; t++) {
             int f = cl->off + t;
-            const float *B = c->B + (size_t)f * n * n, *lamd = c->lamd + (size_t)f * n;
+            const float *lamd = c->lamd + (size_t)f * n;
             for (int i = 0; i < n; i++) {
                 size_t gi = (size_t)t * n + (size_t)i;
                 rhs[gi] = -(double)c->g[(size_t)f * n + i];
                 for (int j = i; j < n; j++) {
-                    double v = (double)B[(size_t)i * n + j];
+                    double v = (double)c->B[cpu_quad_at(c, (size_t)f, j, i)]; /* B_ij = B_ji */
                     if (i == j) v += (double)lamd[i];
                     band_add(ab, kd, gi, (size_t)t * n + (size_t)j, v);
                 }

@@ -79,6 +79,18 @@ struct cpu_clip {
     float mark; /* cost at the last progress test (lm_rule_end_iter) */
 };
 
+/* The blocks B and factors F in quads: frames 4q..4q+3 (global) share quad
+ * q, which holds the lower triangle of their blocks (i >= j, row-major:
+ * entry (i, j) at i(i+1)/2 + j) as four-float vectors, lane l the frame
+ * 4q + l. The PCG's per-frame products then run on four frames at once
+ * with each lane doing frame_block_mul's and frame_chol_solve's operations
+ * in their order (the same bits), and read half the bytes of full blocks
+ * (B is symmetric to the bit: frame_eval mirrors its upper triangle; F
+ * holds L below the diagonal and 1 / L_ii on it). A lane past nf is never
+ * stored. cpu_quad_at() (after the context) gives the index of entry
+ * (i, j), i >= j, of frame f's block. */
+#define CPU_QUAD 4
+
 /* The CPU backend's context. The pool and the thread count are fixed at
  * creation; everything else belongs to the solve in progress.
  *
@@ -111,7 +123,8 @@ struct cpu_ctx {
     struct cpu_clip *clip;        /* [nc] */
     float *x, *xt;                /* [nf*cols] state, trial state */
     float *dq;                    /* [nf*n] forward differences of the state being evaluated */
-    float *B, *F;                 /* [nf*n*n] blocks, factors */
+    float *B, *F;                 /* blocks, factors: in quads (below), [nq*np*4] */
+    int np;                       /* n(n+1)/2: a block's lower triangle */
     float *g, *lamd, *d, *r, *z, *p, *q; /* [nf*n] */
     unsigned long long *frozen;   /* [nf] */
     unsigned long long *vact;     /* [nf] velocity-limit masks at the linearization point */
@@ -147,6 +160,11 @@ struct cpu_ctx {
 enum rt_status cpu_lm_solve(struct cpu_ctx *c, struct solver_result *res, struct rt_err *err);
 enum rt_status cpu_lm_debug_steps(struct cpu_ctx *c, const float *state, float lambda, float *d_pcg,
                                   float *d_direct, int *cg_iters, struct rt_err *err);
+static inline size_t cpu_quad_at(const struct cpu_ctx *c, size_t f, int i, int j)
+{
+    return ((f / CPU_QUAD) * (size_t)c->np + (size_t)i * (size_t)(i + 1) / 2 + (size_t)j) * CPU_QUAD + f % CPU_QUAD;
+}
+
 void cpu_linearize(struct cpu_ctx *c, const float *state);
 void cpu_costs(struct cpu_ctx *c, const float *state, float *out);
 void cpu_precondition(struct cpu_ctx *c);
