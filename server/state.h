@@ -45,6 +45,7 @@ struct srv {
     struct srv_pool *rpool;  /* as many that make results (GET .../result*), so that no submission waits behind them */
     int lock_fd;             /* DB_PATH.lock, held with flock() while the daemon lives; -1 none */
     atomic_int in_flight;    /* requests from their request line to their completion (http.c) */
+    atomic_int closing;      /* srv_stop() began: new connections are closed as they come (daemon.c) */
     unsigned int port;
 };
 
