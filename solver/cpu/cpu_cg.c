@@ -393,7 +393,7 @@ void cpu_precondition(struct cpu_ctx *c) { cpu_run_selected(c, ph_precond); }
 
 /* The quads that frames [begin, end) touch: q over them, with m the lanes
  * of q to compute (quad_lanes); quads with none are skipped. */
-#define FOR_QUADS(c, begin, end, q, m)                                                      \
+#define CPU_FOR_QUADS(c, begin, end, q, m)                                                      \
     for (size_t q = (begin) / CPU_QUAD, q##_end = ((end) + CPU_QUAD - 1) / CPU_QUAD; q < q##_end; q++) \
         for (unsigned m = quad_lanes((c), q, (begin), (end)); m; m = 0)
 
@@ -403,7 +403,7 @@ static void ph_cg_init(void *vctx, int tid, size_t begin, size_t end)
     int n = c->n;
     v4sf z4[FRAME_MAX_DIM];
     (void)tid;
-    FOR_QUADS(c, begin, end, q, m) {
+    CPU_FOR_QUADS(c, begin, end, q, m) {
         quad_prefetch(c, c->F, q);
         for (unsigned l = 0; l < CPU_QUAD; l++) {
             if (!((m >> l) & 1u)) continue;
@@ -433,7 +433,7 @@ static void ph_matvec(void *vctx, int tid, size_t begin, size_t end)
     const float *x = c->ph_undamped ? c->d : c->p;
     v4sf x4[FRAME_MAX_DIM], y4[FRAME_MAX_DIM];
     (void)tid;
-    FOR_QUADS(c, begin, end, q, m) {
+    CPU_FOR_QUADS(c, begin, end, q, m) {
         quad_prefetch(c, c->B, q);
         quad_gather(x, q, m, n, x4);
         quad_block_mul(quad_of(c, c->B, q), x4, y4, n);
@@ -462,7 +462,7 @@ static void ph_cg_update(void *vctx, int tid, size_t begin, size_t end)
     int n = c->n;
     v4sf z4[FRAME_MAX_DIM];
     (void)tid;
-    FOR_QUADS(c, begin, end, q, m) {
+    CPU_FOR_QUADS(c, begin, end, q, m) {
         quad_prefetch(c, c->F, q);
         for (unsigned l = 0; l < CPU_QUAD; l++) {
             if (!((m >> l) & 1u)) continue;
