@@ -303,6 +303,111 @@ static __device__ void warp_eval_targets_jtj(const struct solver_batch *b, const
     __syncwarp();
 }
 
+/* Bounding sphere of capsule c (frame_eval's cached capsules, the same
+ * expressions): centre s[0..2], radius s[3]. */
+static __device__ __forceinline__ void warp_capsule_sphere(const struct solver_batch *b, const float *lk, int c,
+                                                           float *s)
+{
+    float a0[3], a1[3];
+    frame_capsule_world(b, lk, c, a0, a1);
+    float h[3] = {a1[0] - a0[0], a1[1] - a0[1], a1[2] - a0[2]};
+    s[0] = 0.5f * (a0[0] + a1[0]); s[1] = 0.5f * (a0[1] + a1[1]); s[2] = 0.5f * (a0[2] + a1[2]);
+    s[3] = 0.5f * sqrtf(v3_dot(h, h)) + b->capsule_seg[7 * c + 6];
+}
+
+/* Position of the k-th set bit of m, k from 0 (k < popc(m)): the largest s
+ * with fewer than k + 1 set bits below it. */
+static __device__ __forceinline__ int warp_nth_bit(unsigned m, int k)
+{
+    int s = 0;
+#pragma unroll
+    for (int w = 16; w; w >>= 1)
+        if (__popc(m & ((1u << (s + w)) - 1u)) <= k) s += w;
+    return s;
+}
+
+/* Takes the queued candidate pairs (lane j < cnt holds pair qp, in pair
+ * order): lanes evaluate theirs (frame_pair_eval), then the active ones are
+ * taken in pair order, every lane computing the pair again (the same
+ * floats) and adding its cost term, lane 0 its Jacobian row
+ * (frame_pair_jac) into ws.jp (values) and ws.jo (columns), the lanes the
+ * gradient and the block entries (each entry once per pair). */
+static __device__ float warp_pairs_take(const struct solver_batch *b, int f, const float *lk, const struct warp_ws &ws,
+                                        int qp, int cnt, float track, float *B, float *g, unsigned lane)
+{
+    int act = 0;
+    if ((int)lane < cnt) {
+        float pa[3], pb[3], nrm[3];
+        act = frame_pair_eval(b, lk, qp, pa, pb, nrm) < b->collide_margin;
+    }
+    unsigned m = __ballot_sync(0xffffffffu, act);
+    while (m) {
+        const int p = __shfl_sync(0xffffffffu, qp, __ffs(m) - 1);
+        m &= m - 1;
+        float pa[3], pb[3], nrm[3];
+        float d = frame_pair_eval(b, lk, p, pa, pb, nrm);
+        float e = b->collide_margin - d, w2 = b->w_collide * b->w_collide;
+        track = track + w2 * (e * e);
+        if (!B) continue;
+        int nc = 0, cols[FRAME_MAX_DIM];
+        float jr[FRAME_MAX_DIM];
+        if (lane == 0) nc = frame_pair_jac(b, f, lk, p, pa, pb, nrm, cols, jr);
+        warp_add_row(ws, nc, cols, jr, w2 * e, w2, g, B, lane);
+    }
+    return track;
+}
+
+/* frame_eval's self-collision loop on one warp. With at most 64 capsules
+ * their bounding spheres are computed once (lane c keeps capsules c and
+ * c + 32) and tested first, 32 pairs at a time, as frame_eval's cached path
+ * tests them: a pair whose spheres lie margin + 1 mm apart cannot be below
+ * the margin. The pairs that pass are queued in pair order, a lane a pair,
+ * and taken 32 at a time (warp_pairs_take), so a frame pays one full
+ * distance a lane for every 32 candidates rather than for every 32 pairs.
+ * More capsules: every pair is a candidate. Either way the pairs below the
+ * margin are the same and are added in the same order: the same bits. */
+static __device__ float warp_pairs(const struct solver_batch *b, int f, const float *lk, const struct warp_ws &ws,
+                                   float track, float *B, float *g, unsigned lane)
+{
+    const int cull = b->n_capsules <= 64;
+    float s0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, s1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    if (cull && (int)lane < b->n_capsules) warp_capsule_sphere(b, lk, (int)lane, s0);
+    if (cull && (int)lane + 32 < b->n_capsules) warp_capsule_sphere(b, lk, (int)lane + 32, s1);
+    const float margin = b->collide_margin + 1e-3f;
+    int qp = 0, q = 0; /* lane j < q holds queued pair qp */
+    for (int p0 = 0; p0 < b->n_pairs; p0 += 32) {
+        const int p = p0 + (int)lane;
+        int cand = p < b->n_pairs;
+        if (cull) {
+            const int ca = cand ? b->pair[2 * p] : 0, cb = cand ? b->pair[2 * p + 1] : 0;
+            float va[4], vb[4];
+#pragma unroll
+            for (int k = 0; k < 4; k++) {
+                float a0 = __shfl_sync(0xffffffffu, s0[k], ca & 31), a1 = __shfl_sync(0xffffffffu, s1[k], ca & 31);
+                float b0 = __shfl_sync(0xffffffffu, s0[k], cb & 31), b1 = __shfl_sync(0xffffffffu, s1[k], cb & 31);
+                va[k] = ca < 32 ? a0 : a1;
+                vb[k] = cb < 32 ? b0 : b1;
+            }
+            float reach = (va[3] + vb[3]) + margin;
+            float v[3] = {va[0] - vb[0], va[1] - vb[1], va[2] - vb[2]};
+            if (reach > 0.0f && v3_dot(v, v) >= reach * reach) cand = 0;
+        }
+        const unsigned m = __ballot_sync(0xffffffffu, cand);
+        const int nm = __popc(m), k = (int)lane - q;
+        if (k >= 0 && k < nm) qp = p0 + warp_nth_bit(m, k);
+        if (q + nm < 32) {
+            q += nm;
+            continue;
+        }
+        track = warp_pairs_take(b, f, lk, ws, qp, 32, track, B, g, lane);
+        const int taken = 32 - q;
+        q = nm - taken;
+        if ((int)lane < q) qp = p0 + warp_nth_bit(m, taken + (int)lane);
+    }
+    if (q) track = warp_pairs_take(b, f, lk, ws, qp, q, track, B, g, lane);
+    return track;
+}
+
 /* frame_eval on one warp. x: the frame's state (any memory all lanes can
  * read); dq: the clip's forward differences or NULL; B (packed, shared) and
  * g (shared) NULL for the cost alone. Returns the partial cost on every
@@ -418,33 +523,9 @@ static __device__ float warp_eval(const struct solver_batch *b, const struct war
         }
         __syncwarp();
     }
-    /* Self-collision pairs (frame_eval's loop): lanes find the active pairs
-     * 32 at a time; those are then taken in pair order, every lane
-     * computing the pair again (the same floats) and adding its cost term,
-     * lane 0 its Jacobian row (frame_pair_jac) into ws.jp (values) and
-     * ws.jo (columns), the lanes the gradient and the block entries (each
-     * entry once per pair). */
-    for (int p0 = 0; p0 < b->n_pairs; p0 += 32) {
-        int act = 0;
-        if (p0 + (int)lane < b->n_pairs) {
-            float pa[3], pb[3], nrm[3];
-            act = frame_pair_eval(b, lk, p0 + (int)lane, pa, pb, nrm) < b->collide_margin;
-        }
-        unsigned m = __ballot_sync(0xffffffffu, act);
-        while (m) {
-            const int p = p0 + __ffs(m) - 1;
-            m &= m - 1;
-            float pa[3], pb[3], nrm[3];
-            float d = frame_pair_eval(b, lk, p, pa, pb, nrm);
-            float e = b->collide_margin - d, w2 = b->w_collide * b->w_collide;
-            track = track + w2 * (e * e);
-            if (!B) continue;
-            int nc = 0, cols[FRAME_MAX_DIM];
-            float jr[FRAME_MAX_DIM];
-            if (lane == 0) nc = frame_pair_jac(b, f, lk, p, pa, pb, nrm, cols, jr);
-            warp_add_row(ws, nc, cols, jr, w2 * e, w2, g, B, lane);
-        }
-    }
+    /* Self-collision pairs: frame_eval's loop with its bounding-sphere
+     * test (warp_pairs). */
+    if (b->n_pairs) track = warp_pairs(b, f, lk, ws, track, B, g, lane);
     /* The ground capsules (frame_eval's loop), the same way: lanes find
      * those below z = 0, 32 at a time, then they are taken in order. */
     for (int i0 = 0; i0 < b->n_ground; i0 += 32) {
