@@ -10,11 +10,14 @@
 #          batches and on the other robots).
 #   cli:   `retarget solve --batch --backend cuda --stats` over bench-e2e's
 #          corpus (N windows + the BVH clips), the sets alternating, R
-#          rounds; the process's wall from date around it; every output
-#          file of each set compared with the first set's.
+#          rounds; the process's wall from date around it; every
+#          trajectory file of each set compared with the first set's (the
+#          reports hold their run's seconds).
 #   e2e:   `sh bench/e2e.sh` (N, K) with old and new alternating, R rounds.
-#   cpu:   the CPU backend on 16 windows at 1 and 16 threads, old and new
-#          (and 2 threads, against the 2-core target), with --stats.
+#   cpu:   the CPU backend on 16 windows at CPU_THREADS threads (default
+#          "1 2 16": the 16 / 1 and 2-core targets), each set of SETS
+#          present in turn, with --stats and RT_CPU_PROFILE's solve line;
+#          every CSV compared with the first set's at the first count.
 #   host:  bench/bench_host (the host's stages on one thread of this host)
 #          of old and new over the cli corpus, solved by bin's CLI.
 # Several modes may be named: each named one runs, in the order above, in
@@ -67,10 +70,13 @@ if has cli; then
         t=$(echo "$b" | tr -c 'A-Za-z0-9_\n' '_')
         [ "$t" = "$first" ] && continue
         [ -d /tmp/ab/keep_$t ] || continue
-        all=$(ls /tmp/ab/keep_$first | wc -l)
-        same=0
-        for f in /tmp/ab/keep_$first/*; do cmp -s "$f" "/tmp/ab/keep_$t/${f##*/}" && same=$((same + 1)); done
-        echo "cli: $same of $all output files of $b == $(echo "$sets" | awk '{ print $1 }')'s bytes" >>"$sum"
+        all=0; same=0
+        for f in /tmp/ab/keep_$first/*; do
+            case $f in *.report.json) continue ;; esac # a report holds its run's seconds
+            all=$((all + 1))
+            cmp -s "$f" "/tmp/ab/keep_$t/${f##*/}" && same=$((same + 1))
+        done
+        echo "cli: $same of $all trajectory files of $b == $(echo "$sets" | awk '{ print $1 }')'s bytes" >>"$sum"
     done
     s0=$(date +%s%N)
     .gpudata/bin/retarget solve /tmp/ab/c/w0000.csv --source-robot g1 --robot g1 --backend cuda --quiet \
@@ -96,17 +102,32 @@ fi
 if has cpu; then
     mkdir -p /tmp/ab/cc
     .gpudata/bin/bench/bench_corpus .gpudata/reference/g1/dance1_subject1.csv /tmp/ab/cc 16 11 >/dev/null
-    for t in 1 2 16; do
-        for b in old bin; do
+    for t in ${CPU_THREADS:-1 2 16}; do
+        for b in $sets; do
+            d=${b%%@*}
+            [ -x .gpudata/$d/retarget ] || continue
+            a=""
+            case $b in *@*) a=$(echo "${b#*@}" | tr ',' ' ') ;; esac
+            o=/tmp/ab/cpu_$(echo "$b" | tr -c 'A-Za-z0-9_\n' '_')_$t
+            rm -rf "$o"
             s0=$(date +%s%N)
-            .gpudata/$b/retarget solve /tmp/ab/cc/*.csv --source-robot g1 --robot g1 --batch --backend cpu \
-                --threads $t --quiet -o /tmp/ab/cpu_${b}_$t --stats /tmp/ab/cpu_st.json
+            # shellcheck disable=SC2086 # a set's ARGS are a list of words
+            RT_CPU_PROFILE=1 timeout ${CPU_TIMEOUT:-60} .gpudata/$d/retarget solve /tmp/ab/cc/*.csv --source-robot g1 \
+                --robot g1 --batch --backend cpu --threads $t --quiet -o "$o" --stats /tmp/ab/cpu_st.json $a \
+                2>/tmp/ab/cpu_prof.txt
             s1=$(date +%s%N)
-            echo "cpu $b threads $t: wall $(((s1 - s0) / 1000000)) ms" >>"$sum"
-            echo "cpu $b threads $t: wall $(((s1 - s0) / 1000000)) ms; $(cat /tmp/ab/cpu_st.json)" >>"$OUT/cpu.txt"
+            echo "cpu $b threads $t: wall $(((s1 - s0) / 1000000)) ms; $(grep 'cpu profile' /tmp/ab/cpu_prof.txt | sed 's/.*total/solve/')" >>"$sum"
+            echo "cpu $b threads $t: wall $(((s1 - s0) / 1000000)) ms; $(tr '\n' ' ' </tmp/ab/cpu_prof.txt) $(cat /tmp/ab/cpu_st.json)" >>"$OUT/cpu.txt"
         done
     done
-    cmp -s /tmp/ab/cpu_old_1/w0003.csv /tmp/ab/cpu_bin_16/w0003.csv && echo "cpu: old 1 thread == new 16 threads bytes" >>"$sum"
+    # Every CSV of every run against the first set's at the first thread count.
+    ref=/tmp/ab/cpu_$(echo "$sets" | awk '{ print $1 }' | tr -c 'A-Za-z0-9_\n' '_')_$(echo ${CPU_THREADS:-1} | awk '{ print $1 }')
+    for o in /tmp/ab/cpu_*_*; do
+        [ -d "$o" ] && [ "$o" != "$ref" ] || continue
+        all=0; same=0
+        for f in "$ref"/*.csv; do all=$((all + 1)); cmp -s "$f" "$o/${f##*/}" && same=$((same + 1)); done
+        echo "cpu: $same of $all CSVs of ${o#/tmp/ab/cpu_} == ${ref#/tmp/ab/cpu_}'s bytes" >>"$sum"
+    done
 fi
 if has host; then
     mkdir -p /tmp/ab/c /tmp/ab/hs

@@ -920,10 +920,11 @@ int cli_solve_run(const struct cli_solve_args *a, struct rt_err *err)
         if (backend_join(&bs, bs_thread, &bs_running, &r, pool, err) != RT_OK) goto out;
         if (cur >= 0) pack_call(&cps[0]);
         r.tl.first_targets = rt_now() - wall0;
-        /* Two lanes on the CUDA backend unless asked (measured on an H100,
-         * bench/RESULTS.md, eleventh session: the side lane took the corpus's
-         * small calls beside the large ones, 1,342 ms against 1,454 mean,
-         * the same bytes); one on the CPU, whose lanes would share the cores. */
+        /* Two lanes on the CUDA backend unless asked (bench/RESULTS.md,
+         * eleventh session: the side lane took the corpus's small calls
+         * beside the large ones, 7.7% off the mean on an H100 lend, level on
+         * an H200 lend whose host's finishing was the tail; the same bytes);
+         * one on the CPU, whose lanes would share the cores. */
         int lanes = a->lanes ? a->lanes : (!strcmp(solver_backend_name(&be), "cuda") ? 2 : 1);
         if (lanes == 2 && side_call_left(&r)) {
             side = calloc(1, sizeof *side);

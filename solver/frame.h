@@ -1072,7 +1072,8 @@ RT_HD void frame_matvec(const struct solver_batch *b, const float *B, const floa
                         unsigned long long frozen, const float *xc, int t, int T, int smooth,
                         const unsigned long long *act, float *y)
 {
-    frame_block_mul(B, xc + (size_t)t * rt_tangent_dim(b->tree), y, rt_tangent_dim(b->tree));
+    const int n = rt_tangent_dim(b->tree);
+    frame_block_mul(B, xc + (size_t)t * n, y, n);
     frame_matvec_rest(b, lamd, frozen, xc, t, T, smooth, act, y);
 }
 

@@ -335,10 +335,11 @@ static void chol4(const v4sf *M4, v4sf *F4, int n)
     for (int i = 0; i < n; i++) F4[(size_t)i * n + i] = 1.0f / F4[(size_t)i * n + i];
 }
 
-/* The factors of the ng (1..4) frames whose blocks M4's first ng lanes
- * hold, into their lanes of F: a group of fewer than four repeats its first
- * block in the lanes left over and keeps only its own; four frames that
- * make a quad in lane order are stored a vector at a time. */
+/* The factors of the ng (1..4) frames of one quad whose blocks M4's first
+ * ng lanes hold, in frame order, into their lanes of F: a whole quad is
+ * stored a vector at a time; a group of fewer than four (the quads cut by a
+ * range's or a selection's edge) repeats its first block in the lanes left
+ * over and stores its own lane by lane. */
 static void precond_group(struct cpu_ctx *c, v4sf *M4, v4sf *F4, const size_t *group, int ng)
 {
     int n = c->n;
@@ -346,7 +347,7 @@ static void precond_group(struct cpu_ctx *c, v4sf *M4, v4sf *F4, const size_t *g
     for (int l = ng; l < 4; l++)
         for (size_t e = 0; e < nn; e++) M4[e][l] = M4[e][0];
     chol4(M4, F4, n);
-    if (ng == CPU_QUAD && group[0] % CPU_QUAD == 0 && group[3] == group[0] + 3) {
+    if (ng == CPU_QUAD) {
         v4sf *Fq = quad_of(c, c->F, group[0] / CPU_QUAD);
         for (int i = 0; i < n; i++)
             for (int j = 0; j <= i; j++) *Fq++ = F4[(size_t)i * n + j];
@@ -360,8 +361,8 @@ static void precond_group(struct cpu_ctx *c, v4sf *M4, v4sf *F4, const size_t *g
     }
 }
 
-/* Four frames at a time: each one's M (frame_precond_matrix of its block,
- * unpacked) into lane l, then precond_group. */
+/* A quad at a time: each selected frame's M (frame_precond_matrix of its
+ * block, unpacked) into the next lane, then precond_group. */
 static void ph_precond(void *vctx, int tid, size_t begin, size_t end)
 {
     struct cpu_ctx *c = (struct cpu_ctx *)vctx;
@@ -373,6 +374,10 @@ static void ph_precond(void *vctx, int tid, size_t begin, size_t end)
     for (size_t f = begin; f < end; f++) {
         const struct cpu_clip *cl = &c->clip[c->clip_of[f]];
         if (!cl->sel) continue;
+        if (ng && f / CPU_QUAD != group[0] / CPU_QUAD) { /* a group is one quad's frames */
+            precond_group(c, M4, F4, group, ng);
+            ng = 0;
+        }
         float lam = cl->lambda * c->mu[f];
         quad_unpack(c, c->B, f, B);
         frame_precond_matrix(c->b, B, c->frozen[f], lam, (int)f - cl->off, cl->T, 1,
