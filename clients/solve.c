@@ -51,6 +51,7 @@
 #include "../retarget/profile.h"
 #include "../retarget/retarget.h"
 #include "../solver/backend.h"
+#include "../solver/cuda/cuda_api.h"
 #include "cli.h"
 
 #define CLI_MAX_SOURCES 100000
@@ -113,6 +114,7 @@ struct clip {
 struct timeline {
     double started_unix; /* the start, in seconds since 1970 (for the process's own start and exit) */
     double robot, backend, planned, first_targets, solved, written;
+    double released; /* the backends and their devices released (beside the finishing), 0 if not */
     int n_calls; /* calls recorded (the first CLI_TIMELINE_CALLS) */
     struct tl_call {
         double start, end;
@@ -126,6 +128,7 @@ struct run {
     const struct kin_robot *robot, *src_robot;
     const struct rtg_profile *given;
     struct solver_backend *be;
+    const char *backend;     /* its name, kept past its release (struct release) */
     struct clip *clips;
     struct rtg_pool *pool;   /* the host pool: its idle workers help a clip's quality */
     double wall0;
@@ -468,7 +471,7 @@ static void finish(void *arg)
         .profile = c->profile[0] ? c->profile : NULL,
         .source = c->path,
         .robot = robot->name,
-        .backend = solver_backend_name(r->be),
+        .backend = r->backend,
         .mode = a->per_frame ? "per-frame" : "trajectory",
         .threads = a->threads,
         .batch_clips = c->solved,
@@ -626,7 +629,7 @@ static void *side_lane(void *arg)
     int j;
     rtg_backend_config_env(&cfg, r->a->threads);
     cfg.cuda_priority = 1;
-    if (solver_backend_init(&l->be, solver_backend_name(r->be), &cfg, &ignored) != RT_OK) return NULL;
+    if (solver_backend_init(&l->be, r->backend, &cfg, &ignored) != RT_OK) return NULL;
     while (l->st == RT_OK && (j = take_call(r, 1)) >= 0) {
         struct rtg_pool_group gb = {0};
         int n_alone = 0;
@@ -671,6 +674,7 @@ static enum rt_status write_stats(const struct cli_solve_args *a, const struct c
     cJSON_AddNumberToObject(t, "first_targets", tl->first_targets);
     cJSON_AddNumberToObject(t, "solved", tl->solved);
     cJSON_AddNumberToObject(t, "written", tl->written);
+    cJSON_AddNumberToObject(t, "released", tl->released);
     if ((calls = cJSON_AddArrayToObject(t, "calls")))
         for (int k = 0; k < tl->n_calls; k++) {
             cJSON *c = cJSON_CreateObject();
@@ -737,6 +741,31 @@ static void *backend_start(void *arg)
     return NULL;
 }
 
+/* The backends and their page-locked arrays, released once the last
+ * solve returned, and with them the devices (solver_cuda_release_devices),
+ * so that the driver's teardown runs beside the finishing of the last
+ * calls, not after the last write. The finishing needs none of them: a
+ * call's solved block is the clips' own (rtg_batch_solve_packed). */
+struct release {
+    struct run *r;
+    struct rtg_batch_ws *ws[3];
+    struct solver_backend *be[2];
+};
+
+static void *release_backends(void *arg)
+{
+    struct release *rl = arg;
+    for (int k = 0; k < 3; k++) rtg_batch_ws_free(rl->ws[k]);
+    for (int k = 0; k < 2; k++)
+        if (rl->be[k]) solver_backend_free(rl->be[k]);
+    if (rl->r->backend && !strcmp(rl->r->backend, "cuda")) solver_cuda_release_devices();
+    double t = rt_now() - rl->r->wall0;
+    pthread_mutex_lock(&rl->r->mu);
+    rl->r->tl.released = t;
+    pthread_mutex_unlock(&rl->r->mu);
+    return NULL;
+}
+
 /* Waits for the backend's start; with the CUDA backend and no --threads
  * the host pool then leaves the solving thread a core (this thread runs
  * the solver's host loop, which waits on the device every LM iteration:
@@ -751,6 +780,7 @@ static enum rt_status backend_join(struct backend_start *bs, pthread_t th, int *
         *err = bs->err;
         return bs->st;
     }
+    r->backend = solver_backend_name(bs->be);
     if (!r->a->threads_given && !strcmp(solver_backend_name(bs->be), "cuda"))
         rtg_pool_retire(pool, CLI_CUDA_SPARE_CORES);
     return RT_OK;
@@ -773,6 +803,9 @@ int cli_solve_run(const struct cli_solve_args *a, struct rt_err *err)
     struct lane *side = NULL; /* --lanes 2 */
     pthread_t side_thread;
     int side_running = 0;
+    struct release rel;
+    pthread_t rel_thread;
+    int rel_running = 0;
     double wall0 = rt_now(), solve_s = 0;
     struct run r = {.a = a, .be = &be, .wall0 = wall0};
     pthread_mutex_init(&r.mu, NULL);
@@ -782,13 +815,15 @@ int cli_solve_run(const struct cli_solve_args *a, struct rt_err *err)
         clock_gettime(CLOCK_REALTIME, &ts);
         r.tl.started_unix = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
     }
+    /* The backend starts first: a CUDA context takes longer than the robot,
+     * the reading and the planning together. */
+    if (pthread_create(&bs_thread, NULL, backend_start, &bs) == 0) bs_running = 1;
+    else backend_start(&bs);
     if (kin_robot_load(a->robot, &robot, err) != RT_OK) goto out;
     if (a->source_robot && kin_robot_load(a->source_robot, &src_robot, err) != RT_OK) goto out;
     r.tl.robot = rt_now() - wall0;
     if (a->out_dir && cli_mkdirs(a->out_dir, err) != RT_OK) goto out;
     if (a->profile && rtg_profile_load(a->profile, &given, err) != RT_OK) goto out;
-    if (pthread_create(&bs_thread, NULL, backend_start, &bs) == 0) bs_running = 1;
-    else backend_start(&bs);
     if (rtg_pool_create(a->threads, &pool, err) != RT_OK) goto out;
     clips = calloc((size_t)a->n_sources, sizeof *clips);
     idx = calloc((size_t)a->n_sources, sizeof *idx);
@@ -978,9 +1013,17 @@ int cli_solve_run(const struct cli_solve_args *a, struct rt_err *err)
         if (!prog.quiet) fputs("\n", stderr);
     }
     r.tl.solved = rt_now() - wall0;
+    /* The solves are over: the backends, their arrays and the devices are
+     * released beside the finishing, not after it (the driver's teardown
+     * followed the last write by 0.16 s on an H200 lend). */
+    rel = (struct release){&r, {&ws[0], &ws[1], side ? &side->ws : NULL}, {&be, side ? &side->be : NULL}};
+    if (pthread_create(&rel_thread, NULL, release_backends, &rel) == 0) rel_running = 1;
+    else release_backends(&rel);
     /* 3. Every clip finished and written; messages in source order. */
     rtg_pool_wait(pool, &g);
     r.tl.written = rt_now() - wall0;
+    if (rel_running) pthread_join(rel_thread, NULL);
+    rel_running = 0;
     for (int i = 0; i < a->n_sources; i++) {
         struct clip *c = &clips[i];
         for (int k = 0; k < c->n_warnings; k++) fprintf(stderr, "retarget: %s: warning: %s\n", c->path, c->warnings[k]);
@@ -1008,6 +1051,7 @@ out:
         pthread_join(side_thread, NULL);
     }
     if (bs_running) pthread_join(bs_thread, NULL);
+    if (rel_running) pthread_join(rel_thread, NULL);
     rtg_pool_free(pool); /* waits for queued work */
     if (side) {
         rtg_batch_ws_free(&side->ws);

@@ -547,6 +547,34 @@ static void side_by_side_checks(const struct g1_clip *g1)
 
 /* Diagnostic (RT_CUDA_DIAG=1): the first LM iteration limit at which the
  * GPU's clip results leave the CPU's, with and without per-frame damping. */
+/* solver_cuda_release_devices() (the CLI's release of the devices beside
+ * its last writes): with the backend freed and the devices reset, a backend
+ * started after it solves a batch to the bits of one solved before it. */
+static void release_checks(const struct g1_clip *c)
+{
+    const int first[2] = {0, 700}, len[2] = {40, 300};
+    struct g1_tiled bt;
+    struct solver_clip_result ra[2], rb[2];
+    struct rt_err err;
+    if (g1_tiled_make(&bt, c, 2, first, len)) {
+        CHECK(0);
+        return;
+    }
+    float *a = solve(&bt, c->cols, 0, ra, NULL), *b = NULL;
+    solver_backend_free(&gpu);
+    solver_cuda_release_devices();
+    enum rt_status st = rtg_backend_init(&gpu, "cuda", 0, &err);
+    CHECK_EQ_INT(st, RT_OK);
+    if (st == RT_OK) b = solve(&bt, c->cols, 0, rb, NULL);
+    if (a && b) {
+        int ok = state_eq("after the devices' release", a, b, (size_t)bt.nf, c->cols);
+        for (int k = 0; k < 2; k++) clip_eq("after the devices' release", k, &ra[k], &rb[k]);
+        printf("a batch solved after solver_cuda_release_devices: %s\n", ok ? "BITS EQUAL" : "BITS DIFFER");
+    }
+    free(a), free(b);
+    g1_tiled_free(&bt);
+}
+
 static void diag(const struct g1_clip *c)
 {
     const int firsts[2] = {100, 1500}, lens[2] = {1, 511};
@@ -608,6 +636,7 @@ int main(void)
                 robot_checks_collide("g1+collide", 0, &c, cf, cl, quick ? 3 : 4, 0.06f, 1);
             }
             if (!quick) side_by_side_checks(&c);
+            release_checks(&c);
             g1_clip_free(&c);
             other_robot_checks();
         }

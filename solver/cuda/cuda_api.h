@@ -43,6 +43,14 @@ int solver_cuda_backend_devices(const struct solver_backend *be);
  * second, GB/s) over `bytes`-byte buffers, median of 11 copies. */
 enum rt_status solver_cuda_copy_bandwidth(size_t bytes, double *gbs, struct rt_err *err);
 
+/* For a process that is done with CUDA: resets every device's primary
+ * context (cudaDeviceReset), releasing what the process still holds there,
+ * so that the driver's teardown runs now, on the caller's thread, and not
+ * in the process's exit. Only once no CUDA backend lives and no host
+ * memory of solver_backend_host_alloc() is left; a later CUDA call starts
+ * a fresh context. Nothing without a device or without CUDA. */
+void solver_cuda_release_devices(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -299,6 +299,18 @@ fail:
     return st;
 }
 
+extern "C" void solver_cuda_release_devices(void)
+{
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return;
+    }
+    for (int d = 0; d < n; d++)
+        if (cudaSetDevice(d) == cudaSuccess) (void)cudaDeviceReset();
+    (void)cudaGetLastError();
+}
+
 extern "C" int solver_cuda_backend_devices(const struct solver_backend *be)
 {
     if (!be || be->ops != &cuda_ops) return 0;

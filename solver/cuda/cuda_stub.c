@@ -44,3 +44,5 @@ int solver_cuda_backend_devices(const struct solver_backend *be)
     (void)be;
     return 0;
 }
+
+void solver_cuda_release_devices(void) {}
