@@ -6,48 +6,18 @@
 
 #include <math.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/select.h"
 #include "../kinematics/rot.h"
 #include "collide.h"
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Puts the k-th smallest of v[0..n) at v[k] (quickselect, median of
- * three); the rest is left partitioned around it. */
-static void select_kth(double *v, int n, int k)
-{
-    int lo = 0, hi = n - 1;
-    while (hi - lo > 16) {
-        int mid = lo + (hi - lo) / 2;
-        double a = v[lo], b = v[mid], c = v[hi];
-        double piv = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
-        int i = lo, j = hi;
-        while (i <= j) {
-            while (v[i] < piv) i++;
-            while (v[j] > piv) j--;
-            if (i <= j) {
-                double t = v[i];
-                v[i++] = v[j];
-                v[j--] = t;
-            }
-        }
-        if (k <= j) hi = j;
-        else if (k >= i) lo = i;
-        else return;
-    }
-    qsort(v + lo, (size_t)(hi - lo + 1), sizeof *v, cmp_double);
-}
-
-/* Mean, nearest-rank p95 and max of v[0..n); reorders v. The mean sums v
- * in its given order; p95 and max are elements, so the selection that
- * finds them changes no bit of what a full sort would give. */
-static struct rtg_quality_stat stat_of(double *v, int n)
+/* Mean, nearest-rank p95 and max of v[0..n) (no NaN); `key` is n values
+ * of scratch. The mean sums v in its order; p95 and max are elements, the
+ * bits a full sort would give. */
+static struct rtg_quality_stat stat_of(const double *v, int n, uint64_t *key)
 {
     struct rtg_quality_stat s = {0, 0, 0, n};
     if (n <= 0) return s;
@@ -58,18 +28,17 @@ static struct rtg_quality_stat stat_of(double *v, int n)
     }
     int r = (int)ceil(0.95 * n) - 1;
     if (r < 0) r = 0;
-    select_kth(v, n, r);
     s.mean = sum / n;
-    s.p95 = v[r];
+    s.p95 = rt_kth_smallest(v, n, r, key);
     s.max = mx;
     return s;
 }
 
 /* The statistics of per-frame errors e[k * n + f] (NAN: no sample) of nt
  * targets: each target's samples in frame order into per_link[k] (may be
- * NULL), and all of them, target after target, as the result; `buf` holds
- * nt * n values. Reorders e. */
-static struct rtg_quality_stat errors_stats(double *e, int nt, int n, double *buf,
+ * NULL), and all of them, target after target, as the result; `buf` and
+ * `key` hold nt * n values. Reorders e. */
+static struct rtg_quality_stat errors_stats(double *e, int nt, int n, double *buf, uint64_t *key,
                                             struct rtg_quality_stat *per_link)
 {
     int m = 0;
@@ -80,9 +49,9 @@ static struct rtg_quality_stat errors_stats(double *e, int nt, int n, double *bu
             if (!isnan(ek[f])) ek[c++] = ek[f];
         memcpy(buf + m, ek, (size_t)c * sizeof *buf);
         m += c;
-        if (per_link) per_link[k] = stat_of(ek, c);
+        if (per_link) per_link[k] = stat_of(ek, c, key);
     }
-    return stat_of(buf, m);
+    return stat_of(buf, m, key);
 }
 
 /* The ground lift's rule (rtg_quality_finish(), quality.h): from the
@@ -283,7 +252,8 @@ static enum rt_status plausibility(const struct kin_robot *r, const struct rtg_t
         }
     /* Feet in contact: speed between consecutive contact frames, and the
      * source's contact frames the robot's sole reproduces (within 2 cm). */
-    if (!(*spd = malloc((size_t)(2 * n + 1) * sizeof **spd))) return RT_ENOMEM;
+    /* 2 n + 1 speeds, then as many keys of scratch for stat_of */
+    if (!(*spd = malloc((size_t)(2 * n + 1) * (sizeof **spd + sizeof(uint64_t))))) return RT_ENOMEM;
     double smax = 0;
     for (int side = 0; side < 2 && t->contact; side++) {
         int l = t->foot_link[side];
@@ -303,7 +273,7 @@ static enum rt_status plausibility(const struct kin_robot *r, const struct rtg_t
             }
         }
     }
-    struct rtg_quality_stat ss = stat_of(*spd, ns);
+    struct rtg_quality_stat ss = stat_of(*spd, ns, (uint64_t *)(*spd + 2 * n + 1));
     q->foot_slide_speed_p95 = ss.p95;
     q->foot_slide_speed_max = ss.max;
     q->contacts_kept = src_contacts ? (double)kept / src_contacts : 1.0;
@@ -439,6 +409,7 @@ static enum rt_status figures(const struct kin_robot *r, const struct rtg_target
     int nt = t->n_targets, nd = r->n_dof, cols = RT_ROOT_COLS + nd;
     double *x = NULL, *lp = NULL, *lr = NULL, *ep = NULL, *er = NULL, *buf = NULL;
     double *foot = NULL, *pen = NULL, *mx = NULL, *lf = NULL, *spd = NULL;
+    uint64_t *key = NULL;
     struct frame_extra ex = {NULL, NULL, NULL, NULL, NULL};
     size_t nb = 0;
     double foot_prev[6], sole[2] = {0.0, 0.0}; /* per side: last contact position, sole offset */
@@ -456,6 +427,7 @@ static enum rt_status figures(const struct kin_robot *r, const struct rtg_target
     ep = malloc(nft * sizeof *ep); /* errors, target-major: [k * n_frames + f] */
     er = malloc(nft * sizeof *er);
     buf = malloc(nft * sizeof *buf);
+    key = malloc(nft * sizeof *key);
     foot = calloc((size_t)n_frames * 6, sizeof *foot);
     pen = malloc((size_t)n_frames * sizeof *pen);
     if (lift) {
@@ -468,7 +440,7 @@ static enum rt_status figures(const struct kin_robot *r, const struct rtg_target
     ex.scratch = rtg_collide_scratch_new(t);
     if (rt_mul_size((size_t)n_frames, (size_t)r->n_links * 3 * sizeof(double), &nb))
         ex.bodies = malloc(nb);
-    if (!x || !lp || !lr || !ep || !er || !buf || !foot || !pen || (lift && (!mx || !lf)) || !ex.self_pen ||
+    if (!x || !lp || !lr || !ep || !er || !buf || !key || !foot || !pen || (lift && (!mx || !lf)) || !ex.self_pen ||
         !ex.low || !ex.self_pair || !ex.scratch || !ex.bodies) {
         st = RT_ENOMEM;
         goto fail;
@@ -547,8 +519,8 @@ static enum rt_status figures(const struct kin_robot *r, const struct rtg_target
     }
     if ((st = plausibility(r, t, state, n_frames, dt, sole, foot, &ex, &spd, q)) != RT_OK) goto fail;
     /* Statistics: overall from all samples in frame order, then per link. */
-    q->pos_m = errors_stats(ep, nt, n_frames, buf, per_link_pos);
-    q->rot_deg = errors_stats(er, nt, n_frames, buf, per_link_rot);
+    q->pos_m = errors_stats(ep, nt, n_frames, buf, key, per_link_pos);
+    q->rot_deg = errors_stats(er, nt, n_frames, buf, key, per_link_rot);
 fail:
     free(x);
     free(lp);
@@ -556,6 +528,7 @@ fail:
     free(ep);
     free(er);
     free(buf);
+    free(key);
     free(foot);
     free(pen);
     free(mx);
