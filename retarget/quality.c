@@ -278,14 +278,21 @@ static enum rt_status plausibility(const struct kin_robot *r, const struct rtg_t
     q->foot_slide_speed_max = ss.max;
     q->contacts_kept = src_contacts ? (double)kept / src_contacts : 1.0;
     /* Body speeds (link origins) and joint speeds against the robot's limits. */
-    double jbest = -1;
+    /* A link's speed is sqrt(d2) / dt, which never falls as d2 grows: one
+     * whose d2 is at most the greatest seen (d2_top) cannot be faster than
+     * the fastest, and its root and quotient are skipped (the same first
+     * fastest link as testing every speed). */
+    double jbest = -1, d2_top = 0, vbest = q->max_body_speed_m_s;
     for (int f = 0; f + 1 < n; f++) {
         const double *a = ex->bodies + (size_t)f * 3 * nl, *b = a + 3 * nl;
         for (int l = 0; l < nl; l++) {
             double dx = b[3 * l] - a[3 * l], dy = b[3 * l + 1] - a[3 * l + 1], dz = b[3 * l + 2] - a[3 * l + 2];
-            double v = sqrt(dx * dx + dy * dy + dz * dz) / dt;
-            if (v > q->max_body_speed_m_s) {
-                q->max_body_speed_m_s = v;
+            double d2 = dx * dx + dy * dy + dz * dz;
+            if (!(d2 > d2_top)) continue;
+            d2_top = d2;
+            double v = sqrt(d2) / dt;
+            if (v > vbest) {
+                vbest = v;
                 q->fast_link = l;
                 q->fast_link_frame = f;
             }
@@ -307,6 +314,7 @@ static enum rt_status plausibility(const struct kin_robot *r, const struct rtg_t
         }
         q->joint_velocity_over_limit_frames += over;
     }
+    q->max_body_speed_m_s = vbest;
     /* Normalized jerk (dimensionless): per joint and per window of
      * RTG_JERK_WINDOW_S, sqrt(0.5 sum_t jerk_t^2 dt T^5 / A^2), T the
      * window's duration and A the joint's path length in it (sum |dq|),
