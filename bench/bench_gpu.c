@@ -15,7 +15,12 @@
  *      clips), and whether the bits agree;
  *   7. `windows F...`: batches of about F frames made as the daemon makes
  *      them from the bench-e2e corpus (windows of 300..3945 frames), for
- *      the solver's rate at the daemon's batch sizes.
+ *      the solver's rate at the daemon's batch sizes;
+ *   8. `hostmem MB...`: solver_backend_host_alloc() of MB megabytes (the
+ *      page-locked arrays of a CLI or daemon call: about 95 MB for 131,000
+ *      frames of the G1), its first write and its release, timed, and the
+ *      allocation again while a 131,000-frame batch solves beside it: how
+ *      long it holds the device's other callers up.
  * The single-device sections use the "cuda" backend configured from the
  * environment (retarget/engine.h), which takes every device unless
  * RT_CUDA_DEVICES limits it (bench_gpu.sh sets 1); the several-device
@@ -27,7 +32,9 @@
 #include "../solver/cuda/cuda_api.h"
 #include "../tests/g1_tiled.h"
 
+#include <pthread.h>
 #include <stdint.h>
+#include <unistd.h>
 
 static const char *data_dir(void)
 {
@@ -366,6 +373,75 @@ static void accuracy(void)
     }
 }
 
+/* A solve of `t` on a thread of its own (hostmem's load). */
+struct bg_solve {
+    struct g1_tiled *t;
+    int cols;
+    double sec;
+};
+
+static void *bg_solve_run(void *arg)
+{
+    struct bg_solve *b = (struct bg_solve *)arg;
+    float *out;
+    struct solver_clip_result *cr;
+    solve(b->t, b->cols, &out, &cr, &b->sec);
+    free(out);
+    free(cr);
+    return NULL;
+}
+
+static void hostmem(const struct g1_clip *c, int mb)
+{
+    size_t bytes = (size_t)mb << 20;
+    double ta = 1e9, tw = 1e9, tf = 1e9;
+    for (int r = 0; r < 5; r++) {
+        double t0 = rt_now();
+        char *p = (char *)solver_backend_host_alloc(&gpu, bytes);
+        double t1 = rt_now();
+        if (!p) {
+            printf("hostmem %d MB: no page-locked memory\n", mb);
+            return;
+        }
+        memset(p, r, bytes);
+        double t2 = rt_now();
+        solver_backend_host_free(&gpu, p);
+        double t3 = rt_now();
+        if (t1 - t0 < ta) ta = t1 - t0;
+        if (t2 - t1 < tw) tw = t2 - t1;
+        if (t3 - t2 < tf) tf = t3 - t2;
+    }
+    printf("hostmem %d MB: alloc %.1f ms, first write %.1f ms, free %.1f ms (least of 5)\n", mb, 1e3 * ta, 1e3 * tw,
+           1e3 * tf);
+    SUM("hostmem %d MB: alloc %.1f ms, write %.1f ms, free %.1f ms\n", mb, 1e3 * ta, 1e3 * tw, 1e3 * tf);
+    /* The same allocation while a batch of windows solves on another thread. */
+    enum { NW = 40 };
+    int first[NW], len[NW], nf = 0;
+    for (int k = 0; k < NW; k++) { /* about 128,000 frames */
+        len[k] = c->n_frames < 3200 ? c->n_frames : 3200;
+        first[k] = 0;
+        nf += len[k];
+    }
+    struct g1_tiled t;
+    if (g1_tiled_make(&t, c, NW, first, len)) return;
+    struct bg_solve alone = {&t, c->cols, 0}, beside = {&t, c->cols, 0};
+    bg_solve_run(&alone);
+    pthread_t th;
+    if (pthread_create(&th, NULL, bg_solve_run, &beside) == 0) {
+        usleep(20000);
+        double t0 = rt_now();
+        void *p = solver_backend_host_alloc(&gpu, bytes);
+        double t1 = rt_now();
+        pthread_join(th, NULL);
+        solver_backend_host_free(&gpu, p);
+        printf("hostmem %d MB during a solve of %d frames: alloc %.1f ms; the solve %.1f ms (alone %.1f ms)\n", mb, nf,
+               1e3 * (t1 - t0), 1e3 * beside.sec, 1e3 * alone.sec);
+        SUM("hostmem %d MB beside a %d-frame solve: alloc %.1f ms, solve %.1f ms (alone %.1f)\n", mb, nf,
+            1e3 * (t1 - t0), 1e3 * beside.sec, 1e3 * alone.sec);
+    }
+    g1_tiled_free(&t);
+}
+
 int main(int argc, char **argv)
 {
     char desc[256];
@@ -394,6 +470,8 @@ int main(int argc, char **argv)
     if (!strcmp(only, "all") || !strcmp(only, "throughput")) throughput(&c, argc > 2 ? atoi(argv[2]) : 0);
     if (!strcmp(only, "all") || !strcmp(only, "accuracy")) accuracy();
     if (!strcmp(only, "multi")) multi(&c);
+    if (!strcmp(only, "hostmem"))
+        for (int i = 2; i < argc; i++) hostmem(&c, atoi(argv[i]));
     if (!strcmp(only, "windows"))
         for (int i = 2; i < argc; i++) windows(&c, atoi(argv[i]));
     g1_clip_free(&c);
