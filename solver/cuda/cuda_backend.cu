@@ -193,22 +193,17 @@ static void cuda_destroy(void *vctx)
     free(ctx);
 }
 
-/* Page-locked and portable (every device's copies take it by DMA). */
+/* Page-locked and portable: cuda_pinned_alloc (common.cuh). */
 static void *cuda_host_alloc(void *vctx, size_t bytes)
 {
-    void *p = NULL;
     (void)vctx;
-    if (cudaHostAlloc(&p, bytes, cudaHostAllocPortable) != cudaSuccess) {
-        (void)cudaGetLastError(); /* the caller falls back to malloc; no stale error for later checks */
-        return NULL;
-    }
-    return p;
+    return cuda_pinned_alloc(bytes);
 }
 
 static void cuda_host_free(void *vctx, void *p)
 {
     (void)vctx;
-    (void)cudaFreeHost(p);
+    cuda_pinned_free(p);
 }
 
 static const struct solver_backend_ops cuda_ops = {

@@ -125,17 +125,13 @@ static enum rt_status stage_ready(struct cuda_lm *L, struct rt_err *err)
         int th = nproc > 1 ? (int)(nproc < STAGE_THREADS ? nproc : STAGE_THREADS) : 1;
         if (th > 1 && cpu_pool_create(th, &L->copy_pool, NULL) != RT_OK) L->copy_pool = NULL;
     }
-    cudaError_t ea = cudaMallocHost((void **)&L->stage, 2 * STAGE_CHUNK);
-    if (ea != cudaSuccess) {
-        L->stage = NULL;
-        (void)cudaGetLastError(); /* callers fall back to plain copies; keep no stale error for later launch checks */
-        CUDA_TRY(ea, err);
-    }
+    if (!(L->stage = (char *)cuda_pinned_alloc(2 * STAGE_CHUNK))) /* callers fall back to plain copies */
+        return CUDA_ERR(err, RT_EBACKEND, "cuda", "no page-locked memory for the staging halves");
     for (int h = 0; h < 2; h++) {
         cudaError_t e = cudaEventCreateWithFlags(&L->stage_ev[h], cudaEventDisableTiming);
         if (e != cudaSuccess) {
             for (int k = 0; k < h; k++) cudaEventDestroy(L->stage_ev[k]);
-            cudaFreeHost(L->stage);
+            cuda_pinned_free(L->stage);
             L->stage = NULL;
             (void)cudaGetLastError();
             CUDA_TRY(e, err);
@@ -616,7 +612,7 @@ void cuda_lm_free(struct cuda_lm *L)
     if (L->h_pin) cudaFreeHost(L->h_pin);
     cpu_pool_free(L->copy_pool);
     if (L->stage) {
-        cudaFreeHost(L->stage);
+        cuda_pinned_free(L->stage);
         cudaEventDestroy(L->stage_ev[0]);
         cudaEventDestroy(L->stage_ev[1]);
     }
