@@ -71,8 +71,9 @@ void rtg_batch_ws_free(struct rtg_batch_ws *ws)
  * (the target arrays, which go to the device), else rt_alloc_large (huge
  * pages: base/mem.h). An eighth
  * more than asked, so that calls of about the same size do not grow it
- * again (page-locking 100 MB holds up the device's other callers for
- * tens of milliseconds). 0 when out of memory. */
+ * again (page-locking 100 MB takes 14-21 ms and holds up the device's
+ * other callers for a few: bench/RESULTS.md, "twelfth session"). 0 when
+ * out of memory. */
 static int ws_reserve(struct rtg_batch_ws *ws, struct solver_backend *be, int k, void **a, size_t *cap, size_t n,
                       size_t size)
 {

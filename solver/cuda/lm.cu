@@ -323,11 +323,10 @@ static enum rt_status prepare(struct cuda_lm *L, const struct solver_batch *b, c
     /* pinned staging: 10 per-clip arrays of 4 bytes */
     size_t pin = (size_t)10 * L->nc * 4;
     if (st == RT_OK && pin > L->h_pin_cap) {
-        if (L->h_pin) cudaFreeHost(L->h_pin);
-        L->h_pin = NULL;
+        cuda_pinned_free(L->h_pin); /* nothing queued reads it: the stream was synchronized above */
         L->h_pin_cap = 0;
-        cudaError_t e = cudaMallocHost(&L->h_pin, pin);
-        if (e != cudaSuccess) return CUDA_ERR(err, RT_EBACKEND, "cuda", "%s:%d: %s", __FILE__, __LINE__, cudaGetErrorString(e));
+        if (!(L->h_pin = cuda_pinned_alloc(pin)))
+            return CUDA_ERR(err, RT_EBACKEND, "cuda", "no page-locked memory for %zu bytes of per-clip flags", pin);
         L->h_pin_cap = pin;
     }
     return st;
@@ -609,7 +608,7 @@ void cuda_lm_free(struct cuda_lm *L)
     cuda_buf_free(&L->arena);
     cuda_buf_free(&L->in);
     cuda_buf_free(&L->tabs);
-    if (L->h_pin) cudaFreeHost(L->h_pin);
+    cuda_pinned_free(L->h_pin);
     cpu_pool_free(L->copy_pool);
     if (L->stage) {
         cuda_pinned_free(L->stage);
