@@ -22,7 +22,9 @@
  *   3. each solved clip finished (ground lift, quality, report), resampled
  *      when --out-fps asks, formatted (CSV, or NPZ with --format npz)
  *      and written -- queued to the pool as soon as its solver call
- *      returns, so that it overlaps the next call.
+ *      returns, so that it overlaps the next call. Once the last call
+ *      returned, the backends and the devices are released on a thread
+ *      of their own beside the last clips' finishing (struct release).
  * A clip's bytes are the same solo or batched, for any thread count and
  * any batch size (DESIGN.md, "The numerical contract"). Messages are
  * printed in source order whatever the threads' timing. */
@@ -815,15 +817,13 @@ int cli_solve_run(const struct cli_solve_args *a, struct rt_err *err)
         clock_gettime(CLOCK_REALTIME, &ts);
         r.tl.started_unix = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
     }
-    /* The backend starts first: a CUDA context takes longer than the robot,
-     * the reading and the planning together. */
-    if (pthread_create(&bs_thread, NULL, backend_start, &bs) == 0) bs_running = 1;
-    else backend_start(&bs);
     if (kin_robot_load(a->robot, &robot, err) != RT_OK) goto out;
     if (a->source_robot && kin_robot_load(a->source_robot, &src_robot, err) != RT_OK) goto out;
     r.tl.robot = rt_now() - wall0;
     if (a->out_dir && cli_mkdirs(a->out_dir, err) != RT_OK) goto out;
     if (a->profile && rtg_profile_load(a->profile, &given, err) != RT_OK) goto out;
+    if (pthread_create(&bs_thread, NULL, backend_start, &bs) == 0) bs_running = 1;
+    else backend_start(&bs);
     if (rtg_pool_create(a->threads, &pool, err) != RT_OK) goto out;
     clips = calloc((size_t)a->n_sources, sizeof *clips);
     idx = calloc((size_t)a->n_sources, sizeof *idx);
@@ -1014,8 +1014,10 @@ int cli_solve_run(const struct cli_solve_args *a, struct rt_err *err)
     }
     r.tl.solved = rt_now() - wall0;
     /* The solves are over: the backends, their arrays and the devices are
-     * released beside the finishing, not after it (the driver's teardown
-     * followed the last write by 0.16 s on an H200 lend). */
+     * released beside the finishing, not after it (on an H100 lend the
+     * process ended 0.16-0.17 s after its last write before, 0.10-0.14 s
+     * with this; the rest is the driver's closing of the device files at
+     * the exit: bench/RESULTS.md, "twelfth session"). */
     rel = (struct release){&r, {&ws[0], &ws[1], side ? &side->ws : NULL}, {&be, side ? &side->be : NULL}};
     if (pthread_create(&rel_thread, NULL, release_backends, &rel) == 0) rel_running = 1;
     else release_backends(&rel);
