@@ -333,6 +333,9 @@ int main(void)
               num(tl, "first_targets", NULL) >= num(tl, "planned", NULL) && num(tl, "solved", NULL) >= at &&
               num(tl, "written", NULL) >= num(tl, "solved", NULL) && num(j, "wall", NULL) >= num(tl, "written", NULL));
         CHECK(num(tl, "started_unix", NULL) > 1.7e9);
+        /* the backends released after the last solve, before the stats */
+        CHECK(num(tl, "released", NULL) >= num(tl, "solved", NULL) &&
+              num(j, "wall", NULL) >= num(tl, "released", NULL));
         cJSON_Delete(j);
         free(st);
     }
