@@ -760,7 +760,7 @@ static void *release_backends(void *arg)
     for (int k = 0; k < 3; k++) rtg_batch_ws_free(rl->ws[k]);
     for (int k = 0; k < 2; k++)
         if (rl->be[k]) solver_backend_free(rl->be[k]);
-    if (rl->r->backend && !strcmp(rl->r->backend, "cuda")) solver_cuda_release_devices();
+    if (!strcmp(rl->r->backend, "cuda")) solver_cuda_release_devices(); /* set: the release follows the solves */
     double t = rt_now() - rl->r->wall0;
     pthread_mutex_lock(&rl->r->mu);
     rl->r->tl.released = t;
@@ -783,7 +783,7 @@ static enum rt_status backend_join(struct backend_start *bs, pthread_t th, int *
         return bs->st;
     }
     r->backend = solver_backend_name(bs->be);
-    if (!r->a->threads_given && !strcmp(solver_backend_name(bs->be), "cuda"))
+    if (!r->a->threads_given && !strcmp(r->backend, "cuda"))
         rtg_pool_retire(pool, CLI_CUDA_SPARE_CORES);
     return RT_OK;
 }
@@ -960,7 +960,7 @@ int cli_solve_run(const struct cli_solve_args *a, struct rt_err *err)
          * beside the large ones, 7.7% off the mean on an H100 lend, level on
          * an H200 lend whose host's finishing was the tail; the same bytes);
          * one on the CPU, whose lanes would share the cores. */
-        int lanes = a->lanes ? a->lanes : (!strcmp(solver_backend_name(&be), "cuda") ? 2 : 1);
+        int lanes = a->lanes ? a->lanes : (!strcmp(r.backend, "cuda") ? 2 : 1);
         if (lanes == 2 && side_call_left(&r)) {
             side = calloc(1, sizeof *side);
             int *buf = side ? malloc(2 * (size_t)a->n_sources * sizeof *buf) : NULL;

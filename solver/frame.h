@@ -511,6 +511,25 @@ RT_HD void frame_capsule_world(const struct solver_batch *b, const float *lk, in
     p1[0] = L[0] + o[0]; p1[1] = L[1] + o[1]; p1[2] = L[2] + o[2];
 }
 
+/* Bounding sphere of capsule c whose world segment is [a0, a1]: centre
+ * s[0..2], radius s[3] (half the segment plus the capsule's radius). */
+RT_HD void frame_capsule_sphere(const struct solver_batch *b, int c, const float *a0, const float *a1, float *s)
+{
+    float h[3] = {a1[0] - a0[0], a1[1] - a0[1], a1[2] - a0[2]};
+    s[0] = 0.5f * (a0[0] + a1[0]); s[1] = 0.5f * (a0[1] + a1[1]); s[2] = 0.5f * (a0[2] + a1[2]);
+    s[3] = 0.5f * sqrtf(v3_dot(h, h)) + b->capsule_seg[7 * c + 6];
+}
+
+/* Whether two capsules with bounding spheres sa, sb (frame_capsule_sphere)
+ * lie margin + 1 mm apart: then their distance cannot be below the margin
+ * and the pair is skipped. */
+RT_HD int frame_spheres_apart(const float *sa, const float *sb, float margin)
+{
+    float reach = (sa[3] + sb[3]) + (margin + 1e-3f);
+    float v[3] = {sa[0] - sb[0], sa[1] - sb[1], sa[2] - sb[2]};
+    return reach > 0.0f && v3_dot(v, v) >= reach * reach;
+}
+
 /* Closest points pa on segment [p0, p1] and pb on [q0, q1] (the clamped
  * parametric solution; Ericson, Real-Time Collision Detection, 5.1.9). */
 RT_HD void frame_seg_closest(const float *p0, const float *p1, const float *q0, const float *q1, float *pa,
@@ -821,23 +840,19 @@ RT_HD float frame_eval_fk(const struct solver_batch *b, int f, const float *x, c
      * frame_pair_eval's), each with its bounding sphere: a pair whose
      * spheres lie margin + 1 mm apart cannot be below the margin, and is
      * skipped as frame_pair_eval's distance would skip it. */
-    float cw[FRAME_PAIR_CAPS][10]; /* a0[3], a1[3], center[3], sphere radius */
+    float cw[FRAME_PAIR_CAPS][10]; /* a0[3], a1[3], the sphere's centre[3] and radius */
     const int cached = b->n_pairs > 0 && b->n_capsules <= FRAME_PAIR_CAPS;
     for (int c = 0; cached && c < b->n_capsules; c++) {
         float *w = cw[c];
         frame_capsule_world(b, lk, c, w, w + 3);
-        float h[3] = {w[3] - w[0], w[4] - w[1], w[5] - w[2]};
-        w[6] = 0.5f * (w[0] + w[3]); w[7] = 0.5f * (w[1] + w[4]); w[8] = 0.5f * (w[2] + w[5]);
-        w[9] = 0.5f * sqrtf(v3_dot(h, h)) + b->capsule_seg[7 * c + 6];
+        frame_capsule_sphere(b, c, w, w + 3, w + 6);
     }
     for (int p = 0; p < b->n_pairs; p++) {
         float pa[3], pb[3], nrm[3];
         float d;
         if (cached) {
             const float *wa = cw[b->pair[2 * p]], *wb = cw[b->pair[2 * p + 1]];
-            float reach = (wa[9] + wb[9]) + (b->collide_margin + 1e-3f);
-            float v[3] = {wa[6] - wb[6], wa[7] - wb[7], wa[8] - wb[8]};
-            if (reach > 0.0f && v3_dot(v, v) >= reach * reach) continue;
+            if (frame_spheres_apart(wa + 6, wb + 6, b->collide_margin)) continue;
             d = frame_pair_eval_seg(b, p, wa, wa + 3, wb, wb + 3, pa, pb, nrm);
         } else {
             d = frame_pair_eval(b, lk, p, pa, pb, nrm);

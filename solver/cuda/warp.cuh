@@ -303,16 +303,14 @@ static __device__ void warp_eval_targets_jtj(const struct solver_batch *b, const
     __syncwarp();
 }
 
-/* Bounding sphere of capsule c (frame_eval's cached capsules, the same
- * expressions): centre s[0..2], radius s[3]. */
+/* Bounding sphere of capsule c (frame_capsule_sphere, as frame_eval's
+ * cached capsules): centre s[0..2], radius s[3]. */
 static __device__ __forceinline__ void warp_capsule_sphere(const struct solver_batch *b, const float *lk, int c,
                                                            float *s)
 {
     float a0[3], a1[3];
     frame_capsule_world(b, lk, c, a0, a1);
-    float h[3] = {a1[0] - a0[0], a1[1] - a0[1], a1[2] - a0[2]};
-    s[0] = 0.5f * (a0[0] + a1[0]); s[1] = 0.5f * (a0[1] + a1[1]); s[2] = 0.5f * (a0[2] + a1[2]);
-    s[3] = 0.5f * sqrtf(v3_dot(h, h)) + b->capsule_seg[7 * c + 6];
+    frame_capsule_sphere(b, c, a0, a1, s);
 }
 
 /* Position of the k-th set bit of m, k from 0 (k < popc(m)): the largest s
@@ -373,7 +371,6 @@ static __device__ float warp_pairs(const struct solver_batch *b, int f, const fl
     float s0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, s1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     if (cull && (int)lane < b->n_capsules) warp_capsule_sphere(b, lk, (int)lane, s0);
     if (cull && (int)lane + 32 < b->n_capsules) warp_capsule_sphere(b, lk, (int)lane + 32, s1);
-    const float margin = b->collide_margin + 1e-3f;
     int qp = 0, q = 0; /* lane j < q holds queued pair qp */
     for (int p0 = 0; p0 < b->n_pairs; p0 += 32) {
         const int p = p0 + (int)lane;
@@ -388,9 +385,7 @@ static __device__ float warp_pairs(const struct solver_batch *b, int f, const fl
                 va[k] = ca < 32 ? a0 : a1;
                 vb[k] = cb < 32 ? b0 : b1;
             }
-            float reach = (va[3] + vb[3]) + margin;
-            float v[3] = {va[0] - vb[0], va[1] - vb[1], va[2] - vb[2]};
-            if (reach > 0.0f && v3_dot(v, v) >= reach * reach) cand = 0;
+            if (frame_spheres_apart(va, vb, b->collide_margin)) cand = 0;
         }
         const unsigned m = __ballot_sync(0xffffffffu, cand);
         const int nm = __popc(m), k = (int)lane - q;
