@@ -10,8 +10,7 @@
  *      is solved, so a bad one stops the run before any work;
  *   2. the solves: each clip alone, or with --batch the clips with
  *      identical weights and options together, in solver calls of at most
- *      CLI_BATCH_FRAMES frames (a batch shares its weights and options;
- *      its last call is a small one, CLI_TAIL_FRAMES),
+ *      CLI_BATCH_FRAMES frames (a batch shares its weights and options),
  *      taken largest first; a call's targets are built from the plans, in
  *      parallel, and packed into the arrays it is solved from (page-locked
  *      where the backend has them: rtg_batch_pack), while the call before
@@ -65,22 +64,12 @@
  * overlaps, stay short. */
 #define CLI_BATCH_FRAMES 131072
 
-/* The frames of a batch's last call: a batch of more than twice this many
- * ends in a call of about this size, which the main lane solves last, so
- * that the finishing of the call before it overlaps it and little is left
- * to finish after the device's last solve (bench/RESULTS.md, thirteenth
- * session: on an H100 lend the last 131,000-frame call's finishing took
- * 0.045 s after it). */
-#define CLI_TAIL_FRAMES 32768
-
 /* The largest call the side lane (--lanes 2) takes: the calls it is for
  * are the small ones, which wait on the device's round trips far more
  * than they use it (on an H100 a call of 45 frames took 0.011 s, one of
  * 7,787 0.057 s, one of 131,000 0.087 s); a large call gains nothing
- * beside another (two calls of 131,000 frames side by side ran no faster
- * than one after the other) and would double the device memory held. It
- * is below CLI_TAIL_FRAMES: a batch's last call stays on the main lane. */
-#define CLI_SIDE_FRAMES 16384
+ * beside another and would double the device memory held. */
+#define CLI_SIDE_FRAMES 65536
 
 /* Cores the host stages leave to the solving thread with the CUDA
  * backend and no --threads: on the H200's 16-core host the 518-clip
@@ -896,8 +885,7 @@ int cli_solve_run(const struct cli_solve_args *a, struct rt_err *err)
         }
     } else {
         /* The calls, from the plans: solo, one per clip; --batch, the clips
-         * whose plans are alike, in source order, cut at CLI_BATCH_FRAMES, the last
-         * of a batch at about CLI_TAIL_FRAMES.
+         * whose plans are alike, in source order, cut at CLI_BATCH_FRAMES.
          * A call's targets are built in parallel (ahead of the finishing
          * work on the pool) while the call before it solves; a clip whose
          * built weights differ from its call's first is solved alone at the
@@ -913,16 +901,11 @@ int cli_solve_run(const struct cli_solve_args *a, struct rt_err *err)
         memset(done, 0, (size_t)a->n_sources * sizeof *done);
         for (int i = 0; i < a->n_sources; i++) {
             if (done[i]) continue;
-            long long frames = 0, left = 0, cap = CLI_BATCH_FRAMES;
-            /* The batch's frames not in a call yet: its last call is kept
-             * to about CLI_TAIL_FRAMES (the one before it takes the rest). */
-            for (int j = i; a->batch && j < a->n_sources; j++)
-                if (!done[j] && (j == i || plans_alike(&clips[i], &clips[j]))) left += clips[j].t_frames;
-            if (left > 2 * CLI_TAIL_FRAMES && left <= CLI_BATCH_FRAMES + CLI_TAIL_FRAMES) cap = left - CLI_TAIL_FRAMES;
+            long long frames = 0;
             call_at[n_calls++] = m;
             for (int j = i; j < a->n_sources; j++) {
                 if (done[j] || (j > i && (!a->batch || !plans_alike(&clips[i], &clips[j])))) continue;
-                if (m > call_at[n_calls - 1] && frames + clips[j].t_frames > cap) continue;
+                if (m > call_at[n_calls - 1] && frames + clips[j].t_frames > CLI_BATCH_FRAMES) continue;
                 idx[m++] = j;
                 done[j] = 1;
                 frames += clips[j].t_frames;

@@ -254,46 +254,6 @@ static void test_lanes(const char *const *wins, int n_win)
     }
 }
 
-/* --batch over more than twice CLI_TAIL_FRAMES (32,768) frames: the batch
- * ends in a small call, which the main lane takes last (16 clips of 5,000
- * frames: one call of 45,000, then one of 35,000, at least 32,768 and
- * less than that plus a clip). */
-static void test_tail_call(const char *ref, int n_ref, char **lines)
-{
-    enum { N_TAIL = 16, T_TAIL = 5000 };
-    static char paths[N_TAIL][256];
-    char out[256], stats[256], *argv[N_TAIL + 24];
-    int argc = 0;
-    for (int i = 0; i < N_TAIL; i++) {
-        char name[32];
-        snprintf(name, sizeof name, "tail%02d", i);
-        CHECK(write_cut(ref, n_ref, lines, 211 * i, T_TAIL, name));
-        snprintf(paths[i], sizeof paths[i], "%s/%s.csv", dir, name);
-        argv[argc++] = paths[i];
-    }
-    snprintf(out, sizeof out, "%s/o_tail", dir);
-    snprintf(stats, sizeof stats, "%s/tail.json", dir);
-    const char *rest[] = {"--source-robot", "g1", "--robot", "g1", "--batch", "--max-lm", "0", "--init-iters", "0",
-                          "--quiet", "-o", out, "--stats", stats};
-    for (size_t k = 0; k < sizeof rest / sizeof rest[0]; k++) argv[argc++] = (char *)rest[k];
-    argv[argc] = NULL;
-    CHECK_EQ_INT(cli_solve(argc, argv), 0);
-    size_t sl;
-    char *st = test_slurp(stats, &sl);
-    cJSON *j = st ? cJSON_Parse(st) : NULL, *c;
-    cJSON *calls = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "timeline"), "calls");
-    int n = 0, frames[2] = {0, 0};
-    cJSON_ArrayForEach(c, calls) {
-        if (n < 2) frames[n] = (int)num(c, "frames", NULL);
-        n++;
-    }
-    CHECK_EQ_INT(n, 2);
-    CHECK_EQ_INT(frames[0], 45000);
-    CHECK_EQ_INT(frames[1], 35000);
-    cJSON_Delete(j);
-    free(st);
-}
-
 int main(void)
 {
     char ref[512], *text;
@@ -392,7 +352,6 @@ int main(void)
     CHECK(same_file("o_t1", "o_solo", "c513", ".csv"));
     test_out_fps();
     test_lanes(names + 2, 3);
-    test_tail_call(ref, n_ref, lines);
 
     /* 3. A G1 trajectory onto the H1 without --profile: two different
      * models, so the bundled pair profile g1_to_h1 maps it (matching link
