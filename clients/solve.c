@@ -71,12 +71,29 @@
  * beside another and would double the device memory held. */
 #define CLI_SIDE_FRAMES 65536
 
-/* Cores the host stages leave to the solving thread with the CUDA
- * backend and no --threads: on the H200's 16-core host the 518-clip
- * bench-e2e corpus took 1.95-2.34 s with 15 pool workers against
- * 2.16-2.66 s with 16 (the solver's own seconds 1.23-1.33 against
- * 1.40-1.75), and 2.39-2.57 s with 16 at nice 10 (bench/RESULTS.md). */
-#define CLI_CUDA_SPARE_CORES 1
+/* Without --threads the host pool leaves cores to the threads that wait
+ * on the device: while the sources are read and planned, two to the
+ * backend's start (unless it is the CPU's: the thread that creates a CUDA
+ * context and the driver's own), then, with the CUDA backend, one to each
+ * lane's solving thread (whose host loop waits on the device every LM
+ * iteration). A thread more than the cores stalls the rest: on a 16-core
+ * H100 host 16 workers beside a CUDA context's start read the sources in
+ * 0.54-0.93 thread-seconds, 15 in 0.52-0.57, 14 in 0.13-0.24, and the run
+ * took 1,105-1,305 ms against 1,069-1,246 with 14 workers throughout
+ * (bench/RESULTS.md, thirteenth session; 13, 12 and 10 were no faster;
+ * on the H200's host, the second session: 15 workers beside one lane
+ * 1.95-2.34 s against 2.16-2.66 with 16). */
+#define CLI_START_SPARE_CORES 2
+
+/* The host pool's workers: for the backend's start (backend NULL), then
+ * for the solves on `backend` with `lanes` lanes. */
+static int cli_pool_cores(const struct cli_solve_args *a, const char *backend, int lanes)
+{
+    if (a->threads_given) return a->threads;
+    int spare = !backend ? (strcmp(a->backend, "cpu") ? CLI_START_SPARE_CORES : 0)
+                         : !strcmp(backend, "cuda") ? lanes : 0;
+    return a->threads - spare > 1 ? a->threads - spare : 1;
+}
 
 /* The host stages that --stats reports (seconds summed over threads). */
 enum { ST_READ, ST_PLAN, ST_TARGETS, ST_SOLVE, ST_QUALITY, ST_FORMAT, ST_WRITE, ST_COUNT };
@@ -768,10 +785,14 @@ static void *release_backends(void *arg)
     return NULL;
 }
 
-/* Waits for the backend's start; with the CUDA backend and no --threads
- * the host pool then leaves the solving thread a core (this thread runs
- * the solver's host loop, which waits on the device every LM iteration:
- * CLI_CUDA_SPARE_CORES). */
+/* The lanes (--lanes; default two on the CUDA backend, else one). */
+static int cli_lanes(const struct cli_solve_args *a, const char *backend)
+{
+    return a->lanes ? a->lanes : !strcmp(backend, "cuda") ? 2 : 1;
+}
+
+/* Waits for the backend's start, then sizes the host pool for the solves
+ * (cli_pool_cores()). */
 static enum rt_status backend_join(struct backend_start *bs, pthread_t th, int *running, struct run *r,
                                    struct rtg_pool *pool, struct rt_err *err)
 {
@@ -783,8 +804,9 @@ static enum rt_status backend_join(struct backend_start *bs, pthread_t th, int *
         return bs->st;
     }
     r->backend = solver_backend_name(bs->be);
-    if (!r->a->threads_given && !strcmp(r->backend, "cuda"))
-        rtg_pool_retire(pool, CLI_CUDA_SPARE_CORES);
+    int now = rtg_pool_threads(pool), want = cli_pool_cores(r->a, r->backend, cli_lanes(r->a, r->backend));
+    if (want < now) rtg_pool_retire(pool, now - want);
+    else if (want > now) rtg_pool_grow(pool, want - now);
     return RT_OK;
 }
 
@@ -824,7 +846,7 @@ int cli_solve_run(const struct cli_solve_args *a, struct rt_err *err)
     if (a->profile && rtg_profile_load(a->profile, &given, err) != RT_OK) goto out;
     if (pthread_create(&bs_thread, NULL, backend_start, &bs) == 0) bs_running = 1;
     else backend_start(&bs);
-    if (rtg_pool_create(a->threads, &pool, err) != RT_OK) goto out;
+    if (rtg_pool_create(cli_pool_cores(a, NULL, 0), &pool, err) != RT_OK) goto out;
     clips = calloc((size_t)a->n_sources, sizeof *clips);
     idx = calloc((size_t)a->n_sources, sizeof *idx);
     done = calloc((size_t)a->n_sources, sizeof *done);
@@ -960,7 +982,7 @@ int cli_solve_run(const struct cli_solve_args *a, struct rt_err *err)
          * beside the large ones, 7.7% off the mean on an H100 lend, level on
          * an H200 lend whose host's finishing was the tail; the same bytes);
          * one on the CPU, whose lanes would share the cores. */
-        int lanes = a->lanes ? a->lanes : (!strcmp(r.backend, "cuda") ? 2 : 1);
+        int lanes = cli_lanes(a, r.backend);
         if (lanes == 2 && side_call_left(&r)) {
             side = calloc(1, sizeof *side);
             int *buf = side ? malloc(2 * (size_t)a->n_sources * sizeof *buf) : NULL;

@@ -81,7 +81,7 @@ static const struct rtg_option table[] = {
     {NULL, "--backend", "cpu|cuda|auto", RTG_OPT_CHOICE, 0, 0, 0, 0, backend_choices,
      S_SOLVE | RTG_SCOPE_DAEMON, "auto", "solver backend (auto: the GPU when there is one)"},
     {NULL, "--threads", "N", RTG_OPT_INT, 1, 256, 0, 0, NULL, S_SOLVE | S_BATCH, "one per core, at most 64",
-     "CPU threads (batch: of the local solve; on the CUDA backend the host stages leave one core to the solving thread unless this is given)"},
+     "CPU threads (batch: of the local solve; on the CUDA backend the host stages leave a core to each lane's solving thread, and two to the backend's start, unless this is given)"},
     {NULL, "--lanes", "N", RTG_OPT_INT, 1, 2, 0, 0, NULL, S_SOLVE, "2 on the CUDA backend, else 1",
      "solver calls in flight at once with --batch: with 2, one lane takes the calls largest first and another, whose CUDA stream has the device's greatest priority, those of at most 65,536 frames smallest first, so that small latency-bound calls run beside the large ones (for the CUDA backend; two CPU lanes share the cores)"},
     {NULL, "--per-frame", NULL, RTG_OPT_FLAG, 0, 0, 0, 0, NULL, S_SOLVE, NULL,

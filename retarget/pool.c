@@ -123,6 +123,23 @@ void rtg_pool_retire(struct rtg_pool *p, int k)
     pthread_mutex_unlock(&p->mu);
 }
 
+int rtg_pool_grow(struct rtg_pool *p, int k)
+{
+    int started = 0;
+    if (!p || k <= 0) return 0;
+    pthread_mutex_lock(&p->mu);
+    pthread_t *th = realloc(p->threads, (size_t)(p->n_threads + k) * sizeof *th);
+    if (th) {
+        p->threads = th;
+        for (; started < k && !pthread_create(&p->threads[p->n_threads], NULL, worker, p); started++) {
+            p->n_threads++;
+            atomic_fetch_add(&p->n_active, 1);
+        }
+    }
+    pthread_mutex_unlock(&p->mu);
+    return started;
+}
+
 /* Queues fn(arg) behind every queued task, or ahead of them (`first`:
  * work the caller will wait on soon). 0 when it cannot be queued. */
 static int enqueue(struct rtg_pool *p, struct rtg_pool_group *g, void (*fn)(void *arg), void *arg, int first)

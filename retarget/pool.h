@@ -39,6 +39,10 @@ int rtg_pool_threads(const struct rtg_pool *p);
  * other threads after it. */
 void rtg_pool_retire(struct rtg_pool *p, int k);
 
+/* Starts `k` more workers: a pool sized for a stage that left cores to
+ * other threads, given them back after it. Returns how many started. */
+int rtg_pool_grow(struct rtg_pool *p, int k);
+
 /* Runs fn(ctx, i) for i in [0, n) on the pool's threads and the caller's,
  * and returns when every call has returned. Its helpers go ahead of the
  * tasks already queued (a loop the caller waits on is never held up by

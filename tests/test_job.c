@@ -4,15 +4,18 @@
  * targets without detecting again; bundled profiles are parsed once per
  * process and round-trip through rtg_profile_json(); targets from a robot
  * trajectory; the option table's one range per option; a solver call
- * packed ahead of its solve gives the same bits. Reads the shared
+ * packed ahead of its solve gives the same bits; the pool's workers
+ * retired and started again (rtg_pool_grow). Reads the shared
  * clips and robots (skips without them). */
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "../base/clock.h"
 #include "../clients/cli.h"
 #include "../kinematics/traj.h"
 #include "../retarget/batch.h"
@@ -185,6 +188,20 @@ static void test_same_as_cli(const struct kin_robot *g1)
  * clips packed until they are solved; solving other clips than those
  * packed, or the same packing twice, is refused. And the pool's
  * retired workers. */
+/* A task that waits (at most 5 s) until `want` tasks run at once. */
+struct meet {
+    atomic_int in;
+    int want, met[8];
+};
+static struct meet meet_all;
+static void meet_task(void *arg)
+{
+    int k = (int)(size_t)arg, n = atomic_fetch_add(&meet_all.in, 1) + 1;
+    double t0 = rt_now();
+    while (n < meet_all.want && rt_now() - t0 < 5.0) n = atomic_load(&meet_all.in);
+    meet_all.met[k] = n >= meet_all.want;
+}
+
 static void test_packed(const struct kin_robot *g1)
 {
     static const char *const names[2] = {"clips/01_01.bvh", "clips/01_03.bvh"};
@@ -250,6 +267,20 @@ static void test_packed(const struct kin_robot *g1)
     rtg_pool_retire(pool, 1);
     CHECK_EQ_INT(rtg_pool_threads(pool), 2);
     rtg_pool_retire(pool, 5);
+    CHECK_EQ_INT(rtg_pool_threads(pool), 1);
+    /* ... and grown back: three tasks that each wait for the other two
+     * all finish only when three workers run them at once. */
+    CHECK_EQ_INT(rtg_pool_grow(pool, 2), 2);
+    CHECK_EQ_INT(rtg_pool_threads(pool), 3);
+    {
+        struct rtg_pool_group mg = {0};
+        atomic_init(&meet_all.in, 0);
+        meet_all.want = 3;
+        for (int k = 0; k < 3; k++) rtg_pool_submit(pool, &mg, meet_task, (void *)(size_t)k);
+        rtg_pool_wait(pool, &mg);
+        CHECK(meet_all.met[0] && meet_all.met[1] && meet_all.met[2]);
+    }
+    rtg_pool_retire(pool, 2);
     CHECK_EQ_INT(rtg_pool_threads(pool), 1);
     CHECK_EQ_INT(rtg_batch_pack(&ws, &be, g1, b, 2, &e), RT_OK);
     CHECK_EQ_INT(rtg_batch_solve_packed(&ws, &be, g1, &p[0].opt, b, 2, NULL, NULL, NULL, &e), RT_OK);
