@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -685,6 +686,8 @@ static enum rt_status write_stats(const struct cli_solve_args *a, const struct c
     cJSON_AddNumberToObject(o, "clips", a->n_sources);
     cJSON_AddNumberToObject(o, "threads", a->threads);
     cJSON_AddNumberToObject(o, "wall", wall);
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) == 0) cJSON_AddNumberToObject(o, "peak_rss_kb", (double)ru.ru_maxrss);
     cJSON *t = cJSON_AddObjectToObject(o, "timeline"), *calls;
     cJSON_AddNumberToObject(t, "started_unix", tl->started_unix);
     cJSON_AddNumberToObject(t, "robot", tl->robot);

@@ -333,6 +333,7 @@ int main(void)
               num(tl, "first_targets", NULL) >= num(tl, "planned", NULL) && num(tl, "solved", NULL) >= at &&
               num(tl, "written", NULL) >= num(tl, "solved", NULL) && num(j, "wall", NULL) >= num(tl, "written", NULL));
         CHECK(num(tl, "started_unix", NULL) > 1.7e9);
+        CHECK(num(j, "peak_rss_kb", NULL) > 1000); /* the process's own: a few MB at least */
         /* the backends released after the last solve, before the stats */
         CHECK(num(tl, "released", NULL) >= num(tl, "solved", NULL) &&
               num(j, "wall", NULL) >= num(tl, "released", NULL));
