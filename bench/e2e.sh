@@ -129,9 +129,9 @@ stats=""
 if "$b/retarget" solve --help 2>&1 | grep -q -e '--stats'; then stats=$dir/cli_stats.json; fi
 echo "e2e: cli: retarget solve $n_clips clips --batch --backend $backend${stats:+ --stats}"
 # With --stats the CLI runs alone between the two clock readings and
-# reports its own peak RSS (peak_rss_kb): a wrapper that measures it
-# (run_rss: /usr/bin/time, else a Python interpreter, whose start-up took
-# about 0.03 s on the lends) would count its own start in the wall.
+# reports its own peak RSS (peak_rss_kb); without it, inside run_rss
+# (/usr/bin/time, else a Python interpreter), whose own start then counts
+# in the wall.
 : >"$dir/cli_rss"
 t0=$(now)
 # shellcheck disable=SC2086 # E2E_CLI_ARGS is a list of words
