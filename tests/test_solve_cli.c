@@ -17,6 +17,7 @@
 #include "../base/status.h"
 #include "../kinematics/robot.h"
 #include "../kinematics/traj.h"
+#include "../solver/cuda/cuda_api.h"
 #include "test.h"
 
 static char dir[64];
@@ -258,6 +259,11 @@ int main(void)
 {
     char ref[512], *text;
     size_t len;
+    /* What the environment names for the CUDA work queues before any
+     * solve: `retarget solve` asks for 3 only where it names none. */
+    const char *q0 = getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+    char queues0[16] = "";
+    if (q0) snprintf(queues0, sizeof queues0, "%s", q0);
     test_json_int();
     test_http_limits();
     test_traj_unterminated();
@@ -391,6 +397,18 @@ int main(void)
         fclose(f);
         const char *bad[] = {"bad"};
         CHECK(run_solve("o_bad", bad, 1, NULL, NULL) != 0);
+    }
+
+    /* The work queues: 3 (two lanes' streams and the runtime's) where CUDA
+     * is built in and the environment named none, else as they were. */
+    {
+        char desc[256];
+        struct rt_err e;
+        int built = solver_cuda_device_describe(desc, sizeof desc, &e) == RT_OK ||
+                    !strstr(e.msg, "built without CUDA");
+        const char *q = getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+        const char *want = queues0[0] ? queues0 : built ? "3" : NULL;
+        CHECK(want ? q && !strcmp(q, want) : q == NULL);
     }
 
     char cmd[128];

@@ -51,6 +51,18 @@ enum rt_status solver_cuda_copy_bandwidth(size_t bytes, double *gbs, struct rt_e
  * a fresh context. Nothing without a device or without CUDA. */
 void solver_cuda_release_devices(void);
 
+/* Asks the driver for `queues` work queues a device
+ * (CUDA_DEVICE_MAX_CONNECTIONS) unless the environment names a number:
+ * each queue costs a context's start and end. On an H100 (driver 580) a
+ * context took 119-148 ms to create with the driver's default of 8, 63-87
+ * with 3, 45-53 with 2, and its reset 72, 35 and 27 ms (bench/RESULTS.md,
+ * thirteenth session). Streams beyond the queues share them, and one
+ * stream's work then waits behind another's: give one a stream, and one
+ * for the runtime's own. Effective only before the process's first CUDA
+ * call; call it from one thread, before other threads start (it sets the
+ * environment). Nothing without CUDA. */
+void solver_cuda_limit_queues(int queues);
+
 #ifdef __cplusplus
 }
 #endif

@@ -306,6 +306,15 @@ extern "C" void solver_cuda_release_devices(void)
     (void)cudaGetLastError();
 }
 
+extern "C" void solver_cuda_limit_queues(int queues)
+{
+    char v[16];
+    if (queues < 1) queues = 1;
+    if (queues > 32) queues = 32; /* the driver's range */
+    snprintf(v, sizeof v, "%d", queues);
+    (void)setenv("CUDA_DEVICE_MAX_CONNECTIONS", v, 0);
+}
+
 extern "C" int solver_cuda_backend_devices(const struct solver_backend *be)
 {
     if (!be || be->ops != &cuda_ops) return 0;

@@ -46,3 +46,5 @@ int solver_cuda_backend_devices(const struct solver_backend *be)
 }
 
 void solver_cuda_release_devices(void) {}
+
+void solver_cuda_limit_queues(int queues) { (void)queues; }
