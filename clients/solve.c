@@ -77,7 +77,8 @@
  * backend's start (unless it is the CPU's: the thread that creates a CUDA
  * context and the driver's own), then, with the CUDA backend, one to each
  * lane's solving thread (whose host loop waits on the device every LM
- * iteration). A thread more than the cores stalls the rest: on a 16-core
+ * iteration), and after the last solve one to the release of the
+ * backends (struct release). A thread more than the cores stalls the rest: on a 16-core
  * H100 host 16 workers beside a CUDA context's start read the sources in
  * 0.54-0.93 thread-seconds, 15 in 0.52-0.57, 14 in 0.13-0.24, and the run
  * took 1,105-1,305 ms against 1,069-1,246 with 14 workers throughout
@@ -1044,6 +1045,10 @@ int cli_solve_run(const struct cli_solve_args *a, struct rt_err *err)
         if (!prog.quiet) fputs("\n", stderr);
     }
     r.tl.solved = rt_now() - wall0;
+    /* The solves are over: the cores left to the lanes' solving threads
+     * finish clips now, but one, for the release below. */
+    if (!a->threads_given && rtg_pool_threads(pool) < a->threads - 1)
+        rtg_pool_grow(pool, a->threads - 1 - rtg_pool_threads(pool));
     /* The solves are over: the backends, their arrays and the devices are
      * released beside the finishing, not after it (on an H100 lend the
      * process ended 0.16-0.17 s after its last write before, 0.10-0.14 s
