@@ -78,13 +78,13 @@
  * context and the driver's own), then, with the CUDA backend, one to each
  * lane's solving thread (whose host loop waits on the device every LM
  * iteration), and after the last solve one to the release of the
- * backends (struct release). A thread more than the cores stalls the rest: on a 16-core
- * H100 host 16 workers beside a CUDA context's start read the sources in
- * 0.54-0.93 thread-seconds, 15 in 0.52-0.57, 14 in 0.13-0.24, and the run
- * took 1,105-1,305 ms against 1,069-1,246 with 14 workers throughout
- * (bench/RESULTS.md, thirteenth session; 13, 12 and 10 were no faster;
- * on the H200's host, the second session: 15 workers beside one lane
- * 1.95-2.34 s against 2.16-2.66 with 16). */
+ * backends (struct release). A thread more than the cores stalls the
+ * rest: on a 16-core H100 host 16 workers beside a CUDA context's start
+ * read the sources in 0.54-0.93 thread-seconds, 15 in 0.52-0.57, 14 in
+ * 0.13-0.24, and the run took 1,105-1,305 ms against 1,069-1,246 with 14
+ * workers throughout (bench/RESULTS.md, thirteenth session; 13, 12 and 10
+ * were no faster; on the H200's host, the second session: 15 workers
+ * beside one lane 1.95-2.34 s against 2.16-2.66 with 16). */
 #define CLI_START_SPARE_CORES 2
 
 /* The host pool's workers: for the backend's start (backend NULL), then
@@ -795,9 +795,11 @@ static void *release_backends(void *arg)
     return NULL;
 }
 
-/* The lanes (--lanes; default two on the CUDA backend, else one). */
+/* The lanes (--lanes; default two on the CUDA backend, else one; one for
+ * --per-frame, which solves clip after clip on this thread). */
 static int cli_lanes(const struct cli_solve_args *a, const char *backend)
 {
+    if (a->per_frame) return 1;
     return a->lanes ? a->lanes : !strcmp(backend, "cuda") ? 2 : 1;
 }
 
@@ -1046,14 +1048,13 @@ int cli_solve_run(const struct cli_solve_args *a, struct rt_err *err)
     }
     r.tl.solved = rt_now() - wall0;
     /* The solves are over: the cores left to the lanes' solving threads
-     * finish clips now, but one, for the release below. */
+     * finish clips now, but one, for the release of the backends, their
+     * arrays and the devices, beside the finishing, not after it (on an
+     * H100 lend the process ended 0.16-0.17 s after its last write before,
+     * 0.10-0.14 s with this; the rest is the driver's closing of the
+     * device files at the exit: bench/RESULTS.md, "twelfth session"). */
     if (!a->threads_given && rtg_pool_threads(pool) < a->threads - 1)
         rtg_pool_grow(pool, a->threads - 1 - rtg_pool_threads(pool));
-    /* The solves are over: the backends, their arrays and the devices are
-     * released beside the finishing, not after it (on an H100 lend the
-     * process ended 0.16-0.17 s after its last write before, 0.10-0.14 s
-     * with this; the rest is the driver's closing of the device files at
-     * the exit: bench/RESULTS.md, "twelfth session"). */
     rel = (struct release){&r, {&ws[0], &ws[1], side ? &side->ws : NULL}, {&be, side ? &side->be : NULL}};
     if (pthread_create(&rel_thread, NULL, release_backends, &rel) == 0) rel_running = 1;
     else release_backends(&rel);
