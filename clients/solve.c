@@ -92,7 +92,10 @@
 static int cli_pool_cores(const struct cli_solve_args *a, const char *backend, int lanes)
 {
     if (a->threads_given) return a->threads;
-    int spare = !backend ? (strcmp(a->backend, "cpu") ? CLI_START_SPARE_CORES : 0)
+    /* Before the backend is up: whether it will be CUDA's is not known
+     * with "auto", so a machine of four cores or fewer (the CPU's, likely)
+     * keeps them all for the sources. */
+    int spare = !backend ? (strcmp(a->backend, "cpu") && a->threads > 4 ? CLI_START_SPARE_CORES : 0)
                          : !strcmp(backend, "cuda") ? lanes : 0;
     return a->threads - spare > 1 ? a->threads - spare : 1;
 }
