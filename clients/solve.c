@@ -87,17 +87,37 @@
  * beside one lane 1.95-2.34 s against 2.16-2.66 with 16). */
 #define CLI_START_SPARE_CORES 2
 
-/* The host pool's workers: for the backend's start (backend NULL), then
- * for the solves on `backend` with `lanes` lanes. */
-static int cli_pool_cores(const struct cli_solve_args *a, const char *backend, int lanes)
+/* The lanes (--lanes; default two on the CUDA backend, else one; one for
+ * --per-frame, which solves clip after clip on the main thread). */
+static int cli_lanes(const struct cli_solve_args *a, const char *backend)
+{
+    if (a->per_frame) return 1;
+    return a->lanes ? a->lanes : !strcmp(backend, "cuda") ? 2 : 1;
+}
+
+/* The phases of a run that size the host pool differently. */
+enum cli_phase { CLI_STARTING, CLI_SOLVING, CLI_FINISHING };
+
+/* The host pool's workers in phase `ph` of a run on `backend` (NULL while
+ * it starts). */
+static int cli_pool_cores(const struct cli_solve_args *a, enum cli_phase ph, const char *backend)
 {
     if (a->threads_given) return a->threads;
-    /* Before the backend is up: whether it will be CUDA's is not known
-     * with "auto", so a machine of four cores or fewer (the CPU's, likely)
-     * keeps them all for the sources. */
-    int spare = !backend ? (strcmp(a->backend, "cpu") && a->threads > 4 ? CLI_START_SPARE_CORES : 0)
-                         : !strcmp(backend, "cuda") ? lanes : 0;
+    int spare = 0;
+    if (ph == CLI_STARTING) /* whether an "auto" backend will be CUDA's is not known yet: a
+                             * machine of four cores or fewer (the CPU's, likely) keeps them all */
+        spare = strcmp(a->backend, "cpu") && a->threads > 4 ? CLI_START_SPARE_CORES : 0;
+    else if (!strcmp(backend, "cuda"))
+        spare = ph == CLI_SOLVING ? cli_lanes(a, backend) : 1; /* finishing: the release's one */
     return a->threads - spare > 1 ? a->threads - spare : 1;
+}
+
+/* Retires or starts workers until the pool has `want`. */
+static void pool_resize(struct rtg_pool *pool, int want)
+{
+    int now = rtg_pool_threads(pool);
+    if (want < now) rtg_pool_retire(pool, now - want);
+    else if (want > now) rtg_pool_grow(pool, want - now);
 }
 
 /* The host stages that --stats reports (seconds summed over threads). */
@@ -740,10 +760,11 @@ int cli_solve_err(int argc, char **argv, struct rt_err *err_out)
     }
     /* One process, one run: a CUDA work queue for each lane's stream and
      * one for the runtime's own instead of the driver's 8, so that the
-     * context starts 0.03-0.07 s sooner and ends sooner
+     * context starts and ends sooner (the backend up 0.02-0.03 s sooner on
+     * an H100 lend)
      * (solver_cuda_limit_queues; here, before any thread starts --
      * `retarget batch` runs several at once and keeps the driver's). */
-    if (strcmp(a.backend, "cpu")) solver_cuda_limit_queues((a.lanes ? a.lanes : 2) + 1);
+    if (strcmp(a.backend, "cpu")) solver_cuda_limit_queues(cli_lanes(&a, "cuda") + 1);
     rc = cli_solve_run(&a, &err);
     if (rc) {
         if (err_out) *err_out = err;
@@ -798,14 +819,6 @@ static void *release_backends(void *arg)
     return NULL;
 }
 
-/* The lanes (--lanes; default two on the CUDA backend, else one; one for
- * --per-frame, which solves clip after clip on this thread). */
-static int cli_lanes(const struct cli_solve_args *a, const char *backend)
-{
-    if (a->per_frame) return 1;
-    return a->lanes ? a->lanes : !strcmp(backend, "cuda") ? 2 : 1;
-}
-
 /* Waits for the backend's start, then sizes the host pool for the solves
  * (cli_pool_cores()). */
 static enum rt_status backend_join(struct backend_start *bs, pthread_t th, int *running, struct run *r,
@@ -819,9 +832,7 @@ static enum rt_status backend_join(struct backend_start *bs, pthread_t th, int *
         return bs->st;
     }
     r->backend = solver_backend_name(bs->be);
-    int now = rtg_pool_threads(pool), want = cli_pool_cores(r->a, r->backend, cli_lanes(r->a, r->backend));
-    if (want < now) rtg_pool_retire(pool, now - want);
-    else if (want > now) rtg_pool_grow(pool, want - now);
+    pool_resize(pool, cli_pool_cores(r->a, CLI_SOLVING, r->backend));
     return RT_OK;
 }
 
@@ -861,7 +872,7 @@ int cli_solve_run(const struct cli_solve_args *a, struct rt_err *err)
     if (a->profile && rtg_profile_load(a->profile, &given, err) != RT_OK) goto out;
     if (pthread_create(&bs_thread, NULL, backend_start, &bs) == 0) bs_running = 1;
     else backend_start(&bs);
-    if (rtg_pool_create(cli_pool_cores(a, NULL, 0), &pool, err) != RT_OK) goto out;
+    if (rtg_pool_create(cli_pool_cores(a, CLI_STARTING, NULL), &pool, err) != RT_OK) goto out;
     clips = calloc((size_t)a->n_sources, sizeof *clips);
     idx = calloc((size_t)a->n_sources, sizeof *idx);
     done = calloc((size_t)a->n_sources, sizeof *done);
@@ -1056,8 +1067,7 @@ int cli_solve_run(const struct cli_solve_args *a, struct rt_err *err)
      * H100 lend the process ended 0.16-0.17 s after its last write before,
      * 0.10-0.14 s with this; the rest is the driver's closing of the
      * device files at the exit: bench/RESULTS.md, "twelfth session"). */
-    if (!a->threads_given && rtg_pool_threads(pool) < a->threads - 1)
-        rtg_pool_grow(pool, a->threads - 1 - rtg_pool_threads(pool));
+    pool_resize(pool, cli_pool_cores(a, CLI_FINISHING, r.backend));
     rel = (struct release){&r, {&ws[0], &ws[1], side ? &side->ws : NULL}, {&be, side ? &side->be : NULL}};
     if (pthread_create(&rel_thread, NULL, release_backends, &rel) == 0) rel_running = 1;
     else release_backends(&rel);

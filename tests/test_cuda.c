@@ -545,8 +545,6 @@ static void side_by_side_checks(const struct g1_clip *g1)
     g1_clip_free(&h1);
 }
 
-/* Diagnostic (RT_CUDA_DIAG=1): the first LM iteration limit at which the
- * GPU's clip results leave the CPU's, with and without per-frame damping. */
 /* solver_cuda_release_devices() (the CLI's release of the devices beside
  * its last writes): with the backend freed and the devices reset, a backend
  * started after it solves a batch to the bits of one solved before it. */
@@ -575,6 +573,8 @@ static void release_checks(const struct g1_clip *c)
     g1_tiled_free(&bt);
 }
 
+/* Diagnostic (RT_CUDA_DIAG=1): the first LM iteration limit at which the
+ * GPU's clip results leave the CPU's, with and without per-frame damping. */
 static void diag(const struct g1_clip *c)
 {
     const int firsts[2] = {100, 1500}, lens[2] = {1, 511};

@@ -181,13 +181,6 @@ static void test_same_as_cli(const struct kin_robot *g1)
     CHECK_EQ_INT(system(cmd), 0);
 }
 
-/* A call packed ahead (rtg_batch_pack, page-locked arrays where the
- * backend has them, the state block touched there) and solved from what
- * is packed (rtg_batch_solve_packed) gives rtg_batch_solve()'s bits, the
- * states in one block at the clips' offsets; rtg_batch_packed() knows the
- * clips packed until they are solved; solving other clips than those
- * packed, or the same packing twice, is refused. And the pool's
- * retired workers. */
 /* A task that waits (at most 5 s) until `want` tasks run at once. */
 struct meet {
     atomic_int in;
@@ -202,6 +195,13 @@ static void meet_task(void *arg)
     meet_all.met[k] = n >= meet_all.want;
 }
 
+/* A call packed ahead (rtg_batch_pack, page-locked arrays where the
+ * backend has them, the state block touched there) and solved from what
+ * is packed (rtg_batch_solve_packed) gives rtg_batch_solve()'s bits, the
+ * states in one block at the clips' offsets; rtg_batch_packed() knows the
+ * clips packed until they are solved; solving other clips than those
+ * packed, or the same packing twice, is refused. And the pool's
+ * workers retired and started again. */
 static void test_packed(const struct kin_robot *g1)
 {
     static const char *const names[2] = {"clips/01_01.bvh", "clips/01_03.bvh"};

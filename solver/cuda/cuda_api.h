@@ -54,7 +54,7 @@ void solver_cuda_release_devices(void);
 /* Asks the driver for `queues` work queues a device
  * (CUDA_DEVICE_MAX_CONNECTIONS) unless the environment names a number:
  * each queue costs a context's start and end. On an H100 (driver 580) a
- * context took 119-148 ms to create with the driver's default of 8, 63-87
+ * context took 119-148 ms to create with the driver's default of 8, 87
  * with 3, 45-53 with 2, and its reset 72, 35 and 27 ms (bench/RESULTS.md,
  * thirteenth session). Streams beyond the queues share them, and one
  * stream's work then waits behind another's: give one a stream, and one
