@@ -22,6 +22,7 @@
  * refused. */
 #include "robot.h"
 #include "rot.h"
+#include "trig.h"
 #include "embed.h"
 
 #include <assert.h>
@@ -199,7 +200,8 @@ static void rot_from_rpy(const double rpy[3], double R[9])
 /* Rotation by `theta` about the unit axis `a` (Rodrigues). */
 static void rot_from_axis_angle(const double a[3], double theta, double R[9])
 {
-    double c = cos(theta), s = sin(theta);
+    double c, s;
+    kin_sincos(theta, &s, &c);
     LINK_AXIS_ANGLE(double, R, a, c, s);
 }
 
@@ -1323,16 +1325,18 @@ void kin_fk(const struct kin_robot *r, const double *state, double *link_pos, do
  * Four frames at once. Lane l of every FK4 vector is frame l, and each lane
  * takes link_step's operations in its order (the LINK_ pieces above, the
  * same products and sums of doubles, nothing contracted: -ffp-contract=off),
- * so a lane's values are kin_fk's bits. With AVX a vector is one register
- * (the "avx" clone; not under ASan, whose run then checks the default one);
- * without it the compiler splits it in two SSE2 halves. Robots of more than
+ * so a lane's values are kin_fk's bits (the sine and cosine too: trig.h).
+ * With AVX a vector is one register (the "avx" clone, and "avx2", whose
+ * integer lanes serve the sine's range reduction; not under ASan, whose
+ * run then checks the default one); without it the compiler splits it in
+ * two SSE2 halves. Robots of more than
  * FK4_MAX_LINKS links (their four frames' links would not fit the stack) go
  * frame by frame. */
 
 #define FK4_MAX_LINKS 128
 
 #if defined(__GNUC__) || defined(__clang__)
-typedef double fk4_v __attribute__((vector_size(32)));
+typedef kin_v4d fk4_v; /* trig.h */
 
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer)
@@ -1344,7 +1348,7 @@ typedef double fk4_v __attribute__((vector_size(32)));
 #endif
 #if defined(__x86_64__) && defined(__has_attribute) && !defined(FK4_ASAN)
 #if __has_attribute(target_clones)
-#define FK4_CLONES __attribute__((target_clones("avx", "default")))
+#define FK4_CLONES __attribute__((target_clones("avx2", "avx", "default")))
 #endif
 #endif
 #ifndef FK4_CLONES
@@ -1378,7 +1382,7 @@ static inline __attribute__((always_inline)) void link_step4(const struct kin_ro
     for (int i = 0; i < 3; i++) out->p[i] = par->p[i] + t[i];
     if (idx >= 0 && pv->joint_type[k] == RT_JOINT_REVOLUTE) {
         fk4_v c, s, M[9];
-        for (int l = 0; l < 4; l++) c[l] = cos(v[l]), s[l] = sin(v[l]);
+        kin_sincos4(&v, &s, &c);
         LINK_AXIS_ANGLE(fk4_v, M, a, c, s);
         LINK_ROTATE(out->R, Ro, M, (sh >> LINK_AXIS_SHIFT) & 3u);
     } else {

@@ -82,7 +82,8 @@ enum rt_status rtg_targets_collide(struct rtg_targets *t, const struct kin_robot
 struct rtg_collide_scratch {
     int n, fast;           /* capsules; 1: the pairs are rows (below) and n <= 64 */
     double *ends;          /* [6 n] world end points */
-    double *cx, *cy, *cz, *cr; /* [n + 2] centre and reach (half length plus radius) */
+    double *cx, *cy, *cz;  /* [n + 2] world centre, set every frame */
+    double *cr;            /* [n + 2] reach: half length plus radius, a hair over (rtg_collide_scratch_new) */
     unsigned long long *row; /* [n] bit k of row i: (i, k) is a pair */
     int *first;            /* [n] index of row i's first pair */
 };
@@ -105,6 +106,18 @@ struct rtg_collide_scratch *rtg_collide_scratch_new(const struct rtg_targets *t)
     s->cz = s->cy + m;
     s->cr = s->cz + m;
     for (int c = n; c < m; c++) s->cx[c] = s->cy[c] = s->cz[c] = s->cr[c] = 0.0;
+    /* A capsule's length is its link's rigid motion's to rounding (the
+     * world rotation is orthonormal to a few units of 1e-16): the reach is
+     * taken once from the capsule's own end points and made larger by a
+     * relative 2^-30, far above that rounding, so that no pair whose world
+     * spheres meet is ever taken as far apart (a pair the hair adds is
+     * measured, and its depth is not above zero but by rounding). */
+    for (int c = 0; c < n; c++) {
+        const struct kin_capsule *k = &t->capsules[c];
+        double hl = 0.0;
+        for (int i = 0; i < 3; i++) hl += (k->b[i] - k->a[i]) * (k->b[i] - k->a[i]);
+        s->cr[c] = (0.5 * sqrt(hl) + k->radius) * (1.0 + 0x1p-30);
+    }
     /* Rows: the pairs in (first, second) order, first < second, as
      * kin_capsule_pairs lists them; anything else takes the pair loop. */
     s->fast = n <= 64;
@@ -180,21 +193,16 @@ double rtg_collide_depth(const struct rtg_targets *t, const double *link_pos, co
 {
     double deepest = 0.0, lowest = INFINITY;
     *pair = -1;
-    /* World end points, centre and reach of every capsule once, then each
-     * pair: the reach test first (most pairs are far apart), the segments
-     * after, in pair order. */
+    /* World end points and centre of every capsule once, then each pair:
+     * the reach test first (most pairs are far apart), the segments after,
+     * in pair order. */
     for (int c = 0; c < t->n_capsules; c++) {
         const struct kin_capsule *k = &t->capsules[c];
-        double *w = s->ends + 6 * c, hl = 0, m[3];
+        double *w = s->ends + 6 * c;
         kin_capsule_world(k, link_pos, link_rot, w, w + 3);
-        for (int i = 0; i < 3; i++) {
-            m[i] = 0.5 * (w[i] + w[3 + i]);
-            hl += (w[3 + i] - w[i]) * (w[3 + i] - w[i]);
-        }
-        s->cx[c] = m[0];
-        s->cy[c] = m[1];
-        s->cz[c] = m[2];
-        s->cr[c] = 0.5 * sqrt(hl) + k->radius;
+        s->cx[c] = 0.5 * (w[0] + w[3]);
+        s->cy[c] = 0.5 * (w[1] + w[4]);
+        s->cz[c] = 0.5 * (w[2] + w[5]);
         double z = (w[2] < w[5] ? w[2] : w[5]) - k->radius;
         if (z < lowest && k->link != t->foot_link[0] && k->link != t->foot_link[1]) lowest = z;
     }

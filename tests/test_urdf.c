@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "../kinematics/robot.h"
+#include "../kinematics/trig.h"
 
 struct joint_row {
     const char *name, *type, *parent, *child, *axis, *lower, *upper, *effort, *velocity;
@@ -979,12 +980,15 @@ static void test_tiny(void)
  * identity origin rotation, zero origin components, a joint about a
  * coordinate axis). This oracle multiplies everything, in kin_fk's order
  * (each sum left to right over the inner index), from the joints' own
- * xyz, rot and axis; == then holds for every value (it takes -0 == +0:
+ * xyz, rot and axis, with the FK's sine and cosine (trig.h, which
+ * test_trig checks); == then holds for every value (it takes -0 == +0:
  * skipping a zero term can only change a zero result's sign). */
 
 static void ref_rot_axis(const double a[3], double th, double R[9])
 {
-    double c = cos(th), s = sin(th), t = 1.0 - c;
+    double c, s;
+    kin_sincos(th, &s, &c);
+    double t = 1.0 - c;
     R[0] = c + a[0] * a[0] * t;        R[1] = a[0] * a[1] * t - a[2] * s; R[2] = a[0] * a[2] * t + a[1] * s;
     R[3] = a[0] * a[1] * t + a[2] * s; R[4] = c + a[1] * a[1] * t;        R[5] = a[1] * a[2] * t - a[0] * s;
     R[6] = a[0] * a[2] * t - a[1] * s; R[7] = a[1] * a[2] * t + a[0] * s; R[8] = c + a[2] * a[2] * t;
