@@ -97,8 +97,9 @@ int main(void)
         }
         kin_sincos4(&v, &sv, &cv);
         for (int l = 0; l < 4; l++) {
+            double ls = sv[l], lc = cv[l];
             kin_sincos(v[l], &s, &c);
-            if (memcmp(&s, &sv[l], sizeof s) || memcmp(&c, &cv[l], sizeof c)) lanes_bad++;
+            if (memcmp(&s, &ls, sizeof s) || memcmp(&c, &lc, sizeof c)) lanes_bad++;
         }
     }
     CHECK_EQ_INT(lanes_bad, 0);
