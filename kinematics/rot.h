@@ -79,8 +79,9 @@ static inline void kin_cross(const double *a, const double *b, double *o)
     o[2] = a[0] * b[1] - a[1] * b[0];
 }
 
-/* Angle (radians, in [0, pi]) of the rotation a^T b between two matrices. */
-static inline double kin_rot_angle(const double *a, const double *b)
+/* Cosine of the angle of the rotation a^T b between two matrices, held to
+ * [-1, 1] (its angle is kin_acos() of it: trig.h, four at a time). */
+static inline double kin_rot_cos(const double *a, const double *b)
 {
     double tr = 0.0;
     for (int i = 0; i < 3; i++)
@@ -88,7 +89,7 @@ static inline double kin_rot_angle(const double *a, const double *b)
     double c = 0.5 * (tr - 1.0);
     if (c > 1.0) c = 1.0;
     if (c < -1.0) c = -1.0;
-    return acos(c);
+    return c;
 }
 
 #endif

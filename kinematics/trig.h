@@ -1,11 +1,13 @@
 /* trig.h -- sine and cosine in double for the forward kinematics
- * (kin_fk, kin_fk_frames), four values at a time.
+ * (kin_fk, kin_fk_frames), and the arc cosine of the quality figures'
+ * rotation errors (retarget/quality.c), four values at a time.
  *
  * The host's FK takes a sine and a cosine a revolute joint a frame, and
  * libm's sincos() was the largest single cost of the job's host stages
- * (the targets' and the quality's FK: bench/bench_host). These are the
- * fdlibm algorithms (the medium range reduction of e_rem_pio2.c, the
- * kernels of k_sin.c and k_cos.c, their coefficients), written once over
+ * (the targets' and the quality's FK: bench/bench_host), libm's acos()
+ * the next. These are the fdlibm algorithms (the medium range reduction of
+ * e_rem_pio2.c, the kernels of k_sin.c and k_cos.c, e_acos.c; their
+ * coefficients), written once over
  * GCC's vector of four doubles so that every lane takes the same IEEE
  * operations: kin_sincos() of one value is one lane of kin_sincos4(), bit
  * for bit, and the compiler's AVX clone of the FK runs four lanes in one
@@ -14,7 +16,9 @@
  * double); outside it, and for inf and NaN, a lane takes libm's sin() and
  * cos(). Nothing is contracted (-ffp-contract=off), so the bits are the
  * same on every IEEE machine, where libm's depend on the variant it picks
- * for the processor.
+ * for the processor. KIN_CLONES builds a function that calls them for
+ * AVX2, AVX and the default target (not under ASan, whose run then
+ * checks the default one).
  *
  * fdlibm: Copyright (C) 1993 by Sun Microsystems, Inc. All rights
  * reserved. Developed at SunSoft, a Sun Microsystems, Inc. business.
@@ -29,6 +33,25 @@
 typedef double kin_v4d __attribute__((vector_size(32)));
 typedef int64_t kin_v4i __attribute__((vector_size(32)));  /* lane masks: all ones or zero */
 typedef uint64_t kin_v4u __attribute__((vector_size(32))); /* bit patterns */
+
+/* A function built three times, the processor's best taken at load
+ * (GCC's target_clones); on x86-64 only, and not under ASan. */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define KIN_TRIG_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define KIN_TRIG_ASAN 1
+#endif
+#if defined(__x86_64__) && defined(__has_attribute) && !defined(KIN_TRIG_ASAN)
+#if __has_attribute(target_clones)
+#define KIN_CLONES __attribute__((target_clones("avx2", "avx", "default")))
+#endif
+#endif
+#ifndef KIN_CLONES
+#define KIN_CLONES
+#endif
 
 /* The fast range: |x| * 2/pi rounds to an integer of at most 18 bits, so
  * that n * pio2_1 (33 bits) is exact. */
@@ -107,6 +130,46 @@ static inline void kin_sincos(double x, double *s, double *c)
     kin_sincos4(&v, &sv, &cv);
     *s = sv[0];
     *c = cv[0];
+}
+
+/* out[l] = acos(x[l]) (e_acos.c: a rational function of x^2 below 1/2 in
+ * magnitude, of (1 - |x|) / 2 and its square root above); x = 1 gives 0,
+ * x = -1 pi, anything else outside [-1, 1] and NaN give NaN. */
+static inline __attribute__((always_inline)) void kin_acos4(const kin_v4d *xp, kin_v4d *out)
+{
+    const double pi = 3.14159265358979311600e+00, pio2_hi = 1.57079632679489655800e+00,
+                 pio2_lo = 6.12323399573676603587e-17;
+    const double pS0 = 1.66666666666666657415e-01, pS1 = -3.25565818622400915405e-01,
+                 pS2 = 2.01212532134862925881e-01, pS3 = -4.00555345006794114027e-02,
+                 pS4 = 7.91534994289814532176e-04, pS5 = 3.47933107596021167570e-05;
+    const double qS1 = -2.40339491173441421878e+00, qS2 = 2.02094576023350569471e+00,
+                 qS3 = -6.88283971605453293030e-01, qS4 = 7.70381505559019352791e-02;
+    kin_v4d x = *xp, ax = (kin_v4d)((kin_v4i)x & INT64_MAX);
+    kin_v4i mid = ax < 0.5, neg = x < 0.0;
+    /* z = x^2 in the middle, (1 - |x|) / 2 outside (e_acos.c's (1 + x) / 2
+     * below -1/2 is the same operation) */
+    kin_v4d z = KIN_TRIG_BLEND(mid, x * x, (1.0 - ax) * 0.5), s;
+    for (int l = 0; l < 4; l++) s[l] = sqrt(z[l]);
+    kin_v4d p = z * (pS0 + z * (pS1 + z * (pS2 + z * (pS3 + z * (pS4 + z * pS5)))));
+    kin_v4d q = 1.0 + z * (qS1 + z * (qS2 + z * (qS3 + z * qS4)));
+    kin_v4d r = p / q;
+    kin_v4d rm = pio2_hi - (x - (pio2_lo - x * r));  /* |x| < 1/2 */
+    kin_v4d rn = pi - 2.0 * (s + (r * s - pio2_lo)); /* x <= -1/2 */
+    kin_v4d df = (kin_v4d)((kin_v4u)s & 0xffffffff00000000ull); /* x >= 1/2: s's high half */
+    kin_v4d c = (z - df * df) / (s + df);
+    kin_v4d rp = 2.0 * (df + (r * s + c));
+    kin_v4d a = KIN_TRIG_BLEND(mid, rm, KIN_TRIG_BLEND(neg, rn, rp));
+    for (int l = 0; l < 4; l++)
+        if (!(ax[l] < 1.0)) a[l] = x[l] == 1.0 ? 0.0 : x[l] == -1.0 ? pi + 2.0 * pio2_lo : NAN;
+    *out = a;
+}
+
+/* acos(x): kin_acos4's bits. */
+static inline double kin_acos(double x)
+{
+    kin_v4d v = {x, x, x, x}, a;
+    kin_acos4(&v, &a);
+    return a[0];
 }
 
 #endif

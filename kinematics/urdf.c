@@ -1326,34 +1326,17 @@ void kin_fk(const struct kin_robot *r, const double *state, double *link_pos, do
  * takes link_step's operations in its order (the LINK_ pieces above, the
  * same products and sums of doubles, nothing contracted: -ffp-contract=off),
  * so a lane's values are kin_fk's bits (the sine and cosine too: trig.h).
- * With AVX a vector is one register (the "avx" clone, and "avx2", whose
- * integer lanes serve the sine's range reduction; not under ASan, whose
- * run then checks the default one); without it the compiler splits it in
- * two SSE2 halves. Robots of more than
- * FK4_MAX_LINKS links (their four frames' links would not fit the stack) go
- * frame by frame. */
+ * With AVX a vector is one register (the "avx" clone of KIN_CLONES, trig.h,
+ * and "avx2", whose integer lanes serve the sine's range reduction; not
+ * under ASan, whose run then checks the default one); without it the
+ * compiler splits it in two SSE2 halves. Robots of more than FK4_MAX_LINKS
+ * links (their four frames' links would not fit the stack) go frame by
+ * frame. */
 
 #define FK4_MAX_LINKS 128
 
 #if defined(__GNUC__) || defined(__clang__)
 typedef kin_v4d fk4_v; /* trig.h */
-
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define FK4_ASAN 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__)
-#define FK4_ASAN 1
-#endif
-#if defined(__x86_64__) && defined(__has_attribute) && !defined(FK4_ASAN)
-#if __has_attribute(target_clones)
-#define FK4_CLONES __attribute__((target_clones("avx2", "avx", "default")))
-#endif
-#endif
-#ifndef FK4_CLONES
-#define FK4_CLONES
-#endif
 
 struct fk4_link {
     fk4_v p[3], R[9];
@@ -1397,7 +1380,7 @@ static inline __attribute__((always_inline)) void link_step4(const struct kin_ro
 
 /* n (1..4) frames: frame l's state at state + l stride, its links at
  * link_pos + 3 l n_links and link_rot + 9 l n_links. */
-static FK4_CLONES void kin_fk4(const struct kin_robot *r, int n, const double *state, size_t stride,
+static KIN_CLONES void kin_fk4(const struct kin_robot *r, int n, const double *state, size_t stride,
                                double *link_pos, double *link_rot)
 {
     const struct kin_robot_priv *pv = r->priv;

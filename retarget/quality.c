@@ -12,6 +12,7 @@
 
 #include "../base/select.h"
 #include "../kinematics/rot.h"
+#include "../kinematics/trig.h"
 #include "collide.h"
 
 /* Mean, nearest-rank p95 and max of v[0..n) (no NaN); `key` is n values
@@ -79,7 +80,8 @@ static void lift_of(const double *pen, int n, double frame_time, double *mx, dou
 
 /* What one frame's forward kinematics gives the figures: the tracking
  * errors of the frame (ep/er at [k * n + f], NAN where the target has no
- * weight), its feet and its penetration. */
+ * weight; er the cosine of the rotation error until rot_degrees()), its
+ * feet and its penetration. */
 /* Per-frame figures beyond the tracking errors (NULL where not wanted):
  * the deepest self-penetration and its pair, the lowest body point, and
  * every link's position (for body speeds). */
@@ -111,7 +113,7 @@ static void figures_at(const struct kin_robot *r, const struct rtg_targets *t, i
             double qt[4] = {t->rot[4 * i], t->rot[4 * i + 1], t->rot[4 * i + 2], t->rot[4 * i + 3]};
             double m[9];
             kin_quat_to_mat(qt, m);
-            er[slot] = kin_rot_angle(lr + 9 * l, m) * (180.0 / M_PI);
+            er[slot] = kin_rot_cos(lr + 9 * l, m);
         }
     }
     pen[f] = 0;
@@ -134,6 +136,22 @@ static void figures_at(const struct kin_robot *r, const struct rtg_targets *t, i
     memcpy(ex->bodies + (size_t)f * 3 * r->n_links, lp, (size_t)r->n_links * 3 * sizeof *lp);
 }
 
+/* The rotation errors in degrees from figures_at()'s cosines, v[i * stride]
+ * for i < n (NAN stays NAN): kin_acos4() over runs of four, kin_acos()'s
+ * same bits at a run's end or for one value. */
+static KIN_CLONES void rot_degrees(double *v, int n)
+{
+    int i = 0;
+    for (; i + 4 <= n; i += 4) {
+        kin_v4d c, a;
+        memcpy(&c, v + i, sizeof c);
+        kin_acos4(&c, &a);
+        a = a * (180.0 / M_PI);
+        memcpy(v + i, &a, sizeof a);
+    }
+    for (; i < n; i++) v[i] = kin_acos(v[i]) * (180.0 / M_PI);
+}
+
 static void frame_figures(const struct kin_robot *r, const struct rtg_targets *t, const float *row, int f,
                           int n, const double sole[2], double *x, double *lp, double *lr, double *ep, double *er,
                           double *foot, double *pen, const struct frame_extra *ex)
@@ -142,6 +160,7 @@ static void frame_figures(const struct kin_robot *r, const struct rtg_targets *t
     for (int c = 0; c < cols; c++) x[c] = row[c];
     kin_fk(r, x, lp, lr);
     figures_at(r, t, f, n, sole, lp, lr, ep, er, foot, pen, ex);
+    for (int k = 0; k < t->n_targets; k++) rot_degrees(er + (size_t)k * n + f, 1);
 }
 
 /* The fastest position target of t between frames f and f + 1 (m/s; 0 at
@@ -406,6 +425,8 @@ static void fig_chunk(void *ctx, int k)
         }
     else
         atomic_store(&c->failed, 1);
+    /* The piece's rotation errors, target by target (frames in a row). */
+    for (int j = 0; x && ex.scratch && j < c->t->n_targets; j++) rot_degrees(c->er + (size_t)j * c->n_frames + f0, f1 - f0);
     free(x);
     rtg_collide_scratch_free(ex.scratch);
 }

@@ -1,11 +1,13 @@
-/* test_trig.c -- kinematics/trig.h: the FK's sine and cosine. Against long
+/* test_trig.c -- kinematics/trig.h: the FK's sine and cosine and the
+ * rotation errors' arc cosine. Against long
  * double's sinl and cosl, every result within one unit in the last place
  * (below 1 ulp: at most 1 counted in whole ulps of the double result) over
  * joint angles, BVH-sized angles, the range's end, the neighbours of the
  * multiples of pi/2 where the range reduction cancels, tiny values and
  * zeros (their sign kept); lanes past the fast range, inf and NaN as
  * libm's; kin_sincos() of a value is kin_sincos4()'s lane of it whatever
- * the other lanes hold; and most results libm's bits. */
+ * the other lanes hold; and most results libm's bits. kin_acos likewise
+ * over [-1, 1], its ends and what lies outside. */
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
@@ -86,6 +88,26 @@ int main(void)
         CHECK(isnan(ws) ? isnan(s) && isnan(c) : (s == ws && c == wc));
     }
 
+    /* acos against acosl over [-1, 1] (uniform, near the ends, near the
+     * branches at +-1/2, tiny), below one ulp; the ends and outside. */
+    long a_checked = 0, a_over = 0, a_libm = 0;
+    double a_worst = 0;
+    for (int i = 0; i < 600000; i++) {
+        uint64_t r = rnd() % 4;
+        double x = r == 0 ? unif(-1.0, 1.0) : r == 1 ? (rnd() & 1 ? 1.0 : -1.0) * (1.0 - ldexp(unif(0, 1), -(int)(rnd() % 50)))
+                 : r == 2 ? (rnd() & 1 ? 0.5 : -0.5) + unif(-1e-6, 1e-6) : ldexp(unif(-1, 1), -(int)(rnd() % 80));
+        double a = kin_acos(x), e = ulps(a, acosl((long double)x));
+        a_checked++;
+        if (e > a_worst) a_worst = e;
+        if (e > 1.0 && a_over++ < 5) fprintf(stderr, "acos(%a) = %a: %.3f ulp\n", x, a, e);
+        if (a == acos(x)) a_libm++;
+    }
+    printf("test_trig: acos: %ld values, worst %.3f ulp, %ld over one ulp, %.2f%% libm's bits\n", a_checked, a_worst,
+           a_over, 100.0 * (double)a_libm / (double)a_checked);
+    CHECK_EQ_INT((int)a_over, 0);
+    CHECK(kin_acos(1.0) == 0.0 && kin_acos(-1.0) == acos(-1.0) && kin_acos(0.0) == acos(0.0));
+    CHECK(isnan(kin_acos(1.0 + DBL_EPSILON)) && isnan(kin_acos(-2.0)) && isnan(kin_acos(NAN)));
+
     /* A value's lane is kin_sincos() of it, whatever its neighbours (in
      * range or not). */
     int lanes_bad = 0;
@@ -100,6 +122,12 @@ int main(void)
             double ls = sv[l], lc = cv[l];
             kin_sincos(v[l], &s, &c);
             if (memcmp(&s, &ls, sizeof s) || memcmp(&c, &lc, sizeof c)) lanes_bad++;
+        }
+        for (int l = 0; l < 4; l++) v[l] = rnd() % 8 == 0 ? unif(-1.5, 1.5) : unif(-1.0, 1.0);
+        kin_acos4(&v, &sv);
+        for (int l = 0; l < 4; l++) {
+            double la = sv[l], a = kin_acos(v[l]);
+            if (memcmp(&a, &la, sizeof a) && !(isnan(a) && isnan(la))) lanes_bad++;
         }
     }
     CHECK_EQ_INT(lanes_bad, 0);
