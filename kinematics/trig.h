@@ -3,22 +3,22 @@
  * rotation errors (retarget/quality.c), four values at a time.
  *
  * The host's FK takes a sine and a cosine a revolute joint a frame, and
- * libm's sincos() was the largest single cost of the job's host stages
- * (the targets' and the quality's FK: bench/bench_host), libm's acos()
- * the next. These are the fdlibm algorithms (the medium range reduction of
- * e_rem_pio2.c, the kernels of k_sin.c and k_cos.c, e_acos.c; their
- * coefficients), written once over
- * GCC's vector of four doubles so that every lane takes the same IEEE
- * operations: kin_sincos() of one value is one lane of kin_sincos4(), bit
- * for bit, and the compiler's AVX clone of the FK runs four lanes in one
- * register. Error below one unit in the last place over the fast range
- * (|x| <= KIN_TRIG_FAST_MAX, tests/test_trig.c checks it against long
- * double); outside it, and for inf and NaN, a lane takes libm's sin() and
- * cos(). Nothing is contracted (-ffp-contract=off), so the bits are the
- * same on every IEEE machine, where libm's depend on the variant it picks
- * for the processor. KIN_CLONES builds a function that calls them for
- * AVX2, AVX and the default target (not under ASan, whose run then
- * checks the default one).
+ * libm's sincos() was 9-10% of the job's host stages (the targets' and the
+ * quality's FK: bench/bench_host under perf), libm's acos() another 4% (the
+ * quality's rotation errors). These are the fdlibm algorithms (the medium
+ * range reduction of e_rem_pio2.c, the kernels of k_sin.c and k_cos.c,
+ * e_acos.c; their coefficients), written once over GCC's vector of four
+ * doubles so that every lane takes the same IEEE operations: kin_sincos()
+ * of one value is one lane of kin_sincos4(), bit for bit (kin_acos() of
+ * kin_acos4()), and an AVX clone runs four lanes in one register. Error
+ * below one unit in the last place (tests/test_trig.c checks it against
+ * long double); the sine and cosine over the fast range (|x| <=
+ * KIN_TRIG_FAST_MAX), outside it and for inf and NaN a lane takes libm's
+ * sin() and cos(). Nothing is contracted (-ffp-contract=off), so the bits
+ * are the same on every IEEE machine, where libm's depend on the variant it
+ * picks for the processor. KIN_CLONES builds a function that calls them for
+ * AVX2, AVX and the default target (not under ASan, whose run then checks
+ * the default one).
  *
  * fdlibm: Copyright (C) 1993 by Sun Microsystems, Inc. All rights
  * reserved. Developed at SunSoft, a Sun Microsystems, Inc. business.
