@@ -52,22 +52,6 @@ void kin_segment_closest(const double *p0, const double *p1, const double *q0, c
     }
 }
 
-void kin_capsule_at(const struct kin_capsule *c, const double *pos, const double *rot, double *w0, double *w1)
-{
-    kin_mat_vec(rot, c->a, w0);
-    kin_mat_vec(rot, c->b, w1);
-    for (int k = 0; k < 3; k++) {
-        w0[k] += pos[k];
-        w1[k] += pos[k];
-    }
-}
-
-void kin_capsule_world(const struct kin_capsule *c, const double *link_pos, const double *link_rot, double *w0,
-                       double *w1)
-{
-    kin_capsule_at(c, link_pos + 3 * c->link, link_rot + 9 * c->link, w0, w1);
-}
-
 double kin_capsule_distance(const struct kin_capsule *ca, const struct kin_capsule *cb, const double *link_pos,
                             const double *link_rot)
 {

@@ -7,6 +7,7 @@
 #define RT_KIN_CAPSULE_H
 
 #include "robot.h"
+#include "rot.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -52,12 +53,25 @@ void kin_segment_closest(const double *p0, const double *p1, const double *q0, c
                          double *pb);
 
 /* World end points w0, w1 of capsule c with its link at position pos[3],
- * rotation rot[9] (row-major). */
-void kin_capsule_at(const struct kin_capsule *c, const double *pos, const double *rot, double *w0, double *w1);
+ * rotation rot[9] (row-major). Inline: the quality figures take it for
+ * every capsule of every frame. */
+static inline void kin_capsule_at(const struct kin_capsule *c, const double *pos, const double *rot, double *w0,
+                                  double *w1)
+{
+    kin_mat_vec(rot, c->a, w0);
+    kin_mat_vec(rot, c->b, w1);
+    for (int k = 0; k < 3; k++) {
+        w0[k] += pos[k];
+        w1[k] += pos[k];
+    }
+}
 
 /* World end points w0, w1 of capsule c, given every link's world pose (kin_fk). */
-void kin_capsule_world(const struct kin_capsule *c, const double *link_pos, const double *link_rot, double *w0,
-                       double *w1);
+static inline void kin_capsule_world(const struct kin_capsule *c, const double *link_pos, const double *link_rot,
+                                     double *w0, double *w1)
+{
+    kin_capsule_at(c, link_pos + 3 * c->link, link_rot + 9 * c->link, w0, w1);
+}
 
 /* Signed distance between capsules ca and cb (segment distance minus both
  * radii: < 0 is penetration), given every link's world pose (kin_fk). */

@@ -6,9 +6,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
+
+#include "../kinematics/trig.h"
 
 /* Whether `link` is on a leg: a foot link, or a link on the chain from a
  * foot up to (not including) the two feet's nearest common ancestor. With
@@ -82,15 +81,15 @@ enum rt_status rtg_targets_collide(struct rtg_targets *t, const struct kin_robot
 struct rtg_collide_scratch {
     int n, fast;           /* capsules; 1: the pairs are rows (below) and n <= 64 */
     double *ends;          /* [6 n] world end points */
-    double *cx, *cy, *cz;  /* [n + 2] world centre, set every frame */
-    double *cr;            /* [n + 2] reach: half length plus radius, a hair over (rtg_collide_scratch_new) */
+    double *cx, *cy, *cz;  /* [n + 4] world centre, set every frame (the last 4: padding, 0) */
+    double *cr;            /* [n + 4] reach: half length plus radius, a hair over (rtg_collide_scratch_new) */
     unsigned long long *row; /* [n] bit k of row i: (i, k) is a pair */
     int *first;            /* [n] index of row i's first pair */
 };
 
 struct rtg_collide_scratch *rtg_collide_scratch_new(const struct rtg_targets *t)
 {
-    int n = t->n_capsules, m = n + 2;
+    int n = t->n_capsules, m = n + 4;
     struct rtg_collide_scratch *s = calloc(1, sizeof *s);
     if (!s) return NULL;
     s->n = n;
@@ -151,24 +150,24 @@ static int far_apart(const struct rtg_collide_scratch *s, int a, int b)
 }
 
 /* The bits k > i of row i whose pair (i, k) is far apart, the test of
- * far_apart in the same operations: two capsules at a time with SSE2
- * (each lane the scalar IEEE operation), one at a time elsewhere. */
-static unsigned long long far_bits(const struct rtg_collide_scratch *s, int i)
+ * far_apart in the same operations: four capsules at a time (GCC's
+ * vectors, trig.h; each lane the scalar IEEE operation), the lanes past n
+ * the padding, whose bits no row has. */
+static inline __attribute__((always_inline)) unsigned long long far_bits(const struct rtg_collide_scratch *s, int i)
 {
     unsigned long long far = 0;
-    int k = i + 1;
-#if defined(__SSE2__)
-    __m128d ax = _mm_set1_pd(s->cx[i]), ay = _mm_set1_pd(s->cy[i]), az = _mm_set1_pd(s->cz[i]);
-    __m128d ar = _mm_set1_pd(s->cr[i]);
-    for (; k < s->n; k += 2) { /* k + 1 may be n: the padding, whose bit no row has */
-        __m128d dx = _mm_sub_pd(ax, _mm_loadu_pd(s->cx + k)), dy = _mm_sub_pd(ay, _mm_loadu_pd(s->cy + k));
-        __m128d dz = _mm_sub_pd(az, _mm_loadu_pd(s->cz + k)), r = _mm_add_pd(ar, _mm_loadu_pd(s->cr + k));
-        __m128d d2 = _mm_add_pd(_mm_add_pd(_mm_mul_pd(dx, dx), _mm_mul_pd(dy, dy)), _mm_mul_pd(dz, dz));
-        far |= (unsigned long long)_mm_movemask_pd(_mm_cmpge_pd(d2, _mm_mul_pd(r, r))) << k;
+    kin_v4d ax = {s->cx[i], s->cx[i], s->cx[i], s->cx[i]}, ay = {s->cy[i], s->cy[i], s->cy[i], s->cy[i]};
+    kin_v4d az = {s->cz[i], s->cz[i], s->cz[i], s->cz[i]}, ar = {s->cr[i], s->cr[i], s->cr[i], s->cr[i]};
+    for (int k = i + 1; k < s->n; k += 4) {
+        kin_v4d bx, by, bz, br;
+        memcpy(&bx, s->cx + k, sizeof bx);
+        memcpy(&by, s->cy + k, sizeof by);
+        memcpy(&bz, s->cz + k, sizeof bz);
+        memcpy(&br, s->cr + k, sizeof br);
+        kin_v4d dx = ax - bx, dy = ay - by, dz = az - bz, r = ar + br;
+        kin_v4i f = dx * dx + dy * dy + dz * dz >= r * r;
+        far |= (unsigned long long)((f[0] & 1) | (f[1] & 2) | (f[2] & 4) | (f[3] & 8)) << k;
     }
-#else
-    for (; k < s->n; k++) far |= (unsigned long long)far_apart(s, i, k) << k;
-#endif
     return far;
 }
 
@@ -188,7 +187,7 @@ static void pair_depth(const struct rtg_targets *t, const struct rtg_collide_scr
     }
 }
 
-double rtg_collide_depth(const struct rtg_targets *t, const double *link_pos, const double *link_rot,
+KIN_CLONES double rtg_collide_depth(const struct rtg_targets *t, const double *link_pos, const double *link_rot,
                          struct rtg_collide_scratch *s, int *pair, double *low)
 {
     double deepest = 0.0, lowest = INFINITY;
