@@ -761,9 +761,9 @@ int cli_solve_err(int argc, char **argv, struct rt_err *err_out)
     /* One process, one run: a CUDA work queue for each lane's stream and
      * one for the runtime's own instead of the driver's 8, so that the
      * context starts and ends sooner (the backend up 0.02-0.03 s sooner on
-     * an H100 lend)
-     * (solver_cuda_limit_queues; here, before any thread starts --
-     * `retarget batch` runs several at once and keeps the driver's). */
+     * an H100 lend: solver_cuda_limit_queues). Here, before any thread
+     * starts; `retarget batch` runs several solves at once and keeps the
+     * driver's. */
     if (strcmp(a.backend, "cpu")) solver_cuda_limit_queues(cli_lanes(&a, "cuda") + 1);
     rc = cli_solve_run(&a, &err);
     if (rc) {

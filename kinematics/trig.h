@@ -93,12 +93,12 @@ static inline __attribute__((always_inline)) void kin_sincos4(const kin_v4d *xp,
     kin_v4i j = KIN_TRIG_EXP(x);
     kin_v4i more = j - KIN_TRIG_EXP(y0) > 16;
     {
-        kin_v4d t = r, w2 = fn * pio2_2, r2 = t - w2;
-        w2 = fn * pio2_2t - ((t - r2) - w2);
+        kin_v4d w2 = fn * pio2_2, r2 = r - w2;
+        w2 = fn * pio2_2t - ((r - r2) - w2);
         kin_v4d y2 = r2 - w2;
         kin_v4i most = more & (j - KIN_TRIG_EXP(y2) > 49);
-        kin_v4d t3 = r2, w3 = fn * pio2_3, r3 = t3 - w3;
-        w3 = fn * pio2_3t - ((t3 - r3) - w3);
+        kin_v4d w3 = fn * pio2_3, r3 = r2 - w3;
+        w3 = fn * pio2_3t - ((r2 - r3) - w3);
         kin_v4d y3 = r3 - w3;
         r = KIN_TRIG_BLEND(most, r3, KIN_TRIG_BLEND(more, r2, r));
         w = KIN_TRIG_BLEND(most, w3, KIN_TRIG_BLEND(more, w2, w));
@@ -123,14 +123,10 @@ static inline __attribute__((always_inline)) void kin_sincos4(const kin_v4d *xp,
     *cp = co;
 }
 
-/* *s = sin(x), *c = cos(x): kin_sincos4's bits. */
-static inline void kin_sincos(double x, double *s, double *c)
-{
-    kin_v4d v = {x, x, x, x}, sv, cv;
-    kin_sincos4(&v, &sv, &cv);
-    *s = sv[0];
-    *c = cv[0];
-}
+/* *s = sin(x), *c = cos(x): kin_sincos4's bits (trig.c; one value takes
+ * a four-lane call, 18-20 ns with AVX2 and 52-63 without on the build
+ * machine, libm's 12: the FK's frames go four at a time, kin_fk_frames). */
+void kin_sincos(double x, double *s, double *c);
 
 /* out[l] = acos(x[l]) (e_acos.c: a rational function of x^2 below 1/2 in
  * magnitude, of (1 - |x|) / 2 and its square root above); x = 1 gives 0,
@@ -164,12 +160,7 @@ static inline __attribute__((always_inline)) void kin_acos4(const kin_v4d *xp, k
     *out = a;
 }
 
-/* acos(x): kin_acos4's bits. */
-static inline double kin_acos(double x)
-{
-    kin_v4d v = {x, x, x, x}, a;
-    kin_acos4(&v, &a);
-    return a[0];
-}
+/* acos(x): kin_acos4's bits (trig.c, as kin_sincos). */
+double kin_acos(double x);
 
 #endif

@@ -552,9 +552,9 @@ enum rt_status rtg_npz_format(const struct kin_robot *r, const float *state, int
     for (int i = 0; i < NPZ_N; i++) m[i].name = npz_names[i];
     pos = malloc(tb * 3 * sizeof *pos);
     quat = malloc(tb * 4 * sizeof *quat);
-    lpos = malloc(B * 3 * sizeof *lpos);
-    lrot = malloc(B * 9 * sizeof *lrot);
-    row = malloc(cols * sizeof *row);
+    lpos = malloc(4 * B * 3 * sizeof *lpos); /* four frames at a time (kin_fk_frames) */
+    lrot = malloc(4 * B * 9 * sizeof *lrot);
+    row = malloc(4 * cols * sizeof *row);
     names = malloc((D + B + RT_ROOT_COLS) * sizeof *names);
     if (!pos || !quat || !lpos || !lrot || !row || !names) goto fail;
     size_t one = 1, s2[2] = {T, D}, s3[3] = {T, B, 3}, s4[3] = {T, B, 4};
@@ -569,19 +569,22 @@ enum rt_status rtg_npz_format(const struct kin_robot *r, const float *state, int
     for (size_t b = 0; b < B; b++) names[b] = r->links[b].name;
     if (!(m[NPZ_BNAMES].bytes = npy_names(names, B, &m[NPZ_BNAMES].len))) goto fail;
     memcpy(data[NPZ_FPS], &fps, 8); /* little-endian hosts only (Linux x86-64, arm64) */
-    /* Bodies by forward kinematics; each body's quaternion kept on the
-     * hemisphere of its previous frame so that the series is continuous. */
-    for (size_t t = 0; t < T; t++) {
-        for (size_t k = 0; k < cols; k++) row[k] = state[t * cols + k];
-        kin_fk(r, row, lpos, lrot);
-        for (size_t b = 0; b < B; b++) {
-            double *q = quat + (t * B + b) * 4;
-            memcpy(pos + (t * B + b) * 3, lpos + b * 3, 3 * sizeof *pos);
-            rot_to_quat(lrot + b * 9, q);
-            const double *p = t ? quat + ((t - 1) * B + b) * 4 : NULL;
-            if (p ? q[0] * p[0] + q[1] * p[1] + q[2] * p[2] + q[3] * p[3] < 0 : q[0] < 0)
-                for (int k = 0; k < 4; k++) q[k] = -q[k];
-        }
+    /* Bodies by forward kinematics, four frames at a time (kin_fk's
+     * bits); each body's quaternion kept on the hemisphere of its previous
+     * frame so that the series is continuous. */
+    for (size_t t0 = 0; t0 < T; t0 += 4) {
+        size_t nf = T - t0 < 4 ? T - t0 : 4;
+        for (size_t k = 0; k < nf * cols; k++) row[k] = state[t0 * cols + k];
+        kin_fk_frames(r, (int)nf, row, cols, lpos, lrot);
+        for (size_t t = t0; t < t0 + nf; t++)
+            for (size_t b = 0; b < B; b++) {
+                double *q = quat + (t * B + b) * 4;
+                memcpy(pos + (t * B + b) * 3, lpos + ((t - t0) * B + b) * 3, 3 * sizeof *pos);
+                rot_to_quat(lrot + ((t - t0) * B + b) * 9, q);
+                const double *p = t ? quat + ((t - 1) * B + b) * 4 : NULL;
+                if (p ? q[0] * p[0] + q[1] * p[1] + q[2] * p[2] + q[3] * p[3] < 0 : q[0] < 0)
+                    for (int k = 0; k < 4; k++) q[k] = -q[k];
+            }
     }
     float *jp = (float *)(void *)data[NPZ_JPOS], *jv = (float *)(void *)data[NPZ_JVEL];
     float *bp = (float *)(void *)data[NPZ_BPOS], *bq = (float *)(void *)data[NPZ_BQUAT];

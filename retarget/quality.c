@@ -136,9 +136,9 @@ static void figures_at(const struct kin_robot *r, const struct rtg_targets *t, i
     memcpy(ex->bodies + (size_t)f * 3 * r->n_links, lp, (size_t)r->n_links * 3 * sizeof *lp);
 }
 
-/* The rotation errors in degrees from figures_at()'s cosines, v[i * stride]
- * for i < n (NAN stays NAN): kin_acos4() over runs of four, kin_acos()'s
- * same bits at a run's end or for one value. */
+/* The rotation errors in degrees from figures_at()'s cosines, v[0..n)
+ * (NAN stays NAN): kin_acos4() over runs of four, kin_acos()'s same bits
+ * at a run's end or for one value. */
 static KIN_CLONES void rot_degrees(double *v, int n)
 {
     int i = 0;
@@ -413,7 +413,7 @@ static void fig_chunk(void *ctx, int k)
     double *x = malloc(4 * (cols + 12 * nl) * sizeof *x), *lp = x + 4 * cols, *lr = lp + 12 * nl;
     struct frame_extra ex = *c->ex; /* the shared per-frame arrays, a scratch of its own */
     ex.scratch = rtg_collide_scratch_new(c->t);
-    if (x && ex.scratch)
+    if (x && ex.scratch) {
         for (int f = f0; f < f1; f += 4) {
             int m = f1 - f < 4 ? f1 - f : 4;
             const float *rows = c->state + (size_t)f * cols;
@@ -423,10 +423,11 @@ static void fig_chunk(void *ctx, int k)
                 figures_at(r, c->t, f + l, c->n_frames, c->sole, lp + (size_t)l * 3 * nl, lr + (size_t)l * 9 * nl,
                            c->ep, c->er, c->foot, c->pen, &ex);
         }
-    else
+        /* The piece's rotation errors, target by target (frames in a row). */
+        for (int j = 0; j < c->t->n_targets; j++) rot_degrees(c->er + (size_t)j * c->n_frames + f0, f1 - f0);
+    } else {
         atomic_store(&c->failed, 1);
-    /* The piece's rotation errors, target by target (frames in a row). */
-    for (int j = 0; x && ex.scratch && j < c->t->n_targets; j++) rot_degrees(c->er + (size_t)j * c->n_frames + f0, f1 - f0);
+    }
     free(x);
     rtg_collide_scratch_free(ex.scratch);
 }
