@@ -187,24 +187,14 @@ static void pair_depth(const struct rtg_targets *t, const struct rtg_collide_scr
     }
 }
 
-KIN_CLONES double rtg_collide_depth(const struct rtg_targets *t, const double *link_pos, const double *link_rot,
-                         struct rtg_collide_scratch *s, int *pair, double *low)
+/* The deepest penetration of the pairs of a frame whose capsules' world
+ * end points and centres are in s (rtg_collide_depth4): the reach test
+ * first (most pairs are far apart), the segments after, in pair order. */
+static inline __attribute__((always_inline)) double pairs_depth(const struct rtg_targets *t,
+                                                                const struct rtg_collide_scratch *s, int *pair)
 {
-    double deepest = 0.0, lowest = INFINITY;
+    double deepest = 0.0;
     *pair = -1;
-    /* World end points and centre of every capsule once, then each pair:
-     * the reach test first (most pairs are far apart), the segments after,
-     * in pair order. */
-    for (int c = 0; c < t->n_capsules; c++) {
-        const struct kin_capsule *k = &t->capsules[c];
-        double *w = s->ends + 6 * c;
-        kin_capsule_world(k, link_pos, link_rot, w, w + 3);
-        s->cx[c] = 0.5 * (w[0] + w[3]);
-        s->cy[c] = 0.5 * (w[1] + w[4]);
-        s->cz[c] = 0.5 * (w[2] + w[5]);
-        double z = (w[2] < w[5] ? w[2] : w[5]) - k->radius;
-        if (z < lowest && k->link != t->foot_link[0] && k->link != t->foot_link[1]) lowest = z;
-    }
     if (s->fast) { /* row by row, the near pairs' bits in pair order */
         for (int i = 0; i < s->n; i++) {
             unsigned long long row = s->row[i];
@@ -221,6 +211,61 @@ KIN_CLONES double rtg_collide_depth(const struct rtg_targets *t, const double *l
             if (!far_apart(s, ia, ib)) pair_depth(t, s, p, ia, ib, &deepest, pair);
         }
     }
-    *low = lowest;
     return deepest;
+}
+
+double rtg_collide_depth(const struct rtg_targets *t, const double *link_pos, const double *link_rot,
+                         struct rtg_collide_scratch *s, int *pair, double *low)
+{
+    struct rtg_collide_scratch *const s4[4] = {s, s, s, s};
+    double depth;
+    rtg_collide_depth4(t, 1, link_pos, link_rot, 0, s4, &depth, pair, low);
+    return depth;
+}
+
+KIN_CLONES void rtg_collide_depth4(const struct rtg_targets *t, int m, const double *link_pos, const double *link_rot,
+                                   size_t n_links, struct rtg_collide_scratch *const s[4], double *depth, int *pair,
+                                   double *low)
+{
+    kin_v4d lowest = {INFINITY, INFINITY, INFINITY, INFINITY};
+    const double *P[4], *R[4];
+    for (int l = 0; l < 4; l++) { /* lanes past m: frame 0 again, not stored */
+        P[l] = link_pos + (size_t)(l < m ? l : 0) * 3 * n_links;
+        R[l] = link_rot + (size_t)(l < m ? l : 0) * 9 * n_links;
+    }
+    /* World end points and centre of every capsule once, the four frames
+     * at once (kin_capsule_at's operations lane by lane, the same bits; one
+     * frame at a time they were two fifths of the collision figures' time),
+     * each frame's into its scratch; then each frame's pairs. */
+    for (int c = 0; c < t->n_capsules; c++) {
+        const struct kin_capsule *k = &t->capsules[c];
+        size_t lp = 3 * (size_t)k->link, lr = 9 * (size_t)k->link;
+        kin_v4d w[6];
+        for (int i = 0; i < 3; i++) {
+            kin_v4d m0 = {R[0][lr + 3 * i], R[1][lr + 3 * i], R[2][lr + 3 * i], R[3][lr + 3 * i]};
+            kin_v4d m1 = {R[0][lr + 3 * i + 1], R[1][lr + 3 * i + 1], R[2][lr + 3 * i + 1], R[3][lr + 3 * i + 1]};
+            kin_v4d m2 = {R[0][lr + 3 * i + 2], R[1][lr + 3 * i + 2], R[2][lr + 3 * i + 2], R[3][lr + 3 * i + 2]};
+            kin_v4d p = {P[0][lp + i], P[1][lp + i], P[2][lp + i], P[3][lp + i]};
+            w[i] = m0 * k->a[0] + m1 * k->a[1] + m2 * k->a[2];
+            w[3 + i] = m0 * k->b[0] + m1 * k->b[1] + m2 * k->b[2];
+            w[i] = w[i] + p;
+            w[3 + i] = w[3 + i] + p;
+        }
+        kin_v4d cx = 0.5 * (w[0] + w[3]), cy = 0.5 * (w[1] + w[4]), cz = 0.5 * (w[2] + w[5]);
+        for (int l = 0; l < m; l++) {
+            double *e = s[l]->ends + 6 * c;
+            for (int i = 0; i < 6; i++) e[i] = w[i][l];
+            s[l]->cx[c] = cx[l];
+            s[l]->cy[c] = cy[l];
+            s[l]->cz[c] = cz[l];
+        }
+        if (k->link != t->foot_link[0] && k->link != t->foot_link[1]) {
+            kin_v4d z = KIN_TRIG_BLEND(w[2] < w[5], w[2], w[5]) - k->radius;
+            lowest = KIN_TRIG_BLEND(z < lowest, z, lowest);
+        }
+    }
+    for (int l = 0; l < m; l++) {
+        low[l] = lowest[l];
+        depth[l] = pairs_depth(t, s[l], &pair[l]);
+    }
 }

@@ -57,6 +57,14 @@ void rtg_collide_scratch_free(struct rtg_collide_scratch *s);
 double rtg_collide_depth(const struct rtg_targets *t, const double *link_pos, const double *link_rot,
                          struct rtg_collide_scratch *s, int *pair, double *low);
 
+/* rtg_collide_depth() of m (1..4) frames whose link poses lie one after
+ * the other (kin_fk_frames: frame l's at link_pos + 3 l n_links and
+ * link_rot + 9 l n_links), into depth[l], pair[l] and low[l] (m of each),
+ * frame l's capsules into s[l]: the same bits as one frame at a time. */
+void rtg_collide_depth4(const struct rtg_targets *t, int m, const double *link_pos, const double *link_rot,
+                        size_t n_links, struct rtg_collide_scratch *const s[4], double *depth, int *pair,
+                        double *low);
+
 #ifdef __cplusplus
 }
 #endif

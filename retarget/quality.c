@@ -91,10 +91,12 @@ struct frame_extra {
     int *self_pair;
 };
 
-/* frame_figures() of frame f whose links' poses lp, lr are known. */
+/* frame_figures() of frame f whose links' poses lp, lr are known and,
+ * with ex, its deepest self-penetration `depth` in `pair` and its lowest
+ * capsule point `low` (rtg_collide_depth). */
 static void figures_at(const struct kin_robot *r, const struct rtg_targets *t, int f, int n, const double sole[2],
                        const double *lp, const double *lr, double *ep, double *er, double *foot, double *pen,
-                       const struct frame_extra *ex)
+                       const struct frame_extra *ex, double depth, int pair, double low)
 {
     int nt = t->n_targets;
     for (int k = 0; k < nt; k++) {
@@ -125,8 +127,8 @@ static void figures_at(const struct kin_robot *r, const struct rtg_targets *t, i
         if (d > pen[f]) pen[f] = d;
     }
     if (!ex) return;
-    double low;
-    ex->self_pen[f] = rtg_collide_depth(t, lp, lr, ex->scratch, &ex->self_pair[f], &low);
+    ex->self_pen[f] = depth;
+    ex->self_pair[f] = pair;
     for (int side = 0; side < 2; side++)
         if (t->foot_link[side] >= 0 && t->foot_link[side] < r->n_links && -pen[f] < low) low = -pen[f];
     if (!(low < INFINITY))
@@ -159,7 +161,10 @@ static void frame_figures(const struct kin_robot *r, const struct rtg_targets *t
     int cols = RT_ROOT_COLS + r->n_dof;
     for (int c = 0; c < cols; c++) x[c] = row[c];
     kin_fk(r, x, lp, lr);
-    figures_at(r, t, f, n, sole, lp, lr, ep, er, foot, pen, ex);
+    double depth = 0.0, low = INFINITY;
+    int pair = -1;
+    if (ex) depth = rtg_collide_depth(t, lp, lr, ex->scratch, &pair, &low);
+    figures_at(r, t, f, n, sole, lp, lr, ep, er, foot, pen, ex, depth, pair, low);
     for (int k = 0; k < t->n_targets; k++) rot_degrees(er + (size_t)k * n + f, 1);
 }
 
@@ -411,17 +416,21 @@ static void fig_chunk(void *ctx, int k)
     size_t cols = (size_t)c->cols, nl = (size_t)r->n_links;
     /* Four frames at a time (kin_fk_frames): their states, link positions, rotations. */
     double *x = malloc(4 * (cols + 12 * nl) * sizeof *x), *lp = x + 4 * cols, *lr = lp + 12 * nl;
-    struct frame_extra ex = *c->ex; /* the shared per-frame arrays, a scratch of its own */
-    ex.scratch = rtg_collide_scratch_new(c->t);
-    if (x && ex.scratch) {
+    struct rtg_collide_scratch *sc[4]; /* the collision figures' scratches, a frame's each */
+    int ok = x != NULL;
+    for (int l = 0; l < 4; l++) ok &= (sc[l] = rtg_collide_scratch_new(c->t)) != NULL;
+    if (ok) {
         for (int f = f0; f < f1; f += 4) {
             int m = f1 - f < 4 ? f1 - f : 4;
             const float *rows = c->state + (size_t)f * cols;
+            double depth[4], low[4];
+            int pair[4];
             for (size_t j = 0; j < (size_t)m * cols; j++) x[j] = rows[j];
             kin_fk_frames(r, m, x, cols, lp, lr);
+            rtg_collide_depth4(c->t, m, lp, lr, nl, sc, depth, pair, low);
             for (int l = 0; l < m; l++)
                 figures_at(r, c->t, f + l, c->n_frames, c->sole, lp + (size_t)l * 3 * nl, lr + (size_t)l * 9 * nl,
-                           c->ep, c->er, c->foot, c->pen, &ex);
+                           c->ep, c->er, c->foot, c->pen, c->ex, depth[l], pair[l], low[l]);
         }
         /* The piece's rotation errors, target by target (frames in a row). */
         for (int j = 0; j < c->t->n_targets; j++) rot_degrees(c->er + (size_t)j * c->n_frames + f0, f1 - f0);
@@ -429,7 +438,7 @@ static void fig_chunk(void *ctx, int k)
         atomic_store(&c->failed, 1);
     }
     free(x);
-    rtg_collide_scratch_free(ex.scratch);
+    for (int l = 0; l < 4; l++) rtg_collide_scratch_free(sc[l]);
 }
 
 static enum rt_status figures(const struct kin_robot *r, const struct rtg_targets *t, float *state,

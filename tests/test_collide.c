@@ -428,17 +428,23 @@ static void vlimit_checks(const struct g1_clip *c)
 }
 
 /* rtg_collide_depth (the report's self-penetration: pairs by rows of
- * bits, the reach tests two at a time) against every pair measured with
+ * bits, the reach tests four at a time) against every pair measured with
  * kin_capsule_distance in pair order, the first deepest kept: the same
  * depth's bits, the same pair and the same lowest point, at random poses
  * over the joints' whole ranges (many penetrate); and with the pairs in
- * another order (the pair loop) against the same measure in that order. */
+ * another order (the pair loop) against the same measure in that order.
+ * rtg_collide_depth4 of the poses 4, 3, 2 and 1 at a time: each pose's
+ * bits, pair and lowest point as rtg_collide_depth's. */
 static void depth_case(const struct kin_robot *r, struct rtg_targets *t, const char *what)
 {
-    int cols = RT_ROOT_COLS + r->n_dof, bad = 0, pen = 0;
-    struct rtg_collide_scratch *sc = rtg_collide_scratch_new(t);
-    double *s = malloc(sizeof *s * (size_t)cols);
-    double *lp = malloc(sizeof *lp * 3 * (size_t)r->n_links), *lr = malloc(sizeof *lr * 9 * (size_t)r->n_links);
+    int cols = RT_ROOT_COLS + r->n_dof, bad = 0, pen = 0, bad4 = 0, n4 = 0, m4 = 4, k4 = 0;
+    size_t nl = (size_t)r->n_links;
+    struct rtg_collide_scratch *sc = rtg_collide_scratch_new(t), *sc4[4];
+    for (int l = 0; l < 4; l++) CHECK((sc4[l] = rtg_collide_scratch_new(t)) != NULL);
+    double *s = malloc(sizeof *s * (size_t)cols), got4[4], low4[4];
+    double *lp = malloc(sizeof *lp * 3 * 4 * nl), *lr = malloc(sizeof *lr * 9 * 4 * nl);
+    int pair4[4];
+    struct { double depth, low; int pair; } want4[4];
     CHECK(sc && s && lp && lr);
     unsigned seed = 777;
     for (int it = 0; sc && s && lp && lr && it < 300; it++) {
@@ -452,12 +458,25 @@ static void depth_case(const struct kin_robot *r, struct rtg_targets *t, const c
                 s[c] = lo + u * (hi - lo);
             }
         }
-        kin_fk(r, s, lp, lr);
+        double *ps = lp + 3 * nl * (size_t)k4, *rs = lr + 9 * nl * (size_t)k4; /* this pose's slot of 4 */
+        kin_fk(r, s, ps, rs);
         int pair, want_pair = -1;
         double low, want_low = INFINITY, want = 0.0;
-        double got = rtg_collide_depth(t, lp, lr, sc, &pair, &low);
+        double got = rtg_collide_depth(t, ps, rs, sc, &pair, &low);
+        want4[k4].depth = got;
+        want4[k4].low = low;
+        want4[k4].pair = pair;
+        if (++k4 == m4) { /* m4 poses in a row: at once */
+            rtg_collide_depth4(t, m4, lp, lr, nl, sc4, got4, pair4, low4);
+            for (int l = 0; l < m4; l++)
+                bad4 += memcmp(&got4[l], &want4[l].depth, sizeof got4[l]) != 0 || pair4[l] != want4[l].pair ||
+                        memcmp(&low4[l], &want4[l].low, sizeof low4[l]) != 0;
+            n4 += m4;
+            k4 = 0;
+            m4 = m4 == 1 ? 4 : m4 - 1;
+        }
         for (int p = 0; p < t->n_pairs; p++) {
-            double d = kin_capsule_distance(&t->capsules[t->pair[2 * p]], &t->capsules[t->pair[2 * p + 1]], lp, lr);
+            double d = kin_capsule_distance(&t->capsules[t->pair[2 * p]], &t->capsules[t->pair[2 * p + 1]], ps, rs);
             if (-d > want) {
                 want = -d;
                 want_pair = p;
@@ -466,7 +485,7 @@ static void depth_case(const struct kin_robot *r, struct rtg_targets *t, const c
         for (int c = 0; c < t->n_capsules; c++) {
             double w0[3], w1[3];
             const struct kin_capsule *k = &t->capsules[c];
-            kin_capsule_world(k, lp, lr, w0, w1);
+            kin_capsule_world(k, ps, rs, w0, w1);
             double z = (w0[2] < w1[2] ? w0[2] : w1[2]) - k->radius;
             if (z < want_low && k->link != t->foot_link[0] && k->link != t->foot_link[1]) want_low = z;
         }
@@ -477,7 +496,11 @@ static void depth_case(const struct kin_robot *r, struct rtg_targets *t, const c
     CHECK_EQ_INT(bad, 0);
     printf("%s: %d of 300 random poses penetrate, depth and pair as measured pair by pair\n", what, pen);
     CHECK(pen > 10); /* the poses do penetrate */
+    if (bad4) fprintf(stderr, "  %s: %d of %d poses four at a time differ from one at a time\n", what, bad4, n4);
+    CHECK_EQ_INT(bad4, 0);
+    CHECK(n4 >= 290);
     rtg_collide_scratch_free(sc);
+    for (int l = 0; l < 4; l++) rtg_collide_scratch_free(sc4[l]);
     free(s);
     free(lp);
     free(lr);
