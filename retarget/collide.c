@@ -214,15 +214,6 @@ static inline __attribute__((always_inline)) double pairs_depth(const struct rtg
     return deepest;
 }
 
-double rtg_collide_depth(const struct rtg_targets *t, const double *link_pos, const double *link_rot,
-                         struct rtg_collide_scratch *s, int *pair, double *low)
-{
-    struct rtg_collide_scratch *const s4[4] = {s, s, s, s};
-    double depth;
-    rtg_collide_depth4(t, 1, link_pos, link_rot, 0, s4, &depth, pair, low);
-    return depth;
-}
-
 KIN_CLONES void rtg_collide_depth4(const struct rtg_targets *t, int m, const double *link_pos, const double *link_rot,
                                    size_t n_links, struct rtg_collide_scratch *const s[4], double *depth, int *pair,
                                    double *low)
@@ -268,4 +259,13 @@ KIN_CLONES void rtg_collide_depth4(const struct rtg_targets *t, int m, const dou
         low[l] = lowest[l];
         depth[l] = pairs_depth(t, s[l], &pair[l]);
     }
+}
+
+double rtg_collide_depth(const struct rtg_targets *t, const double *link_pos, const double *link_rot,
+                         struct rtg_collide_scratch *s, int *pair, double *low)
+{
+    struct rtg_collide_scratch *const s4[4] = {s, s, s, s};
+    double depth;
+    rtg_collide_depth4(t, 1, link_pos, link_rot, 0, s4, &depth, pair, low);
+    return depth;
 }
