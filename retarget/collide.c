@@ -78,14 +78,27 @@ enum rt_status rtg_targets_collide(struct rtg_targets *t, const struct kin_robot
     return RT_OK;
 }
 
+/* Room for four frames' capsules (rtg_collide_depth4), frame l's in its
+ * lane l of ends, cx, cy and cz; the reach and the rows are the frames'. */
 struct rtg_collide_scratch {
     int n, fast;           /* capsules; 1: the pairs are rows (below) and n <= 64 */
-    double *ends;          /* [6 n] world end points */
-    double *cx, *cy, *cz;  /* [n + 4] world centre, set every frame (the last 4: padding, 0) */
+    double *ends;          /* [4][6 n] world end points */
+    double *cx, *cy, *cz;  /* [4][n + 4] world centre, set every frame (each lane's last 4: padding, 0) */
     double *cr;            /* [n + 4] reach: half length plus radius, a hair over (rtg_collide_scratch_new) */
     unsigned long long *row; /* [n] bit k of row i: (i, k) is a pair */
     int *first;            /* [n] index of row i's first pair */
 };
+
+/* One frame's capsules in a scratch: its lane l. */
+struct frame_caps {
+    const double *ends, *cx, *cy, *cz, *cr;
+};
+
+static inline struct frame_caps caps_of(const struct rtg_collide_scratch *s, int l)
+{
+    size_t m = (size_t)s->n + 4;
+    return (struct frame_caps){s->ends + 6 * (size_t)s->n * l, s->cx + m * l, s->cy + m * l, s->cz + m * l, s->cr};
+}
 
 struct rtg_collide_scratch *rtg_collide_scratch_new(const struct rtg_targets *t)
 {
@@ -93,18 +106,20 @@ struct rtg_collide_scratch *rtg_collide_scratch_new(const struct rtg_targets *t)
     struct rtg_collide_scratch *s = calloc(1, sizeof *s);
     if (!s) return NULL;
     s->n = n;
-    s->ends = malloc((size_t)(6 * n + 4 * m) * sizeof(double));
+    s->ends = malloc((size_t)(4 * 6 * n + 13 * m) * sizeof(double));
     s->row = calloc((size_t)m, sizeof *s->row);
     s->first = calloc((size_t)m, sizeof *s->first);
     if (!s->ends || !s->row || !s->first) {
         rtg_collide_scratch_free(s);
         return NULL;
     }
-    s->cx = s->ends + 6 * n;
-    s->cy = s->cx + m;
-    s->cz = s->cy + m;
-    s->cr = s->cz + m;
-    for (int c = n; c < m; c++) s->cx[c] = s->cy[c] = s->cz[c] = s->cr[c] = 0.0;
+    s->cx = s->ends + 4 * 6 * n;
+    s->cy = s->cx + 4 * m;
+    s->cz = s->cy + 4 * m;
+    s->cr = s->cz + 4 * m;
+    for (int l = 0; l < 4; l++)
+        for (int c = n; c < m; c++) s->cx[l * m + c] = s->cy[l * m + c] = s->cz[l * m + c] = 0.0;
+    for (int c = n; c < m; c++) s->cr[c] = 0.0;
     /* A capsule's length is its link's rigid motion's to rounding (the
      * world rotation is orthonormal to a few units of 1e-16): the reach is
      * taken once from the capsule's own end points and made larger by a
@@ -143,7 +158,7 @@ void rtg_collide_scratch_free(struct rtg_collide_scratch *s)
 
 /* Whether pair (a, b) is far apart: |centre a - centre b|^2 >= (reach a +
  * reach b)^2, the capsules then cannot touch. */
-static int far_apart(const struct rtg_collide_scratch *s, int a, int b)
+static int far_apart(const struct frame_caps *s, int a, int b)
 {
     double dx = s->cx[a] - s->cx[b], dy = s->cy[a] - s->cy[b], dz = s->cz[a] - s->cz[b], reach = s->cr[a] + s->cr[b];
     return dx * dx + dy * dy + dz * dz >= reach * reach;
@@ -153,12 +168,12 @@ static int far_apart(const struct rtg_collide_scratch *s, int a, int b)
  * far_apart in the same operations: four capsules at a time (GCC's
  * vectors, trig.h; each lane the scalar IEEE operation), the lanes past n
  * the padding, whose bits no row has. */
-static inline __attribute__((always_inline)) unsigned long long far_bits(const struct rtg_collide_scratch *s, int i)
+static inline __attribute__((always_inline)) unsigned long long far_bits(const struct frame_caps *s, int n, int i)
 {
     unsigned long long far = 0;
     kin_v4d ax = {s->cx[i], s->cx[i], s->cx[i], s->cx[i]}, ay = {s->cy[i], s->cy[i], s->cy[i], s->cy[i]};
     kin_v4d az = {s->cz[i], s->cz[i], s->cz[i], s->cz[i]}, ar = {s->cr[i], s->cr[i], s->cr[i], s->cr[i]};
-    for (int k = i + 1; k < s->n; k += 4) {
+    for (int k = i + 1; k < n; k += 4) {
         kin_v4d bx, by, bz, br;
         memcpy(&bx, s->cx + k, sizeof bx);
         memcpy(&by, s->cy + k, sizeof by);
@@ -173,7 +188,7 @@ static inline __attribute__((always_inline)) unsigned long long far_bits(const s
 
 /* Pair p of capsules a and b, near enough to touch: its depth into
  * *deepest and p into *pair when it is the deepest so far. */
-static void pair_depth(const struct rtg_targets *t, const struct rtg_collide_scratch *s, int p, int a, int b,
+static void pair_depth(const struct rtg_targets *t, const struct frame_caps *s, int p, int a, int b,
                        double *deepest, int *pair)
 {
     const double *wa = s->ends + 6 * a, *wb = s->ends + 6 * b;
@@ -187,21 +202,23 @@ static void pair_depth(const struct rtg_targets *t, const struct rtg_collide_scr
     }
 }
 
-/* The deepest penetration of the pairs of a frame whose capsules' world
- * end points and centres are in s (rtg_collide_depth4): the reach test
- * first (most pairs are far apart), the segments after, in pair order. */
+/* The deepest penetration of the pairs of the frame whose capsules' world
+ * end points and centres are s's lane l (rtg_collide_depth4): the reach
+ * test first (most pairs are far apart), the segments after, in pair order. */
 static inline __attribute__((always_inline)) double pairs_depth(const struct rtg_targets *t,
-                                                                const struct rtg_collide_scratch *s, int *pair)
+                                                                const struct rtg_collide_scratch *sc, int l,
+                                                                int *pair)
 {
+    const struct frame_caps caps = caps_of(sc, l), *s = &caps;
     double deepest = 0.0;
     *pair = -1;
-    if (s->fast) { /* row by row, the near pairs' bits in pair order */
-        for (int i = 0; i < s->n; i++) {
-            unsigned long long row = s->row[i];
+    if (sc->fast) { /* row by row, the near pairs' bits in pair order */
+        for (int i = 0; i < sc->n; i++) {
+            unsigned long long row = sc->row[i];
             if (!row) continue;
-            for (unsigned long long near = row & ~far_bits(s, i); near; near &= near - 1) {
+            for (unsigned long long near = row & ~far_bits(s, sc->n, i); near; near &= near - 1) {
                 int k = __builtin_ctzll(near);
-                int p = s->first[i] + __builtin_popcountll(row & ((1ull << k) - 1));
+                int p = sc->first[i] + __builtin_popcountll(row & ((1ull << k) - 1));
                 pair_depth(t, s, p, i, k, &deepest, pair);
             }
         }
@@ -215,9 +232,9 @@ static inline __attribute__((always_inline)) double pairs_depth(const struct rtg
 }
 
 KIN_CLONES void rtg_collide_depth4(const struct rtg_targets *t, int m, const double *link_pos, const double *link_rot,
-                                   size_t n_links, struct rtg_collide_scratch *const s[4], double *depth, int *pair,
-                                   double *low)
+                                   size_t n_links, struct rtg_collide_scratch *s, double *depth, int *pair, double *low)
 {
+    size_t nc = (size_t)s->n, mc = nc + 4;
     kin_v4d lowest = {INFINITY, INFINITY, INFINITY, INFINITY};
     const double *P[4], *R[4];
     for (int l = 0; l < 4; l++) { /* lanes past m: frame 0 again, not stored */
@@ -227,7 +244,7 @@ KIN_CLONES void rtg_collide_depth4(const struct rtg_targets *t, int m, const dou
     /* World end points and centre of every capsule once, the four frames
      * at once (kin_capsule_at's operations lane by lane, the same bits; one
      * frame at a time they were two fifths of the collision figures' time),
-     * each frame's into its scratch; then each frame's pairs. */
+     * each frame's into its lane of s; then each frame's pairs. */
     for (int c = 0; c < t->n_capsules; c++) {
         const struct kin_capsule *k = &t->capsules[c];
         size_t lp = 3 * (size_t)k->link, lr = 9 * (size_t)k->link;
@@ -244,11 +261,11 @@ KIN_CLONES void rtg_collide_depth4(const struct rtg_targets *t, int m, const dou
         }
         kin_v4d cx = 0.5 * (w[0] + w[3]), cy = 0.5 * (w[1] + w[4]), cz = 0.5 * (w[2] + w[5]);
         for (int l = 0; l < m; l++) {
-            double *e = s[l]->ends + 6 * c;
+            double *e = s->ends + 6 * (nc * l + c);
             for (int i = 0; i < 6; i++) e[i] = w[i][l];
-            s[l]->cx[c] = cx[l];
-            s[l]->cy[c] = cy[l];
-            s[l]->cz[c] = cz[l];
+            s->cx[mc * l + c] = cx[l];
+            s->cy[mc * l + c] = cy[l];
+            s->cz[mc * l + c] = cz[l];
         }
         if (k->link != t->foot_link[0] && k->link != t->foot_link[1]) {
             kin_v4d z = KIN_TRIG_BLEND(w[2] < w[5], w[2], w[5]) - k->radius;
@@ -257,15 +274,14 @@ KIN_CLONES void rtg_collide_depth4(const struct rtg_targets *t, int m, const dou
     }
     for (int l = 0; l < m; l++) {
         low[l] = lowest[l];
-        depth[l] = pairs_depth(t, s[l], &pair[l]);
+        depth[l] = pairs_depth(t, s, l, &pair[l]);
     }
 }
 
 double rtg_collide_depth(const struct rtg_targets *t, const double *link_pos, const double *link_rot,
                          struct rtg_collide_scratch *s, int *pair, double *low)
 {
-    struct rtg_collide_scratch *const s4[4] = {s, s, s, s};
     double depth;
-    rtg_collide_depth4(t, 1, link_pos, link_rot, 0, s4, &depth, pair, low);
+    rtg_collide_depth4(t, 1, link_pos, link_rot, 0, s, &depth, pair, low);
     return depth;
 }

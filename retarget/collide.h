@@ -42,9 +42,10 @@ extern "C" {
 enum rt_status rtg_targets_collide(struct rtg_targets *t, const struct kin_robot *r, double margin, double weight,
                                    double ground_weight, struct rt_err *err);
 
-/* What rtg_collide_depth() needs beside a frame: room for the capsules'
- * world poses and t's pairs as rows of bits (one per thread; it depends on
- * t's capsules and pairs only). NULL when out of memory; _free is NULL-safe. */
+/* What rtg_collide_depth() and rtg_collide_depth4() need beside the
+ * frames: room for four frames' capsules' world poses and t's pairs as rows
+ * of bits (one per thread; it depends on t's capsules and pairs only). NULL
+ * when out of memory; _free is NULL-safe. */
 struct rtg_collide_scratch;
 struct rtg_collide_scratch *rtg_collide_scratch_new(const struct rtg_targets *t);
 void rtg_collide_scratch_free(struct rtg_collide_scratch *s);
@@ -59,11 +60,10 @@ double rtg_collide_depth(const struct rtg_targets *t, const double *link_pos, co
 
 /* rtg_collide_depth() of m (1..4) frames whose link poses lie one after
  * the other (kin_fk_frames: frame l's at link_pos + 3 l n_links and
- * link_rot + 9 l n_links), into depth[l], pair[l] and low[l] (m of each),
- * frame l's capsules into s[l]: the same bits as one frame at a time. */
+ * link_rot + 9 l n_links), into depth[l], pair[l] and low[l] (m of each):
+ * the same bits as one frame at a time. */
 void rtg_collide_depth4(const struct rtg_targets *t, int m, const double *link_pos, const double *link_rot,
-                        size_t n_links, struct rtg_collide_scratch *const s[4], double *depth, int *pair,
-                        double *low);
+                        size_t n_links, struct rtg_collide_scratch *s, double *depth, int *pair, double *low);
 
 #ifdef __cplusplus
 }

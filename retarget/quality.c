@@ -78,10 +78,6 @@ static void lift_of(const double *pen, int n, double frame_time, double *mx, dou
     }
 }
 
-/* What one frame's forward kinematics gives the figures: the tracking
- * errors of the frame (ep/er at [k * n + f], NAN where the target has no
- * weight; er the cosine of the rotation error until rot_degrees()), its
- * feet and its penetration. */
 /* Per-frame figures beyond the tracking errors (NULL where not wanted):
  * the deepest self-penetration and its pair, the lowest body point, and
  * every link's position (for body speeds). */
@@ -91,9 +87,12 @@ struct frame_extra {
     int *self_pair;
 };
 
-/* frame_figures() of frame f whose links' poses lp, lr are known and,
- * with ex, its deepest self-penetration `depth` in `pair` and its lowest
- * capsule point `low` (rtg_collide_depth). */
+/* What the forward kinematics of frame f (its links' poses lp, lr) gives
+ * the figures: its tracking errors (ep/er at [k * n + f], NAN where the
+ * target has no weight; er the cosine of the rotation error until
+ * rot_degrees()), its feet and its penetration, and with ex its deepest
+ * self-penetration `depth` in `pair`, measured with its lowest capsule
+ * point `low` (rtg_collide_depth, rtg_collide_depth4). */
 static void figures_at(const struct kin_robot *r, const struct rtg_targets *t, int f, int n, const double sole[2],
                        const double *lp, const double *lr, double *ep, double *er, double *foot, double *pen,
                        const struct frame_extra *ex, double depth, int pair, double low)
@@ -416,10 +415,8 @@ static void fig_chunk(void *ctx, int k)
     size_t cols = (size_t)c->cols, nl = (size_t)r->n_links;
     /* Four frames at a time (kin_fk_frames): their states, link positions, rotations. */
     double *x = malloc(4 * (cols + 12 * nl) * sizeof *x), *lp = x + 4 * cols, *lr = lp + 12 * nl;
-    struct rtg_collide_scratch *sc[4]; /* the collision figures' scratches, a frame's each */
-    int ok = x != NULL;
-    for (int l = 0; l < 4; l++) ok &= (sc[l] = rtg_collide_scratch_new(c->t)) != NULL;
-    if (ok) {
+    struct rtg_collide_scratch *sc = rtg_collide_scratch_new(c->t); /* the collision figures' */
+    if (x && sc) {
         for (int f = f0; f < f1; f += 4) {
             int m = f1 - f < 4 ? f1 - f : 4;
             const float *rows = c->state + (size_t)f * cols;
@@ -438,7 +435,7 @@ static void fig_chunk(void *ctx, int k)
         atomic_store(&c->failed, 1);
     }
     free(x);
-    for (int l = 0; l < 4; l++) rtg_collide_scratch_free(sc[l]);
+    rtg_collide_scratch_free(sc);
 }
 
 static enum rt_status figures(const struct kin_robot *r, const struct rtg_targets *t, float *state,

@@ -439,15 +439,14 @@ static void depth_case(const struct kin_robot *r, struct rtg_targets *t, const c
 {
     int cols = RT_ROOT_COLS + r->n_dof, bad = 0, pen = 0, bad4 = 0, n4 = 0, m4 = 4, k4 = 0;
     size_t nl = (size_t)r->n_links;
-    struct rtg_collide_scratch *sc = rtg_collide_scratch_new(t), *sc4[4];
-    for (int l = 0; l < 4; l++) CHECK((sc4[l] = rtg_collide_scratch_new(t)) != NULL);
+    struct rtg_collide_scratch *sc = rtg_collide_scratch_new(t), *sc4 = rtg_collide_scratch_new(t);
     double *s = malloc(sizeof *s * (size_t)cols), got4[4], low4[4];
     double *lp = malloc(sizeof *lp * 3 * 4 * nl), *lr = malloc(sizeof *lr * 9 * 4 * nl);
     int pair4[4];
     struct { double depth, low; int pair; } want4[4];
-    CHECK(sc && s && lp && lr);
+    CHECK(sc && sc4 && s && lp && lr);
     unsigned seed = 777;
-    for (int it = 0; sc && s && lp && lr && it < 300; it++) {
+    for (int it = 0; sc && sc4 && s && lp && lr && it < 300; it++) {
         for (int c = 0; c < cols; c++) {
             seed = seed * 1103515245u + 12345u;
             double u = (double)(seed >> 8) / 16777216.0;
@@ -500,7 +499,7 @@ static void depth_case(const struct kin_robot *r, struct rtg_targets *t, const c
     CHECK_EQ_INT(bad4, 0);
     CHECK(n4 >= 290);
     rtg_collide_scratch_free(sc);
-    for (int l = 0; l < 4; l++) rtg_collide_scratch_free(sc4[l]);
+    rtg_collide_scratch_free(sc4);
     free(s);
     free(lp);
     free(lr);
