@@ -98,7 +98,13 @@ static inline int lm_rule_after_lin(const struct solver_options *o, float gmax, 
  * alone otherwise). Returns 1 when the step is accepted (the caller copies
  * the trial state and relinearizes), 0 when it is rejected.
  * A rejected step that is already negligible cannot be improved by more
- * damping: the clip has converged to float precision (SOLVER_TERM_STEP). */
+ * damping: the clip has converged to float precision (SOLVER_TERM_STEP).
+ * Nor can one whose predicted and actual relative decrease are both below
+ * tol_cost (MINPACK's ftol test): the model promises no gain the float
+ * costs could show, and the cost did not move beyond that either; the
+ * clip stops on SOLVER_TERM_COST instead of shrinking its step until the
+ * step test holds (on the G1 round trip that was 3 to 5 more iterations
+ * of float noise after the cost had settled). */
 static inline int lm_rule_step(const struct solver_options *o, float *cost, float cost_t, float pred, float dd,
                                float xx, float *lambda, float *nu, int *term)
 {
@@ -115,7 +121,9 @@ static inline int lm_rule_step(const struct solver_options *o, float *cost, floa
     }
     *lambda = *lambda * *nu;
     *nu = *nu * 2.0f;
-    if (*lambda > LM_RULE_LAMBDA_MAX) *term = SOLVER_TERM_DAMPING;
+    float tc = o->tol_cost * *cost;
+    if (tc > 0.0f && pred < tc && cost_t - *cost < tc) *term = SOLVER_TERM_COST;
+    else if (*lambda > LM_RULE_LAMBDA_MAX) *term = SOLVER_TERM_DAMPING;
     else if (dn < o->tol_step * (xn + o->tol_step)) *term = SOLVER_TERM_STEP;
     return 0;
 }

@@ -28,7 +28,7 @@ extern "C" {
 /* Termination reasons, per clip. */
 enum solver_termination {
     SOLVER_TERM_NONE = 0,
-    SOLVER_TERM_COST = 1,      /* relative cost decrease below tol_cost */
+    SOLVER_TERM_COST = 1,      /* relative cost decrease below tol_cost (lm_rule_step) */
     SOLVER_TERM_GRADIENT = 2,  /* gradient norm below tol_grad */
     SOLVER_TERM_STEP = 3,      /* step norm below tol_step */
     SOLVER_TERM_MAX_ITERS = 4, /* LM iteration limit reached */
