@@ -104,18 +104,31 @@ static inline int lm_rule_after_lin(const struct solver_options *o, float gmax, 
  * costs could show, and the cost did not move beyond that either; the
  * clip stops on SOLVER_TERM_COST instead of shrinking its step until the
  * step test holds (on the G1 round trip that was 3 to 5 more iterations
- * of float noise after the cost had settled). */
+ * of float noise after the cost had settled).
+ * An accepted step stops the clip on SOLVER_TERM_COST as well when the
+ * convergence is plainly quadratic: this step and the accepted one before
+ * it both matched their model (rho within LM_RULE_QUAD_RHO of 1), and the
+ * decrease extrapolated one step further, dec * (dec / dec_prev), is below
+ * tol_cost * cost, so the next step could gain nothing the float costs
+ * could show (the G1 round trip's windows: 6% of their cost, then 1e-5,
+ * then float noise -- the third step was always rejected or a no-op).
+ * *dec_prev (0 at the clip's start) carries the last accepted step's
+ * decrease when it matched its model, 0 when it did not. */
+#define LM_RULE_QUAD_RHO 0.1f
 static inline int lm_rule_step(const struct solver_options *o, float *cost, float cost_t, float pred, float dd,
-                               float xx, float *lambda, float *nu, int *term)
+                               float xx, float *lambda, float *nu, float *dec_prev, int *term)
 {
     float rho = lm_rule_rho(*cost, cost_t, pred);
     float dn = sqrtf(dd), xn = sqrtf(xx);
     if (rho > 0.0f) {
-        float dec = *cost - cost_t;
+        float dec = *cost - cost_t, tc = o->tol_cost * *cost;
+        int model = rho >= 1.0f - LM_RULE_QUAD_RHO && rho <= 1.0f + LM_RULE_QUAD_RHO;
         *lambda = lm_rule_shrink(*lambda, rho, LM_RULE_LAMBDA_MIN);
         *nu = 2.0f;
-        if (dec < o->tol_cost * *cost) *term = SOLVER_TERM_COST;
+        if (dec < tc) *term = SOLVER_TERM_COST;
         else if (dn < o->tol_step * (xn + o->tol_step)) *term = SOLVER_TERM_STEP;
+        else if (model && *dec_prev > 0.0f && dec * (dec / *dec_prev) < tc) *term = SOLVER_TERM_COST;
+        *dec_prev = model ? dec : 0.0f;
         *cost = cost_t;
         return 1;
     }

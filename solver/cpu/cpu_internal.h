@@ -72,7 +72,7 @@ struct cpu_clip {
     int cg_on, cg_it;   /* PCG running; iterations this LM step */
     int need_lin;       /* B, g must be recomputed at x */
     int lm_iters, cg_total, term;
-    float lambda, nu;
+    float lambda, nu, dec_prev; /* dec_prev: lm_rule_step's */
     float cost, cost_t, pred;
     float gg, rz, alpha, beta;
     float start_cost, initial_cost;

@@ -218,6 +218,7 @@ static enum rt_status lm_run(struct cpu_ctx *c, struct rt_err *err)
         cl->sel = 1;
         cl->lambda = o->lambda_init;
         cl->nu = 2.0f;
+        cl->dec_prev = 0.0f;
         cl->need_lin = 1;
     }
     /* Start cost (before the initialization). */
@@ -276,7 +277,8 @@ static enum rt_status lm_run(struct cpu_ctx *c, struct rt_err *err)
             cl->cost_t = clip_frame_sum(c, cl, c->part_t);
             cl->cg_total += cl->cg_it;
             cl->lm_iters++;
-            if (lm_rule_step(o, &cl->cost, cl->cost_t, cl->pred, s[k][0], sx[k][0], &cl->lambda, &cl->nu, &cl->term)) {
+            if (lm_rule_step(o, &cl->cost, cl->cost_t, cl->pred, s[k][0], sx[k][0], &cl->lambda, &cl->nu, &cl->dec_prev,
+                             &cl->term)) {
                 cl->sel = 2;
                 cl->need_lin = 1;
             }

@@ -27,7 +27,7 @@ extern "C" {
 
 struct host_clip { /* struct cpu_clip's LM fields */
     int off, T, active, sel, need_lin, lm_iters, cg_total, term;
-    float lambda, nu, cost, cost_t, pred, start_cost, initial_cost, mark;
+    float lambda, nu, dec_prev, cost, cost_t, pred, start_cost, initial_cost, mark;
 };
 
 /* ---- device memory -------------------------------------------------- */
@@ -463,6 +463,7 @@ enum rt_status cuda_lm_solve(struct cuda_lm **lmp, const struct solver_backend_c
             cl[k].sel = 1;
             cl[k].lambda = o->lambda_init;
             cl[k].nu = 2.0f;
+            cl[k].dec_prev = 0.0f;
             cl[k].need_lin = 1;
             h_sel[k] = 1;
         }
@@ -542,7 +543,8 @@ enum rt_status cuda_lm_solve(struct cuda_lm **lmp, const struct solver_backend_c
                 c->cost_t = h_d[k];
                 c->cg_total += h_it[k];
                 c->lm_iters++;
-                if (lm_rule_step(o, &c->cost, c->cost_t, c->pred, h_a[k], h_b[k], &c->lambda, &c->nu, &c->term)) {
+                if (lm_rule_step(o, &c->cost, c->cost_t, c->pred, h_a[k], h_b[k], &c->lambda, &c->nu, &c->dec_prev,
+                                 &c->term)) {
                     c->sel = 2;
                     c->need_lin = 1;
                 }
