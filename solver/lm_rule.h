@@ -34,6 +34,9 @@ extern "C" {
  * shrinks it below LM_RULE_LAMBDA_MIN. */
 #define LM_RULE_LAMBDA_MIN 1e-9f
 #define LM_RULE_LAMBDA_MAX 1e10f
+/* A step "matches its model" (lm_rule_step's quadratic test) when its gain
+ * ratio is within this of 1. */
+#define LM_RULE_QUAD_RHO 0.1f
 /* The same bounds of the independent per-frame LM (frame_init_solve). */
 #define LM_RULE_INIT_LAMBDA_MIN 1e-7f
 #define LM_RULE_INIT_LAMBDA_MAX 1e10f
@@ -114,7 +117,6 @@ static inline int lm_rule_after_lin(const struct solver_options *o, float gmax, 
  * then float noise -- the third step was always rejected or a no-op).
  * *dec_prev (0 at the clip's start) carries the last accepted step's
  * decrease when it matched its model, 0 when it did not. */
-#define LM_RULE_QUAD_RHO 0.1f
 static inline int lm_rule_step(const struct solver_options *o, float *cost, float cost_t, float pred, float dd,
                                float xx, float *lambda, float *nu, float *dec_prev, int *term)
 {
