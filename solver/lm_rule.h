@@ -106,15 +106,16 @@ static inline int lm_rule_after_lin(const struct solver_options *o, float gmax, 
  * tol_cost (MINPACK's ftol test): the model promises no gain the float
  * costs could show, and the cost did not move beyond that either; the
  * clip stops on SOLVER_TERM_COST instead of shrinking its step until the
- * step test holds (on the G1 round trip that was 3 to 5 more iterations
- * of float noise after the cost had settled).
+ * step test holds (on bench-e2e's windows of the G1 reference that was
+ * up to 5 more iterations after the cost had settled).
  * An accepted step stops the clip on SOLVER_TERM_COST as well when the
  * convergence is plainly quadratic: this step and the accepted one before
  * it both matched their model (rho within LM_RULE_QUAD_RHO of 1), and the
  * decrease extrapolated one step further, dec * (dec / dec_prev), is below
  * tol_cost * cost, so the next step could gain nothing the float costs
- * could show (the G1 round trip's windows: 6% of their cost, then 1e-5,
- * then float noise -- the third step was always rejected or a no-op).
+ * could show (bench-e2e's windows: 6% of their cost, then 1e-5; the
+ * third step, rejected or accepted, moved no final cost by more than
+ * 2.3e-7 of it).
  * *dec_prev (0 at the clip's start) carries the last accepted step's
  * decrease when it matched its model, 0 when it did not. */
 static inline int lm_rule_step(const struct solver_options *o, float *cost, float cost_t, float pred, float dd,
