@@ -14,7 +14,8 @@
 #          trajectory file of each set compared with the first set's (the
 #          reports hold their run's seconds).
 #   e2e:   `sh bench/e2e.sh` (N, K) with old and new alternating, R rounds.
-#   cpu:   the CPU backend on 16 windows at CPU_THREADS threads (default
+#   cpu:   the CPU backend on CPU_N windows (default 16; the table
+#          measured 64) at CPU_THREADS threads (default
 #          "1 2 16": the 16 / 1 and 2-core targets), each set of SETS
 #          present in turn, with --stats and RT_CPU_PROFILE's solve line;
 #          every CSV compared with the first set's at the first count.
@@ -101,7 +102,7 @@ if has e2e; then
 fi
 if has cpu; then
     mkdir -p /tmp/ab/cc
-    .gpudata/bin/bench/bench_corpus .gpudata/reference/g1/dance1_subject1.csv /tmp/ab/cc 16 11 >/dev/null
+    .gpudata/bin/bench/bench_corpus .gpudata/reference/g1/dance1_subject1.csv /tmp/ab/cc "${CPU_N:-16}" 11 >/dev/null
     for t in ${CPU_THREADS:-1 2 16}; do
         for b in $sets; do
             d=${b%%@*}
