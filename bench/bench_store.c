@@ -109,7 +109,7 @@ int main(int argc, char **argv)
             n.clip_len = clip_len;
             n.frames = frames;
             n.input_hash[0] = (unsigned char)i;
-            struct store_insert_times tm = {0, 0, 0, 0, 0};
+            struct store_insert_times tm = {0, 0, 0, 0, 0, 0};
             n.times = &tm;
             int64_t id = 0;
             int existed = 0, claimed = 0, stored = 0;

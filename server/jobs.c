@@ -275,7 +275,7 @@ void srv_jobs_submit(struct srv *s, struct srv_req *r, struct srv_resp *out)
     rt_sha256_final(&h, nj.input_hash);
     int64_t id = 0;
     int existed = 0;
-    struct store_insert_times it = {0, 0, 0, 0, 0};
+    struct store_insert_times it = {0, 0, -1, -1, -1, -1};
     nj.times = &it;
     double t_insert = rt_now();
     st = store_job_insert(s->store, &nj, &id, &existed, &err);
@@ -286,6 +286,7 @@ void srv_jobs_submit(struct srv *s, struct srv_req *r, struct srv_resp *out)
     srv_metrics_submit(&s->metrics, SRV_SUB_INSERT_LOCK, it.lock);
     srv_metrics_submit(&s->metrics, SRV_SUB_INSERT_WRITE, it.write);
     srv_metrics_submit(&s->metrics, SRV_SUB_INSERT_COMMIT, it.commit);
+    srv_metrics_submit(&s->metrics, SRV_SUB_INSERT_MORE, it.more);
     /* Kept before the names are released: a robot or profile replaced
      * after this drops it (srv_plans_clear). The cache owns src then. */
     if (st == RT_OK && !existed && keep && srv_plans_put(s->plans, id, &plan, src)) src = NULL;

@@ -71,7 +71,7 @@ static const double sub_bounds[SRV_SUB_BUCKETS] = {0.001, 0.002, 0.005, 0.01, 0.
                                                    0.1,   0.2,   0.5,   1.0,  2.0,  5.0};
 static const char *const sub_names[SRV_SUB_COUNT] = {"body",          "queue",        "prepare",     "plan",
                                                      "insert",        "insert_pack",  "insert_group", "insert_lock",
-                                                     "insert_write",  "insert_commit", "reply",      "resume"};
+                                                     "insert_write",  "insert_commit", "insert_more", "reply",     "resume"};
 
 void srv_metrics_submit(struct srv_metrics *m, int part, double seconds)
 {

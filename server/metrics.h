@@ -40,9 +40,10 @@ enum srv_submit_part {
     SRV_SUB_INSERT,   /* the row written (store_job_insert: the group commit), in all; of which: */
     SRV_SUB_INSERT_PACK,   /* the source packed for the database (zstd, on the validation thread) */
     SRV_SUB_INSERT_GROUP,  /* waiting for the commit before (or, taken along, for the one that took it) */
-    SRV_SUB_INSERT_LOCK,   /* waiting for the store's writer (a result commit, a claim) */
-    SRV_SUB_INSERT_WRITE,  /* the group's rows written */
-    SRV_SUB_INSERT_COMMIT, /* its commit (and disk sync) */
+    SRV_SUB_INSERT_LOCK,   /* a group's leader only: waiting for the store's writer (a result commit, a claim) */
+    SRV_SUB_INSERT_WRITE,  /* a leader only: the group's rows written */
+    SRV_SUB_INSERT_COMMIT, /* a leader only: its commit (and disk sync) */
+    SRV_SUB_INSERT_MORE,   /* a leader only: the later groups it committed before it returned */
     SRV_SUB_REPLY,    /* the job read back and its JSON made */
     SRV_SUB_RESUME,   /* the connection resumed until the reply is queued */
     SRV_SUB_COUNT

@@ -1210,7 +1210,7 @@ enum rt_status store_job_insert(struct store *s, const struct store_job_new *in,
      * disk sync for all; those queued meanwhile are its next group (up to
      * STORE_LEAD_ROUNDS groups), then wait for the next leader. Alone, a
      * submission commits at once. */
-    struct store_insert_times tm = {0, 0, 0, 0, 0};
+    struct store_insert_times tm = {0, 0, -1, -1, -1, -1};
     double t0 = now_s();
     size_t packed_len;
     unsigned char *packed = pack_clip(s, in, &packed_len);
@@ -1231,17 +1231,20 @@ enum rt_status store_job_insert(struct store *s, const struct store_job_new *in,
         /* The leader commits what is queued, then, while it is running
          * anyway, what queued during that commit (at most STORE_LEAD_ROUNDS
          * groups): those need no thread to wake up and lead. */
+        double t_more = 0;
         for (int round = 0; s->g_head && round < STORE_LEAD_ROUNDS; round++) {
             struct insert_req *group = s->g_head;
             s->g_head = NULL;
             s->g_tail = &s->g_head;
             pthread_mutex_unlock(&s->gmu);
             if (round == 0) tm.group = now_s() - t0;
+            if (round == 1) t_more = now_s();
             commit_group(s, group, round == 0 ? &tm : NULL);
             pthread_mutex_lock(&s->gmu);
             for (struct insert_req *r = group; r; r = r->next) r->done = 1;
             pthread_cond_broadcast(&s->gcv);
         }
+        tm.more = t_more > 0 ? now_s() - t_more : 0;
         s->g_leader = 0;
         pthread_cond_broadcast(&s->gcv);
     }

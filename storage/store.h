@@ -165,14 +165,16 @@ struct store_job_new {
      * the clip packed (pack, on the caller's thread: from schema 9 a source
      * of 4 KiB or more is stored as one zstd frame when that saves an
      * eighth, and read back as the bytes given), waiting for the group
-     * commit before (group), for the writer connection (lock), the group's
-     * inserts (write), its commit (commit). A submission that another's
-     * commit took along has only pack and group. */
+     * commit before (group); a submission that led its group also the
+     * wait for the writer connection (lock), the group's inserts (write),
+     * its commit (commit) and the later groups it committed before it
+     * returned (more: those queued meanwhile, STORE_LEAD_ROUNDS). Those
+     * four are -1 for a submission that another's commit took along. */
     struct store_insert_times *times;
 };
 
 struct store_insert_times {
-    double pack, group, lock, write, commit;
+    double pack, group, lock, write, commit, more;
 };
 
 /* A job as read back. Strings are NUL-terminated; options, error and clip

@@ -595,7 +595,7 @@ int main(void)
     {
         static const char *const parts[] = {"body",          "queue",        "prepare",     "plan",
                                             "insert",        "insert_pack",  "insert_group", "insert_lock",
-                                            "insert_write",  "insert_commit", "reply",      "resume"};
+                                            "insert_write",  "insert_commit", "insert_more", "reply",     "resume"};
         for (size_t i = 0; resp && i < sizeof parts / sizeof parts[0]; i++) {
             char key[96];
             snprintf(key, sizeof key, "retargetd_submit_seconds_bucket{part=\"%s\",le=\"", parts[i]);

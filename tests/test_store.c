@@ -233,13 +233,17 @@ static void test_packed_sources(void)
     CHECK_EQ_INT(j.joint_up, 'z');
     store_job_release(&j);
     /* Version 9: the CSV packed, with the time it took reported. */
-    struct store_insert_times tm = {-1, -1, -1, -1, -1};
+    struct store_insert_times tm = {-1, -1, -1, -1, -1, -1};
     n = new_job("erin", NULL, csv);
     n.clip_len = csv_len;
     n.source_kind = STORE_SRC_CSV;
     n.times = &tm;
     CHECK_EQ_INT(store_job_insert(s, &n, &id_csv, &existed, &err), RT_OK);
     CHECK(tm.pack > 0 && tm.pack < 5.0);
+    /* Alone, it led its group: the writer's times are its own, and no
+     * later group queued behind it. */
+    CHECK(tm.group >= 0 && tm.lock >= 0 && tm.write > 0 && tm.commit >= 0);
+    CHECK(tm.more == 0);
     test_stored_clip(path, id_csv, &len, enc, sizeof enc);
     CHECK_EQ_STR(enc, "zstd");
     CHECK(len > 0 && (size_t)len < csv_len / 2);
@@ -650,6 +654,7 @@ struct group_insert {
     int64_t id;
     int existed;
     enum rt_status st;
+    struct store_insert_times tm;
 };
 
 static void *group_insert_run(void *arg)
@@ -657,6 +662,7 @@ static void *group_insert_run(void *arg)
     struct group_insert *g = arg;
     struct store_job_new nj = new_job("gus", g->use_key ? g->key : NULL, g->clip);
     struct rt_err err;
+    nj.times = &g->tm;
     g->st = store_job_insert(g->s, &nj, &g->id, &g->existed, &err);
     return NULL;
 }
@@ -689,6 +695,21 @@ static void test_group_commit(const char *path)
     /* 14 and 15: one stored, the other a conflict (whichever came second). */
     CHECK_EQ_INT(conflicts, 1);
     CHECK_EQ_INT(stored, GROUP_THREADS - 4 - 1);
+    /* Where the time went: every submission waited for its group (or
+     * none); the writer's times belong to the ones that led a group, at
+     * least one, and are -1 for those taken along. */
+    int leaders = 0;
+    for (int i = 0; i < GROUP_THREADS; i++) {
+        const struct store_insert_times *t = &g[i].tm;
+        CHECK(t->group >= 0);
+        if (t->lock >= 0) {
+            leaders++;
+            CHECK(t->write >= 0 && t->commit >= 0 && t->more >= 0);
+        } else {
+            CHECK(t->lock == -1 && t->write == -1 && t->commit == -1 && t->more == -1);
+        }
+    }
+    CHECK(leaders >= 1 && leaders <= GROUP_THREADS);
     for (int i = 0; i < GROUP_THREADS; i += 4) {
         CHECK_EQ_INT(g[i].existed + g[i + 1].existed, 1);
         CHECK(g[i].id == g[i + 1].id && g[i].id > 0);
