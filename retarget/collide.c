@@ -89,9 +89,12 @@ struct rtg_collide_scratch {
     int *first;            /* [n] index of row i's first pair */
 };
 
-/* One frame's capsules in a scratch: its lane l. */
+/* One frame's capsules in a scratch: its lane l (the one place that knows
+ * the lanes' layout; rtg_collide_depth4 writes through it, the pair tests
+ * read through it). */
 struct frame_caps {
-    const double *ends, *cx, *cy, *cz, *cr;
+    double *ends, *cx, *cy, *cz;
+    const double *cr;
 };
 
 static inline struct frame_caps caps_of(const struct rtg_collide_scratch *s, int l)
@@ -203,13 +206,13 @@ static void pair_depth(const struct rtg_targets *t, const struct frame_caps *s, 
 }
 
 /* The deepest penetration of the pairs of the frame whose capsules' world
- * end points and centres are s's lane l (rtg_collide_depth4): the reach
- * test first (most pairs are far apart), the segments after, in pair order. */
+ * end points and centres are s (a lane of sc, whose rows give the pairs;
+ * rtg_collide_depth4): the reach test first (most pairs are far apart), the
+ * segments after, in pair order. */
 static inline __attribute__((always_inline)) double pairs_depth(const struct rtg_targets *t,
-                                                                const struct rtg_collide_scratch *sc, int l,
-                                                                int *pair)
+                                                                const struct rtg_collide_scratch *sc,
+                                                                const struct frame_caps *s, int *pair)
 {
-    const struct frame_caps caps = caps_of(sc, l), *s = &caps;
     double deepest = 0.0;
     *pair = -1;
     if (sc->fast) { /* row by row, the near pairs' bits in pair order */
@@ -234,12 +237,13 @@ static inline __attribute__((always_inline)) double pairs_depth(const struct rtg
 KIN_CLONES void rtg_collide_depth4(const struct rtg_targets *t, int m, const double *link_pos, const double *link_rot,
                                    size_t n_links, struct rtg_collide_scratch *s, double *depth, int *pair, double *low)
 {
-    size_t nc = (size_t)s->n, mc = nc + 4;
     kin_v4d lowest = {INFINITY, INFINITY, INFINITY, INFINITY};
     const double *P[4], *R[4];
+    struct frame_caps lane[4];
     for (int l = 0; l < 4; l++) { /* lanes past m: frame 0 again, not stored */
         P[l] = link_pos + (size_t)(l < m ? l : 0) * 3 * n_links;
         R[l] = link_rot + (size_t)(l < m ? l : 0) * 9 * n_links;
+        lane[l] = caps_of(s, l);
     }
     /* World end points and centre of every capsule once, the four frames
      * at once (kin_capsule_at's operations lane by lane, the same bits; one
@@ -261,11 +265,11 @@ KIN_CLONES void rtg_collide_depth4(const struct rtg_targets *t, int m, const dou
         }
         kin_v4d cx = 0.5 * (w[0] + w[3]), cy = 0.5 * (w[1] + w[4]), cz = 0.5 * (w[2] + w[5]);
         for (int l = 0; l < m; l++) {
-            double *e = s->ends + 6 * (nc * l + c);
+            double *e = lane[l].ends + 6 * c;
             for (int i = 0; i < 6; i++) e[i] = w[i][l];
-            s->cx[mc * l + c] = cx[l];
-            s->cy[mc * l + c] = cy[l];
-            s->cz[mc * l + c] = cz[l];
+            lane[l].cx[c] = cx[l];
+            lane[l].cy[c] = cy[l];
+            lane[l].cz[c] = cz[l];
         }
         if (k->link != t->foot_link[0] && k->link != t->foot_link[1]) {
             kin_v4d z = KIN_TRIG_BLEND(w[2] < w[5], w[2], w[5]) - k->radius;
@@ -274,7 +278,7 @@ KIN_CLONES void rtg_collide_depth4(const struct rtg_targets *t, int m, const dou
     }
     for (int l = 0; l < m; l++) {
         low[l] = lowest[l];
-        depth[l] = pairs_depth(t, s, l, &pair[l]);
+        depth[l] = pairs_depth(t, s, &lane[l], &pair[l]);
     }
 }
 
